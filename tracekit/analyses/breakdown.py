@@ -1,0 +1,79 @@
+"""Compute / communication / overlap / idle breakdown, per rank and per step.
+
+Definitions (all times are lengths of unions of GPU intervals, in µs):
+
+- ``compute_us``: |∪ compute kernels| (kernels that are neither communication nor memcpy/memset).
+- ``comm_us``: |∪ communication kernels| (see :mod:`tracekit.analyses.classify`).
+- ``overlap_us``: |∪comm ∩ ∪compute|: communication hidden behind compute.
+- ``exposed_comm_us`` = ``comm_us − overlap_us``.
+- ``overlap_pct`` = 100 · ``overlap_us`` / ``comm_us`` (HTA's definition; NaN without comm).
+- ``memory_us``: |∪ memcpy/memset|.
+- ``busy_us``: |∪ all GPU activity|.
+- ``span_us``: last GPU end − first GPU start.
+- ``idle_us`` = ``span_us − busy_us``: time inside the span with no GPU activity at all.
+
+Per-rank rows cover every GPU activity in the trace window, pre-window kernels
+included. Per-step rows cover the activity *launched* during each
+``ProfilerStep#N`` (a kernel belongs to the step whose CPU range contains its
+launch call, found through the correlation id), wherever it executed; pre-window
+kernels (no launch event in the trace) are never attributed to a step.
+``step_us`` is the CPU duration of the ProfilerStep range (per rank: the mean).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from tracekit.analyses import intervals as iv
+from tracekit.analyses.classify import COMM, COMPUTE, MEMORY
+
+NS_PER_US = 1000.0
+
+BREAKDOWN_COLUMNS = ("span_us", "busy_us", "compute_us", "comm_us", "overlap_us", "exposed_comm_us",
+                     "overlap_pct", "memory_us", "idle_us")
+
+
+def breakdown_of(ts_ns: np.ndarray, end_ns: np.ndarray, cls: np.ndarray) -> dict[str, float]:
+    """The breakdown metrics of one set of GPU intervals with their classes."""
+    if ts_ns.size == 0:
+        return dict.fromkeys(BREAKDOWN_COLUMNS, np.nan) | {"busy_us": 0.0, "span_us": 0.0}
+    comp = (ts_ns[cls == COMPUTE], end_ns[cls == COMPUTE])
+    comm = (ts_ns[cls == COMM], end_ns[cls == COMM])
+    mem = (ts_ns[cls == MEMORY], end_ns[cls == MEMORY])
+    comm_ns = iv.length(*comm)
+    overlap_ns = iv.intersect_length(comm, comp)
+    busy_ns = iv.length(ts_ns, end_ns)
+    span_ns = int(end_ns.max() - ts_ns.min())
+    return {
+        "span_us": span_ns / NS_PER_US,
+        "busy_us": busy_ns / NS_PER_US,
+        "compute_us": iv.length(*comp) / NS_PER_US,
+        "comm_us": comm_ns / NS_PER_US,
+        "overlap_us": overlap_ns / NS_PER_US,
+        "exposed_comm_us": (comm_ns - overlap_ns) / NS_PER_US,
+        "overlap_pct": 100.0 * overlap_ns / comm_ns if comm_ns else np.nan,
+        "memory_us": iv.length(*mem) / NS_PER_US,
+        "idle_us": (span_ns - busy_ns) / NS_PER_US,
+    }
+
+
+def step_breakdown(gpu: pd.DataFrame, cls: pd.Series, steps: pd.DataFrame) -> pd.DataFrame:
+    """One row per ProfilerStep: ``step``, ``step_us``, ``kernels`` and the breakdown columns."""
+    rows = []
+    ts, end, c, st = (gpu["ts_ns"].to_numpy(), gpu["end_ns"].to_numpy(), cls.to_numpy(), gpu["step"].to_numpy())
+    for s in steps.itertuples(index=False):  # one iteration per step, not per event
+        m = st == s.step
+        rows.append({"step": int(s.step), "step_us": s.dur_ns / NS_PER_US, "kernels": int(m.sum()),
+                     **breakdown_of(ts[m], end[m], c[m])})
+    return pd.DataFrame(rows, columns=["step", "step_us", "kernels", *BREAKDOWN_COLUMNS])
+
+
+def rank_breakdown(gpu: pd.DataFrame, cls: pd.Series, steps: pd.DataFrame) -> dict[str, float]:
+    """Breakdown over all GPU activity of the rank plus ``steps``, ``step_us`` (mean CPU step)."""
+    out = breakdown_of(gpu["ts_ns"].to_numpy(), gpu["end_ns"].to_numpy(), cls.to_numpy())
+    out["steps"] = len(steps)
+    out["step_us"] = float(steps["dur_ns"].mean() / NS_PER_US) if len(steps) else np.nan
+    out["pre_window_kernels"] = int(gpu["pre_window"].sum())
+    out["kernels"] = len(gpu)
+    return out

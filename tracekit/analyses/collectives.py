@@ -1,0 +1,221 @@
+"""Per-rank collective table and the DDP bucket table.
+
+One row per collective instance. On GPU traces an instance is a communication
+kernel; its collective args (name, process group, dtype, element counts) come
+from the kernel when kineto recorded them and otherwise from the CPU
+``record_param_comms`` op that launched it (same External id) — compiled runs
+record them only there. On CPU-only traces (gloo) an instance is a
+``record_param_comms`` op and the device-side columns are NaN.
+
+Columns (times in µs, bandwidth in GB/s = 1e9 bytes/s):
+
+- ``step``: ProfilerStep of the launch (-1: pre-window or outside every step).
+- ``seq``: ordinal within its process group among collectives launched in the
+  window, in launch order (pre-window instances get -1).
+- ``step_seq``: the same ordinal counted within the step.
+- ``coll_name``, ``pg_name``, ``pg_desc``, ``dtype``, ``nelems``, ``group_size``.
+- ``bytes`` = max(in, out) elements × dtype size: the full buffer, as nccl-tests count it.
+- ``launch_ts_ns``: CPU time of the collective op (or its launch call).
+- ``start_ns``, ``end_ns``, ``dur_us``: the kernel.
+- ``algbw_gbps`` = bytes / dur; ``busbw_gbps`` = algbw × factor, the nccl-tests
+  factor: allreduce 2(n−1)/n; allgather, reduce_scatter, all_to_all (n−1)/n; others 1.
+- ``overlap_us``: the part of the kernel covered by compute kernels (any step);
+  ``exposed_us`` = ``dur_us − overlap_us``.
+- ``phase``: ``forward`` (launched inside a DDP/FSDP forward annotation),
+  ``optimizer`` (inside ``Optimizer.step*``), ``backward`` (inside the step's
+  autograd span: first to last ``autograd::engine::evaluate_function``), else ``other``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from tracekit.analyses import intervals as iv
+from tracekit.analyses.classify import COMM, COMPUTE
+from tracekit.traces import schema
+from tracekit.traces.traceset import RankTrace, assign_steps
+
+NS_PER_US = 1000.0
+ARG_COLUMNS = ("coll_name", "pg_name", "pg_desc", "dtype")
+FORWARD_PATTERN = r"^(?:DistributedDataParallel\.forward|FullyShardedDataParallel\.forward|FSDP::forward|## forward)"
+OPTIMIZER_PATTERN = r"^Optimizer\.step"
+BACKWARD_OP_PREFIX = "autograd::engine::evaluate_function"
+
+_NCCL_KERNEL_COLL = {
+    "allreduce": "allreduce", "allgather": "allgather", "reducescatter": "reduce_scatter",
+    "broadcast": "broadcast", "reduce": "reduce", "sendrecv": "send_recv", "alltoall": "all_to_all",
+}
+COLLECTIVE_COLUMNS = (
+    "rank", "step", "seq", "step_seq", "phase", "coll_name", "pg_name", "pg_desc", "dtype", "nelems", "bytes",
+    "group_size", "launch_ts_ns", "start_ns", "end_ns", "dur_us", "algbw_gbps", "busbw_gbps", "overlap_us",
+    "exposed_us", "pre_window", "kernel",
+)
+
+
+def bus_factor(coll_name: str | None, n: int) -> float:
+    """nccl-tests bus-bandwidth factor for a collective over ``n`` ranks."""
+    if not coll_name or n <= 0:
+        return 1.0
+    c = coll_name.lower().replace("_", "").replace("coalesced", "").replace("base", "")
+    if c in ("allreduce",):
+        return 2.0 * (n - 1) / n
+    if c in ("allgather", "reducescatter", "alltoall", "alltoallv", "alltoallbase", "allgatherintotensor"):
+        return (n - 1) / n
+    return 1.0
+
+
+def _coll_from_kernel_name(name: str) -> str | None:
+    m = re.match(r"nccl(?:DevKernel|Kernel)_([A-Za-z]+)", name)
+    return _NCCL_KERNEL_COLL.get(m.group(1).lower()) if m else None
+
+
+def phase_windows(rt: RankTrace) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """CPU time ranges of forward, backward and optimizer phases (see module doc)."""
+    ev = rt.events
+    names = ev["name"].astype(str)
+    ann = ev["kind"].isin((schema.ANNOTATION, schema.CPU_OP))
+    fwd = ev[ann & names.str.contains(FORWARD_PATTERN, regex=True)]
+    opt = ev[ann & names.str.contains(OPTIMIZER_PATTERN, regex=True)]
+    bw = ev[(ev["kind"] == schema.CPU_OP) & names.str.startswith(BACKWARD_OP_PREFIX)]
+    step = assign_steps(rt.steps, bw["ts_ns"].to_numpy())
+    if len(bw):
+        g = pd.DataFrame({"step": step, "ts": bw["ts_ns"].to_numpy(), "end": bw["end_ns"].to_numpy()})
+        spans = g.groupby("step").agg(ts=("ts", "min"), end=("end", "max"))
+        bws, bwe = spans["ts"].to_numpy(), spans["end"].to_numpy()
+    else:
+        bws = bwe = np.empty(0, dtype=np.int64)
+    return {
+        "forward": (fwd["ts_ns"].to_numpy(), fwd["end_ns"].to_numpy()),
+        "optimizer": (opt["ts_ns"].to_numpy(), opt["end_ns"].to_numpy()),
+        "backward": (bws, bwe),
+    }
+
+
+def _in_any(ts: np.ndarray, window: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    s, e = iv.union(*window)
+    if s.size == 0:
+        return np.zeros(ts.size, dtype=bool)
+    i = np.searchsorted(s, ts, side="right") - 1
+    return (i >= 0) & (e[np.clip(i, 0, None)] > ts)
+
+
+def label_phases(rt: RankTrace, launch_ts: np.ndarray) -> np.ndarray:
+    """Phase of each CPU launch time: forward, optimizer, backward or other (first match wins)."""
+    w = phase_windows(rt)
+    out = np.full(launch_ts.size, "other", dtype=object)
+    for name in ("backward", "optimizer", "forward"):  # later assignments win: forward > optimizer > backward
+        out[_in_any(launch_ts, w[name])] = name
+    out[launch_ts < 0] = "other"
+    return out
+
+
+def _cpu_collective_ops(rt: RankTrace) -> pd.DataFrame:
+    ev = rt.events
+    ops = ev[(ev["kind"] == schema.CPU_OP) & (ev["name"] == "record_param_comms")]
+    return ops[["ts_ns", "end_ns", "dur_ns", "external_id", "in_nelems", "out_nelems", "group_size", *ARG_COLUMNS]]
+
+
+def collective_table(rt: RankTrace, cls: pd.Series, world_size: int) -> pd.DataFrame:
+    """The per-rank collective table described in the module docstring."""
+    ops = _cpu_collective_ops(rt)
+    if rt.has_gpu_activity:
+        df = _gpu_instances(rt, cls, ops)
+    else:
+        df = _cpu_instances(rt, ops)
+    if df.empty:
+        return pd.DataFrame(columns=list(COLLECTIVE_COLUMNS))
+    df["rank"] = rt.rank
+    n = df["group_size"].where(df["group_size"] > 0, world_size).astype(np.int64)
+    df["group_size"] = n
+    dbytes = df["dtype"].astype(object).map(schema.DTYPE_BYTES).astype(float)
+    nel = df[["in_nelems", "out_nelems"]].max(axis=1).astype(float).where(lambda x: x >= 0)
+    df["nelems"] = nel
+    df["bytes"] = nel * dbytes
+    dur_s = df["dur_us"] / 1e6
+    df["algbw_gbps"] = (df["bytes"] / 1e9) / dur_s.where(dur_s > 0)
+    factors = np.array([bus_factor(c, k) for c, k in zip(df["coll_name"].astype(object), n)])
+    df["busbw_gbps"] = df["algbw_gbps"] * factors
+    df["phase"] = label_phases(rt, df["launch_ts_ns"].to_numpy())
+    df["seq"] = -1
+    df["step_seq"] = -1
+    in_win = df[~df["pre_window"].astype(bool)].sort_values("launch_ts_ns", kind="stable")
+    pg = in_win["pg_name"].astype(object).fillna("?")
+    df.loc[in_win.index, "seq"] = in_win.groupby(pg).cumcount()
+    df.loc[in_win.index, "step_seq"] = in_win.groupby([pg, in_win["step"]]).cumcount()
+    df = df.sort_values(["launch_ts_ns", "start_ns"], kind="stable").reset_index(drop=True)
+    return df[list(COLLECTIVE_COLUMNS)]
+
+
+def _gpu_instances(rt: RankTrace, cls: pd.Series, ops: pd.DataFrame) -> pd.DataFrame:
+    g = rt.gpu
+    is_comm = (cls == COMM).to_numpy()
+    k = g.loc[is_comm].copy()
+    comp = (g["ts_ns"].to_numpy()[(cls == COMPUTE).to_numpy()], g["end_ns"].to_numpy()[(cls == COMPUTE).to_numpy()])
+    covered = iv.covered_per_interval(k["ts_ns"].to_numpy(), k["end_ns"].to_numpy(), comp)
+    # fill missing collective args from the launching record_param_comms op
+    op = ops.drop_duplicates("external_id").set_index("external_id")
+    ext = k["external_id"]
+    for col in (*ARG_COLUMNS,):
+        own = k[col].astype(object)
+        from_op = ext.map(op[col].astype(object)) if len(op) else pd.Series(None, index=k.index, dtype=object)
+        k[col] = own.where(own.notna(), from_op)
+    for col in ("in_nelems", "out_nelems", "group_size"):
+        from_op = ext.map(op[col]) if len(op) else pd.Series(np.nan, index=k.index)
+        k[col] = k[col].where(k[col] >= 0, from_op.fillna(-1)).astype(np.int64)
+    guess = k["name"].astype(str).map(_coll_from_kernel_name)
+    k["coll_name"] = k["coll_name"].where(k["coll_name"].notna(), guess)
+    op_ts = ext.map(op["ts_ns"]) if len(op) else pd.Series(np.nan, index=k.index)
+    launch = op_ts.where(op_ts.notna(), k["launch_ts_ns"].where(k["launch_ts_ns"] >= 0))
+    k["launch_ts_ns"] = launch.where(~k["pre_window"]).fillna(-1).astype(np.int64)
+    return pd.DataFrame({
+        "step": k["step"].to_numpy(), "coll_name": k["coll_name"].to_numpy(), "pg_name": k["pg_name"].to_numpy(),
+        "pg_desc": k["pg_desc"].to_numpy(), "dtype": k["dtype"].to_numpy(), "in_nelems": k["in_nelems"].to_numpy(),
+        "out_nelems": k["out_nelems"].to_numpy(), "group_size": k["group_size"].to_numpy(),
+        "launch_ts_ns": k["launch_ts_ns"].to_numpy(), "start_ns": k["ts_ns"].to_numpy(),
+        "end_ns": k["end_ns"].to_numpy(), "dur_us": k["dur_ns"].to_numpy() / NS_PER_US,
+        "overlap_us": covered / NS_PER_US, "exposed_us": (k["dur_ns"].to_numpy() - covered) / NS_PER_US,
+        "pre_window": k["pre_window"].to_numpy(), "kernel": k["name"].astype(str).to_numpy(),
+    })
+
+
+def _cpu_instances(rt: RankTrace, ops: pd.DataFrame) -> pd.DataFrame:
+    ts = ops["ts_ns"].to_numpy()
+    return pd.DataFrame({
+        "step": assign_steps(rt.steps, ts), "coll_name": ops["coll_name"].astype(object).to_numpy(),
+        "pg_name": ops["pg_name"].astype(object).to_numpy(), "pg_desc": ops["pg_desc"].astype(object).to_numpy(),
+        "dtype": ops["dtype"].astype(object).to_numpy(), "in_nelems": ops["in_nelems"].to_numpy(),
+        "out_nelems": ops["out_nelems"].to_numpy(), "group_size": ops["group_size"].to_numpy(),
+        "launch_ts_ns": ts, "start_ns": np.full(len(ops), -1, dtype=np.int64),
+        "end_ns": np.full(len(ops), -1, dtype=np.int64), "dur_us": np.full(len(ops), np.nan),
+        "overlap_us": np.full(len(ops), np.nan), "exposed_us": np.full(len(ops), np.nan),
+        "pre_window": np.zeros(len(ops), dtype=bool), "kernel": np.full(len(ops), None, dtype=object),
+    })
+
+
+BUCKET_COLUMNS = ("rank", "step", "bucket", "bytes", "launch_offset_us", "start_offset_us", "dur_us",
+                  "exposed_us", "busbw_gbps")
+
+
+def bucket_table(rt: RankTrace, coll: pd.DataFrame) -> pd.DataFrame:
+    """DDP gradient buckets: the allreduces launched during backward, per step.
+
+    ``bucket`` is the launch order within the step (0 = first bucket launched,
+    which holds the last layers' gradients). ``launch_offset_us`` and
+    ``start_offset_us`` are the CPU launch and kernel start relative to the
+    start of the step's backward (first ``autograd::engine::evaluate_function``).
+    """
+    b = coll[(coll["phase"] == "backward") & (coll["coll_name"] == "allreduce") & (coll["step"] >= 0)].copy()
+    if b.empty:
+        return pd.DataFrame(columns=list(BUCKET_COLUMNS))
+    bws, _ = phase_windows(rt)["backward"]
+    b = b.sort_values(["step", "launch_ts_ns"], kind="stable")
+    b["bucket"] = b.groupby("step").cumcount()
+    launch = b["launch_ts_ns"].to_numpy()
+    i = np.searchsorted(bws, launch, side="right") - 1  # the backward span the launch falls in
+    start = np.where(i >= 0, bws[np.clip(i, 0, None)] if bws.size else launch, launch)
+    b["launch_offset_us"] = (b["launch_ts_ns"].to_numpy() - start) / NS_PER_US
+    b["start_offset_us"] = np.where(b["start_ns"] >= 0, (b["start_ns"].to_numpy() - start) / NS_PER_US, np.nan)
+    return b[list(BUCKET_COLUMNS)].reset_index(drop=True)

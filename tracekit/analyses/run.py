@@ -1,0 +1,148 @@
+"""Run every analysis over a :class:`TraceSet` and collect the DataFrames.
+
+:func:`analyze` is what ``tracekit analyze`` calls; each piece is also callable
+on its own (see :mod:`.breakdown`, :mod:`.collectives`, :mod:`.crossrank`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from tracekit.analyses import breakdown, collectives, crossrank
+from tracekit.analyses.classify import classify_gpu
+from tracekit.traces.traceset import TraceSet
+
+RANK_COLUMNS = ("rank", "steps", "step_us", "kernels", *breakdown.BREAKDOWN_COLUMNS, "wait_us", "last_count",
+                "pre_window_kernels", "collectives")
+
+
+class AnalysisWarning(UserWarning):
+    """A check on the traces failed but results are still produced."""
+
+
+@dataclass
+class AnalysisResult:
+    """Everything ``tracekit analyze`` reports.
+
+    - ``meta``: run facts (ranks, world size, backend, GPUs, steps, notes, clock offsets, manifest summary).
+    - ``ranks``: one row per rank (:data:`RANK_COLUMNS`).
+    - ``steps``: one row per rank and ProfilerStep.
+    - ``collectives``: one row per collective instance per rank.
+    - ``buckets``: DDP gradient-bucket allreduces per rank and step.
+    - ``instances``: matched collectives across ranks (skew, straggler, transfer).
+    - ``waits``: per rank and instance wait times.
+    """
+
+    meta: dict[str, Any]
+    ranks: pd.DataFrame
+    steps: pd.DataFrame
+    collectives: pd.DataFrame
+    buckets: pd.DataFrame
+    instances: pd.DataFrame
+    waits: pd.DataFrame
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def analyze(
+    traces: TraceSet,
+    *,
+    comm_pattern: str | None = None,
+    align: Literal["auto", "on", "off"] = "auto",
+) -> AnalysisResult:
+    """Compute the breakdown, collective, bucket and cross-rank tables.
+
+    ``align``: clock alignment across ranks — ``auto`` aligns only when the
+    manifest says the ranks ran on more than one host; ``on`` always, ``off`` never.
+    """
+    rank_rows, step_frames, coll_frames, bucket_frames = [], [], [], []
+    notes: list[str] = []
+    for rt in traces:
+        if rt.has_gpu_activity:
+            cls = classify_gpu(rt, comm_pattern)
+            row = breakdown.rank_breakdown(rt.gpu, cls, rt.steps)
+            st = breakdown.step_breakdown(rt.gpu, cls, rt.steps)
+        else:
+            cls = pd.Series([], dtype=object)
+            row = {k: np.nan for k in breakdown.BREAKDOWN_COLUMNS} | {
+                "steps": len(rt.steps), "pre_window_kernels": 0, "kernels": 0,
+                "step_us": float(rt.steps["dur_ns"].mean() / 1000.0) if len(rt.steps) else np.nan}
+            st = pd.DataFrame({"step": rt.steps["step"], "step_us": rt.steps["dur_ns"] / 1000.0, "kernels": 0})
+        coll = collectives.collective_table(rt, cls, traces.world_size)
+        row["rank"] = rt.rank
+        row["collectives"] = int((~coll["pre_window"].astype(bool)).sum()) if len(coll) else 0
+        rank_rows.append(row)
+        st.insert(0, "rank", rt.rank)
+        step_frames.append(st)
+        coll_frames.append(coll)
+        bucket_frames.append(collectives.bucket_table(rt, coll))
+    if not traces.has_gpu_activity:
+        notes.append("no GPU activity in the traces (CPU-only run, e.g. gloo): device-side metrics "
+                     "(compute, comm, overlap, idle, kernel timings) are unavailable; CPU step times and "
+                     "collective annotations are still reported")
+    coll_all = _concat(coll_frames, collectives.COLLECTIVE_COLUMNS)
+    hosts = _hosts(traces.manifest)
+    do_align = align == "on" or (align == "auto" and len(set(hosts.values())) > 1)
+    offsets = crossrank.clock_offsets(coll_all) if do_align and traces.has_gpu_activity else {}
+    instances, waits = crossrank.match(coll_all, offsets)
+    if len(instances) and not instances["consistent"].all():
+        bad = instances[~instances["consistent"]]
+        warnings.warn(f"{len(bad)} matched collective(s) differ in name or size across ranks "
+                      f"(first: pg {bad.iloc[0]['pg_name']}, step {bad.iloc[0]['step']}, #{bad.iloc[0]['step_seq']}); "
+                      "the ranks may not run the same program", AnalysisWarning, stacklevel=2)
+    ranks = pd.DataFrame(rank_rows)
+    summary = crossrank.wait_summary(waits, instances)
+    ranks = ranks.merge(summary[["rank", "wait_us", "last_count"]], on="rank", how="left") if len(summary) else \
+        ranks.assign(wait_us=np.nan, last_count=np.nan)
+    ranks = ranks[list(RANK_COLUMNS)]
+    meta = _meta(traces, notes, offsets, do_align, hosts)
+    return AnalysisResult(
+        meta=meta, ranks=ranks, steps=_concat(step_frames, None), collectives=coll_all,
+        buckets=_concat(bucket_frames, collectives.BUCKET_COLUMNS), instances=instances, waits=waits,
+    )
+
+
+def _concat(frames: list[pd.DataFrame], columns: tuple[str, ...] | None) -> pd.DataFrame:
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        return pd.DataFrame(columns=list(columns) if columns else None)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _hosts(manifest: dict[str, Any] | None) -> dict[int, str]:
+    if not manifest:
+        return {}
+    hosts = manifest.get("hosts") or (manifest.get("environment") or {}).get("hostnames") or {}
+    if isinstance(hosts, list):
+        return {i: str(h) for i, h in enumerate(hosts)}
+    if isinstance(hosts, dict):
+        return {int(k): str(v) for k, v in hosts.items() if str(k).isdigit()}
+    return {}
+
+
+def _meta(traces: TraceSet, notes: list[str], offsets: dict[int, float], aligned: bool,
+          hosts: dict[int, str]) -> dict[str, Any]:
+    first = next(iter(traces))
+    info = first.distributed_info
+    steps = sorted({int(s) for rt in traces for s in rt.steps["step"]})
+    return {
+        "ranks": sorted(traces.ranks),
+        "world_size": traces.world_size,
+        "missing_ranks": traces.missing_ranks,
+        "skipped_files": [{"path": p, "problem": why} for p, why in traces.skipped],
+        "backend": traces.backend,
+        "nccl_version": info.get("nccl_version"),
+        "gpus": sorted({n for rt in traces for n in rt.gpu_names}),
+        "steps": steps,
+        "device_metrics": traces.has_gpu_activity,
+        "pre_window_kernels": int(sum(int(rt.gpu["pre_window"].sum()) for rt in traces if rt.has_gpu_activity)),
+        "files": {rt.rank: str(rt.path) for rt in traces},
+        "hosts": hosts,
+        "clock_aligned": aligned,
+        "clock_offsets_us": {r: v / 1000.0 for r, v in offsets.items()},
+        "notes": notes,
+    }

@@ -1,0 +1,81 @@
+"""Shared CLI plumbing: error handling and option decorators used by several commands."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import sys
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from tracekit.errors import TracekitError
+
+FORMATS = ("table", "markdown", "json", "csv")
+
+
+def debug_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--debug``: show full tracebacks instead of one-line errors."""
+    return click.option("--debug", is_flag=True, help="Show tracebacks for errors.")(f)
+
+
+def format_options(formats: tuple[str, ...] = FORMATS) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--format`` and ``--output`` as one decorator."""
+
+    def deco(f: Callable[..., Any]) -> Callable[..., Any]:
+        f = click.option(
+            "--output", "-o", type=click.Path(dir_okay=False), default=None,
+            help="Write the report to this file instead of stdout.",
+        )(f)
+        f = click.option(
+            "--format", "fmt", type=click.Choice(formats), default="table", show_default=True,
+            help="Output format.",
+        )(f)
+        return f
+
+    return deco
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+    click.echo(f"warning: {message}", err=True)
+
+
+def run_guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Run a command body; turn TracekitError into ``error: ...`` and its exit code.
+
+    With ``--debug`` (passed as a keyword) the traceback is shown instead.
+    Library warnings are printed as one ``warning: ...`` line each on stderr.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, debug: bool = False, **kwargs: Any) -> Any:
+        logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING,
+                            format="%(levelname)s %(name)s: %(message)s")
+        old = warnings.showwarning
+        warnings.showwarning = _show_warning
+        try:
+            return fn(*args, **kwargs)
+        except TracekitError as e:
+            if debug:
+                raise
+            click.echo(f"error: {e}", err=True)
+            sys.exit(e.exit_code)
+        except KeyboardInterrupt:
+            click.echo("error: interrupted", err=True)
+            sys.exit(130)
+        finally:
+            warnings.showwarning = old
+
+    return wrapper
+
+
+def emit(text: str, output: str | None) -> None:
+    """Write ``text`` to ``output`` (a file path) or stdout."""
+    if output:
+        with open(output, "w", encoding="utf-8") as fh:
+            fh.write(text if text.endswith("\n") else text + "\n")
+        click.echo(f"wrote {output}", err=True)
+    else:
+        click.echo(text)

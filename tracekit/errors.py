@@ -1,0 +1,44 @@
+"""Exceptions raised by the tracekit library.
+
+The CLI turns every :class:`TracekitError` into a one-line message and the
+exit code stored on the class; anything else is a bug and shows a traceback.
+"""
+
+from __future__ import annotations
+
+
+class TracekitError(Exception):
+    """Base class of every error tracekit raises on purpose."""
+
+    exit_code = 2
+
+
+class TraceInputError(TracekitError):
+    """A trace path is missing, unreadable or not a valid profiler trace."""
+
+    def __init__(self, path: object, problem: str) -> None:
+        self.path = str(path)
+        self.problem = problem
+        super().__init__(f"{self.path}: {problem}")
+
+
+class TraceSetError(TracekitError):
+    """The traces are individually valid but do not form one run (duplicate ranks, mixed runs)."""
+
+
+class ConfigError(TracekitError):
+    """A bad option or option combination, rejected before any work starts."""
+
+
+class RunError(TracekitError):
+    """A profiled run failed (a rank raised, timed out or was killed)."""
+
+    exit_code = 1
+
+
+class MissingDependencyError(TracekitError):
+    """An optional package is needed for the requested feature."""
+
+    def __init__(self, package: str, feature: str, install: str | None = None) -> None:
+        hint = install or f"pip install {package}"
+        super().__init__(f"{feature} needs the optional package '{package}': {hint}")

@@ -1,0 +1,80 @@
+"""Column definitions of the per-rank event table: the one place they are defined.
+
+Every loaded rank has one ``events`` DataFrame with exactly :data:`EVENT_COLUMNS`.
+Times are integer nanoseconds on the trace's own clock (``ts`` in the Chrome
+trace is microseconds with three decimals, i.e. exact nanoseconds; tracekit never
+rounds them to microseconds). Missing integer ids are ``-1``.
+
+Event kinds (column ``kind``, small ints so filters are vectorised):
+
+==================  =====================================================
+``KERNEL``          GPU kernel (``cat == "kernel"``)
+``MEMCPY``          GPU memcpy (``gpu_memcpy``)
+``MEMSET``          GPU memset (``gpu_memset``)
+``CPU_OP``          CPU operator (``cpu_op``), incl. ``record_param_comms``
+``LAUNCH``          CUDA runtime/driver call (``cuda_runtime``/``cuda_driver``)
+``ANNOTATION``      CPU ``record_function`` range (``user_annotation``)
+``GPU_ANNOTATION``  GPU-side projection of an annotation (``gpu_user_annotation``)
+==================  =====================================================
+
+Dropped at load time because no analysis needs them: ``python_function``,
+flow events (``ph`` s/f), metadata (``ph == "M"``), instant events and
+profiler-overhead ranges.
+"""
+
+from __future__ import annotations
+
+KERNEL, MEMCPY, MEMSET, CPU_OP, LAUNCH, ANNOTATION, GPU_ANNOTATION = range(7)
+
+#: trace ``cat`` -> kind code; categories not listed are dropped.
+CATEGORY_KIND: dict[str, int] = {
+    "kernel": KERNEL,
+    "gpu_memcpy": MEMCPY,
+    "gpu_memset": MEMSET,
+    "cpu_op": CPU_OP,
+    "cuda_runtime": LAUNCH,
+    "cuda_driver": LAUNCH,
+    "user_annotation": ANNOTATION,
+    "gpu_user_annotation": GPU_ANNOTATION,
+}
+KIND_NAMES = {v: k for k, v in {
+    "kernel": KERNEL, "memcpy": MEMCPY, "memset": MEMSET, "cpu_op": CPU_OP,
+    "launch": LAUNCH, "annotation": ANNOTATION, "gpu_annotation": GPU_ANNOTATION,
+}.items()}
+GPU_KINDS = (KERNEL, MEMCPY, MEMSET)
+
+#: int64 columns (``-1`` = absent)
+INT_COLUMNS = (
+    "ts_ns",        # start, ns on the trace clock
+    "dur_ns",       # duration, ns
+    "end_ns",       # ts_ns + dur_ns
+    "pid",          # process id (CPU) or device index (GPU); -1 when not an int
+    "tid",          # thread id (CPU) or stream (GPU); -1 when not an int
+    "stream",       # CUDA stream from args (GPU events)
+    "correlation",  # CUPTI correlation id linking a launch to its GPU activity
+    "external_id",  # profiler "External id" linking launches/kernels to CPU ops
+    "in_nelems",    # collective input element count ("In msg nelems")
+    "out_nelems",   # collective output element count ("Out msg nelems")
+    "group_size",   # collective group size
+    "seq",          # collective sequence number when the trace records one ("Seq")
+)
+#: pandas Categorical columns
+CATEGORY_COLUMNS = (
+    "name",
+    "coll_name",    # "Collective name" (allreduce, allgather, ...)
+    "pg_name",      # "Process Group Name"
+    "pg_desc",      # "Process Group Description"
+    "pg_ranks",     # "Process Group Ranks", as written ("[0, 1]")
+    "dtype",        # collective dtype ("Float", "BFloat16", ...)
+)
+EVENT_COLUMNS = ("kind", *INT_COLUMNS, *CATEGORY_COLUMNS)
+
+#: bytes per element for the dtype names kineto writes in collective args
+DTYPE_BYTES: dict[str, int] = {
+    "Float": 4, "float": 4, "float32": 4, "Double": 8, "double": 8, "float64": 8,
+    "Half": 2, "half": 2, "float16": 2, "BFloat16": 2, "bfloat16": 2,
+    "Int": 4, "int": 4, "int32": 4, "Long": 8, "long": 8, "int64": 8,
+    "Short": 2, "int16": 2, "Char": 1, "int8": 1, "Byte": 1, "uint8": 1, "Bool": 1, "bool": 1,
+    "Float8_e4m3fn": 1, "Float8_e5m2": 1, "Float8_e4m3fnuz": 1, "Float8_e5m2fnuz": 1,
+    "ComplexFloat": 8, "ComplexDouble": 16,
+}
