@@ -145,4 +145,43 @@ def _meta(traces: TraceSet, notes: list[str], offsets: dict[int, float], aligned
         "clock_aligned": aligned,
         "clock_offsets_us": {r: v / 1000.0 for r, v in offsets.items()},
         "notes": notes,
+        "manifest": traces.manifest,
     }
+
+
+def analyze_paths(
+    paths: list[str],
+    *,
+    skip_bad: bool = False,
+    comm_pattern: str | None = None,
+    align: Literal["auto", "on", "off"] = "auto",
+    hta: bool = False,
+    workers: int | None = None,
+) -> AnalysisResult:
+    """Load ``paths`` and run :func:`analyze`, plus the optional extras (explain, HTA).
+
+    This is the single library call behind ``tracekit analyze``.
+    """
+    import re
+
+    from tracekit.errors import ConfigError
+    from tracekit.traces.loader import load
+
+    if comm_pattern:
+        try:
+            re.compile(comm_pattern)
+        except re.error as e:
+            raise ConfigError(f"--comm-regex {comm_pattern!r} is not a valid regex: {e}") from None
+    traces = load(paths if len(paths) != 1 else paths[0], skip_bad=skip_bad, workers=workers)
+    res = analyze(traces, comm_pattern=comm_pattern, align=align)
+    try:
+        from tracekit.analyses.explain import explain
+    except ImportError:  # explain lands separately
+        explain = None
+    if explain is not None:
+        res.extra.update(explain(traces, res))
+    if hta:
+        from tracekit.analyses.hta_check import hta_crosscheck
+
+        res.extra["hta"] = hta_crosscheck(traces)
+    return res

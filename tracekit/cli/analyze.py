@@ -1,12 +1,46 @@
-"""``tracekit analyze`` (being written)."""
+"""``tracekit analyze``: load per-rank traces, run the analyses, render a report."""
 
 from __future__ import annotations
 
 import click
 
+from tracekit.cli.common import debug_option, emit, format_options, run_guarded
 
-@click.command()
-@click.argument("paths", nargs=-1)
-def analyze_command(paths: tuple[str, ...]) -> None:
-    """Analyze per-rank traces."""
-    raise click.ClickException("not implemented yet")
+
+@click.command(context_settings={"max_content_width": 100})
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@format_options()
+@click.option("--per-step", is_flag=True, help="Add the per-step breakdown table.")
+@click.option("--table", type=click.Choice(["ranks", "steps", "collectives", "buckets", "instances", "waits"]),
+              default="ranks", show_default=True, help="Which table --format csv writes.")
+@click.option("--skip-bad", is_flag=True, help="Skip unreadable rank files (listed in the report) instead of failing.")
+@click.option("--comm-regex", default=None, metavar="REGEX",
+              help="Extra regex for kernel names to count as communication (added to nccl*).")
+@click.option("--align/--no-align", "align", default=None,
+              help="Force / disable cross-rank clock alignment (default: align when the manifest "
+                   "shows more than one host).")
+@click.option("--hta", is_flag=True, help="Add HTA's overlap and temporal breakdown per rank (needs holistictraceanalysis).")
+@click.option("--workers", type=int, default=None, help="Parallel parse processes (default: auto).")
+@debug_option
+@run_guarded
+def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_step: bool, table: str,
+                    skip_bad: bool, comm_regex: str | None, align: bool | None, hta: bool,
+                    workers: int | None) -> None:
+    """Analyze per-rank torch.profiler traces: compute vs communication, overlap,
+    exposed communication, idle time, collectives, DDP buckets and cross-rank waits.
+
+    PATHS is a run folder (searched recursively for *.json / *.json.gz) or trace files.
+
+    \b
+    Examples:
+      tracekit analyze runs/demo
+      tracekit analyze runs/demo --per-step --format markdown -o report.md
+      tracekit analyze rank0.json.gz rank1.json.gz --format json
+      tracekit analyze runs/demo --format csv --table collectives
+    """
+    from tracekit.analyses.run import analyze_paths
+    from tracekit.report.render import render
+
+    res = analyze_paths(list(paths), skip_bad=skip_bad, comm_pattern=comm_regex,
+                        align={None: "auto", True: "on", False: "off"}[align], hta=hta, workers=workers)
+    emit(render(res, fmt, per_step=per_step, table=table), output)

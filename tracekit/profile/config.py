@@ -87,6 +87,9 @@ class ProfileConfig:
     command_line: list[str] = field(default_factory=list)
     fail_rank: int | None = None  # debug: this rank raises (see fail_at)
     fail_at: str = "end"  # "warmup": in the first warm-up step; "end": after writing its trace
+    # set by the launcher, not by options
+    launcher: str | None = None  # elastic | torchrun | slurm
+    device_notice: str | None = None
 
     def __post_init__(self) -> None:
         _choice("device", self.device, DEVICES)

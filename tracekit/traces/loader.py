@@ -13,6 +13,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from tracekit.errors import TraceInputError, TraceSetError
 from tracekit.traces import decode
 from tracekit.traces.traceset import RankTrace, TraceSet
@@ -129,7 +131,31 @@ def load(
             good.append(r)
     if not good:
         raise TraceSetError("no readable trace among: " + "; ".join(f"{p}: {why}" for p, why in skipped))
-    return _assemble(good, skipped)
+    ts = _assemble(good, skipped)
+    roots = [Path(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
+    if len(roots) == 1 and roots[0].is_dir():
+        ts.root = roots[0]
+        ts.manifest = read_run_manifest(roots[0])
+    return ts
+
+
+def read_run_manifest(run_dir: Path) -> dict[str, Any] | None:
+    """The ``run.json`` written by ``tracekit profile`` in ``run_dir``, or None.
+
+    An unreadable manifest only warns: the traces alone are still analyzable.
+    """
+    path = Path(run_dir) / "run.json"
+    if not path.is_file():
+        return None
+    try:
+        doc = msgspec.json.decode(path.read_bytes())
+    except (OSError, msgspec.DecodeError) as e:
+        warnings.warn(f"{path}: ignoring unreadable manifest ({e})", TraceLoadWarning, stacklevel=3)
+        return None
+    if not isinstance(doc, dict):
+        warnings.warn(f"{path}: ignoring manifest that is not a JSON object", TraceLoadWarning, stacklevel=3)
+        return None
+    return doc
 
 
 def _guarded_parse(path: Path) -> RankTrace | TraceInputError:

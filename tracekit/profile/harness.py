@@ -1,0 +1,140 @@
+"""The profiler window as a context manager, and step timing with the profiler off.
+
+Why export from ``on_trace_ready``: with ``schedule(wait, warmup, active, repeat=1)``
+torch calls ``on_trace_ready`` when the active cycle ends. If the cycle ends
+exactly on the last ``step()``, the profiler is already idle when the context
+exits, so a trace exported *after* the context (``prof.export_chrome_trace``)
+holds no events. :class:`ProfilerWindow` exports inside the callback and
+raises if no trace was exported, so an empty trace can never be written silently.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tracekit.errors import RunError
+
+PERCENTILES = (50, 75, 90, 95)
+
+
+def trace_filename(rank: int) -> str:
+    return f"rank{rank}.trace.json.gz"
+
+
+class ProfilerWindow:
+    """``torch.profiler.profile`` over ``wait + warmup + active`` steps, writing one trace atomically.
+
+    Usage::
+
+        with ProfilerWindow(out_dir, rank, wait=1, warmup=1, active=3, device="cpu") as win:
+            for _ in range(win.total_steps):
+                train_step()
+                win.step()
+        win.trace_path  # <out_dir>/rank<R>.trace.json.gz
+
+    Contract: on a clean exit ``trace_path`` exists and holds the ``active``
+    steps; otherwise :class:`RunError` is raised. The file is written to a
+    hidden temporary name and renamed, so readers never see a partial trace.
+    """
+
+    def __init__(self, out_dir: str | os.PathLike[str], rank: int, *, wait: int, warmup: int, active: int,
+                 device: str, record_shapes: bool = False, with_stack: bool = False) -> None:
+        self.out_dir = Path(out_dir)
+        self.rank = rank
+        self.wait, self.warmup, self.active = wait, warmup, active
+        self.device = device
+        self.record_shapes = record_shapes
+        self.with_stack = with_stack
+        self.trace_path: Path | None = None
+        self.exports = 0
+        self._prof: Any = None
+
+    @property
+    def total_steps(self) -> int:
+        return self.wait + self.warmup + self.active
+
+    def _on_trace_ready(self, prof: Any) -> None:
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        final = self.out_dir / trace_filename(self.rank)
+        # Must end in .gz: export_chrome_trace gzips based on the suffix.
+        tmp = self.out_dir / f".{final.name[:-3]}.tmp{os.getpid()}.gz"
+        prof.export_chrome_trace(str(tmp))
+        os.replace(tmp, final)
+        self.trace_path = final
+        self.exports += 1
+
+    def __enter__(self) -> ProfilerWindow:
+        import torch
+
+        activities = [torch.profiler.ProfilerActivity.CPU]
+        if self.device == "cuda":
+            activities.append(torch.profiler.ProfilerActivity.CUDA)
+        self._prof = torch.profiler.profile(
+            activities=activities,
+            schedule=torch.profiler.schedule(wait=self.wait, warmup=self.warmup, active=self.active, repeat=1),
+            on_trace_ready=self._on_trace_ready,
+            record_shapes=self.record_shapes,
+            with_stack=self.with_stack,
+        )
+        self._prof.__enter__()
+        return self
+
+    def step(self) -> None:
+        self._prof.step()
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        self._prof.__exit__(exc_type, exc, tb)
+        if exc_type is None and self.trace_path is None:
+            raise RunError(f"rank {self.rank}: the profiler exported no trace "
+                           f"(ran fewer than {self.total_steps} steps?)")
+
+
+def time_steps(step_fn: Callable[[], None], n: int, sync: Callable[[], None]) -> list[float]:
+    """Run ``step_fn`` n times; return each step's wall time in seconds, device-synchronized."""
+    out = []
+    for _ in range(n):
+        sync()
+        t0 = time.perf_counter()
+        step_fn()
+        sync()
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Linear-interpolated percentile (numpy's default), q in [0, 100]."""
+    s = sorted(values)
+    if not s:
+        raise ValueError("no values")
+    k = (len(s) - 1) * q / 100
+    lo = int(k)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+def summarize(step_s: list[float], examples_per_step: int) -> dict[str, Any]:
+    """Percentiles of sec/iter and the matching examples/sec (higher percentile = slower)."""
+    sec = {f"p{q}": percentile(step_s, q) for q in PERCENTILES}
+    return {
+        "steps": len(step_s),
+        "sec_per_iter": sec,
+        "mean_sec_per_iter": statistics.fmean(step_s),
+        "examples_per_step": examples_per_step,
+        "examples_per_sec": {k: (examples_per_step / v if v > 0 else None) for k, v in sec.items()},
+        "step_s": step_s,
+    }
+
+
+def summarize_ranks(per_rank_step_s: list[list[float]], local_examples: int) -> dict[str, Any]:
+    """Per-rank summaries and the overall one, where a step takes as long as its slowest rank."""
+    world = len(per_rank_step_s)
+    per_rank = [dict(rank=r, **summarize(s, local_examples)) for r, s in enumerate(per_rank_step_s)]
+    slowest = [max(vals) for vals in zip(*per_rank_step_s)]
+    overall = summarize(slowest, local_examples * world)
+    overall["definition"] = "per step, the slowest rank's time; examples = global batch"
+    return {"per_rank": per_rank, "overall": overall}

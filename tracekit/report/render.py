@@ -1,0 +1,190 @@
+"""Render an AnalysisResult as text tables, markdown, JSON or CSV."""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import Any
+
+import msgspec
+import numpy as np
+import pandas as pd
+from tabulate import tabulate
+
+from tracekit.analyses.run import AnalysisResult
+from tracekit.report import tables
+
+CSV_TABLES = ("ranks", "steps", "collectives", "buckets", "instances", "waits")
+
+
+def _fmt_df(df: pd.DataFrame, fmt: str) -> str:
+    if df is None or df.empty:
+        return "(none)"
+    tf = "github" if fmt == "markdown" else "simple"
+    # Row lists of Python objects keep int columns as ints (tabulate would upcast a
+    # DataFrame's .values to float) and NaN becomes None, printed as "-".
+    obj = df.astype(object).where(df.notna(), None)
+    return tabulate(obj.values.tolist(), headers=list(df.columns), tablefmt=tf, floatfmt=".1f", missingval="-")
+
+
+def _section(title: str, body: str, fmt: str) -> str:
+    if fmt == "markdown":
+        return f"## {title}\n\n{body}\n"
+    return f"{title}\n{'=' * len(title)}\n{body}\n"
+
+
+def _kv(rows: list[tuple[str, Any]], fmt: str) -> str:
+    rows = [(k, v) for k, v in rows if v not in (None, "", [], {})]
+    tf = "github" if fmt == "markdown" else "plain"
+    return tabulate(rows, headers=["", ""] if fmt == "markdown" else (), tablefmt=tf)
+
+
+def summary_rows(res: AnalysisResult) -> list[tuple[str, Any]]:
+    """Key facts of the run for the summary section."""
+    m = res.meta
+    rows: list[tuple[str, Any]] = [
+        ("ranks", f"{len(m['ranks'])} of world size {m['world_size']}"
+         + (f" (missing {m['missing_ranks']})" if m.get("missing_ranks") else "")),
+        ("backend", m.get("backend")),
+        ("nccl", m.get("nccl_version")),
+        ("gpus", ", ".join(m.get("gpus") or [])),
+        ("profiled steps", ", ".join(map(str, m.get("steps") or [])) or "none found"),
+        ("pre-window kernels", m.get("pre_window_kernels") if m.get("device_metrics") else None),
+        ("clock offsets (us)", {k: round(v, 1) for k, v in m["clock_offsets_us"].items()} if m.get("clock_aligned")
+         else None),
+        ("skipped files", "; ".join(f"{s['path']}: {s['problem']}" for s in m.get("skipped_files") or [])),
+    ]
+    rows += manifest_rows(m.get("manifest") or {})
+    return rows
+
+
+def manifest_rows(man: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Config, unprofiled step-time percentiles and compile facts from a ``run.json``."""
+    if not man:
+        return []
+    rows: list[tuple[str, Any]] = []
+    cfg = man.get("config") or {}
+    if cfg:
+        keys = ("model", "parallel", "dynamo", "optimize_ddp", "amp", "batch_size", "bucket_cap_mb", "device")
+        rows.append(("config", ", ".join(f"{k}={cfg[k]}" for k in keys if cfg.get(k) not in (None, ""))))
+    timing = man.get("timing") or man.get("timings") or {}
+    overall = timing.get("overall") if isinstance(timing, dict) else None
+    if isinstance(overall, dict):
+        pct = ", ".join(f"{k}={v * 1000:.2f}ms" for k, v in overall.items()
+                        if k.startswith("p") and isinstance(v, (int, float)))
+        rows.append(("unprofiled sec/iter", pct))
+        if overall.get("examples_per_s") is not None:
+            rows.append(("examples/s", f"{overall['examples_per_s']:.1f}"))
+    comp = man.get("compile") or {}
+    if isinstance(comp, dict) and comp:
+        per_rank = comp.get("per_rank") or comp.get("ranks") or {}
+        first = next(iter(per_rank.values()), None) if isinstance(per_rank, dict) else (per_rank[0] if per_rank else None)
+        src = first if isinstance(first, dict) else comp
+        facts = []
+        for k in ("graph_count", "graphs", "ddp_optimizer_splits", "real_graph_breaks", "graph_breaks", "recompiles",
+                  "compile_time_s", "skipped_frames"):
+            v = src.get(k)
+            if v is not None:
+                facts.append(f"{k}={len(v) if isinstance(v, list) else v}")
+        if facts:
+            rows.append(("compile (rank 0)", ", ".join(facts)))
+    return rows
+
+
+def render_text(res: AnalysisResult, fmt: str = "table", per_step: bool = False) -> str:
+    """The default report: summary, breakdown, collectives, buckets, waits (+ steps, findings, extras)."""
+    out = []
+    if fmt == "markdown":
+        out.append("# tracekit analysis\n")
+    out.append(_section("Run summary", _kv(summary_rows(res), fmt), fmt))
+    for note in res.meta.get("notes") or []:
+        out.append(f"note: {note}\n")
+    findings = res.extra.get("findings")
+    if findings is not None:
+        out.append(_section("Findings", _findings_text(findings, fmt), fmt))
+    cols = ["rank", "steps", "step_us", "compute_us", "comm_us", "overlap_us", "exposed_comm_us", "overlap_pct",
+            "memory_us", "idle_us", "wait_us", "pre_window_kernels"]
+    ranks = res.ranks[[c for c in cols if c in res.ranks.columns]]
+    hta = res.extra.get("hta")
+    if isinstance(hta, pd.DataFrame) and not hta.empty:
+        ranks = ranks.merge(hta, on="rank", how="left")
+    out.append(_section("Per-rank breakdown (GPU time over the whole trace window, us)", _fmt_df(ranks, fmt), fmt))
+    if per_step:
+        out.append(_section("Per-step breakdown (work launched in each ProfilerStep, us)", _fmt_df(res.steps, fmt), fmt))
+    out.append(_section("Collectives (launched in the window)", _fmt_df(tables.collective_summary(res), fmt), fmt))
+    out.append(_section("DDP buckets (backward allreduces, mean over steps)", _fmt_df(tables.bucket_summary(res), fmt),
+                        fmt))
+    out.append(_section("Cross-rank wait", _fmt_df(tables.wait_summary(res), fmt), fmt))
+    skew = tables.top_skew(res)
+    if not skew.empty:
+        out.append(_section("Largest arrival skew", _fmt_df(skew, fmt), fmt))
+    for title, text in (res.extra.get("sections") or {}).items():
+        out.append(_section(title, text, fmt))
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _findings_text(findings: list[dict[str, Any]], fmt: str) -> str:
+    if not findings:
+        return "No findings: nothing stood out."
+    lines = []
+    for i, f in enumerate(findings, 1):
+        who = f" [rank {f['rank']}]" if f.get("rank") is not None else ""
+        lines.append(f"{i}. {f['severity'].upper()} {f['code']}{who}: {f['message']}")
+    return "\n".join(lines)
+
+
+def _clean(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating,)):
+        f = float(v)
+        return f if math.isfinite(f) else None
+    if isinstance(v, np.bool_):
+        return bool(v)
+    if isinstance(v, pd.DataFrame):
+        return records(v)
+    if isinstance(v, dict):
+        return {str(k): _clean(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_clean(x) for x in v]
+    if v is pd.NA or v is pd.NaT:
+        return None
+    return v
+
+
+def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """DataFrame -> list of JSON-safe dicts (NaN -> null, numpy scalars -> Python)."""
+    if df is None or df.empty:
+        return []
+    obj = df.astype(object).where(df.notna(), None)
+    return [{k: _clean(v) for k, v in row.items()} for row in obj.to_dict(orient="records")]
+
+
+def to_json_dict(res: AnalysisResult) -> dict[str, Any]:
+    """The JSON contract: ``meta``, ``ranks``, ``steps``, ``collectives``, ``buckets`` (+ extras)."""
+    doc: dict[str, Any] = {
+        "meta": _clean(res.meta),
+        "ranks": records(res.ranks),
+        "steps": records(res.steps),
+        "collectives": records(res.collectives),
+        "buckets": records(res.buckets),
+        "instances": records(res.instances),
+    }
+    for k, v in res.extra.items():
+        if k != "sections":
+            doc[k] = _clean(v)
+    return doc
+
+
+def render(res: AnalysisResult, fmt: str = "table", per_step: bool = False, table: str = "ranks") -> str:
+    """Render in ``fmt``: table | markdown | json | csv (``table`` picks the CSV table)."""
+    if fmt == "json":
+        return msgspec.json.format(msgspec.json.encode(to_json_dict(res)).decode(), indent=2)
+    if fmt == "csv":
+        df = getattr(res, table) if table in CSV_TABLES else res.ranks
+        buf = io.StringIO()
+        df.to_csv(buf, index=False)
+        return buf.getvalue()
+    return render_text(res, fmt, per_step)
