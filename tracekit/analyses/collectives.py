@@ -57,7 +57,7 @@ COLLECTIVE_COLUMNS = (
 
 def bus_factor(coll_name: str | None, n: int) -> float:
     """nccl-tests bus-bandwidth factor for a collective over ``n`` ranks."""
-    if not coll_name or n <= 0:
+    if not isinstance(coll_name, str) or not coll_name or n <= 0:
         return 1.0
     c = coll_name.lower().replace("_", "").replace("coalesced", "").replace("base", "")
     if c in ("allreduce",):

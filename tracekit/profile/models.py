@@ -106,36 +106,42 @@ def _default_blocks(model: Any) -> list[Any]:
     return [m for m in model.children() if any(True for _ in m.parameters())]
 
 
-def _graph_break_module() -> Any:
-    import torch
-
-    class GraphBreak(torch.nn.Module):
-        """Identity that forces a dynamo graph break (to study break handling)."""
-
-        def forward(self, x: Any) -> Any:
-            torch._dynamo.graph_break()
-            return x
-
-    return GraphBreak()
-
-
 def _toy(config: ProfileConfig) -> tuple[Any, BatchFn, list[Any]]:
-    """MLP like PyTorch's benchmarks/dynamo ToyModel: depth x (Linear(width, width) + ReLU)."""
+    """MLP like PyTorch's benchmarks/dynamo ToyModel: depth x (Linear(width, width) + ReLU).
+
+    The model is a class of ours, not a bare ``nn.Sequential``: dynamo does not
+    start tracing at frames inside torch.nn (skipfiles), so a compiled bare
+    Sequential would silently run eagerly.
+    """
     import torch
     from torch import nn
 
-    layers: list[nn.Module] = []
-    for i in range(config.depth):
-        layers.append(nn.Sequential(nn.Linear(config.width, config.width), nn.ReLU()))
-        if config.graph_break_at == i:
-            layers.append(_graph_break_module())
-    model = nn.Sequential(*layers)
+    cut = config.depth if config.graph_break_at is None else config.graph_break_at + 1
+
+    def stack(n: int) -> nn.Sequential:
+        return nn.Sequential(*[nn.Sequential(nn.Linear(config.width, config.width), nn.ReLU()) for _ in range(n)])
+
+    class ToyModel(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.front = stack(cut)
+            self.back = stack(config.depth - cut)
+
+        def forward(self, x: Any) -> Any:
+            x = self.front(x)
+            if config.graph_break_at is not None:
+                # A real break in the middle of forward (not in a loop, which would
+                # make dynamo skip the whole frame).
+                torch._dynamo.graph_break()
+            return self.back(x)
+
+    model = ToyModel()
     width = config.width
 
     def batch_fn(batch_size: int, device: Any) -> Any:
         return torch.randn(batch_size, width, device=device)
 
-    return model, batch_fn, [m for m in layers if any(True for _ in m.parameters())]
+    return model, batch_fn, [*model.front, *model.back]
 
 
 def _transformer(config: ProfileConfig) -> tuple[Any, BatchFn, list[Any]]:
@@ -144,6 +150,7 @@ def _transformer(config: ProfileConfig) -> tuple[Any, BatchFn, list[Any]]:
     from torch import nn
 
     width, heads, seq_len, vocab = config.width, config.heads, config.seq_len, 1024
+    cut = config.depth if config.graph_break_at is None else config.graph_break_at + 1
 
     class Block(nn.Module):
         def __init__(self) -> None:
@@ -165,17 +172,17 @@ def _transformer(config: ProfileConfig) -> tuple[Any, BatchFn, list[Any]]:
         def __init__(self) -> None:
             super().__init__()
             self.embed = nn.Embedding(vocab, width)
-            self.blocks = nn.ModuleList()
-            for i in range(config.depth):
-                self.blocks.append(Block())
-                if config.graph_break_at == i:
-                    self.blocks.append(_graph_break_module())
+            self.blocks = nn.ModuleList(Block() for _ in range(config.depth))
             self.ln = nn.LayerNorm(width)
             self.head = nn.Linear(width, vocab)
 
         def forward(self, tokens: Any) -> Any:
             x = self.embed(tokens)
-            for blk in self.blocks:
+            for blk in self.blocks[:cut]:
+                x = blk(x)
+            if config.graph_break_at is not None:
+                torch._dynamo.graph_break()  # between the loops, not inside one
+            for blk in self.blocks[cut:]:
                 x = blk(x)
             return F.cross_entropy(self.head(self.ln(x)).flatten(0, 1).float(), tokens.flatten())
 
@@ -184,7 +191,7 @@ def _transformer(config: ProfileConfig) -> tuple[Any, BatchFn, list[Any]]:
     def batch_fn(batch_size: int, device: Any) -> Any:
         return torch.randint(0, vocab, (batch_size, seq_len), device=device)
 
-    return model, batch_fn, [b for b in model.blocks if isinstance(b, Block)]
+    return model, batch_fn, list(model.blocks)
 
 
 def _torchvision(config: ProfileConfig) -> tuple[Any, BatchFn, list[Any]]:

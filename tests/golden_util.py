@@ -1,0 +1,46 @@
+"""Golden outputs of ``tracekit analyze --format json`` on committed traces.
+
+Regenerate after an intended change with ``python -m tests.golden_util`` and review the diff.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+HERE = Path(__file__).parent
+GOLDEN = HERE / "golden"
+#: name -> trace folder (relative to the repo root)
+CASES = {
+    "reference_eager": "tests/data/reference/eager",
+    "reference_inductor": "tests/data/reference/inductor",
+    "reference_inductor_nosplit": "tests/data/reference/inductor_nosplit",
+    "reference_inductor_break_in_loop": "tests/data/reference/inductor_break_in_loop",
+}
+KEEP = ("ranks", "steps", "buckets")
+
+
+def summarize(doc: dict) -> dict:
+    """The stable part of the JSON report: rank/step/bucket tables rounded to 0.001 µs."""
+    def rnd(v):  # noqa: ANN001, ANN202
+        return round(v, 3) if isinstance(v, float) else v
+    out = {k: [{c: rnd(v) for c, v in row.items()} for row in doc[k]] for k in KEEP}
+    out["collective_count"] = len(doc["collectives"])
+    out["instance_count"] = len(doc["instances"])
+    return out
+
+
+def current(case: str) -> dict:
+    import tracekit
+    from tracekit.report.render import to_json_dict
+
+    root = HERE.parent
+    doc = json.loads(json.dumps(to_json_dict(tracekit.analyze(tracekit.load(root / CASES[case])))))
+    return summarize(doc)
+
+
+if __name__ == "__main__":
+    GOLDEN.mkdir(exist_ok=True)
+    for name in CASES:
+        (GOLDEN / f"{name}.json").write_text(json.dumps(current(name), indent=1, sort_keys=True) + "\n")
+        print("wrote", name)
