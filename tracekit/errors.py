@@ -21,6 +21,9 @@ class TraceInputError(TracekitError):
         self.problem = problem
         super().__init__(f"{self.path}: {problem}")
 
+    def __reduce__(self):  # noqa: ANN204 - keeps the error picklable across parse worker processes
+        return (type(self), (self.path, self.problem))
+
 
 class TraceSetError(TracekitError):
     """The traces are individually valid but do not form one run (duplicate ranks, mixed runs)."""
@@ -40,5 +43,9 @@ class MissingDependencyError(TracekitError):
     """An optional package is needed for the requested feature."""
 
     def __init__(self, package: str, feature: str, install: str | None = None) -> None:
+        self.args_ = (package, feature, install)
         hint = install or f"pip install {package}"
         super().__init__(f"{feature} needs the optional package '{package}': {hint}")
+
+    def __reduce__(self):  # noqa: ANN204
+        return (type(self), self.args_)

@@ -59,10 +59,11 @@ def bus_factor(coll_name: str | None, n: int) -> float:
     """nccl-tests bus-bandwidth factor for a collective over ``n`` ranks."""
     if not isinstance(coll_name, str) or not coll_name or n <= 0:
         return 1.0
-    c = coll_name.lower().replace("_", "").replace("coalesced", "").replace("base", "")
-    if c in ("allreduce",):
+    # normalise spellings: all_gather_into_tensor_coalesced, _reduce_scatter_base, alltoall_base, ...
+    c = re.sub(r"_|coalesced|base|intotensor|tensor", "", coll_name.lower())
+    if c == "allreduce":
         return 2.0 * (n - 1) / n
-    if c in ("allgather", "reducescatter", "alltoall", "alltoallv", "alltoallbase", "allgatherintotensor"):
+    if c in ("allgather", "reducescatter", "alltoall", "alltoallv"):
         return (n - 1) / n
     return 1.0
 
@@ -81,9 +82,11 @@ def phase_windows(rt: RankTrace) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     opt = ev[ann & names.str.contains(OPTIMIZER_PATTERN, regex=True)]
     bw = ev[(ev["kind"] == schema.CPU_OP) & names.str.startswith(BACKWARD_OP_PREFIX)]
     step = assign_steps(rt.steps, bw["ts_ns"].to_numpy())
-    if len(bw):
-        g = pd.DataFrame({"step": step, "ts": bw["ts_ns"].to_numpy(), "end": bw["end_ns"].to_numpy()})
-        spans = g.groupby("step").agg(ts=("ts", "min"), end=("end", "max"))
+    in_step = step >= 0  # autograd ops outside every step must not widen a span over all steps
+    if in_step.any():
+        g = pd.DataFrame({"step": step[in_step], "ts": bw["ts_ns"].to_numpy()[in_step],
+                          "end": bw["end_ns"].to_numpy()[in_step]})
+        spans = g.groupby("step").agg(ts=("ts", "min"), end=("end", "max")).sort_values("ts")
         bws, bwe = spans["ts"].to_numpy(), spans["end"].to_numpy()
     else:
         bws = bwe = np.empty(0, dtype=np.int64)
@@ -103,7 +106,10 @@ def _in_any(ts: np.ndarray, window: tuple[np.ndarray, np.ndarray]) -> np.ndarray
 
 
 def label_phases(rt: RankTrace, launch_ts: np.ndarray) -> np.ndarray:
-    """Phase of each CPU launch time: forward, optimizer, backward or other (first match wins)."""
+    """Phase of each CPU launch time: forward, optimizer, backward or other.
+
+    Where windows nest, the most specific wins: forward over optimizer over backward.
+    """
     w = phase_windows(rt)
     out = np.full(launch_ts.size, "other", dtype=object)
     for name in ("backward", "optimizer", "forward"):  # later assignments win: forward > optimizer > backward

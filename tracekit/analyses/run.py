@@ -100,6 +100,7 @@ def analyze(
         ranks.assign(wait_us=np.nan, last_count=np.nan)
     ranks = ranks[list(RANK_COLUMNS)]
     meta = _meta(traces, notes, offsets, do_align, hosts)
+    meta["comm_pattern"] = comm_pattern
     return AnalysisResult(
         meta=meta, ranks=ranks, steps=_concat(step_frames, None), collectives=coll_all,
         buckets=_concat(bucket_frames, collectives.BUCKET_COLUMNS), instances=instances, waits=waits,

@@ -11,6 +11,7 @@ import click
 
 from tracekit import __version__
 from tracekit.cli.analyze import analyze_command
+from tracekit.cli.diff import diff_command
 from tracekit.cli.profile import profile_command
 
 
@@ -28,3 +29,4 @@ def main() -> None:
 
 main.add_command(analyze_command, "analyze")
 main.add_command(profile_command, "profile")
+main.add_command(diff_command, "diff")

@@ -1,11 +1,134 @@
-"""``tracekit profile`` (placeholder until the profile helper lands it)."""
+"""``tracekit profile``: options -> ProfileConfig -> run_profile -> a short summary."""
 
 from __future__ import annotations
 
+import sys
+from typing import Any
+
 import click
 
+from tracekit.cli.common import debug_option, run_guarded
+from tracekit.profile.config import (
+    AMP_DTYPES, COMM_HOOKS, DEVICES, DYNAMO_BACKENDS, OPTIMIZE_DDP_MODES, OPTIMIZERS, ProfileConfig,
+)
 
-@click.command()
-def profile_command() -> None:
-    """Run a model on N ranks under torch.profiler (not yet implemented)."""
-    raise click.ClickException("tracekit profile is not implemented yet")
+EPILOG = """\b
+Examples:
+  tracekit profile --nproc 2 --out runs/eager
+  tracekit profile --nproc 2 --dynamo inductor --optimize-ddp ddp_optimizer \\
+      --model toy --width 4096 --depth 16 --bucket-cap-mb 25 --out runs/inductor
+  torchrun --nproc-per-node 8 -m tracekit profile --model transformer --fsdp
+  tracekit analyze runs/inductor
+"""
+
+
+@click.command(epilog=EPILOG)
+@click.option("--nproc", type=int, default=None, help="Ranks to start (default: all GPUs, or 2 on cpu). "
+              "Ignored under torchrun/srun, which decide the ranks.")
+@click.option("--device", type=click.Choice(DEVICES), default="auto", show_default=True,
+              help="auto: cuda+NCCL when there is a GPU per rank, else cpu+gloo (with a notice).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
+              help="Run folder for rank<R>.trace.json.gz and run.json (default: traces/<time>-<model>-<mode>).")
+@click.option("--timeout", "timeout_s", type=float, default=300.0, show_default=True,
+              help="Seconds for process-group init and each collective before a rank gives up.")
+@click.option("--model", default="toy", show_default=True,
+              help="toy | transformer | a torchvision name (resnet50) | hf:<type> or a Hugging Face "
+                   "model type (gpt2) | pkg.module:factory returning (model, batch_fn).")
+@click.option("--width", type=int, default=256, show_default=True, help="toy/transformer hidden size.")
+@click.option("--depth", type=int, default=4, show_default=True, help="toy layers / transformer blocks.")
+@click.option("--seq-len", type=int, default=128, show_default=True, help="transformer / HF sequence length.")
+@click.option("--heads", type=int, default=4, show_default=True, help="transformer attention heads.")
+@click.option("--graph-break-at", type=int, default=None,
+              help="Insert torch._dynamo.graph_break() after this layer/block (built-in models).")
+@click.option("--batch-size", type=int, default=32, show_default=True, help="Per-rank micro-batch size.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--ddp", "parallel", flag_value="ddp", default=True, help="DistributedDataParallel (default).")
+@click.option("--fsdp", "parallel", flag_value="fsdp", help="FSDP2 fully_shard per block.")
+@click.option("--bucket-cap-mb", type=float, default=None, help="DDP bucket size (default: torch's 25).")
+@click.option("--first-bucket-cap-mb", type=float, default=None,
+              help="DDP first bucket size (torch versions whose DDP has bucket_cap_mb_list).")
+@click.option("--static-graph", is_flag=True, help="DDP static_graph=True.")
+@click.option("--gradient-as-bucket-view", is_flag=True, help="DDP gradient_as_bucket_view=True.")
+@click.option("--comm-hook", type=click.Choice(COMM_HOOKS), default="none", show_default=True,
+              help="DDP default comm hook: compress gradients to bf16/fp16 for the allreduce.")
+@click.option("--grad-accum", type=int, default=1, show_default=True,
+              help="Micro-batches per step; all but the last run under DDP no_sync().")
+@click.option("--activation-checkpointing", is_flag=True, help="FSDP: checkpoint each block.")
+@click.option("--amp", type=click.Choice(AMP_DTYPES), default="none", show_default=True, help="Autocast dtype.")
+@click.option("--optimizer", type=click.Choice(OPTIMIZERS), default="sgd", show_default=True)
+@click.option("--lr", type=float, default=1e-3, show_default=True)
+@click.option("--dynamo", type=click.Choice(DYNAMO_BACKENDS), default="none", show_default=True,
+              help="torch.compile backend (none = eager).")
+@click.option("--optimize-ddp", type=click.Choice(OPTIMIZE_DDP_MODES), default=None,
+              help="torch._dynamo.config.optimize_ddp for compiled DDP (default ddp_optimizer).")
+@click.option("--fullgraph", is_flag=True, help="torch.compile(fullgraph=True): a graph break is an error.")
+@click.option("--warmup", type=int, default=3, show_default=True,
+              help="Warm-up steps (compilation happens here).")
+@click.option("--steps", type=int, default=10, show_default=True, help="Timed steps, profiler off.")
+@click.option("--profile-wait", type=int, default=1, show_default=True, help="Profiler schedule: wait steps.")
+@click.option("--profile-warmup", type=int, default=1, show_default=True, help="Profiler schedule: warmup steps.")
+@click.option("--profile-steps", type=int, default=3, show_default=True,
+              help="Profiler schedule: active (recorded) steps.")
+@click.option("--record-shapes", is_flag=True, help="Record operator input shapes.")
+@click.option("--with-stack", is_flag=True, help="Record Python stacks (bigger traces).")
+@click.option("--fail-rank", type=int, default=None, hidden=True, envvar="TRACEKIT_TEST_FAIL_RANK",
+              help="Debug: make this rank raise.")
+@click.option("--fail-at", type=click.Choice(["warmup", "end"]), default="end", hidden=True,
+              envvar="TRACEKIT_TEST_FAIL_AT")
+@debug_option
+@run_guarded
+def profile_command(**opts: Any) -> None:
+    """Train a model on N ranks (DDP/FSDP, eager or compiled) and profile a clean window.
+
+    Writes one Chrome trace per rank and run.json (config, versions, hardware,
+    step-time percentiles, compile facts, buckets) into the run folder, ready
+    for `tracekit analyze`.
+    """
+    from tracekit.profile.launcher import run_profile
+
+    config = ProfileConfig(command_line=["tracekit", *sys.argv[1:]], **opts)
+    manifest = run_profile(config, notify=lambda m: click.echo(m, err=True))
+    if manifest is None:  # a non-zero rank under torchrun/srun
+        return
+    click.echo(format_summary(manifest))
+
+
+def _ms(v: float | None) -> str:
+    return "n/a" if v is None else f"{v * 1e3:.2f} ms"
+
+
+def format_summary(manifest: dict[str, Any]) -> str:
+    """A few lines: where the traces went, step time, what the compiler did."""
+    run = manifest.get("run", {})
+    overall = manifest.get("timings", {}).get("overall", {})
+    sec = overall.get("sec_per_iter", {})
+    eps = overall.get("examples_per_sec", {})
+    out_dir = manifest.get("_out_dir", "?")
+    lines = [
+        f"wrote {len(manifest.get('traces', []))} traces + run.json to {out_dir}",
+        f"{run.get('world_size')} ranks on {run.get('device')} ({run.get('backend')}); "
+        f"step p50 {_ms(sec.get('p50'))}, p90 {_ms(sec.get('p90'))}; "
+        f"{eps.get('p50', 0) or 0:.0f} examples/s (p50)",
+    ]
+    per_rank = manifest.get("compile", {}).get("per_rank", [])
+    if per_rank and per_rank[0].get("enabled"):
+        c = per_rank[0]
+        gb = c.get("graph_breaks") or {}
+        ddp_opt = c.get("ddp_optimizer") or {}
+        skipped = c.get("skipped_frames")
+        rec = c.get("recompiles") or {}
+        parts = [
+            f"compile ({c.get('backend')}, {c.get('optimize_ddp')}) rank 0:",
+            f"{c.get('graph_count')} graphs",
+            f"{gb.get('model', 'n/a')} graph breaks in the model",
+        ]
+        if ddp_opt.get("intended_splits") is not None:
+            parts.append(f"{ddp_opt['intended_splits']} DDPOptimizer splits")
+        parts += [f"{rec.get('count', 'n/a')} recompiles",
+                  f"{len(skipped) if skipped is not None else 'n/a'} skipped frames",
+                  f"compile {c.get('compile_time_s')} s"]
+        lines.append(", ".join(parts[1:]).join([parts[0] + " ", ""]))
+        if c.get("compiles_after_warmup"):
+            lines.append(f"warning: {c['compiles_after_warmup']} compiles after warm-up; raise --warmup")
+    lines.append(f"next: tracekit analyze {out_dir}")
+    return "\n".join(lines)

@@ -273,7 +273,7 @@ class CompileFactsRecorder:
         recs = []
         for m in metrics:
             cid = str(getattr(m, "compile_id", "") or "")
-            attempt = cid.split("/")[1] if "/" in cid else None
+            attempt = cid.split("/")[-1] if "/" in cid else None  # "frame/attempt" or "!ca/frame/attempt"
             is_re = (attempt not in (None, "0")) if attempt is not None else (getattr(m, "cache_size", 0) or 0) > 0
             if is_re:
                 recs.append({"compile_id": cid or None, "function": getattr(m, "co_name", None),

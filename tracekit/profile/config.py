@@ -115,8 +115,8 @@ class ProfileConfig:
             raise ConfigError("--timeout must be positive")
         if self.model == "transformer" and self.width % self.heads:
             raise ConfigError(f"--width {self.width} must be divisible by --heads {self.heads}")
-        if self.graph_break_at is not None and not 0 <= self.graph_break_at < self.depth - 0:
-            raise ConfigError(f"--graph-break-at must be in [0, depth) (depth={self.depth})")
+        if self.graph_break_at is not None and not 0 <= self.graph_break_at < self.depth - 1:
+            raise ConfigError(f"--graph-break-at must be in [0, depth-1) so layers follow the break (depth={self.depth})")
         if self.graph_break_at is not None and self.model not in BUILTIN_MODELS:
             raise ConfigError("--graph-break-at works with the built-in models (toy, transformer) only")
         self._check_parallel()

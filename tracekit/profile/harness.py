@@ -1,11 +1,12 @@
 """The profiler window as a context manager, and step timing with the profiler off.
 
 Why export from ``on_trace_ready``: with ``schedule(wait, warmup, active, repeat=1)``
-torch calls ``on_trace_ready`` when the active cycle ends. If the cycle ends
-exactly on the last ``step()``, the profiler is already idle when the context
-exits, so a trace exported *after* the context (``prof.export_chrome_trace``)
-holds no events. :class:`ProfilerWindow` exports inside the callback and
-raises if no trace was exported, so an empty trace can never be written silently.
+torch calls ``on_trace_ready`` exactly when the active cycle ends -- also when it
+ends on the very last ``step()``, where the profiler is already idle when the
+context exits and an export made after the context depends on leftover state
+(it can be empty or stale, depending on the torch version and on how many steps
+followed). :class:`ProfilerWindow` exports inside the callback, once, and raises
+if no trace was exported, so an empty trace is never written silently.
 """
 
 from __future__ import annotations

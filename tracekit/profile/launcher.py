@@ -114,10 +114,12 @@ def _failure_error(out_dir: Path, exc: Exception) -> RunError:
     from tracekit.profile.worker import error_filename
 
     failures = getattr(exc, "failures", {}) or {}
-    raised = sorted(int(m.group(1)) for p in out_dir.glob("rank*.error.txt")
+    # The rank that raised first is the root cause; its peers fail afterwards
+    # (connection closed, timeout), so order the error files by write time.
+    raised = sorted((p.stat().st_mtime_ns, int(m.group(1))) for p in out_dir.glob("rank*.error.txt")
                     if (m := re.match(r"rank(\d+)\.error\.txt", p.name)))
     if raised:
-        rank = raised[0]
+        rank = raised[0][1]
         line = _last_line((out_dir / error_filename(rank)).read_text(errors="replace"))
     elif failures:
         rank, failure = min(failures.items(), key=lambda kv: getattr(kv[1], "timestamp", 0))

@@ -80,11 +80,15 @@ def wrap_fsdp(model: Any, blocks: list[Any], config: ProfileConfig, mesh_device:
     if config.activation_checkpointing:
         from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
 
-        for parent in model.modules():
-            for name, child in list(parent.named_children()):
-                if any(child is b for b in blocks):
-                    setattr(parent, name, checkpoint_wrapper(child))
-        blocks = [m for m in model.modules() if type(m).__name__ == "CheckpointWrapper"] or blocks
+        # Collect first, then replace: mutating while walking modules() never ends.
+        targets = [(parent, name, child) for parent in model.modules()
+                   for name, child in parent.named_children() if any(child is b for b in blocks)]
+        wrapped = []
+        for parent, name, child in targets:
+            w = checkpoint_wrapper(child)
+            setattr(parent, name, w)
+            wrapped.append(w)
+        blocks = wrapped or blocks
     for blk in blocks:
         fully_shard(blk, mesh=mesh)
     fully_shard(model, mesh=mesh)

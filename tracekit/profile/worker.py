@@ -131,7 +131,9 @@ class _Trainer:
         mode = config.resolved_optimize_ddp
         if mode and mode.startswith("python_reducer"):
             # The python reducer's allreduces are traced by compiled autograd.
-            self.compiled_backward = torch.compile(backend=config.dynamo, fullgraph=True)
+            # fullgraph only when asked: on some torch versions (2.11) the compiled-autograd
+            # graph reaches code dynamo cannot trace (a generator) and must be allowed to break.
+            self.compiled_backward = torch.compile(backend=config.dynamo, fullgraph=config.fullgraph)
         self.fail_now = False
 
     def _backward_ctx(self) -> Any:
@@ -355,6 +357,10 @@ def _build_manifest(config: ProfileConfig, ranks: list[dict[str, Any]], world: i
 
 def main() -> int:
     """Entry of ``python -m tracekit.profile.worker`` (one rank under our elastic launch)."""
+    import warnings
+
+    # torch warns that a profiler cycle clears events; one cycle is all we record.
+    warnings.filterwarnings("ignore", message=".*Profiler clears events.*")
     config = ProfileConfig.from_json(os.environ[CONFIG_ENV])
     try:
         run_rank(config)
@@ -365,6 +371,9 @@ def main() -> int:
             try:
                 Path(out).mkdir(parents=True, exist_ok=True)
                 text = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+                # Last line = a one-line summary, which the launcher reports.
+                first = (str(e).strip().splitlines() or [""])[0]
+                text += f"{type(e).__name__}: {first}\n"
                 (Path(out) / error_filename(int(rank) if rank.isdigit() else 0)).write_text(text)
             except OSError:
                 pass

@@ -13,18 +13,14 @@ from tabulate import tabulate
 
 from tracekit.analyses.run import AnalysisResult
 from tracekit.report import tables
+from tracekit.report.fmt import table
+from tracekit.report.explain_render import render_details, render_findings
 
 CSV_TABLES = ("ranks", "steps", "collectives", "buckets", "instances", "waits")
 
 
 def _fmt_df(df: pd.DataFrame, fmt: str) -> str:
-    if df is None or df.empty:
-        return "(none)"
-    tf = "github" if fmt == "markdown" else "simple"
-    # Row lists of Python objects keep int columns as ints (tabulate would upcast a
-    # DataFrame's .values to float) and NaN becomes None, printed as "-".
-    obj = df.astype(object).where(df.notna(), None)
-    return tabulate(obj.values.tolist(), headers=list(df.columns), tablefmt=tf, floatfmt=".1f", missingval="-")
+    return table(df, fmt)
 
 
 def _section(title: str, body: str, fmt: str) -> str:
@@ -101,7 +97,7 @@ def render_text(res: AnalysisResult, fmt: str = "table", per_step: bool = False)
         out.append(f"note: {note}\n")
     findings = res.extra.get("findings")
     if findings is not None:
-        out.append(_section("Findings", _findings_text(findings, fmt), fmt))
+        out.append(render_findings(findings, fmt) + "\n")
     cols = ["rank", "steps", "step_us", "compute_us", "comm_us", "overlap_us", "exposed_comm_us", "overlap_pct",
             "memory_us", "idle_us", "wait_us", "pre_window_kernels"]
     ranks = res.ranks[[c for c in cols if c in res.ranks.columns]]
@@ -118,19 +114,13 @@ def render_text(res: AnalysisResult, fmt: str = "table", per_step: bool = False)
     skew = tables.top_skew(res)
     if not skew.empty:
         out.append(_section("Largest arrival skew", _fmt_df(skew, fmt), fmt))
+    if res.extra:
+        details = render_details(res.extra, fmt)
+        if details:
+            out.append(details + "\n")
     for title, text in (res.extra.get("sections") or {}).items():
         out.append(_section(title, text, fmt))
     return "\n".join(out).rstrip() + "\n"
-
-
-def _findings_text(findings: list[dict[str, Any]], fmt: str) -> str:
-    if not findings:
-        return "No findings: nothing stood out."
-    lines = []
-    for i, f in enumerate(findings, 1):
-        who = f" [rank {f['rank']}]" if f.get("rank") is not None else ""
-        lines.append(f"{i}. {f['severity'].upper()} {f['code']}{who}: {f['message']}")
-    return "\n".join(lines)
 
 
 def _clean(v: Any) -> Any:

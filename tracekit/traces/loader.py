@@ -81,11 +81,35 @@ def _rank_of(rt: RankTrace) -> int:
     raise TraceInputError(rt.path, "no distributedInfo.rank in the trace and no 'rank<N>' in the file name")
 
 
-def _run_signature(rt: RankTrace) -> tuple[Any, ...]:
-    info = rt.meta.get("distributedInfo") or {}
-    pgs = info.get("pg_config") or []
-    pg_sig = tuple(sorted((str(pg.get("pg_name")), str(pg.get("ranks"))) for pg in pgs if isinstance(pg, dict)))
-    return (info.get("world_size"), pg_sig)
+def _pg_ranks(rt: RankTrace) -> dict[str, str]:
+    """Process group name -> its ranks, as this trace declares them."""
+    pgs = rt.distributed_info.get("pg_config") or []
+    return {str(pg.get("pg_name")): str(pg.get("ranks")) for pg in pgs if isinstance(pg, dict)}
+
+
+def _check_same_run(ranks: dict[int, RankTrace]) -> int | None:
+    """Raise if the traces come from different runs; return the declared world size.
+
+    Same run = same ``world_size`` and, for every process group that several
+    files declare, the same member ranks. (A rank lists only the groups it belongs
+    to, so subgroups legitimately differ between files.)
+    """
+    worlds = {rt.distributed_info.get("world_size"): rt for rt in ranks.values()}
+    if len(worlds) > 1:
+        (w1, a), (w2, b) = list(worlds.items())[:2]
+        raise TraceSetError(f"traces come from different runs (world_size differs): {a.path} has {w1}, "
+                            f"{b.path} has {w2}")
+    seen: dict[str, tuple[str, RankTrace]] = {}
+    for rt in ranks.values():
+        for name, members in _pg_ranks(rt).items():
+            if name in seen and seen[name][0] != members:
+                other = seen[name][1]
+                raise TraceSetError(
+                    f"traces come from different runs (process-group config differs, group {name!r}): {other.path} has ranks "
+                    f"{seen[name][0]}, {rt.path} has {members}")
+            seen.setdefault(name, (members, rt))
+    world = next(iter(worlds))
+    return world if isinstance(world, int) and not isinstance(world, bool) and world > 0 else None
 
 
 def load(
@@ -172,16 +196,7 @@ def _assemble(traces: list[RankTrace], skipped: list[tuple[str, str]]) -> TraceS
         if rt.rank in by_rank:
             raise TraceSetError(f"rank {rt.rank} appears twice: {by_rank[rt.rank].path} and {rt.path}")
         by_rank[rt.rank] = rt
-    sigs = {_run_signature(rt): rt for rt in by_rank.values()}
-    if len(sigs) > 1:
-        (s1, a), (s2, b) = list(sigs.items())[:2]
-        what = "world_size" if s1[0] != s2[0] else "process-group config"
-        raise TraceSetError(
-            f"traces come from different runs ({what} differs): {a.path} has {s1[0] if s1[0] != s2[0] else s1[1]}, "
-            f"{b.path} has {s2[0] if s1[0] != s2[0] else s2[1]}"
-        )
-    world = next(iter(sigs))[0]
-    world_size = world if isinstance(world, int) and world > 0 else None
+    world_size = _check_same_run(by_rank)
     if world_size is not None:
         too_big = sorted(r for r in by_rank if r >= world_size)
         if too_big:

@@ -1,0 +1,411 @@
+#!/usr/bin/env python
+"""Benchmark ``tracekit analyze`` against HolisticTraceAnalysis and a bare typed JSON decode.
+
+1. **Generate** large traces from the real ``inductor`` reference pair
+   (tests/data/reference/inductor, else /work/shared/reference_traces/...): the
+   events of the ProfilerStep window (CPU events inside it, plus the GPU
+   kernels/memcpys/memsets and flow events linked to its launches) are repeated
+   N times, each copy shifted by ``k × period`` (period = window plus its GPU
+   tail, identical for both ranks so cross-rank timing is kept), with
+   correlation ids, flow ids, External ids and ``Ev Idx`` offset per copy so every
+   link stays unique, and ``ProfilerStep#N`` renumbered. Pre-window kernels,
+   metadata and the header (``distributedInfo`` ...) are kept once. N is picked so
+   each rank's uncompressed JSON is about ``--size-mb`` (default 70). Files are
+   cached in ``.bench/`` (git-ignored); ``--keep`` keeps them, otherwise they are
+   deleted at the end.
+2. **Measure** each contender in a fresh subprocess:
+
+   - ``tracekit``: ``tracekit.analyze(tracekit.load(dir))`` (what ``tracekit analyze``
+     runs before rendering; the loader's process pool included);
+   - ``hta``: ``TraceAnalysis(trace_files={rank: path}, trace_dir=dir)`` +
+     ``get_comm_comp_overlap(visualize=False)``, with ``HTA_DISABLE_NS_ROUNDING=1``;
+   - ``bare-decode``: read each file and ``msgspec.json.decode`` it into a minimal
+     typed Struct (ph, cat, name, ts, dur, a few args): the floor for any loader.
+
+   Wall time is measured by the parent around the whole subprocess (interpreter
+   start and imports included); the worker also reports its own phases. Peak
+   memory is reported two ways: ``rss_tree`` samples (every 20 ms, psutil) the
+   summed RSS of the worker and all its descendants (process pools included; pages
+   shared after fork are counted once per process, so this over-counts a little),
+   and ``maxrss`` is ``ru_maxrss`` from ``wait4`` (the largest single process).
+
+Usage::
+
+    python benchmarks/bench_analyze.py                      # 2 × ~70 MB, all contenders
+    python benchmarks/bench_analyze.py --repeat 3 --json out.json
+    python benchmarks/bench_analyze.py --size-mb 10 --skip-hta
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import math
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+REPO = Path(__file__).resolve().parent.parent
+REF_DIRS = (REPO / "tests" / "data" / "reference" / "inductor",
+            Path("/work/shared/reference_traces/h200x2_mlp16_fp32/inductor"))
+GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
+LAUNCH_CATS = {"cuda_runtime", "cuda_driver"}
+STEP = "ProfilerStep#"
+
+
+# ---------------------------------------------------------------------------------------------
+# generation
+# ---------------------------------------------------------------------------------------------
+
+def _ref_dir() -> Path:
+    for d in REF_DIRS:
+        if (d / "rank0.trace.json.gz").exists():
+            return d
+    sys.exit("no reference traces found (tests/data/reference/inductor)")
+
+
+def _load_ref(path: Path) -> dict[str, Any]:
+    import orjson
+
+    return orjson.loads(gzip.decompress(path.read_bytes()))
+
+
+def _window(doc: dict[str, Any]) -> dict[str, Any]:
+    """Split one rank's events into the replicated window and the rest."""
+    ev = doc["traceEvents"]
+    steps = [e for e in ev if e.get("cat") == "user_annotation" and str(e.get("name", "")).startswith(STEP)]
+    w0 = min(e["ts"] for e in steps)
+    w1 = max(e["ts"] + e["dur"] for e in steps)
+    in_win = [e for e in ev if e.get("ph") != "M" and "ts" in e and w0 <= e["ts"] < w1
+              and e.get("cat") not in GPU_CATS and e.get("cat") not in ("ac2g", "gpu_user_annotation")]
+    win_corr = {e["args"]["correlation"] for e in in_win
+                if e.get("cat") in LAUNCH_CATS and "correlation" in (e.get("args") or {})}
+    win_ext = {e["args"]["External id"] for e in in_win if "External id" in (e.get("args") or {})}
+    rep: list[dict[str, Any]] = []
+    for e in ev:
+        cat, a = e.get("cat"), e.get("args") or {}
+        if cat in GPU_CATS:
+            take = a.get("correlation") in win_corr
+        elif cat == "ac2g":
+            take = e.get("id") in win_corr
+        elif cat == "gpu_user_annotation":
+            take = a.get("External id") in win_ext
+        else:
+            take = e.get("ph") != "M" and "ts" in e and w0 <= e["ts"] < w1
+        if take:
+            rep.append(e)
+    rep_ids = {id(e) for e in rep}
+    rest = [e for e in ev if id(e) not in rep_ids]
+    end = max(e["ts"] + e.get("dur", 0.0) for e in rep)
+
+    def mx(vals: Any) -> int:
+        return max((v for v in vals if isinstance(v, int)), default=0) + 1
+
+    return {
+        "rep": rep, "rest": rest, "w0": w0, "end": end,
+        "n_steps": len({e["name"] for e in steps}),
+        "corr": mx((e.get("args") or {}).get("correlation") for e in ev) + mx(e.get("id") for e in ev if e.get("cat") == "ac2g"),
+        "ext": mx((e.get("args") or {}).get("External id") for e in ev),
+        "flow": mx(e.get("id") for e in ev if e.get("cat") != "ac2g"),
+        "evidx": mx((e.get("args") or {}).get("Ev Idx") for e in ev),
+        "seq": mx((e.get("args") or {}).get("Sequence number") for e in ev),
+    }
+
+
+def _shift(e: dict[str, Any], k: int, dt: float, w: dict[str, Any]) -> dict[str, Any]:
+    c = dict(e)
+    c["ts"] = round(e["ts"] + dt, 3)
+    if "id" in e and isinstance(e["id"], int):
+        c["id"] = e["id"] + k * (w["corr"] if e.get("cat") == "ac2g" else w["flow"])
+    name = e.get("name")
+    if isinstance(name, str) and name.startswith(STEP) and name[len(STEP):].isdigit():
+        c["name"] = f"{STEP}{int(name[len(STEP):]) + k * w['n_steps']}"
+    a = e.get("args")
+    if a:
+        a = dict(a)
+        for key, off in (("correlation", w["corr"]), ("External id", w["ext"]), ("Ev Idx", w["evidx"]),
+                         ("Sequence number", w["seq"])):
+            v = a.get(key)
+            if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+                a[key] = v + k * off
+        c["args"] = a
+    return c
+
+
+def generate(out_dir: Path, size_mb: float) -> dict[str, Any]:
+    """Write rank0.trace.json / rank1.trace.json of about ``size_mb`` MB each into ``out_dir``."""
+    import orjson
+
+    t0 = time.perf_counter()
+    ref = _ref_dir()
+    docs = {r: _load_ref(ref / f"rank{r}.trace.json.gz") for r in (0, 1)}
+    wins = {r: _window(d) for r, d in docs.items()}
+    period = max(w["end"] - w["w0"] for w in wins.values())
+    period = math.ceil(period + 100.0)  # a 100 µs gap between copies, whole µs
+    # size of one copy, from the encoded replicated events
+    per_copy = max(len(orjson.dumps(w["rep"])) for w in wins.values())
+    base = max(len(orjson.dumps(d)) for d in docs.values())
+    copies = max(1, math.ceil((size_mb * 1e6 - base) / per_copy) + 1)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    sizes = {}
+    for r, doc in docs.items():
+        w = wins[r]
+        path = out_dir / f"rank{r}.trace.json"
+        header = {k: v for k, v in doc.items() if k != "traceEvents"}
+        with open(path, "wb") as fh:
+            fh.write(orjson.dumps(header)[:-1] + b',"traceEvents":[')
+            fh.write(orjson.dumps(w["rest"])[1:-1])
+            for k in range(copies):
+                chunk = w["rep"] if k == 0 else [_shift(e, k, k * period, w) for e in w["rep"]]
+                fh.write(b"," + orjson.dumps(chunk)[1:-1])
+            fh.write(b"]}")
+        sizes[r] = path.stat().st_size
+    info = {"copies": copies, "steps_per_rank": copies * wins[0]["n_steps"], "period_us": period,
+            "events_per_rank": {r: len(wins[r]["rest"]) + copies * len(wins[r]["rep"]) for r in wins},
+            "bytes": sizes, "generate_s": round(time.perf_counter() - t0, 2), "source": str(ref)}
+    (out_dir / "bench_info.txt").write_text(json.dumps(info, indent=1))  # not a trace (.txt)
+    return info
+
+
+class BareArgs(msgspec.Struct):
+    correlation: int = -1
+    external_id: int = msgspec.field(default=-1, name="External id")
+    stream: int = -1
+
+
+class BareEv(msgspec.Struct):
+    ph: str = ""
+    cat: str = ""
+    name: str = ""
+    ts: float = 0.0
+    dur: float = 0.0
+    args: BareArgs | None = None
+
+
+class BareDoc(msgspec.Struct):
+    """Minimal typed schema: the bare-decode floor."""
+
+    traceEvents: list[BareEv]  # noqa: N815
+
+
+# ---------------------------------------------------------------------------------------------
+# workers (run in a fresh interpreter: `bench_analyze.py --worker NAME DIR`)
+# ---------------------------------------------------------------------------------------------
+
+def _files(d: Path) -> list[Path]:
+    return sorted(d.glob("rank*.trace.json"))
+
+
+def worker(name: str, d: Path) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    out: dict[str, Any] = {}
+    if name == "tracekit":
+        import tracekit
+        from tracekit.analyses import run as _run  # noqa: F401 - count the analysis imports too
+
+        t1 = time.perf_counter()
+        ts = tracekit.load(d)
+        t2 = time.perf_counter()
+        res = tracekit.analyze(ts)
+        t3 = time.perf_counter()
+        out = {"import_s": t1 - t0, "load_s": t2 - t1, "analyze_s": t3 - t2,
+               "overlap_pct": [round(float(x), 2) for x in res.ranks["overlap_pct"]],
+               "steps": int(res.ranks["steps"].iloc[0])}
+    elif name == "hta":
+        os.environ["HTA_DISABLE_NS_ROUNDING"] = "1"
+        import logging
+
+        logging.getLogger("hta").setLevel(logging.ERROR)
+        from hta.trace_analysis import TraceAnalysis
+
+        t1 = time.perf_counter()
+        files = {int(p.name[4:p.name.index(".")]): str(p) for p in _files(d)}
+        ta = TraceAnalysis(trace_files=files, trace_dir=str(d))
+        t2 = time.perf_counter()
+        ov = ta.get_comm_comp_overlap(visualize=False)
+        t3 = time.perf_counter()
+        out = {"import_s": t1 - t0, "load_s": t2 - t1, "analyze_s": t3 - t2,
+               "overlap_pct": [round(float(x), 2) for x in ov["comp_comm_overlap_pctg"]]}
+    elif name == "bare-decode":
+        dec = msgspec.json.Decoder(BareDoc)
+        t1 = time.perf_counter()
+        n = 0
+        for p in _files(d):
+            doc = dec.decode(p.read_bytes())
+            n += len(doc.traceEvents)
+            del doc
+        t2 = time.perf_counter()
+        out = {"import_s": t1 - t0, "load_s": t2 - t1, "analyze_s": 0.0, "events": n}
+    elif name == "tracekit-cli":
+        from tracekit.cli import main
+
+        try:
+            main(["analyze", str(d), "-o", os.devnull], standalone_mode=False)
+        except SystemExit as e:
+            if e.code:
+                raise
+    else:
+        raise SystemExit(f"unknown worker {name}")
+    out["worker_total_s"] = time.perf_counter() - t0
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# measurement
+# ---------------------------------------------------------------------------------------------
+
+def _tree_rss(pid: int) -> int:
+    import psutil
+
+    try:
+        p = psutil.Process(pid)
+        procs = [p, *p.children(recursive=True)]
+    except psutil.Error:
+        return 0
+    total = 0
+    for q in procs:
+        try:
+            total += q.memory_info().rss
+        except psutil.Error:
+            pass
+    return total
+
+
+def measure(name: str, d: Path) -> dict[str, Any]:
+    """Run one contender in a fresh interpreter; wall time, peak tree RSS, ru_maxrss."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", name, str(d)]
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    peak = [0]
+    done = threading.Event()
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+
+    def sample() -> None:
+        while not done.is_set():
+            peak[0] = max(peak[0], _tree_rss(proc.pid))
+            done.wait(0.02)
+
+    th = threading.Thread(target=sample, daemon=True)
+    th.start()
+    # drain pipes in threads so the worker never blocks on a full pipe
+    bufs: dict[str, bytes] = {}
+    readers = [threading.Thread(target=lambda k=k, f=f: bufs.__setitem__(k, f.read()), daemon=True)
+               for k, f in (("out", proc.stdout), ("err", proc.stderr))]
+    for r in readers:
+        r.start()
+    _, status, ru = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    done.set()
+    th.join()
+    for r in readers:
+        r.join()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        err = bufs.get("err", b"").decode(errors="replace")[-3000:]
+        return {"name": name, "error": f"exit {proc.returncode}: {err}"}
+    lines = [ln for ln in bufs.get("out", b"").decode().splitlines() if ln.startswith("BENCH_RESULT ")]
+    inner = json.loads(lines[-1][len("BENCH_RESULT "):]) if lines else {}
+    return {"name": name, "wall_s": wall, "rss_tree_mb": peak[0] / 2**20,
+            "maxrss_mb": ru.ru_maxrss / 1024.0, **inner}
+
+
+def _fmt(x: Any, spec: str) -> str:
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, spec)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size-mb", type=float, default=70.0, help="target size of each rank's JSON (default 70)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per contender; the best (min time) is reported")
+    ap.add_argument("--keep", action="store_true", help="keep the generated traces in the cache dir")
+    ap.add_argument("--skip-hta", action="store_true", help="do not run HTA")
+    ap.add_argument("--cli", action="store_true", help="also time the full `tracekit analyze` CLI (with rendering)")
+    ap.add_argument("--cache-dir", type=Path, default=REPO / ".bench")
+    ap.add_argument("--json", type=Path, default=None, help="write all results to this JSON file")
+    ap.add_argument("--worker", nargs=2, metavar=("NAME", "DIR"), help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+
+    if a.worker:
+        res = worker(a.worker[0], Path(a.worker[1]))
+        print("BENCH_RESULT " + json.dumps(res), flush=True)
+        return 0
+
+    d = a.cache_dir / f"inductor_x2_{int(a.size_mb)}mb"
+    info_path = d / "bench_info.txt"
+    if info_path.exists() and len(_files(d)) == 2:
+        info = json.loads(info_path.read_text())
+        print(f"using cached traces in {d}")
+    else:
+        print(f"generating 2 × ~{a.size_mb:g} MB traces in {d} ...", flush=True)
+        info = generate(d, a.size_mb)
+    mb = {r: b / 1e6 for r, b in info["bytes"].items()}
+    print(f"  {info['copies']} copies of the 3-step window -> {info['steps_per_rank']} steps/rank, "
+          f"events/rank {info['events_per_rank']}, sizes MB {json.dumps({k: round(v, 1) for k, v in mb.items()})}, "
+          f"generated in {info['generate_s']} s")
+
+    names = ["tracekit", "bare-decode"] + ([] if a.skip_hta else ["hta"]) + (["tracekit-cli"] if a.cli else [])
+    best: dict[str, dict[str, Any]] = {}
+    runs: list[dict[str, Any]] = []
+    for i in range(a.repeat):
+        for n in names:
+            r = measure(n, d)
+            r["repeat"] = i
+            runs.append(r)
+            if "error" in r:
+                print(f"  {n}: FAILED {r['error'][:500]}", file=sys.stderr)
+                continue
+            if n not in best or r["wall_s"] < best[n]["wall_s"]:
+                best[n] = r
+            print(f"  [{i + 1}/{a.repeat}] {n}: {r['wall_s']:.2f} s, tree RSS {r['rss_tree_mb']:.0f} MB", flush=True)
+
+    tk, hta, bare = best.get("tracekit"), best.get("hta"), best.get("bare-decode")
+    print()
+    print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
+          f"best of {a.repeat}; input 2 ranks × {sum(mb.values()) / 2:.1f} MB JSON")
+    hdr = f"{'contender':<13} {'wall s':>8} {'import s':>8} {'load s':>8} {'analyze s':>9} " \
+          f"{'RSS tree MB':>11} {'maxRSS MB':>9} {'× HTA time':>10} {'× HTA mem':>9} {'× bare time':>11}"
+    print(hdr)
+    print("-" * len(hdr))
+    for n in names:
+        r = best.get(n)
+        if not r:
+            print(f"{n:<13} failed")
+            continue
+        vs_hta_t = r["wall_s"] / hta["wall_s"] if hta else None
+        vs_hta_m = r["rss_tree_mb"] / hta["rss_tree_mb"] if hta else None
+        vs_bare = r["wall_s"] / bare["wall_s"] if bare else None
+        print(f"{n:<13} {r['wall_s']:>8.2f} {_fmt(r.get('import_s'), '8.2f'):>8} {_fmt(r.get('load_s'), '8.2f'):>8} "
+              f"{_fmt(r.get('analyze_s'), '9.2f'):>9} {r['rss_tree_mb']:>11.0f} {r['maxrss_mb']:>9.0f} "
+              f"{_fmt(vs_hta_t, '10.3f'):>10} {_fmt(vs_hta_m, '9.3f'):>9} {_fmt(vs_bare, '11.2f'):>11}")
+    summary: dict[str, Any] = {}
+    if tk and hta:
+        summary["speedup_vs_hta"] = hta["wall_s"] / tk["wall_s"]
+        summary["mem_fraction_of_hta"] = tk["rss_tree_mb"] / hta["rss_tree_mb"]
+        print(f"\ntracekit vs HTA: {summary['speedup_vs_hta']:.1f}× faster (target ≥ 15×), "
+              f"{summary['mem_fraction_of_hta']:.2f} of HTA's peak RSS (target ≤ 0.33)")
+        print(f"overlap %: tracekit {tk.get('overlap_pct')}, HTA {hta.get('overlap_pct')}")
+    if tk and bare:
+        summary["vs_bare_decode"] = tk["wall_s"] / bare["wall_s"]
+        summary["vs_bare_decode_work"] = (tk["load_s"] + tk["analyze_s"]) / bare["load_s"]
+        print(f"tracekit vs bare typed decode: {summary['vs_bare_decode']:.2f}× the wall time (target ≤ 3×); "
+              f"load+analyze / decode only: {summary['vs_bare_decode_work']:.2f}×")
+    if a.json:
+        a.json.write_text(json.dumps({"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                                                  "platform": platform.platform()},
+                                      "input": info, "best": best, "runs": runs, "summary": summary}, indent=1))
+    if not a.keep:
+        shutil.rmtree(d, ignore_errors=True)
+    return 0 if all(n in best for n in names) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,343 @@
+"""Bad inputs: each raises a TracekitError subclass whose one-line message names the file and the problem.
+
+The second half drives ``tracekit analyze`` through click's CliRunner: exit code 2,
+one ``error: ...`` line naming the file, never a traceback.
+"""
+
+from __future__ import annotations
+
+import gzip
+import warnings
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tracekit.analyses.run import analyze
+from tracekit.errors import TraceInputError, TracekitError, TraceSetError
+from tracekit.traces.loader import TraceLoadWarning, load
+
+try:
+    from tests.tracebuilder import TraceBuilder
+except ImportError:  # tests/ not a package
+    from tracebuilder import TraceBuilder
+
+
+def good(path: Path, rank: int = 0, world_size: int = 1, **kw) -> Path:
+    tb = TraceBuilder(rank=rank, world_size=world_size, **kw)
+    tb.step(1, 0, 100)
+    tb.kernel("gemm", 10, 20, launch_at_us=5)
+    tb.nccl_allreduce(40, 10, launch_at_us=30, nelems=1000)
+    return tb.write(path)
+
+
+def one_line(msg: str) -> str:
+    assert "\n" not in msg.strip(), f"message is not one line: {msg!r}"
+    return msg
+
+
+def expect_input_error(path_arg, bad_file: Path, *problem_words: str, **load_kw) -> TraceInputError:
+    with pytest.raises(TraceInputError) as ei:
+        load(path_arg, **load_kw)
+    msg = one_line(str(ei.value))
+    assert isinstance(ei.value, TracekitError)
+    assert str(bad_file) in msg
+    for w in problem_words:
+        assert w in msg, f"{w!r} not in {msg!r}"
+    return ei.value
+
+
+# -- one file -----------------------------------------------------------------------------------
+# Each maker writes a broken file into the directory and returns (path, words the message must hold).
+def _truncated_json(d):
+    p = good(d / "rank0.json")
+    raw = p.read_bytes()
+    p.write_bytes(raw[: len(raw) // 2])
+    return p, ["truncated JSON"]
+
+
+def _corrupt_gzip(d):
+    p = good(d / "rank0.json.gz")
+    raw = bytearray(p.read_bytes())
+    mid = len(raw) // 2
+    raw[mid:mid + 16] = bytes(b ^ 0xFF for b in raw[mid:mid + 16])
+    p.write_bytes(bytes(raw))
+    return p, ["corrupt gzip"]
+
+
+def _truncated_gzip(d):
+    p = good(d / "rank0.json.gz")
+    raw = p.read_bytes()
+    p.write_bytes(raw[: len(raw) // 2])
+    return p, ["truncated gzip"]
+
+
+def _gz_name_not_gzip(d):
+    p = d / "rank0.json.gz"
+    p.write_bytes(b'{"traceEvents": []}')
+    return p, ["not gzip"]
+
+
+def _not_json(d):
+    p = d / "rank0.json"
+    p.write_text("this is not JSON at all\n")
+    return p, ["not valid JSON"]
+
+
+def _empty_file(d):
+    p = d / "rank0.json"
+    p.write_bytes(b"")
+    return p, ["empty file"]
+
+
+def _json_array(d):
+    p = d / "rank0.json"
+    p.write_text("[1, 2, 3]")
+    return p, ["not a Chrome trace"]
+
+
+def _no_trace_events(d):
+    p = d / "rank0.json"
+    p.write_text('{"schemaVersion": 1, "distributedInfo": {"rank": 0, "world_size": 1}}')
+    return p, ["traceEvents"]
+
+
+def _trace_events_not_list(d):
+    p = d / "rank0.json"
+    p.write_text('{"traceEvents": 5}')
+    return p, ["'traceEvents' is not a list"]
+
+
+def _event_not_object(d):
+    p = d / "rank0.json"
+    p.write_text('{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1}, 7]}')
+    return p, ["traceEvents[1]"]
+
+
+def _empty_trace_events(d):
+    p = d / "rank0.json"
+    p.write_text('{"traceEvents": []}')
+    return p, ["'traceEvents' is empty"]
+
+
+def _nan_dur(d):
+    tb = TraceBuilder(rank=0, world_size=1)
+    tb.step(1, 0, 100)
+    tb.kernel("gemm_nan", 10, float("nan"), launch_at_us=5)
+    p = tb.write(d / "rank0.json")
+    assert b'"dur": NaN' in p.read_bytes()  # the literal torch can write
+    return p, ["NaN or negative 'dur'", "gemm_nan"]
+
+
+def _negative_dur(d):
+    tb = TraceBuilder(rank=0, world_size=1)
+    tb.step(1, 0, 100)
+    tb.kernel("gemm_neg", 10, -3.5, launch_at_us=5)
+    return tb.write(d / "rank0.json.gz"), ["NaN or negative 'dur'", "gemm_neg"]
+
+
+def _nan_ts(d):
+    tb = TraceBuilder(rank=0, world_size=1)
+    tb.raw({"ph": "X", "cat": "kernel", "name": "k_nan_ts", "pid": 0, "tid": 7, "ts": float("nan"), "dur": 1.0})
+    return tb.write(d / "rank0.json"), ["'ts'", "k_nan_ts"]
+
+
+BROKEN = {
+    "truncated_json": _truncated_json, "corrupt_gzip": _corrupt_gzip, "truncated_gzip": _truncated_gzip,
+    "gz_name_not_gzip": _gz_name_not_gzip, "not_json": _not_json, "empty_file": _empty_file,
+    "json_array": _json_array, "no_trace_events": _no_trace_events,
+    "trace_events_not_list": _trace_events_not_list, "event_not_object": _event_not_object,
+    "empty_trace_events": _empty_trace_events, "nan_dur": _nan_dur, "negative_dur": _negative_dur,
+    "nan_ts": _nan_ts,
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_broken_file(tmp_path, case):
+    p, words = BROKEN[case](tmp_path)
+    expect_input_error(p, p, *words)           # the file itself
+    expect_input_error(tmp_path, p, *words)    # its directory
+
+
+def test_missing_path(tmp_path):
+    p = tmp_path / "no_such_run"
+    expect_input_error(p, p, "no such file or directory")
+
+
+def test_empty_directory(tmp_path):
+    expect_input_error(tmp_path, tmp_path, "no *.json or *.json.gz")
+
+
+def test_directory_without_trace_files(tmp_path):
+    (tmp_path / "notes.txt").write_text("hello")
+    (tmp_path / "run.json").write_text("{}")   # a manifest is not a trace
+    expect_input_error(tmp_path, tmp_path, "no *.json or *.json.gz")
+
+
+# -- several files ------------------------------------------------------------------------------
+def test_duplicate_ranks_names_both_files(tmp_path):
+    a = good(tmp_path / "a.json.gz", rank=0, world_size=2)
+    b = good(tmp_path / "b.json.gz", rank=0, world_size=2)
+    with pytest.raises(TraceSetError) as ei:
+        load(tmp_path)
+    msg = one_line(str(ei.value))
+    assert "rank 0" in msg and str(a) in msg and str(b) in msg
+
+
+def test_mixed_runs_world_size(tmp_path):
+    a = good(tmp_path / "rank0.json.gz", rank=0, world_size=2)
+    b = good(tmp_path / "rank1.json.gz", rank=1, world_size=4)
+    with pytest.raises(TraceSetError) as ei:
+        load(tmp_path)
+    msg = one_line(str(ei.value))
+    assert "world_size" in msg and str(a) in msg and str(b) in msg
+
+
+def test_mixed_runs_process_groups(tmp_path):
+    good(tmp_path / "rank0.json.gz", rank=0, world_size=2)
+    other_pg = [{"pg_name": "0", "pg_desc": "default_pg", "backend_config": "cuda:nccl", "pg_size": 2,
+                 "ranks": [1, 0, 5]}]
+    b = good(tmp_path / "rank1.json.gz", rank=1, world_size=2, pg_config=other_pg)
+    with pytest.raises(TraceSetError) as ei:
+        load(tmp_path)
+    msg = one_line(str(ei.value))
+    assert "process-group config" in msg and str(b) in msg
+
+
+def test_subgroups_are_not_mixed_runs(tmp_path):
+    for r in range(4):
+        mine = [0, 1] if r < 2 else [2, 3]
+        pgs = [{"pg_name": "0", "pg_desc": "default_pg", "backend_config": "cuda:nccl", "pg_size": 4,
+                "ranks": [0, 1, 2, 3]},
+               {"pg_name": "1" if r < 2 else "2", "pg_desc": "tp", "backend_config": "cuda:nccl", "pg_size": 2,
+                "ranks": mine}]
+        good(tmp_path / f"rank{r}.json.gz", rank=r, world_size=4, pg_config=pgs)
+    assert sorted(load(tmp_path).ranks) == [0, 1, 2, 3]
+
+
+def test_rank_out_of_range(tmp_path):
+    good(tmp_path / "rank0.json.gz", rank=0, world_size=2)
+    b = good(tmp_path / "rank5.json.gz", rank=5, world_size=2)
+    with pytest.raises(TraceSetError) as ei:
+        load(tmp_path)
+    msg = one_line(str(ei.value))
+    assert "[5]" in msg and str(b) in msg
+
+
+def test_missing_ranks_warn_and_analysis_proceeds(tmp_path):
+    good(tmp_path / "rank0.json.gz", rank=0, world_size=4)
+    good(tmp_path / "rank2.json.gz", rank=2, world_size=4)
+    with pytest.warns(TraceLoadWarning, match=r"rank\(s\) \[1, 3\]"):
+        ts = load(tmp_path)
+    assert sorted(ts.ranks) == [0, 2] and ts.missing_ranks == [1, 3]
+    res = analyze(ts)
+    assert res.meta["missing_ranks"] == [1, 3]
+    assert res.ranks["rank"].tolist() == [0, 2]
+    assert res.ranks["compute_us"].tolist() == [20, 20]
+
+
+def test_skip_bad_keeps_the_good_rank(tmp_path):
+    good(tmp_path / "rank0.json.gz", rank=0, world_size=2)
+    bad = good(tmp_path / "rank1.json.gz", rank=1, world_size=2)
+    bad.write_bytes(bad.read_bytes()[:50])
+    with pytest.warns(TraceLoadWarning) as rec:
+        ts = load(tmp_path, skip_bad=True)
+    msgs = [str(w.message) for w in rec]
+    assert any("skipped" in m and str(bad) in m for m in msgs), msgs
+    assert sorted(ts.ranks) == [0]
+    assert [p for p, _ in ts.skipped] == [str(bad)]
+    assert "truncated gzip" in ts.skipped[0][1]
+    res = analyze(ts)
+    assert res.meta["skipped_files"] == [{"path": str(bad), "problem": ts.skipped[0][1]}]
+    assert res.ranks["rank"].tolist() == [0]
+
+
+def test_without_skip_bad_the_bad_file_is_named(tmp_path):
+    good(tmp_path / "rank0.json.gz", rank=0, world_size=2)
+    bad = tmp_path / "rank1.json.gz"
+    bad.write_bytes(gzip.compress(b"{not json"))
+    expect_input_error(tmp_path, bad, "not valid JSON")
+
+
+def test_skip_bad_with_nothing_left(tmp_path):
+    a, b = tmp_path / "rank0.json", tmp_path / "rank1.json"
+    a.write_text("nope")
+    b.write_text('{"traceEvents": []}')
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TraceLoadWarning)
+        with pytest.raises(TraceSetError) as ei:
+            load(tmp_path, skip_bad=True)
+    msg = one_line(str(ei.value))
+    assert str(a) in msg and str(b) in msg
+
+
+def test_bad_file_with_parallel_workers(tmp_path):
+    good(tmp_path / "rank0.json.gz", rank=0, world_size=2)
+    bad = tmp_path / "rank1.json"
+    bad.write_text("nope")
+    expect_input_error(tmp_path, bad, "not valid JSON", workers=2)
+
+
+# -- CLI ------------------------------------------------------------------------------------
+def cli(*args: str):
+    from tracekit.cli import main
+
+    return CliRunner().invoke(main, ["analyze", *map(str, args)])
+
+
+def assert_cli_error(result, *needles: str) -> str:
+    out = result.output
+    assert "Traceback" not in out, out
+    assert result.exit_code == 2, (result.exit_code, out)
+    lines = out.strip().splitlines()
+    assert len(lines) == 1, out
+    assert lines[0].startswith("error:"), out
+    for n in needles:
+        assert n in lines[0], (n, out)
+    return lines[0]
+
+
+@pytest.mark.parametrize("case", ["truncated_json", "corrupt_gzip", "truncated_gzip", "not_json",
+                                  "no_trace_events", "empty_trace_events", "nan_dur", "negative_dur"])
+def test_cli_broken_file(tmp_path, case):
+    p, words = BROKEN[case](tmp_path)
+    assert_cli_error(cli(p), p.name, *words)
+
+
+def test_cli_missing_path(tmp_path):
+    assert_cli_error(cli(tmp_path / "no_such_run"), "no_such_run", "no such file")
+
+
+def test_cli_empty_directory(tmp_path):
+    d = tmp_path / "empty_run"
+    d.mkdir()
+    assert_cli_error(cli(d), "empty_run")
+
+
+def test_cli_duplicate_ranks(tmp_path):
+    good(tmp_path / "first.json.gz", rank=0, world_size=2)
+    good(tmp_path / "second.json.gz", rank=0, world_size=2)
+    assert_cli_error(cli(tmp_path), "first.json.gz", "second.json.gz")
+
+
+def test_cli_mixed_runs(tmp_path):
+    good(tmp_path / "rank0.json.gz", rank=0, world_size=2)
+    good(tmp_path / "rank1.json.gz", rank=1, world_size=4)
+    assert_cli_error(cli(tmp_path), "rank0.json.gz", "rank1.json.gz", "world_size")
+
+
+def test_cli_skip_bad(tmp_path):
+    good(tmp_path / "rank0.json.gz", rank=0, world_size=2)
+    bad = tmp_path / "rank1.json.gz"
+    bad.write_bytes(b"\x1f\x8b garbage")
+    r = CliRunner().invoke(__import__("tracekit.cli", fromlist=["main"]).main,
+                           ["analyze", str(tmp_path), "--skip-bad", "--format", "json"])
+    assert "Traceback" not in r.output, r.output
+    assert r.exit_code == 0, r.output
+    warn = [ln for ln in r.output.splitlines() if ln.startswith("warning:")]
+    assert any("rank1.json.gz" in ln for ln in warn), r.output
+
+
+def test_cli_debug_shows_the_exception(tmp_path):
+    r = cli(tmp_path / "no_such_run", "--debug")
+    assert isinstance(r.exception, TraceInputError), (r.exception, r.output)

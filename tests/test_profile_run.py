@@ -1,0 +1,133 @@
+"""Real multi-process runs on CPU (gloo): what CI can check of `tracekit profile`."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+REPO = Path(__file__).resolve().parents[1]
+SMALL = ["--width", "512", "--depth", "4", "--batch-size", "8", "--warmup", "2", "--steps", "3",
+         "--profile-wait", "0", "--profile-warmup", "1", "--profile-steps", "2", "--timeout", "60"]
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "SLURM_PROCID",
+                        "TRACEKIT_TEST_FAIL_RANK", "TRACEKIT_TEST_FAIL_AT")}
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(extra)
+    return env
+
+
+def _profile(out: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 150):
+    cmd = [sys.executable, "-m", "tracekit", "profile", "--out", str(out), *SMALL, *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env or _env(), cwd=REPO)
+
+
+def _load_trace(path: Path) -> dict:
+    with gzip.open(path, "rt") as fh:
+        return json.load(fh)
+
+
+def _names(trace: dict) -> set[str]:
+    return {e.get("name", "") for e in trace["traceEvents"]}
+
+
+def _orphans(marker: str) -> list[int]:
+    """PIDs of live processes whose environment mentions ``marker`` (our unique run folder)."""
+    found = []
+    for p in Path("/proc").iterdir():
+        if not p.name.isdigit() or int(p.name) == os.getpid():
+            continue
+        try:
+            if marker.encode() in (p / "environ").read_bytes():
+                found.append(int(p.name))
+        except OSError:
+            continue
+    return found
+
+
+def _check_run(out: Path, world: int) -> dict:
+    m = json.loads((out / "run.json").read_text())
+    assert m["schema_version"] == 1 and m["run"]["world_size"] == world
+    assert m["run"]["device"] == "cpu" and m["run"]["backend"] == "gloo"
+    assert [t["rank"] for t in m["traces"]] == list(range(world))
+    for t in m["traces"]:
+        trace = _load_trace(out / t["file"])
+        names = _names(trace)
+        assert {"tracekit.forward", "tracekit.backward", "tracekit.optimizer"} <= names
+        if world > 1:
+            assert "gloo:all_reduce" in names  # DDP's allreduce, as a user annotation
+    overall = m["timings"]["overall"]
+    assert overall["steps"] == 3 and overall["sec_per_iter"]["p50"] > 0
+    assert set(overall["sec_per_iter"]) == {"p50", "p75", "p90", "p95"}
+    assert len(m["timings"]["per_rank"]) == world
+    assert m["versions"]["torch"] and m["versions"]["python"]
+    assert len(m["hardware"]["ranks"]) == world
+    return m
+
+
+def test_eager_ddp_two_ranks(tmp_path: Path) -> None:
+    out = tmp_path / "eager"
+    r = _profile(out, "--nproc", "2")
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "no CUDA GPU" in r.stderr or "notice" in r.stderr or r.returncode == 0
+    m = _check_run(out, 2)
+    assert m["compile"]["per_rank"][0]["enabled"] is False
+    assert m["buckets"]["reducer"]["bucket_sizes_bytes"]
+    assert "p50" in r.stdout and str(out) in r.stdout
+
+
+def test_aot_eager_graph_break_two_ranks(tmp_path: Path) -> None:
+    out = tmp_path / "gb"
+    r = _profile(out, "--nproc", "2", "--dynamo", "aot_eager", "--graph-break-at", "1", "--bucket-cap-mb", "1")
+    assert r.returncode == 0, r.stderr[-3000:]
+    m = _check_run(out, 2)
+    for c in m["compile"]["per_rank"]:
+        assert c["backend"] == "aot_eager" and c["optimize_ddp"] == "ddp_optimizer"
+        assert c["graph_count"] == 2  # one graph on each side of the break
+        gb = c["graph_breaks"]
+        assert gb["model"] == 1 and gb["ddp_wrapper"] == 0
+        assert any("graph_break()" in x["reason"] for x in gb["reasons"])
+        # DDPOptimizer split each graph at the 1 MiB buckets: intended, not breaks
+        assert c["ddp_optimizer"]["intended_splits"] >= 2
+        assert c["recompiles"]["count"] == 0 and c["skipped_frames"] == []
+        assert c["compile_time_s"] > 0 and c["compiles_after_warmup"] == 0
+    graphs = m["buckets"]["ddp_optimizer"]
+    assert len(graphs) == 2 and all(b["bytes"] > 0 and b["params"] for g in graphs for b in g["buckets"])
+    assert m["buckets"]["reducer"]["rebuilt_bucket_sizes_bytes"]
+
+
+def test_simulated_torchrun_single_rank(tmp_path: Path, free_port: int) -> None:
+    out = tmp_path / "torchrun"
+    env = _env(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port))
+    r = _profile(out, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    m = _check_run(out, 1)
+    assert m["run"]["launcher"] == "torchrun"
+
+
+@pytest.mark.parametrize("fail_at", ["end", "warmup"])
+def test_failing_rank_exits_cleanly(tmp_path: Path, fail_at: str) -> None:
+    out = tmp_path / f"fail-{fail_at}"
+    t0 = time.monotonic()
+    r = _profile(out, "--nproc", "2", env=_env(TRACEKIT_TEST_FAIL_RANK="1", TRACEKIT_TEST_FAIL_AT=fail_at))
+    assert r.returncode == 1, r.stderr[-3000:]
+    err_lines = [ln for ln in r.stderr.splitlines() if ln.startswith("error:")]
+    assert len(err_lines) == 1, r.stderr[-3000:]
+    assert "rank 1 failed" in err_lines[0] and "injected" in err_lines[0]
+    assert time.monotonic() - t0 < 60  # the healthy rank was not left waiting for the timeout
+    if fail_at == "end":
+        assert (out / "rank0.trace.json.gz").exists()  # other ranks' traces are kept
+        assert "rank0.trace.json.gz" in err_lines[0]
+    assert not (out / "run.json").exists()
+    time.sleep(0.5)
+    assert _orphans(str(out)) == []

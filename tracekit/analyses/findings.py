@@ -1,0 +1,226 @@
+"""Ranked findings: plain-English verdicts with their evidence, most costly first.
+
+Each finding is ``{"code", "severity", "rank", "message", "evidence"}``;
+``evidence["cost_us"]`` is the estimated cost in µs per step (``None`` when it
+cannot be estimated from the traces, e.g. a whole model that ran uncompiled).
+Severity is the cost as a share of the mean step: ≥ :data:`SEVERITY_HIGH_PCT`
+high, ≥ :data:`SEVERITY_MEDIUM_PCT` medium, else low; ``compile_skipped`` is
+always high. A finding that fires on every rank is reported once with
+``rank = None`` (evidence of the costliest rank, ``ranks`` listing them all).
+
+Codes (stable): ``allreduce_after_backward``, ``rank_waiting``, ``graph_break``,
+``compile_skipped``, ``exposed_first_bucket``, ``exposed_last_bucket``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tracekit.analyses.timeline import rank_compile_facts
+
+#: share of a rank's backward allreduces that must start after its last backward
+#: compute kernel: "nearly all", so one late bucket in an overlapped run never fires
+AFTER_BACKWARD_SHARE = 0.9
+#: a rank "waits significantly" when this % of its communication kernel time is waiting for a peer
+#: (NCCL kernels spin while peers arrive; below ~20% the skew is launch jitter)
+WAIT_SHARE_PCT = 20.0
+#: ...and the wait is at least this many µs per step (tiny runs have noisy shares)
+WAIT_MIN_US_PER_STEP = 100.0
+#: a bucket is "mostly exposed" when this share of its allreduce overlaps no compute
+EXPOSED_BUCKET_SHARE = 0.5
+#: ...and its exposed time is at least this % of the step (a 16 KB bucket costs nothing)
+EXPOSED_BUCKET_MIN_STEP_PCT = 2.0
+#: severity thresholds: cost as % of the mean step time
+SEVERITY_HIGH_PCT = 10.0
+SEVERITY_MEDIUM_PCT = 3.0
+_SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
+
+
+def _severity(cost_us: float | None, step_us: float) -> str:
+    if cost_us is None or not np.isfinite(step_us) or step_us <= 0:
+        return "high"
+    pct = 100.0 * cost_us / step_us
+    return "high" if pct >= SEVERITY_HIGH_PCT else "medium" if pct >= SEVERITY_MEDIUM_PCT else "low"
+
+
+def _r(x: Any, nd: int = 1) -> Any:
+    return None if x is None or (isinstance(x, float) and not np.isfinite(x)) else round(float(x), nd)
+
+
+def _finding(code: str, rank: int | None, message: str, cost_us: float | None, step_us: float,
+             **evidence: Any) -> dict[str, Any]:
+    ev = {"cost_us": _r(cost_us), "step_us": _r(step_us), **evidence}
+    return {"code": code, "severity": _severity(cost_us, step_us), "rank": rank, "message": message, "evidence": ev}
+
+
+def _step_us(result: Any, rank: int) -> float:
+    s = result.steps
+    v = s.loc[s["rank"] == rank, "step_us"] if len(s) and "rank" in s else pd.Series(dtype=float)
+    return float(v.mean()) if len(v) else float("nan")
+
+
+def allreduce_after_backward(result: Any, timeline: pd.DataFrame, gb: pd.DataFrame,
+                             manifest: dict[str, Any] | None) -> list[dict[str, Any]]:
+    out = []
+    for rank, tl in timeline.groupby("rank") if len(timeline) else []:
+        tl = tl[tl["bwd_compute_end_ns"] >= 0]
+        if tl.empty:
+            continue
+        steps = tl["step"].nunique()
+        n_after, n = int(tl["starts_after_backward"].sum()), len(tl)
+        if n_after < AFTER_BACKWARD_SHARE * n:
+            continue
+        per_step = n / steps
+        cost = float(tl["tail_exposed_us"].sum() / steps)
+        g = gb[gb["rank"] == rank] if len(gb) else gb
+        bwd_sub = float(g["bwd_subgraphs"].median()) if len(g) else 0.0
+        facts = rank_compile_facts(manifest, int(rank))
+        why = ""
+        if bwd_sub == 1:
+            od = facts.get("optimize_ddp")
+            why = (f": the backward ran as one compiled graph (optimize_ddp={od})" if od is not None
+                   else ": the backward ran as one compiled graph (DDPOptimizer off?)")
+        who = "all" if n_after == n else f"{n_after} of"
+        msg = (f"{who} {per_step:.0f} allreduces per step start after backward compute ends{why}; "
+               f"{cost:.0f} µs of communication per step is exposed at the tail")
+        out.append(_finding("allreduce_after_backward", int(rank), msg, cost, _step_us(result, int(rank)),
+                            allreduces_per_step=round(per_step, 1), after_backward=n_after, allreduces=n,
+                            bwd_subgraphs_per_step=bwd_sub, tail_exposed_us=_r(cost)))
+    return out
+
+
+def rank_waiting(result: Any, *_: Any) -> list[dict[str, Any]]:
+    w, r = result.waits, result.ranks
+    if w is None or len(w) == 0 or len(r) == 0:
+        return []
+    out = []
+    for rank, ww in w.groupby("rank"):
+        row = r[r["rank"] == rank]
+        comm = float(row["comm_us"].iloc[0]) if len(row) else float("nan")
+        steps = max(int(ww["step"].nunique()), 1)
+        wait = float(ww["wait_us"].sum())
+        share = 100.0 * wait / comm if comm and np.isfinite(comm) else float("nan")
+        if not (share >= WAIT_SHARE_PCT and wait / steps >= WAIT_MIN_US_PER_STEP):
+            continue
+        waited = ww[~ww["is_straggler"].astype(bool)]
+        inst = result.instances
+        strag = waited.merge(inst[["pg_name", "step", "step_seq", "straggler"]], on=["pg_name", "step", "step_seq"],
+                             how="left", suffixes=("", "_i")) if len(inst) else waited.assign(straggler=np.nan)
+        by = strag.groupby("straggler")["wait_us"].sum().sort_values(ascending=False)
+        straggler = int(by.index[0]) if len(by) else None
+        cost = wait / steps
+        msg = (f"rank {int(rank)} spends {share:.0f}% of its communication time ({cost:.0f} µs per step) "
+               f"waiting for rank {straggler}, which arrives later at the collectives")
+        out.append(_finding("rank_waiting", int(rank), msg, cost, _step_us(result, int(rank)),
+                            wait_share_pct=_r(share), wait_us_per_step=_r(cost), straggler=straggler,
+                            comm_us=_r(comm)))
+    return out
+
+
+def graph_break(result: Any, timeline: pd.DataFrame, gb: pd.DataFrame, manifest: Any) -> list[dict[str, Any]]:
+    out = []
+    for rank, g in gb.groupby("rank") if len(gb) else []:
+        g = g[~g["compile_skipped"].astype(bool)]
+        breaks = float(g["real_breaks"].mean()) if len(g) else 0.0
+        if breaks <= 0:
+            continue
+        cost = float(g["break_cost_us"].mean())
+        reasons = g["break_reasons"].dropna()
+        reason = f"; dynamo's reasons: {reasons.iloc[0]}" if len(reasons) else ""
+        msg = (f"{breaks:.0f} graph break(s) per step split the model into {g['graph_regions'].mean():.0f} compiled "
+               f"regions (DDPOptimizer splits, {g['ddp_splits'].mean():.0f} per step, not counted); estimated "
+               f"cost {cost / max(breaks, 1):.0f} µs of idle GPU per break, {cost / 1000:.2f} ms per step{reason}")
+        out.append(_finding("graph_break", int(rank), msg, cost, _step_us(result, int(rank)),
+                            breaks_per_step=_r(breaks), ddp_splits_per_step=_r(float(g["ddp_splits"].mean())),
+                            cost_per_break_us=_r(cost / breaks), eager_at_breaks_us=_r(float(g["eager_at_breaks_us"].mean())),
+                            reasons=reasons.iloc[0] if len(reasons) else None))
+    return out
+
+
+def compile_skipped(result: Any, timeline: pd.DataFrame, gb: pd.DataFrame, manifest: Any) -> list[dict[str, Any]]:
+    out = []
+    for rank, g in gb.groupby("rank") if len(gb) else []:
+        sk = g[g["compile_skipped"].astype(bool)]
+        if sk.empty:
+            continue
+        facts = rank_compile_facts(manifest, int(rank))
+        why = [f"{s.get('function')}: {s.get('reason')}" for s in facts.get("skipped_frames") or [] if isinstance(s, dict)]
+        src = "run.json asked for torch.compile" if facts.get("enabled") else "the trace shows dynamo cache lookups"
+        msg = (f"compilation was requested ({src}) but no compiled graph ran in {len(sk)} of {len(g)} steps: "
+               f"the model ran eagerly" + (f" (dynamo skipped {'; '.join(why)})" if why else
+                                           " (dynamo skipped the frame; a graph break inside a loop does this)"))
+        out.append(_finding("compile_skipped", int(rank), msg, None, _step_us(result, int(rank)),
+                            steps_skipped=len(sk), steps=len(g), cache_lookups_per_step=_r(float(g["cache_lookups"].mean())),
+                            regions_per_step=_r(float(g["regions"].mean())), compiled_subgraphs=0,
+                            skipped_frames=why or None))
+    return out
+
+
+def _exposed_bucket(code: str, which: str, result: Any, timeline: pd.DataFrame, manifest: Any,
+                    skip_ranks: set[int]) -> list[dict[str, Any]]:
+    out = []
+    for rank, tl in timeline.groupby("rank") if len(timeline) else []:
+        if int(rank) in skip_ranks:
+            continue
+        pick = tl.groupby("step")["bucket"].transform("max" if which == "last" else "min")
+        b = tl[tl["bucket"] == pick]
+        exposed, dur = float(b["exposed_us"].mean()), float(b["dur_us"].mean())
+        step_us = _step_us(result, int(rank))
+        if not (dur > 0 and exposed >= EXPOSED_BUCKET_SHARE * dur
+                and 100.0 * exposed / step_us >= EXPOSED_BUCKET_MIN_STEP_PCT):
+            continue
+        mb = float(b["bytes"].mean()) / 1e6
+        cap = ((manifest or {}).get("buckets") or {}).get("reducer") or {}
+        cap_mb = (cap.get("bucket_cap_bytes") or 0) / 1e6 or None
+        if which == "last":
+            hint = (f"a smaller bucket_cap_mb (now {cap_mb:.0f} MB) shrinks the last bucket" if cap_mb and mb <= cap_mb * 1.05
+                    else "the bucket is larger than bucket_cap_mb: it holds one large parameter, which no bucket "
+                         "size can split" if cap_mb else "a smaller bucket_cap_mb shrinks the last bucket, unless it "
+                         "is one parameter larger than the cap")
+            msg = (f"the last bucket's allreduce ({mb:.1f} MB) is {100 * exposed / dur:.0f}% exposed: {exposed:.0f} µs "
+                   f"per step with no compute to hide behind; {hint}")
+        else:
+            hint = ("a smaller first bucket lets communication start earlier in the backward "
+                    "(DDP caps it at 1 MB by default; bucket_cap_mb sizes the rest)")
+            msg = (f"the first bucket's allreduce ({mb:.1f} MB, ready {float(b['ready_us'].mean()):.0f} µs into the "
+                   f"backward) is {100 * exposed / dur:.0f}% exposed: {exposed:.0f} µs per step; {hint}")
+        out.append(_finding(code, int(rank), msg, exposed, step_us, bucket_mb=_r(mb, 2), exposed_us=_r(exposed),
+                            dur_us=_r(dur), bucket_cap_mb=_r(cap_mb) if cap_mb else None))
+    return out
+
+
+def _collapse(found: list[dict[str, Any]], ranks: list[int]) -> list[dict[str, Any]]:
+    """One finding with rank None for codes that fired on every rank (keep the costliest's text)."""
+    out: list[dict[str, Any]] = []
+    by_code: dict[str, list[dict[str, Any]]] = {}
+    for f in found:
+        by_code.setdefault(f["code"], []).append(f)
+    for code, fs in by_code.items():
+        if code != "rank_waiting" and len(ranks) > 1 and sorted(f["rank"] for f in fs) == sorted(ranks):
+            top = max(fs, key=lambda f: f["evidence"].get("cost_us") or 0.0)
+            out.append({**top, "rank": None, "evidence": {**top["evidence"], "ranks": sorted(ranks),
+                                                          "worst_rank": top["rank"]}})
+        else:
+            out.extend(fs)
+    return out
+
+
+def _sort_key(f: dict[str, Any]) -> tuple[int, float]:
+    c = f["evidence"].get("cost_us")
+    return (_SEVERITY_ORDER.get(f["severity"], 3), -(c if c is not None else float("inf")))
+
+
+def findings(result: Any, timeline: pd.DataFrame, gb: pd.DataFrame, manifest: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """All findings, most costly first (see module doc)."""
+    found = allreduce_after_backward(result, timeline, gb, manifest)
+    after = {f["rank"] for f in found}
+    found += rank_waiting(result)
+    found += graph_break(result, timeline, gb, manifest)
+    found += compile_skipped(result, timeline, gb, manifest)
+    found += _exposed_bucket("exposed_first_bucket", "first", result, timeline, manifest, after)
+    found += _exposed_bucket("exposed_last_bucket", "last", result, timeline, manifest, after)
+    ranks = sorted(int(r) for r in result.meta.get("ranks", [])) if isinstance(result.meta, dict) else []
+    return sorted(_collapse(found, ranks), key=_sort_key)

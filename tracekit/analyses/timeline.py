@@ -1,0 +1,254 @@
+"""Gradient-bucket timeline (per rank, step and bucket) and the check against ``run.json``.
+
+A *bucket* is one allreduce launched during the step's backward (the DDP
+reducer's bucket; :func:`tracekit.analyses.collectives.bucket_table` numbers
+them in launch order, 0 = first launched = the last layers' gradients).
+
+Columns of :func:`bucket_timeline` (absolute times in ns on the rank's clock,
+offsets in µs from ``bwd_start_ns``, the CPU start of the step's first backward op):
+
+- ``ready_cpu_ns``: when the bucket's gradients were ready on the CPU side. In
+  compiled runs (the step has ``CompiledFunctionBackward`` ops) the end of the
+  last ``CompiledFunctionBackward`` subgraph that ended before the launch; in
+  eager runs the end of the last autograd op (``evaluate_function: X`` other than
+  AccumulateGrad, or the inner ``torch::autograd::AccumulateGrad``) before the
+  launch. ``ready_source`` says which (``compiled_subgraph`` / ``autograd_op``).
+- ``ready_gpu_ns``: the latest end of any compute kernel launched before the
+  allreduce: the earliest the NCCL kernel could start, as the stream waits on them.
+- ``launch_ns``: CPU time of the collective op (``record_param_comms``).
+- ``start_ns`` / ``end_ns`` / ``dur_us``: the NCCL kernel.
+- ``launch_delay_us`` = launch − ready_cpu; ``queue_us`` = start − max(ready_gpu, launch).
+- ``bwd_compute_end_ns``: end of the step's last *backward compute kernel*: a compute
+  kernel launched inside ``CompiledFunctionBackward`` or an autograd op other
+  than AccumulateGrad (so the reducer's own kernels, which run in AccumulateGrad
+  hooks, are not backward compute).
+- ``starts_after_backward``: kernel start ≥ ``bwd_compute_end_ns``.
+- ``tail_exposed_us`` = |[max(start, bwd_compute_end), end]|: the part that ran after
+  the last backward compute kernel, exposed at the tail of the backward.
+- ``exposed_us``: the part not overlapped by any compute kernel (collective table).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tracekit.analyses import intervals as iv
+from tracekit.analyses.classify import COMPUTE
+from tracekit.traces import schema
+from tracekit.traces.traceset import RankTrace, assign_steps
+
+NS_PER_US = 1000.0
+COMPILED_BWD = "CompiledFunctionBackward"
+EVAL_PREFIX = "autograd::engine::evaluate_function: "
+ACCUMULATE = "torch::autograd::AccumulateGrad"
+#: relative size tolerance when comparing bucket byte counts (manifest vs trace):
+#: the reducer pads nothing, but a 1% slack absorbs dtype-size rounding in the args
+BYTES_TOLERANCE = 0.01
+
+TIMELINE_COLUMNS = (
+    "rank", "step", "bucket", "bytes", "ready_source", "ready_cpu_ns", "ready_gpu_ns", "launch_ns", "start_ns",
+    "end_ns", "bwd_start_ns", "bwd_compute_end_ns", "ready_us", "launch_us", "start_us", "end_us", "dur_us",
+    "launch_delay_us", "queue_us", "exposed_us", "tail_exposed_us", "starts_after_backward",
+)
+
+
+def _cpu_ops(rt: RankTrace) -> pd.DataFrame:
+    ev = rt.events
+    ops = ev.loc[ev["kind"] == schema.CPU_OP, ["name", "ts_ns", "end_ns", "tid"]]
+    return ops.assign(name=ops["name"].astype(str))
+
+
+def backward_compute_ops(rt: RankTrace) -> pd.DataFrame:
+    """CPU ops whose kernels are backward compute: compiled backward subgraphs and non-AccumulateGrad autograd ops."""
+    ops = _cpu_ops(rt)
+    n = ops["name"]
+    keep = (n == COMPILED_BWD) | (n.str.startswith(EVAL_PREFIX) & ~n.str.endswith("AccumulateGrad"))
+    return ops[keep]
+
+
+def _ready_candidates(rt: RankTrace) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted end times of (compiled backward subgraphs, eager autograd ops)."""
+    ops = _cpu_ops(rt)
+    n = ops["name"]
+    comp = np.sort(ops.loc[n == COMPILED_BWD, "end_ns"].to_numpy())
+    eager = (n.str.startswith(EVAL_PREFIX) & ~n.str.endswith("AccumulateGrad")) | (n == ACCUMULATE)
+    return comp, np.sort(ops.loc[eager, "end_ns"].to_numpy())
+
+
+def _last_before(sorted_ends: np.ndarray, t: np.ndarray) -> np.ndarray:
+    i = np.searchsorted(sorted_ends, t, side="right") - 1
+    return np.where(i >= 0, sorted_ends[np.clip(i, 0, None)] if sorted_ends.size else -1, -1)
+
+
+def backward_compute_end(rt: RankTrace, cls: pd.Series) -> pd.DataFrame:
+    """Per step: ``bwd_start_ns`` (first backward op, CPU) and ``bwd_compute_end_ns`` (last backward compute kernel)."""
+    ops = backward_compute_ops(rt)
+    cols = ["step", "bwd_start_ns", "bwd_compute_end_ns"]
+    if ops.empty or not rt.has_gpu_activity:
+        return pd.DataFrame(columns=cols)
+    g = rt.gpu
+    comp = g[(cls == COMPUTE).to_numpy() & (g["launch_ts_ns"] >= 0).to_numpy()]
+    s, e = iv.union(ops["ts_ns"].to_numpy(), ops["end_ns"].to_numpy())
+    lt = comp["launch_ts_ns"].to_numpy()
+    i = np.searchsorted(s, lt, side="right") - 1
+    inside = (i >= 0) & (e[np.clip(i, 0, None)] > lt)
+    k = comp[inside]
+    ends = k.groupby("step")["end_ns"].max().rename("bwd_compute_end_ns")
+    starts = pd.Series(ops["ts_ns"].to_numpy(), index=assign_steps(rt.steps, ops["ts_ns"].to_numpy()))
+    starts = starts[starts.index >= 0].groupby(level=0).min().rename("bwd_start_ns")
+    out = pd.concat([starts, ends], axis=1).dropna().astype(np.int64)
+    out.index.name = "step"
+    return out.reset_index()[cols]
+
+
+def bucket_timeline(rt: RankTrace, cls: pd.Series, coll: pd.DataFrame) -> pd.DataFrame:
+    """The bucket timeline of one rank (see module doc); ``coll`` is the rank's collective table."""
+    b = coll[(coll["rank"] == rt.rank) & (coll["phase"] == "backward") & (coll["coll_name"] == "allreduce")
+             & (coll["step"] >= 0) & (coll["start_ns"] >= 0)]
+    if b.empty or not rt.has_gpu_activity:
+        return pd.DataFrame(columns=list(TIMELINE_COLUMNS))
+    b = b.sort_values(["step", "launch_ts_ns"], kind="stable").reset_index(drop=True)
+    out = pd.DataFrame({"rank": rt.rank, "step": b["step"].astype(np.int64), "bytes": b["bytes"]})
+    out["bucket"] = out.groupby("step").cumcount()
+    launch = b["launch_ts_ns"].to_numpy()
+    comp_ends, eager_ends = _ready_candidates(rt)
+    compiled_steps = set(assign_steps(rt.steps, comp_ends)) if comp_ends.size else set()
+    is_comp = out["step"].isin(compiled_steps).to_numpy()
+    out["ready_source"] = np.where(is_comp, "compiled_subgraph", "autograd_op")
+    out["ready_cpu_ns"] = np.where(is_comp, _last_before(comp_ends, launch), _last_before(eager_ends, launch))
+    # GPU readiness: latest end of compute kernels launched before the allreduce launch
+    g = rt.gpu
+    comp = g[(cls == COMPUTE).to_numpy() & (g["launch_ts_ns"] >= 0).to_numpy()].sort_values("launch_ts_ns")
+    cummax = np.maximum.accumulate(comp["end_ns"].to_numpy()) if len(comp) else np.empty(0, np.int64)
+    j = np.searchsorted(comp["launch_ts_ns"].to_numpy(), launch, side="right") - 1
+    out["ready_gpu_ns"] = np.where(j >= 0, cummax[np.clip(j, 0, None)] if cummax.size else -1, -1)
+    out["launch_ns"] = launch
+    out["start_ns"] = b["start_ns"].to_numpy()
+    out["end_ns"] = b["end_ns"].to_numpy()
+    bw = backward_compute_end(rt, cls)
+    out = out.merge(bw, on="step", how="left")
+    out["bwd_start_ns"] = out["bwd_start_ns"].fillna(-1).astype(np.int64)
+    out["bwd_compute_end_ns"] = out["bwd_compute_end_ns"].fillna(-1).astype(np.int64)
+    base = out["bwd_start_ns"].where(out["bwd_start_ns"] >= 0)
+    for col, src in (("ready_us", "ready_cpu_ns"), ("launch_us", "launch_ns"), ("start_us", "start_ns"),
+                     ("end_us", "end_ns")):
+        out[col] = (out[src].where(out[src] >= 0) - base) / NS_PER_US
+    out["dur_us"] = b["dur_us"].to_numpy()
+    out["launch_delay_us"] = (out["launch_ns"] - out["ready_cpu_ns"].where(out["ready_cpu_ns"] >= 0)) / NS_PER_US
+    ready = np.maximum(out["ready_gpu_ns"].to_numpy(), out["launch_ns"].to_numpy())
+    out["queue_us"] = (out["start_ns"] - ready) / NS_PER_US
+    out["exposed_us"] = b["exposed_us"].to_numpy()
+    bend = out["bwd_compute_end_ns"].to_numpy()
+    has_end = bend >= 0
+    tail = np.clip(out["end_ns"].to_numpy() - np.maximum(out["start_ns"].to_numpy(), bend), 0, None)
+    out["tail_exposed_us"] = np.where(has_end, tail / NS_PER_US, np.nan)
+    out["starts_after_backward"] = has_end & (out["start_ns"].to_numpy() >= bend)
+    return out[list(TIMELINE_COLUMNS)]
+
+
+# -- manifest ----------------------------------------------------------------------------------
+
+
+def rank_compile_facts(manifest: dict[str, Any] | None, rank: int) -> dict[str, Any]:
+    """The ``compile.per_rank`` entry of ``rank`` in ``run.json`` (``{}`` when absent)."""
+    per = ((manifest or {}).get("compile") or {}).get("per_rank") or []
+    if isinstance(per, dict):
+        per = list(per.values())
+    for entry in per:
+        if isinstance(entry, dict) and entry.get("rank") == rank:
+            return entry
+    return per[0] if rank == 0 and per and isinstance(per[0], dict) else {}
+
+
+def _sizes_match(a: list[float], b: list[float]) -> bool:
+    if len(a) != len(b):
+        return False
+    x, y = np.sort(np.asarray(a, float)), np.sort(np.asarray(b, float))
+    return bool(np.all(np.abs(x - y) <= BYTES_TOLERANCE * np.maximum(np.abs(y), 1.0)))
+
+
+def _fmt_sizes(sizes: list[float] | None) -> str | None:
+    if sizes is None:
+        return None
+    mb = [f"{s / 1e6:.2f}" for s in sizes]
+    return f"{len(mb)} buckets [" + ", ".join(mb) + "] MB"
+
+
+CHECK_COLUMNS = ("rank", "check", "expected", "observed", "status", "note")
+
+
+def manifest_check(timeline: pd.DataFrame, graph_breaks: pd.DataFrame, manifest: dict[str, Any] | None,
+                   ranks: list[int]) -> pd.DataFrame:
+    """Check DDPOptimizer's bucket assignment and the reducer's buckets (``run.json``) against what ran.
+
+    Rows per rank: ``backward_subgraphs_per_step`` (DDPOptimizer buckets vs
+    ``CompiledFunctionBackward`` per step), ``allreduces_per_step`` and
+    ``allreduce_bytes`` (reducer buckets vs backward allreduces of the last
+    profiled step), ``ddp_optimizer_vs_reducer``. ``status``: match / mismatch /
+    unknown (a fact is missing). Empty without a manifest.
+    """
+    if not manifest:
+        return pd.DataFrame(columns=list(CHECK_COLUMNS))
+    buckets = manifest.get("buckets") or {}
+    reducer = buckets.get("reducer") or {}
+    initial = reducer.get("bucket_sizes_bytes")
+    rebuilt = reducer.get("rebuilt_bucket_sizes_bytes")
+    rows: list[dict[str, Any]] = []
+    for r in ranks:
+        facts = rank_compile_facts(manifest, r)
+        ddpo = facts.get("ddp_optimizer") or {}
+        graphs = ddpo.get("graphs") if isinstance(ddpo, dict) else None
+        if graphs is None and facts.get("optimize_ddp") == "ddp_optimizer":
+            graphs = buckets.get("ddp_optimizer")
+        tl = timeline[timeline["rank"] == r] if len(timeline) else timeline
+        gb = graph_breaks[graph_breaks["rank"] == r] if len(graph_breaks) else graph_breaks
+        # backward subgraphs
+        obs_sub = int(gb["bwd_subgraphs"].median()) if len(gb) else None
+        if graphs:
+            exp_sub = int(sum(int(g.get("bucket_count") or 0) for g in graphs))
+            st = "match" if obs_sub == exp_sub else "mismatch"
+            note = ("one compiled backward subgraph per DDPOptimizer bucket" if st == "match" else
+                    "DDPOptimizer's buckets do not map one-to-one to compiled backward subgraphs "
+                    "(graph breaks add subgraphs; a skipped frame removes them)")
+            rows.append(dict(rank=r, check="backward_subgraphs_per_step", expected=exp_sub, observed=obs_sub,
+                             status=st, note=note))
+        elif facts.get("enabled"):
+            rows.append(dict(rank=r, check="backward_subgraphs_per_step", expected=None, observed=obs_sub,
+                             status="unknown", note=f"DDPOptimizer not in use (optimize_ddp={facts.get('optimize_ddp')})"))
+        # reducer buckets vs allreduces
+        if len(tl):
+            last = tl[tl["step"] == tl["step"].max()]
+            obs_sizes = last.sort_values("bucket")["bytes"].astype(float).tolist()
+        else:
+            obs_sizes = []
+        cur = rebuilt if rebuilt else initial
+        if cur:
+            st = "match" if len(cur) == len(obs_sizes) else "mismatch"
+            rows.append(dict(rank=r, check="allreduces_per_step", expected=len(cur), observed=len(obs_sizes),
+                             status=st, note="reducer buckets vs backward allreduces in the last profiled step"))
+            if _sizes_match(cur, obs_sizes):
+                st, note = "match", ("the reducer rebuilt its buckets in gradient-ready order after the first "
+                                     "iteration; the rebuilt buckets ran" if rebuilt and not _sizes_match(initial or [], rebuilt)
+                                     else "the reducer's buckets ran as built")
+            elif initial and _sizes_match(initial, obs_sizes):
+                st, note = "match", "the initial (not rebuilt) buckets ran"
+            else:
+                st, note = "mismatch", "allreduce sizes differ from the reducer's buckets"
+            rows.append(dict(rank=r, check="allreduce_bytes", expected=_fmt_sizes(cur), observed=_fmt_sizes(obs_sizes),
+                             status=st, note=note))
+        else:
+            rows.append(dict(rank=r, check="allreduce_bytes", expected=None, observed=_fmt_sizes(obs_sizes),
+                             status="unknown", note="run.json has no reducer bucket sizes"))
+        if graphs and any(g.get("buckets") for g in graphs):
+            ddpo_sizes = [float(b.get("bytes") or 0) for g in graphs for b in (g.get("buckets") or [])]
+            same = _sizes_match(ddpo_sizes, obs_sizes)
+            note = ("DDPOptimizer's buckets equal the reducer's allreduces" if same else
+                    "DDPOptimizer buckets differ from the reducer's allreduces"
+                    + (": the reducer rebuilt its buckets in gradient-ready order after the first iteration"
+                       if rebuilt and _sizes_match(rebuilt, obs_sizes) else ""))
+            rows.append(dict(rank=r, check="ddp_optimizer_vs_reducer", expected=_fmt_sizes(ddpo_sizes),
+                             observed=_fmt_sizes(obs_sizes), status="match" if same else "mismatch", note=note))
+    return pd.DataFrame(rows, columns=list(CHECK_COLUMNS))

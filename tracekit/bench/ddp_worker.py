@@ -1,0 +1,187 @@
+"""One point of the DDP sweep, on one rank.
+
+Entry points:
+
+* :func:`run_point` -- the ranks of one point, in a process group (the default one under
+  our per-point elastic launch, a fresh subgroup under an outer torchrun/srun job).
+* ``python -m tracekit.bench.ddp_worker`` -- what the per-point elastic launch starts; it
+  reads the :class:`~tracekit.profile.config.ProfileConfig` from ``$TRACEKIT_PROFILE_CONFIG``
+  and the point from ``$TRACEKIT_BENCH_POINT``; rank 0 writes ``result.json`` into
+  ``$TRACEKIT_BENCH_RUN_DIR``.
+
+The model, DDP wrapping, compile order and the train step are tracekit profile's own
+(:func:`build_workload`, :func:`wrap_ddp`, :func:`compile_inner`, the worker's ``_Trainer``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import json
+import os
+import socket
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from tracekit.profile.config import ProfileConfig
+from tracekit.profile.env import CONFIG_ENV, apply_gpu_safety_env, detect_rank_env
+
+POINT_ENV = "TRACEKIT_BENCH_POINT"
+FAIL_ENV = "TRACEKIT_BENCH_FAIL"  # test hook: "<label>:<rank>" raises on that rank of that point
+RESULT_NAME = "result.json"
+
+
+def _wrap(model: Any, config: ProfileConfig, device: Any, group: Any) -> tuple[Any, dict[str, Any]]:
+    from tracekit.profile.parallel import wrap_ddp
+
+    if group is None:
+        return wrap_ddp(model, config, device)
+    # wrap_ddp always uses the default group; a sweep inside an outer job needs a subgroup.
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    kwargs: dict[str, Any] = {"static_graph": config.static_graph,
+                              "gradient_as_bucket_view": config.gradient_as_bucket_view}
+    if config.bucket_cap_mb is not None:
+        kwargs["bucket_cap_mb"] = config.bucket_cap_mb
+    ids = {"device_ids": [device.index]} if device.type == "cuda" else {}
+    ddp = DDP(model, process_group=group, **ids, **kwargs)
+    return ddp, {**kwargs, "comm_hook": "none", "python_reducer": bool(getattr(ddp, "_use_python_reducer", False))}
+
+
+def run_point(config: ProfileConfig, point: dict[str, Any], *, rank: int, local_rank: int, device: Any,
+              backend: str, group: Any = None) -> list[dict[str, Any]] | None:
+    """Run one point on this rank; return every rank's record on the point's rank 0 (None elsewhere).
+
+    ``point``: ``{"label", "ddp": bool, "world_size", "profile_dir": str|None}``.
+    """
+    import torch
+    import torch.distributed as dist
+
+    from tracekit.profile.compile_facts import CompileFactsRecorder
+    from tracekit.profile.harness import ProfilerWindow, time_steps
+    from tracekit.profile.models import build_workload
+    from tracekit.profile.parallel import compile_inner
+    from tracekit.profile.worker import _reducer_buckets, _topology, _Trainer
+
+    fail = os.environ.get(FAIL_ENV, "")
+    if fail and fail == f"{point['label']}:{rank}":
+        raise RuntimeError(f"tracekit bench test failure injected on rank {rank} of {point['label']}")
+    use_ddp = bool(point["ddp"])
+    if not use_ddp:  # no DDP: plain (optionally compiled) model; nothing DDP-specific applies
+        config = dataclasses.replace(config, optimize_ddp=None)
+    world = dist.get_world_size(group)
+    torch.manual_seed(config.seed)
+    model, batch_fn, _blocks = build_workload(config)
+    torch.manual_seed(config.seed + 1 + rank)
+    batches = [batch_fn(config.batch_size, device) for _ in range(config.grad_accum)]
+    mode = config.resolved_optimize_ddp if use_ddp else None
+    profile_dir = point.get("profile_dir")
+    with ExitStack() as stack:
+        facts = stack.enter_context(CompileFactsRecorder(config.dynamo, mode, config.fullgraph))
+        if mode is not None:
+            import torch._dynamo
+
+            dynamo_mode = "python_reducer" if mode.startswith("python_reducer") else mode
+            stack.enter_context(torch._dynamo.config.patch(optimize_ddp=dynamo_mode))
+        model.to(device)
+        compile_inner(model, config)
+        ddp = None
+        if use_ddp:
+            ddp, applied = _wrap(model, config, device, group)
+            train_model = ddp
+        else:
+            train_model, applied = model, {"ddp": False}
+        trainer = _Trainer(config, train_model, batches, device)
+        sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+        warmup_s = time_steps(trainer.step, config.warmup, sync)
+        facts.mark_warmup_done()
+        step_s = time_steps(trainer.step, config.steps, sync)
+        trace = None
+        if profile_dir:
+            win = ProfilerWindow(profile_dir, rank, wait=config.profile_wait, warmup=config.profile_warmup,
+                                 active=config.profile_steps, device=device.type,
+                                 record_shapes=config.record_shapes, with_stack=config.with_stack)
+            with win:
+                for _ in range(win.total_steps):
+                    trainer.step()
+                    win.step()
+            sync()
+            trace = {"rank": rank, "file": win.trace_path.name, "bytes": win.trace_path.stat().st_size}
+        facts.mark_run_done()
+        compile_facts = facts.facts()
+    topo, topo_why = _topology() if local_rank == 0 else (None, "reported by local rank 0")
+    reducer, reducer_why = _reducer_buckets(ddp) if ddp is not None else (None, "no DDP")
+    record = {
+        "rank": rank, "local_rank": local_rank, "hostname": socket.gethostname(), "pid": os.getpid(),
+        "device": str(device),
+        "gpu_name": torch.cuda.get_device_name(device) if device.type == "cuda" else None,
+        "warmup_step_s": warmup_s, "step_s": step_s,
+        "topology": topo, "topology_unavailable": topo_why,
+        "compile": dict(rank=rank, **compile_facts), "reducer": reducer, "reducer_unavailable": reducer_why,
+        "parallel_applied": applied, "trace": trace,
+    }
+    gathered: list[Any] = [None] * world
+    dist.all_gather_object(gathered, record, group=group)
+    if rank != 0:
+        return None
+    gathered.sort(key=lambda r: r["rank"])
+    if profile_dir:
+        _write_profile_manifest(config, gathered, world, device.type, backend, Path(profile_dir), use_ddp)
+    return gathered
+
+
+def _write_profile_manifest(config: ProfileConfig, records: list[dict[str, Any]], world: int, device: str,
+                            backend: str, out_dir: Path, use_ddp: bool) -> None:
+    """``run.json`` in the ``tracekit profile`` layout, so ``tracekit analyze <dir>`` reads the point."""
+    from tracekit.profile.manifest import write_manifest
+    from tracekit.profile.worker import _build_manifest
+
+    cfg = dataclasses.replace(config, nproc=world, out_dir=str(out_dir))
+    manifest = _build_manifest(cfg, records, world, device, backend)
+    manifest["bench_point"] = {"ddp": use_ddp, "world_size": world}
+    write_manifest(out_dir, manifest)
+
+
+def main() -> int:
+    """Entry of ``python -m tracekit.bench.ddp_worker`` (one rank of one point)."""
+    from tracekit.bench.launch import write_error
+
+    run_dir = os.environ.get("TRACEKIT_BENCH_RUN_DIR")
+    rank = int(os.environ.get("RANK", "0"))
+    try:
+        config = ProfileConfig.from_json(os.environ[CONFIG_ENV])
+        point = json.loads(os.environ[POINT_ENV])
+        rank_env = detect_rank_env()
+        assert rank_env is not None, "RANK/WORLD_SIZE not set"
+        if config.device == "cuda":
+            apply_gpu_safety_env()
+        import torch
+        import torch.distributed as dist
+
+        if config.device == "cuda":
+            torch.cuda.set_device(rank_env.local_rank)
+            device, backend = torch.device("cuda", rank_env.local_rank), "nccl"
+        else:
+            device, backend = torch.device("cpu"), "gloo"
+        dist.init_process_group(backend=backend, timeout=_dt.timedelta(seconds=config.timeout_s))
+        records = run_point(config, point, rank=dist.get_rank(), local_rank=rank_env.local_rank,
+                            device=device, backend=backend)
+        if records is not None and run_dir:
+            tmp = Path(run_dir) / f".{RESULT_NAME}.tmp"
+            tmp.write_text(json.dumps({"backend": backend, "records": records}, default=str))
+            os.replace(tmp, Path(run_dir) / RESULT_NAME)
+        dist.destroy_process_group()
+    except BaseException as e:
+        write_error(run_dir, rank, e)
+        import traceback
+
+        traceback.print_exc()
+        sys.stderr.flush()
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,117 @@
+"""Compare two analysed runs: ``tracekit diff RUN_A RUN_B``.
+
+:func:`diff_runs` returns tables in long form with columns ``metric``, ``a``,
+``b``, ``delta`` (= b − a) and ``delta_pct`` (= 100 · (b − a) / |a|; NaN when a is
+0 or missing), plus the findings that appear or disappear:
+
+- ``summary``: unprofiled step time p50/p95 in ms (``run.json`` timings, overall =
+  slowest rank per step) and the profiled CPU step time (mean of ProfilerSteps).
+- ``ranks`` (with a ``rank`` column): per step means of compute, comm, exposed
+  comm, idle (µs), overlap %, and wait µs per step.
+- ``buckets``: backward allreduces per step, mean and total bucket MB per step.
+- ``compile``: compiled regions, forward/backward subgraphs, DDPOptimizer splits and
+  real graph breaks per step (from ``result.extra["graph_breaks"]``, i.e. explain()),
+  and from ``run.json``: dynamo graph breaks, graph count, compile time (s, max over ranks).
+- ``findings_new`` / ``findings_gone``: findings (by code and rank) only in B / only in A.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+DIFF_COLUMNS = ("metric", "a", "b", "delta", "delta_pct")
+RANK_METRICS = ("compute_us", "comm_us", "overlap_pct", "exposed_comm_us", "idle_us")
+GB_METRICS = ("regions", "fwd_subgraphs", "bwd_subgraphs", "ddp_splits", "real_breaks")
+
+
+def _num(x: Any) -> float:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return float("nan")
+    return v
+
+
+def _rows(pairs: list[tuple[str, Any, Any]]) -> pd.DataFrame:
+    df = pd.DataFrame([(m, _num(a), _num(b)) for m, a, b in pairs], columns=["metric", "a", "b"])
+    df["delta"] = df["b"] - df["a"]
+    df["delta_pct"] = 100.0 * df["delta"] / df["a"].abs().where(df["a"] != 0)
+    return df[list(DIFF_COLUMNS)]
+
+
+def _step_ms(manifest: dict[str, Any] | None, q: str) -> float:
+    t = ((manifest or {}).get("timings") or {}).get("overall") or {}
+    v = (t.get("sec_per_iter") or {}).get(q)
+    return _num(v) * 1000.0 if v is not None else float("nan")
+
+
+def _per_rank(res: Any) -> pd.DataFrame:
+    s = res.steps
+    cols = [c for c in RANK_METRICS if c in s]
+    m = s.groupby("rank")[cols].mean() if len(s) else pd.DataFrame(columns=cols)
+    r = res.ranks.set_index("rank") if len(res.ranks) else pd.DataFrame()
+    if len(r) and "wait_us" in r:
+        m["wait_us"] = r["wait_us"] / r["steps"].where(r["steps"] > 0)
+    return m
+
+
+def _buckets(res: Any) -> dict[str, float]:
+    b = res.buckets
+    if b is None or len(b) == 0:
+        return {"allreduces_per_step": 0.0, "bucket_mb_mean": float("nan"), "bucket_mb_per_step": 0.0}
+    per = b.groupby(["rank", "step"])["bytes"].agg(["size", "sum"])
+    return {"allreduces_per_step": float(per["size"].mean()), "bucket_mb_mean": float(b["bytes"].mean() / 1e6),
+            "bucket_mb_per_step": float(per["sum"].mean() / 1e6)}
+
+
+def _compile(res: Any, manifest: dict[str, Any] | None) -> dict[str, float]:
+    gb = (res.extra or {}).get("graph_breaks")
+    out = {f"{m}_per_step": (float(gb[m].mean()) if isinstance(gb, pd.DataFrame) and len(gb) else float("nan"))
+           for m in GB_METRICS}
+    per = ((manifest or {}).get("compile") or {}).get("per_rank") or []
+    per = [p for p in per if isinstance(p, dict)]
+    def mx(key: str, sub: str | None = None) -> float:
+        vals = [_num((p.get(key) or {}).get(sub) if sub else p.get(key)) for p in per]
+        vals = [v for v in vals if np.isfinite(v)]
+        return max(vals) if vals else float("nan")
+    out["dynamo_graph_breaks"] = mx("graph_breaks", "total")
+    out["dynamo_graph_count"] = mx("graph_count")
+    out["compile_time_s"] = mx("compile_time_s")
+    return out
+
+
+def _fkey(f: dict[str, Any]) -> tuple[str, Any]:
+    return (f.get("code"), f.get("rank"))
+
+
+def diff_runs(a: Any, b: Any, manifest_a: dict[str, Any] | None = None,
+              manifest_b: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Side-by-side tables of two :class:`~tracekit.analyses.run.AnalysisResult` (see module doc)."""
+    step_a = float(a.steps["step_us"].mean()) if len(a.steps) else float("nan")
+    step_b = float(b.steps["step_us"].mean()) if len(b.steps) else float("nan")
+    summary = _rows([("step_p50_ms (unprofiled)", _step_ms(manifest_a, "p50"), _step_ms(manifest_b, "p50")),
+                     ("step_p95_ms (unprofiled)", _step_ms(manifest_a, "p95"), _step_ms(manifest_b, "p95")),
+                     ("profiled_step_us (CPU)", step_a, step_b)])
+    ra, rb = _per_rank(a), _per_rank(b)
+    frames = []
+    for rank in sorted(set(ra.index) | set(rb.index)):
+        pairs = [(m, ra.loc[rank, m] if rank in ra.index and m in ra else np.nan,
+                  rb.loc[rank, m] if rank in rb.index and m in rb else np.nan) for m in (*RANK_METRICS, "wait_us")]
+        frames.append(_rows(pairs).assign(rank=int(rank)))
+    ranks = (pd.concat(frames, ignore_index=True)[["rank", *DIFF_COLUMNS]] if frames
+             else pd.DataFrame(columns=["rank", *DIFF_COLUMNS]))
+    ba, bb = _buckets(a), _buckets(b)
+    ca, cb = _compile(a, manifest_a), _compile(b, manifest_b)
+    fa = {_fkey(f): f for f in (a.extra or {}).get("findings") or []}
+    fb = {_fkey(f): f for f in (b.extra or {}).get("findings") or []}
+    return {
+        "summary": summary,
+        "ranks": ranks,
+        "buckets": _rows([(k, ba[k], bb[k]) for k in ba]),
+        "compile": _rows([(k, ca[k], cb[k]) for k in ca]),
+        "findings_new": [fb[k] for k in fb if k not in fa],
+        "findings_gone": [fa[k] for k in fa if k not in fb],
+    }
