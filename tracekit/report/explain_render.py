@@ -6,7 +6,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tabulate import tabulate
 
 from tracekit.report.fmt import table
 
