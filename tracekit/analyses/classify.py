@@ -32,8 +32,7 @@ def collective_external_ids(rt: RankTrace) -> np.ndarray:
     """External ids of the CPU ops that launch collectives."""
     ev = rt.events
     cpu = ev[(ev["kind"] == schema.CPU_OP) & (ev["external_id"] >= 0)]
-    names = cpu["name"].astype(str)
-    return cpu.loc[names.str.contains(COLLECTIVE_OP_PATTERN, regex=True), "external_id"].unique()
+    return cpu.loc[schema.name_mask(cpu["name"], COLLECTIVE_OP_PATTERN), "external_id"].unique()
 
 
 def classify_gpu(rt: RankTrace, comm_pattern: str | None = None) -> pd.Series:

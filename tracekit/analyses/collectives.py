@@ -76,11 +76,10 @@ def _coll_from_kernel_name(name: str) -> str | None:
 def phase_windows(rt: RankTrace) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """CPU time ranges of forward, backward and optimizer phases (see module doc)."""
     ev = rt.events
-    names = ev["name"].astype(str)
-    ann = ev["kind"].isin((schema.ANNOTATION, schema.CPU_OP))
-    fwd = ev[ann & names.str.contains(FORWARD_PATTERN, regex=True)]
-    opt = ev[ann & names.str.contains(OPTIMIZER_PATTERN, regex=True)]
-    bw = ev[(ev["kind"] == schema.CPU_OP) & names.str.startswith(BACKWARD_OP_PREFIX)]
+    ann = ev["kind"].isin((schema.ANNOTATION, schema.CPU_OP)).to_numpy()
+    fwd = ev[ann & schema.name_mask(ev["name"], FORWARD_PATTERN)]
+    opt = ev[ann & schema.name_mask(ev["name"], OPTIMIZER_PATTERN)]
+    bw = ev[(ev["kind"] == schema.CPU_OP).to_numpy() & schema.name_mask(ev["name"], BACKWARD_OP_PREFIX, prefix=True)]
     step = assign_steps(rt.steps, bw["ts_ns"].to_numpy())
     in_step = step >= 0  # autograd ops outside every step must not widen a span over all steps
     if in_step.any():
@@ -171,7 +170,7 @@ def _gpu_instances(rt: RankTrace, cls: pd.Series, ops: pd.DataFrame) -> pd.DataF
     for col in ("in_nelems", "out_nelems", "group_size"):
         from_op = ext.map(op[col]) if len(op) else pd.Series(np.nan, index=k.index)
         k[col] = k[col].where(k[col] >= 0, from_op.fillna(-1)).astype(np.int64)
-    guess = k["name"].astype(str).map(_coll_from_kernel_name)
+    guess = k["name"].map(_coll_from_kernel_name).astype(object)  # categorical: once per distinct name
     k["coll_name"] = k["coll_name"].where(k["coll_name"].notna(), guess)
     op_ts = ext.map(op["ts_ns"]) if len(op) else pd.Series(np.nan, index=k.index)
     launch = op_ts.where(op_ts.notna(), k["launch_ts_ns"].where(k["launch_ts_ns"] >= 0))

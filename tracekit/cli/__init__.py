@@ -11,6 +11,7 @@ import click
 
 from tracekit import __version__
 from tracekit.cli.analyze import analyze_command
+from tracekit.cli.bench import bench_group
 from tracekit.cli.diff import diff_command
 from tracekit.cli.profile import profile_command
 
@@ -30,3 +31,4 @@ def main() -> None:
 main.add_command(analyze_command, "analyze")
 main.add_command(profile_command, "profile")
 main.add_command(diff_command, "diff")
+main.add_command(bench_group, "bench")

@@ -25,7 +25,7 @@ from tracekit.traces import schema
 _NO_INT = -1
 
 
-class _TypedArgs(msgspec.Struct, frozen=True):
+class _TypedArgs(msgspec.Struct, frozen=True, gc=False):
     """Fast path: the types kineto writes. Falls back to :class:`_Args` on mismatch."""
 
     external_id: int = msgspec.field(default=_NO_INT, name="External id")
@@ -45,7 +45,7 @@ class _TypedArgs(msgspec.Struct, frozen=True):
 _EMPTY_TYPED_ARGS = _TypedArgs()
 
 
-class _TypedEvent(msgspec.Struct):
+class _TypedEvent(msgspec.Struct, gc=False):
     ph: str = ""
     cat: str = ""
     name: str = ""
@@ -278,10 +278,11 @@ def columns(path: Path, events: list[_TypedEvent]) -> pd.DataFrame:
         "name": pd.Categorical([e.name for e in kept]),
     })
     # Collective args are sparse: fill them only where present.
-    has = [i for i, a in enumerate(args) if a.coll_name is not None or a.pg_name is not None]
+    has = np.fromiter((i for i, a in enumerate(args) if a.coll_name is not None or a.pg_name is not None),
+                      dtype=np.int64)
     for col in ("coll_name", "pg_name", "pg_desc", "pg_ranks", "dtype"):
-        vals = np.full(n, None, dtype=object)
-        if has:
-            vals[has] = [getattr(args[i], col) for i in has]
-        df[col] = pd.Categorical(vals)
+        sparse = pd.Categorical([getattr(args[i], col) for i in has])
+        codes = np.full(n, -1, dtype=sparse.codes.dtype)
+        codes[has] = sparse.codes
+        df[col] = pd.Categorical.from_codes(codes, dtype=sparse.dtype)
     return df[list(schema.EVENT_COLUMNS)]

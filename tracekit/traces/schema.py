@@ -78,3 +78,22 @@ DTYPE_BYTES: dict[str, int] = {
     "Float8_e4m3fn": 1, "Float8_e5m2": 1, "Float8_e4m3fnuz": 1, "Float8_e5m2fnuz": 1,
     "ComplexFloat": 8, "ComplexDouble": 16,
 }
+
+
+def name_mask(names, pattern: str, *, prefix: bool = False):  # noqa: ANN001, ANN201 - pandas Series -> ndarray
+    """Boolean mask of ``names`` matching ``pattern`` (a regex, or a plain prefix when ``prefix``).
+
+    On a Categorical column the test runs once per distinct name and is broadcast
+    by the codes: a trace has millions of events but only thousands of names.
+    """
+    import numpy as np
+    import pandas as pd
+
+    def test(s: pd.Series) -> np.ndarray:
+        s = s.astype(str)
+        return (s.str.startswith(pattern) if prefix else s.str.contains(pattern, regex=True)).to_numpy(dtype=bool)
+
+    if isinstance(names.dtype, pd.CategoricalDtype):
+        hit = np.append(test(pd.Series(names.cat.categories)), False)  # code -1 (missing) -> False
+        return hit[names.cat.codes.to_numpy()]
+    return test(names)

@@ -69,7 +69,7 @@ class RankTrace:
         number appears on several threads, the longest range wins.
         """
         ev = self.events
-        ann = ev[(ev["kind"] == schema.ANNOTATION) & ev["name"].astype(str).str.startswith(STEP_PREFIX)]
+        ann = ev[(ev["kind"] == schema.ANNOTATION).to_numpy() & schema.name_mask(ev["name"], STEP_PREFIX, prefix=True)]
         step_no = pd.to_numeric(ann["name"].astype(str).str.slice(len(STEP_PREFIX)), errors="coerce")
         df = pd.DataFrame({"step": step_no, "ts_ns": ann["ts_ns"], "end_ns": ann["end_ns"], "dur_ns": ann["dur_ns"]})
         df = df.dropna(subset=["step"]).astype({"step": np.int64})
