@@ -40,8 +40,12 @@ from tracekit.traces.traceset import RankTrace, assign_steps
 
 NS_PER_US = 1000.0
 ARG_COLUMNS = ("coll_name", "pg_name", "pg_desc", "dtype")
-FORWARD_PATTERN = r"^(?:DistributedDataParallel\.forward|FullyShardedDataParallel\.forward|FSDP::forward|## forward)"
-OPTIMIZER_PATTERN = r"^Optimizer\.step"
+FORWARD_PATTERN = (r"^(?:DistributedDataParallel\.forward|FullyShardedDataParallel\.forward|FSDP::forward|## forward"
+                   r"|tracekit\.forward$)")
+OPTIMIZER_PATTERN = r"^(?:Optimizer\.step|tracekit\.optimizer$)"
+#: ranges that are backward as a whole: tracekit's own annotation, compiled-autograd regions ("!" prefix)
+#: and AOT-compiled backward subgraphs
+BACKWARD_RANGE_PATTERN = r"^(?:tracekit\.backward$|Torch-Compiled Region: !|CompiledFunctionBackward$)"
 BACKWARD_OP_PREFIX = "autograd::engine::evaluate_function"
 
 _NCCL_KERNEL_COLL = {
@@ -89,6 +93,9 @@ def phase_windows(rt: RankTrace) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         bws, bwe = spans["ts"].to_numpy(), spans["end"].to_numpy()
     else:
         bws = bwe = np.empty(0, dtype=np.int64)
+    ranges = ev[ann & schema.name_mask(ev["name"], BACKWARD_RANGE_PATTERN)]
+    bws, bwe = iv.union(np.concatenate([bws, ranges["ts_ns"].to_numpy()]),
+                        np.concatenate([bwe, ranges["end_ns"].to_numpy()]))
     return {
         "forward": (fwd["ts_ns"].to_numpy(), fwd["end_ns"].to_numpy()),
         "optimizer": (opt["ts_ns"].to_numpy(), opt["end_ns"].to_numpy()),

@@ -30,6 +30,8 @@ offsets in µs from ``bwd_start_ns``, the CPU start of the step's first backward
 
 from __future__ import annotations
 
+import re
+
 from typing import Any
 
 import numpy as np
@@ -55,27 +57,38 @@ TIMELINE_COLUMNS = (
 )
 
 
+#: compiled-autograd backward graphs run as "Torch-Compiled Region: !<id>/..." ranges
+COMPILED_AUTOGRAD_PREFIX = "Torch-Compiled Region: !"
+
+
 def _cpu_ops(rt: RankTrace) -> pd.DataFrame:
     ev = rt.events
-    ops = ev.loc[ev["kind"] == schema.CPU_OP, ["name", "ts_ns", "end_ns", "tid"]]
-    return ops.assign(name=ops["name"].astype(str))
+    return ev.loc[ev["kind"].isin((schema.CPU_OP, schema.ANNOTATION)), ["name", "ts_ns", "end_ns", "tid"]]
+
+
+def _masks(ops: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(compiled backward subgraph, compiled-autograd region, eager autograd op, AccumulateGrad op) masks."""
+    n = ops["name"]
+    comp = schema.name_mask(n, f"^{re.escape(COMPILED_BWD)}$")
+    cag = schema.name_mask(n, COMPILED_AUTOGRAD_PREFIX, prefix=True)
+    acc = schema.name_mask(n, f"^{re.escape(ACCUMULATE)}$")
+    evalf = schema.name_mask(n, EVAL_PREFIX, prefix=True) & ~schema.name_mask(n, "AccumulateGrad$")
+    return comp, cag, evalf, acc
 
 
 def backward_compute_ops(rt: RankTrace) -> pd.DataFrame:
-    """CPU ops whose kernels are backward compute: compiled backward subgraphs and non-AccumulateGrad autograd ops."""
+    """CPU ranges whose kernels are backward compute: compiled backward subgraphs, compiled-autograd
+    regions and non-AccumulateGrad autograd ops."""
     ops = _cpu_ops(rt)
-    n = ops["name"]
-    keep = (n == COMPILED_BWD) | (n.str.startswith(EVAL_PREFIX) & ~n.str.endswith("AccumulateGrad"))
-    return ops[keep]
+    comp, cag, evalf, _ = _masks(ops)
+    return ops[comp | cag | evalf].assign(name=lambda d: d["name"].astype(str))
 
 
 def _ready_candidates(rt: RankTrace) -> tuple[np.ndarray, np.ndarray]:
     """Sorted end times of (compiled backward subgraphs, eager autograd ops)."""
     ops = _cpu_ops(rt)
-    n = ops["name"]
-    comp = np.sort(ops.loc[n == COMPILED_BWD, "end_ns"].to_numpy())
-    eager = (n.str.startswith(EVAL_PREFIX) & ~n.str.endswith("AccumulateGrad")) | (n == ACCUMULATE)
-    return comp, np.sort(ops.loc[eager, "end_ns"].to_numpy())
+    comp, _, evalf, acc = _masks(ops)
+    return np.sort(ops.loc[comp, "end_ns"].to_numpy()), np.sort(ops.loc[evalf | acc, "end_ns"].to_numpy())
 
 
 def _last_before(sorted_ends: np.ndarray, t: np.ndarray) -> np.ndarray:

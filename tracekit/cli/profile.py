@@ -24,7 +24,7 @@ Examples:
 
 @click.command(epilog=EPILOG)
 @click.option("--nproc", type=int, default=None, help="Ranks to start (default: all GPUs, or 2 on cpu). "
-              "Ignored under torchrun/srun, which decide the ranks.")
+              "Under torchrun/srun the launcher decides: omit it (or pass WORLD_SIZE).")
 @click.option("--device", type=click.Choice(DEVICES), default="auto", show_default=True,
               help="auto: cuda+NCCL when there is a GPU per rank, else cpu+gloo (with a notice).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,

@@ -139,6 +139,13 @@ def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text and text.strip() else text
 
 
+def _chain(text: str) -> str:
+    """First line of each chained graph break ("A -> graph break in loop"): the last one is
+    usually why the whole frame was skipped."""
+    parts = re.split(r"\*\*\* While handling this graph break, another graph break occurred: \*\*\*", text or "")
+    return " -> ".join(_first_line(p) for p in parts if p.strip())
+
+
 def _origin(reason: str) -> str:
     return "ddp_wrapper" if any(k in reason for k in _WRAPPER_MARKERS) else "model"
 
@@ -293,7 +300,7 @@ class CompileFactsRecorder:
                 "file": getattr(m, "co_filename", None),
                 "line": getattr(m, "co_firstlineno", None),
                 "fail_type": getattr(m, "fail_type", None),
-                "reason": _first_line(str(getattr(m, "fail_reason", "") or "")),
+                "reason": _chain(str(getattr(m, "fail_reason", "") or "")),
                 "detail": str(getattr(m, "fail_reason", "") or "")[:2000],
             })
         return out

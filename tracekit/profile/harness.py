@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import statistics
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -86,7 +87,10 @@ class ProfilerWindow:
         return self
 
     def step(self) -> None:
-        self._prof.step()
+        with warnings.catch_warnings():
+            # "Profiler clears events at the end of each cycle": one cycle is all we record.
+            warnings.filterwarnings("ignore", message=".*Profiler clears events.*")
+            self._prof.step()
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         self._prof.__exit__(exc_type, exc, tb)

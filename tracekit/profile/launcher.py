@@ -2,7 +2,7 @@
 
 Without an outer launcher we start ``nproc`` ranks with torch's elastic launcher
 (``torch.distributed.launcher.api.elastic_launch``) and a c10d rendezvous on a
-free local port -- the same machinery as ``torchrun --standalone``, so failure
+free local port (port 0) -- the same machinery as ``torchrun --standalone``, so failure
 detection and child cleanup are torch's, not ours. Under torchrun or srun this
 process is one rank and runs it in-process.
 """
@@ -23,7 +23,7 @@ from typing import Any
 
 from tracekit.errors import ConfigError, RunError
 from tracekit.profile.config import ProfileConfig
-from tracekit.profile.env import CHILD_MARKER, CONFIG_ENV, apply_gpu_safety_env, detect_rank_env, free_port
+from tracekit.profile.env import CHILD_MARKER, CONFIG_ENV, apply_gpu_safety_env, detect_rank_env
 from tracekit.profile.manifest import read_manifest
 from tracekit.profile.models import check_model_available
 
@@ -196,14 +196,15 @@ def _elastic_launch(config: ProfileConfig, out_dir: Path) -> None:
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.launcher.api import LaunchConfig, elastic_launch
 
-    port = free_port()
     lc = LaunchConfig(
         min_nodes=1,
         max_nodes=1,
         nproc_per_node=config.nproc,
         run_id=f"tracekit-{uuid.uuid4().hex[:8]}",
         rdzv_backend="c10d",
-        rdzv_endpoint=f"127.0.0.1:{port}",
+        # Port 0, as torchrun --standalone: the OS picks a free port when the store
+        # binds, so two runs can never race for a port we picked earlier.
+        rdzv_endpoint="localhost:0",
         rdzv_configs={"timeout": int(min(config.timeout_s, 900))},
         max_restarts=0,
         monitor_interval=0.1,

@@ -357,10 +357,6 @@ def _build_manifest(config: ProfileConfig, ranks: list[dict[str, Any]], world: i
 
 def main() -> int:
     """Entry of ``python -m tracekit.profile.worker`` (one rank under our elastic launch)."""
-    import warnings
-
-    # torch warns that a profiler cycle clears events; one cycle is all we record.
-    warnings.filterwarnings("ignore", message=".*Profiler clears events.*")
     config = ProfileConfig.from_json(os.environ[CONFIG_ENV])
     try:
         run_rank(config)
