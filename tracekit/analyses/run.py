@@ -115,14 +115,10 @@ def _concat(frames: list[pd.DataFrame], columns: tuple[str, ...] | None) -> pd.D
 
 
 def _hosts(manifest: dict[str, Any] | None) -> dict[int, str]:
-    if not manifest:
-        return {}
-    hosts = manifest.get("hosts") or (manifest.get("environment") or {}).get("hostnames") or {}
-    if isinstance(hosts, list):
-        return {i: str(h) for i, h in enumerate(hosts)}
-    if isinstance(hosts, dict):
-        return {int(k): str(v) for k, v in hosts.items() if str(k).isdigit()}
-    return {}
+    """rank -> hostname from a ``tracekit profile`` manifest (``hardware.ranks``)."""
+    ranks = ((manifest or {}).get("hardware") or {}).get("ranks") or []
+    return {int(r["rank"]): str(r.get("hostname")) for r in ranks
+            if isinstance(r, dict) and isinstance(r.get("rank"), int)}
 
 
 def _meta(traces: TraceSet, notes: list[str], offsets: dict[int, float], aligned: bool,

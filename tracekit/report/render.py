@@ -61,29 +61,29 @@ def manifest_rows(man: dict[str, Any]) -> list[tuple[str, Any]]:
     rows: list[tuple[str, Any]] = []
     cfg = man.get("config") or {}
     if cfg:
-        keys = ("model", "parallel", "dynamo", "optimize_ddp", "amp", "batch_size", "bucket_cap_mb", "device")
-        rows.append(("config", ", ".join(f"{k}={cfg[k]}" for k in keys if cfg.get(k) not in (None, ""))))
-    timing = man.get("timing") or man.get("timings") or {}
-    overall = timing.get("overall") if isinstance(timing, dict) else None
-    if isinstance(overall, dict):
-        pct = ", ".join(f"{k}={v * 1000:.2f}ms" for k, v in overall.items()
-                        if k.startswith("p") and isinstance(v, (int, float)))
-        rows.append(("unprofiled sec/iter", pct))
-        if overall.get("examples_per_s") is not None:
-            rows.append(("examples/s", f"{overall['examples_per_s']:.1f}"))
-    comp = man.get("compile") or {}
-    if isinstance(comp, dict) and comp:
-        per_rank = comp.get("per_rank") or comp.get("ranks") or {}
-        first = next(iter(per_rank.values()), None) if isinstance(per_rank, dict) else (per_rank[0] if per_rank else None)
-        src = first if isinstance(first, dict) else comp
-        facts = []
-        for k in ("graph_count", "graphs", "ddp_optimizer_splits", "real_graph_breaks", "graph_breaks", "recompiles",
-                  "compile_time_s", "skipped_frames"):
-            v = src.get(k)
-            if v is not None:
-                facts.append(f"{k}={len(v) if isinstance(v, list) else v}")
-        if facts:
-            rows.append(("compile (rank 0)", ", ".join(facts)))
+        keys = ("model", "parallel", "dynamo", "optimize_ddp_resolved", "amp", "batch_size", "bucket_cap_mb",
+                "device", "width", "depth")
+        rows.append(("config", ", ".join(f"{k}={cfg[k]}" for k in keys
+                                          if cfg.get(k) not in (None, "", "none", False))))
+    overall = (man.get("timings") or {}).get("overall") or {}
+    spi = overall.get("sec_per_iter") or {}
+    if spi:
+        rows.append(("unprofiled step (all ranks)", ", ".join(f"{k} {v * 1000:.2f} ms" for k, v in spi.items()
+                                                           if isinstance(v, (int, float)))))
+    eps = (overall.get("examples_per_sec") or {}).get("p50")
+    if isinstance(eps, (int, float)):
+        rows.append(("examples/s (p50)", f"{eps:,.0f}"))
+    per_rank = (man.get("compile") or {}).get("per_rank") or []
+    for c in per_rank[:1] if isinstance(per_rank, list) else []:
+        if not isinstance(c, dict) or not c.get("enabled"):
+            continue
+        gb = c.get("graph_breaks") or {}
+        facts = [f"graphs={c.get('graph_count')}", f"graph breaks={gb.get('total')} (model {gb.get('model')})",
+                 f"DDPOptimizer splits={(c.get('ddp_optimizer') or {}).get('intended_splits')}",
+                 f"recompiles={(c.get('recompiles') or {}).get('count')}",
+                 f"skipped frames={len(c.get('skipped_frames') or [])}",
+                 f"compile time={c.get('compile_time_s')} s"]
+        rows.append((f"compile (rank {c.get('rank', 0)})", ", ".join(facts)))
     return rows
 
 
