@@ -75,22 +75,60 @@ Examples:
               help="Debug: make this rank raise.")
 @click.option("--fail-at", type=click.Choice(["warmup", "end"]), default="end", hidden=True,
               envvar="TRACEKIT_TEST_FAIL_AT")
+@click.option("--compare", default=None, metavar="VARIANTS",
+              help="Profile each variant (eager or BACKEND[:OPTIMIZE_DDP], comma-separated) into "
+                   "OUT/<variant> with otherwise identical options, then print one comparison table.")
 @debug_option
 @run_guarded
-def profile_command(**opts: Any) -> None:
+def profile_command(compare: str | None = None, **opts: Any) -> None:
     """Train a model on N ranks (DDP/FSDP, eager or compiled) and profile a clean window.
 
     Writes one Chrome trace per rank and run.json (config, versions, hardware,
     step-time percentiles, compile facts, buckets) into the run folder, ready
     for `tracekit analyze`.
+
+    \b
+    Examples:
+      tracekit profile --nproc 2 --out runs/eager
+      tracekit profile --dynamo inductor --optimize-ddp no_optimization --out runs/nosplit
+      tracekit profile --model transformer --width 1024 --depth 8 --fsdp --amp bf16
+      tracekit profile --compare eager,inductor,inductor:no_optimization --out runs/cmp
     """
     from tracekit.profile.launcher import run_profile
 
     config = ProfileConfig(command_line=["tracekit", *sys.argv[1:]], **opts)
+    if compare:
+        _compare(config, compare)
+        return
     manifest = run_profile(config, notify=lambda m: click.echo(m, err=True))
     if manifest is None:  # a non-zero rank under torchrun/srun
         return
     click.echo(format_summary(manifest))
+
+
+def _compare(config: ProfileConfig, spec: str) -> None:
+    """Profile every variant, then (rank 0 / elastic launcher only) analyze and compare them."""
+    import dataclasses
+
+    from tracekit.compare import variant_configs
+    from tracekit.profile.launcher import default_out_dir, run_profile
+
+    root = config.out_dir or default_out_dir(dataclasses.replace(config, dynamo="none")).replace("-ddp-eager", "-compare")
+    dirs = {}
+    for label, cfg in variant_configs(config, spec, root):  # every variant is validated before any runs
+        click.echo(f"== {label}", err=True)
+        manifest = run_profile(cfg, notify=lambda m: click.echo(m, err=True))
+        if manifest is None:  # a non-zero rank under an outer launcher
+            continue
+        dirs[label] = cfg.out_dir
+    if not dirs:
+        return
+    # analysis runs after every profile finished, so the profiled processes never import it
+    from tracekit.compare import compare_runs
+    from tracekit.report.fmt import table
+
+    click.echo(f"Comparison ({root})")
+    click.echo(table(compare_runs(dirs), "table"))
 
 
 def _ms(v: float | None) -> str:
