@@ -16,6 +16,13 @@ CASES = {
     "reference_inductor": "tests/data/reference/inductor",
     "reference_inductor_nosplit": "tests/data/reference/inductor_nosplit",
     "reference_inductor_break_in_loop": "tests/data/reference/inductor_break_in_loop",
+    # traces tracekit profile produced on 2 x H200 (sample_traces/README.md has the commands)
+    "sample_eager_ddp": "sample_traces/eager_ddp",
+    "sample_inductor_ddp_optimizer": "sample_traces/inductor_ddp_optimizer",
+    "sample_inductor_no_optimization": "sample_traces/inductor_no_optimization",
+    "sample_inductor_graph_break": "sample_traces/inductor_graph_break",
+    "sample_aot_eager_python_reducer": "sample_traces/aot_eager_python_reducer",
+    "sample_fsdp_transformer_inductor": "sample_traces/fsdp_transformer_inductor",
 }
 KEEP = ("ranks", "steps", "buckets")
 
@@ -27,15 +34,16 @@ def summarize(doc: dict) -> dict:
     out = {k: [{c: rnd(v) for c, v in row.items()} for row in doc[k]] for k in KEEP}
     out["collective_count"] = len(doc["collectives"])
     out["instance_count"] = len(doc["instances"])
+    out["findings"] = sorted((f["code"], f["rank"] if f["rank"] is not None else -1) for f in doc.get("findings", []))
     return out
 
 
 def current(case: str) -> dict:
-    import tracekit
+    from tracekit.analyses.run import analyze_paths
     from tracekit.report.render import to_json_dict
 
     root = HERE.parent
-    doc = json.loads(json.dumps(to_json_dict(tracekit.analyze(tracekit.load(root / CASES[case])))))
+    doc = json.loads(json.dumps(to_json_dict(analyze_paths([str(root / CASES[case])]))))
     return summarize(doc)
 
 

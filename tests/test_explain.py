@@ -184,3 +184,22 @@ def test_manifest_check(tmp_path: Path) -> None:
     chk = bad["manifest_check"].set_index(["rank", "check"])
     assert chk.loc[(0, "backward_subgraphs_per_step"), "status"] == "mismatch"
     assert chk.loc[(0, "allreduce_bytes"), "status"] == "mismatch"
+
+
+SAMPLE_VERDICTS = {
+    # folder: (codes that must fire, codes that must not)
+    "inductor_no_optimization": ({"allreduce_after_backward"}, {"graph_break", "compile_skipped"}),
+    "inductor_ddp_optimizer": (set(), {"allreduce_after_backward", "graph_break", "compile_skipped"}),
+    "inductor_graph_break": ({"graph_break"}, {"allreduce_after_backward", "compile_skipped"}),
+    "eager_ddp": (set(), {"allreduce_after_backward", "graph_break", "compile_skipped"}),
+}
+
+
+@pytest.mark.parametrize("run", sorted(SAMPLE_VERDICTS))
+def test_sample_trace_verdicts(run: str) -> None:
+    from tracekit.analyses.run import analyze_paths
+
+    must, must_not = SAMPLE_VERDICTS[run]
+    codes = {f["code"] for f in analyze_paths([str(SAMPLES / run)]).extra["findings"]}
+    assert must <= codes, codes
+    assert not (must_not & codes), codes

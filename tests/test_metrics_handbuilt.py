@@ -500,7 +500,9 @@ def test_cpu_only_gloo_trace(tmp_path):
         tb.cpu_op("aten::addmm", 10, 20)
         tb.nccl_allreduce(0, 0, launch_at_us=40, nelems=1000)
         tb.nccl_allreduce(0, 0, launch_at_us=150, nelems=1000)
-        tb.cpu_op("gloo:all_reduce", 150, 30)
+        # gloo runs the work on its own thread: rank 1 reaches each collective 5 µs later
+        tb.annotation("gloo:all_reduce", 45 + 5 * r, 30 - 5 * r, tid=99)     # ends at 75 on both ranks
+        tb.annotation("gloo:all_reduce", 155 + 5 * r, 30 - 5 * r, tid=99)    # ends at 185 on both ranks
         builders.append(tb)
     assert not any(e["cat"] == "kernel" for e in builders[0].events)
     res = run(tmp_path, *builders)
@@ -517,8 +519,14 @@ def test_cpu_only_gloo_trace(tmp_path):
     c = res.collectives[res.collectives["rank"] == 0].sort_values("launch_ts_ns")
     assert c["step"].tolist() == [1, 2] and c["coll_name"].tolist() == ["allreduce"] * 2
     assert c["bytes"].tolist() == [1000 * 4] * 2
-    assert c["dur_us"].isna().all() and c["busbw_gbps"].isna().all()
-    assert res.instances.empty
+    # CPU instances: the gloo range is the collective; launch is the record_param_comms op
+    assert c["launch_ts_ns"].tolist() == [40_000, 150_000]
+    assert c["dur_us"].tolist() == [30.0, 30.0]
+    assert c["overlap_us"].isna().all() and c["exposed_us"].isna().all()
+    inst = res.instances
+    assert len(inst) == 2 and (inst["skew_us"] == 5.0).all() and (inst["straggler"] == 1).all()
+    assert (inst["transfer_us"] == 25.0).all()
+    assert row(res.ranks, rank=0).wait_us == 2 * 5.0 and row(res.ranks, rank=1).wait_us == 0.0
 
 
 def test_no_profiler_steps(tmp_path):

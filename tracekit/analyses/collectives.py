@@ -29,6 +29,7 @@ Columns (times in µs, bandwidth in GB/s = 1e9 bytes/s):
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -193,17 +194,60 @@ def _gpu_instances(rt: RankTrace, cls: pd.Series, ops: pd.DataFrame) -> pd.DataF
     })
 
 
+#: CPU-side collective work ranges: the backend's annotation on its worker thread ("gloo:all_reduce")
+BACKEND_RANGE_PATTERN = r"^(?:gloo|nccl|mpi|ucc):"
+_BACKEND_COLL = {"all_reduce": "allreduce", "all_gather": "allgather", "reduce_scatter": "reduce_scatter",
+                 "all_to_all": "all_to_all", "alltoall": "all_to_all", "broadcast": "broadcast",
+                 "reduce": "reduce", "barrier": "barrier", "send": "send", "recv": "recv", "gather": "gather",
+                 "scatter": "scatter"}
+
+
 def _cpu_instances(rt: RankTrace, ops: pd.DataFrame) -> pd.DataFrame:
-    ts = ops["ts_ns"].to_numpy()
+    """Collectives of a trace without GPU activity (gloo).
+
+    An instance is the backend's CPU range (``gloo:all_reduce`` on the gloo worker
+    thread): ``start_ns``/``end_ns``/``dur_us`` are that range, i.e. CPU time
+    spent in the collective, waiting included. The launch is the k-th
+    ``record_param_comms`` op (else ``c10d::*`` op) of the rank, paired in order
+    when the counts agree (gloo runs a process group's collectives in order);
+    its args give sizes. Without backend ranges the ops themselves are the
+    instances. Overlap with compute is not defined on CPU (NaN).
+    """
+    ev = rt.events
+    rng = ev[(ev["kind"] == schema.ANNOTATION).to_numpy() & schema.name_mask(ev["name"], BACKEND_RANGE_PATTERN)]
+    launch_ops = ops
+    if launch_ops.empty:
+        c10d = ev[(ev["kind"] == schema.CPU_OP).to_numpy() & schema.name_mask(ev["name"], r"^c10d::")]
+        launch_ops = c10d.assign(coll_name=pd.Series(dtype=object))
+    launch_ops = launch_ops.sort_values("ts_ns", kind="stable")
+    rng = rng.sort_values("ts_ns", kind="stable")
+    n = len(rng) if len(rng) else len(launch_ops)
+    paired = len(rng) == 0 or len(rng) == len(launch_ops)
+    src = launch_ops if paired and len(launch_ops) else None
+    if len(rng):
+        start, end = rng["ts_ns"].to_numpy(), rng["end_ns"].to_numpy()
+        kind_name = rng["name"].astype(str).str.split(":", n=1).str[1].map(lambda x: _BACKEND_COLL.get(x, x))
+        launch = src["ts_ns"].to_numpy() if src is not None else start
+    else:
+        start, end = launch_ops["ts_ns"].to_numpy(), launch_ops["end_ns"].to_numpy()
+        kind_name = pd.Series([None] * n, dtype=object)
+        launch = start
+
+    def arg(col: str, default: Any) -> np.ndarray:
+        if src is None or col not in src:
+            return np.full(n, default, dtype=object if default is None else np.int64)
+        v = src[col]
+        return v.astype(object).to_numpy() if default is None else v.to_numpy()
+
+    coll = arg("coll_name", None)
+    coll = np.where(pd.isna(coll), kind_name.to_numpy(dtype=object), coll)
     return pd.DataFrame({
-        "step": assign_steps(rt.steps, ts), "coll_name": ops["coll_name"].astype(object).to_numpy(),
-        "pg_name": ops["pg_name"].astype(object).to_numpy(), "pg_desc": ops["pg_desc"].astype(object).to_numpy(),
-        "dtype": ops["dtype"].astype(object).to_numpy(), "in_nelems": ops["in_nelems"].to_numpy(),
-        "out_nelems": ops["out_nelems"].to_numpy(), "group_size": ops["group_size"].to_numpy(),
-        "launch_ts_ns": ts, "start_ns": np.full(len(ops), -1, dtype=np.int64),
-        "end_ns": np.full(len(ops), -1, dtype=np.int64), "dur_us": np.full(len(ops), np.nan),
-        "overlap_us": np.full(len(ops), np.nan), "exposed_us": np.full(len(ops), np.nan),
-        "pre_window": np.zeros(len(ops), dtype=bool), "kernel": np.full(len(ops), None, dtype=object),
+        "step": assign_steps(rt.steps, launch), "coll_name": coll, "pg_name": arg("pg_name", None),
+        "pg_desc": arg("pg_desc", None), "dtype": arg("dtype", None), "in_nelems": arg("in_nelems", -1),
+        "out_nelems": arg("out_nelems", -1), "group_size": arg("group_size", -1),
+        "launch_ts_ns": launch, "start_ns": start, "end_ns": end, "dur_us": (end - start) / NS_PER_US,
+        "overlap_us": np.full(n, np.nan), "exposed_us": np.full(n, np.nan),
+        "pre_window": np.zeros(n, dtype=bool), "kernel": np.full(n, None, dtype=object),
     })
 
 

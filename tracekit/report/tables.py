@@ -18,9 +18,12 @@ def collective_summary(res: AnalysisResult) -> pd.DataFrame:
         return pd.DataFrame()
     c = c[~c["pre_window"].astype(bool)]
     g = c.groupby(["rank", "coll_name", "phase"], dropna=False, observed=True)
-    out = g.agg(count=("dur_us", "size"), total_mb=("bytes", lambda x: x.sum() / 1e6),
-                total_us=("dur_us", "sum"), mean_us=("dur_us", "mean"),
-                exposed_us=("exposed_us", "sum"), busbw_gbps=("busbw_gbps", "mean"))
+    def total(x: pd.Series) -> float:  # NaN when nothing is known (CPU traces), not 0
+        return x.sum(min_count=1)
+
+    out = g.agg(count=("dur_us", "size"), total_mb=("bytes", lambda x: total(x) / 1e6),
+                total_us=("dur_us", total), mean_us=("dur_us", "mean"),
+                exposed_us=("exposed_us", total), busbw_gbps=("busbw_gbps", "mean"))
     return out.reset_index()
 
 
