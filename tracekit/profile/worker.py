@@ -18,7 +18,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 import traceback
 from contextlib import ExitStack, nullcontext
 from pathlib import Path
@@ -29,7 +28,7 @@ from tracekit.errors import RunError
 from tracekit.profile.compile_facts import CompileFactsRecorder
 from tracekit.profile.config import ProfileConfig
 from tracekit.profile.env import CONFIG_ENV, apply_gpu_safety_env, detect_rank_env
-from tracekit.profile.harness import ProfilerWindow, summarize_ranks, time_steps, trace_filename
+from tracekit.profile.harness import ProfilerWindow, summarize_ranks, time_steps
 from tracekit.profile.manifest import SCHEMA_VERSION, write_manifest
 from tracekit.profile.models import build_workload, output_to_loss
 from tracekit.profile.parallel import compile_inner, wrap_ddp, wrap_fsdp
