@@ -59,7 +59,7 @@ def run_point(config: ProfileConfig, point: dict[str, Any], *, rank: int, local_
     import torch
     import torch.distributed as dist
 
-    from tracekit.profile.compile_facts import CompileFactsRecorder
+    from tracekit.profile.compile_facts import enter_compile_scope
     from tracekit.profile.harness import ProfilerWindow, time_steps
     from tracekit.profile.models import build_workload
     from tracekit.profile.parallel import compile_inner
@@ -79,12 +79,7 @@ def run_point(config: ProfileConfig, point: dict[str, Any], *, rank: int, local_
     mode = config.resolved_optimize_ddp if use_ddp else None
     profile_dir = point.get("profile_dir")
     with ExitStack() as stack:
-        facts = stack.enter_context(CompileFactsRecorder(config.dynamo, mode, config.fullgraph))
-        if mode is not None:
-            import torch._dynamo
-
-            dynamo_mode = "python_reducer" if mode.startswith("python_reducer") else mode
-            stack.enter_context(torch._dynamo.config.patch(optimize_ddp=dynamo_mode))
+        facts = enter_compile_scope(stack, config, mode)  # before DDP is constructed
         model.to(device)
         compile_inner(model, config)
         ddp = None

@@ -318,3 +318,18 @@ class CompileFactsRecorder:
             "compile_time_s": getattr(m, "entire_frame_compile_time_s", None),
             "fail_type": getattr(m, "fail_type", None),
         } for m in metrics]
+
+
+def enter_compile_scope(stack: Any, config: Any, mode: str | None) -> CompileFactsRecorder:
+    """Start recording compile facts on ``stack`` and scope dynamo's ``optimize_ddp`` to ``mode``.
+
+    Must run before DDP is constructed: ``DDP.__init__`` reads ``optimize_ddp``
+    (python_reducer needs it there). The config change is undone when ``stack`` closes.
+    """
+    facts = stack.enter_context(CompileFactsRecorder(config.dynamo, mode, config.fullgraph))
+    if mode is not None:
+        import torch._dynamo
+
+        dynamo_mode = "python_reducer" if mode.startswith("python_reducer") else mode
+        stack.enter_context(torch._dynamo.config.patch(optimize_ddp=dynamo_mode))
+    return facts

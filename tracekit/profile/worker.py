@@ -25,7 +25,7 @@ from typing import Any
 
 from tracekit import __version__
 from tracekit.errors import RunError
-from tracekit.profile.compile_facts import CompileFactsRecorder
+from tracekit.profile.compile_facts import enter_compile_scope
 from tracekit.profile.config import ProfileConfig
 from tracekit.profile.env import CONFIG_ENV, apply_gpu_safety_env, detect_rank_env
 from tracekit.profile.harness import ProfilerWindow, summarize_ranks, time_steps
@@ -230,13 +230,7 @@ def _run(config: ProfileConfig, rank: int, local_rank: int, world: int, device: 
     mode = config.resolved_optimize_ddp
 
     with ExitStack() as stack:
-        facts = stack.enter_context(CompileFactsRecorder(config.dynamo, mode, config.fullgraph))
-        if mode is not None:
-            import torch._dynamo
-
-            # Scoped, and before DDP is constructed: DDP.__init__ reads it.
-            dynamo_mode = "python_reducer" if mode.startswith("python_reducer") else mode
-            stack.enter_context(torch._dynamo.config.patch(optimize_ddp=dynamo_mode))
+        facts = enter_compile_scope(stack, config, mode)  # before DDP is constructed
         model.to(device)
         ddp = None
         if config.parallel == "ddp":
