@@ -263,35 +263,44 @@ def worker(name: str, d: Path) -> dict[str, Any]:
 # measurement
 # ---------------------------------------------------------------------------------------------
 
-def _tree_rss(pid: int) -> int:
+def _tree_mem(pid: int) -> tuple[int, int]:
+    """(sum of RSS, sum of PSS) over ``pid`` and its descendants.
+
+    RSS counts pages a forked child shares with its parent once per process; PSS
+    splits each shared page between the processes that map it, so its sum is
+    the memory the tree really holds. Both tools (tracekit and HTA) fork workers.
+    """
     import psutil
 
     try:
         p = psutil.Process(pid)
         procs = [p, *p.children(recursive=True)]
     except psutil.Error:
-        return 0
-    total = 0
+        return 0, 0
+    rss = pss = 0
     for q in procs:
         try:
-            total += q.memory_info().rss
+            full = q.memory_full_info()
+            rss += full.rss
+            pss += getattr(full, "pss", full.rss)
         except psutil.Error:
             pass
-    return total
+    return rss, pss
 
 
 def measure(name: str, d: Path) -> dict[str, Any]:
     """Run one contender in a fresh interpreter; wall time, peak tree RSS, ru_maxrss."""
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", name, str(d)]
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    peak = [0]
+    peak = [0, 0]
     done = threading.Event()
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
 
     def sample() -> None:
         while not done.is_set():
-            peak[0] = max(peak[0], _tree_rss(proc.pid))
+            rss, pss = _tree_mem(proc.pid)
+            peak[0], peak[1] = max(peak[0], rss), max(peak[1], pss)
             done.wait(0.02)
 
     th = threading.Thread(target=sample, daemon=True)
@@ -314,7 +323,7 @@ def measure(name: str, d: Path) -> dict[str, Any]:
         return {"name": name, "error": f"exit {proc.returncode}: {err}"}
     lines = [ln for ln in bufs.get("out", b"").decode().splitlines() if ln.startswith("BENCH_RESULT ")]
     inner = json.loads(lines[-1][len("BENCH_RESULT "):]) if lines else {}
-    return {"name": name, "wall_s": wall, "rss_tree_mb": peak[0] / 2**20,
+    return {"name": name, "wall_s": wall, "rss_tree_mb": peak[0] / 2**20, "pss_tree_mb": peak[1] / 2**20,
             "maxrss_mb": ru.ru_maxrss / 1024.0, **inner}
 
 
@@ -365,14 +374,16 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             if n not in best or r["wall_s"] < best[n]["wall_s"]:
                 best[n] = r
-            print(f"  [{i + 1}/{a.repeat}] {n}: {r['wall_s']:.2f} s, tree RSS {r['rss_tree_mb']:.0f} MB", flush=True)
+            print(f"  [{i + 1}/{a.repeat}] {n}: {r['wall_s']:.2f} s, tree RSS {r['rss_tree_mb']:.0f} MB, "
+                  f"tree PSS {r['pss_tree_mb']:.0f} MB", flush=True)
 
     tk, hta, bare = best.get("tracekit"), best.get("hta"), best.get("bare-decode")
     print()
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
           f"best of {a.repeat}; input 2 ranks × {sum(mb.values()) / 2:.1f} MB JSON")
     hdr = f"{'contender':<13} {'wall s':>8} {'import s':>8} {'load s':>8} {'analyze s':>9} " \
-          f"{'RSS tree MB':>11} {'maxRSS MB':>9} {'× HTA time':>10} {'× HTA mem':>9} {'× bare time':>11}"
+          f"{'RSS tree MB':>11} {'PSS tree MB':>11} {'maxRSS MB':>9} {'× HTA time':>10} {'× HTA RSS':>9} " \
+          f"{'× HTA PSS':>9} {'× bare time':>11}"
     print(hdr)
     print("-" * len(hdr))
     for n in names:
@@ -382,16 +393,20 @@ def main(argv: list[str] | None = None) -> int:
             continue
         vs_hta_t = r["wall_s"] / hta["wall_s"] if hta else None
         vs_hta_m = r["rss_tree_mb"] / hta["rss_tree_mb"] if hta else None
+        vs_hta_p = r["pss_tree_mb"] / hta["pss_tree_mb"] if hta else None
         vs_bare = r["wall_s"] / bare["wall_s"] if bare else None
         print(f"{n:<13} {r['wall_s']:>8.2f} {_fmt(r.get('import_s'), '8.2f'):>8} {_fmt(r.get('load_s'), '8.2f'):>8} "
-              f"{_fmt(r.get('analyze_s'), '9.2f'):>9} {r['rss_tree_mb']:>11.0f} {r['maxrss_mb']:>9.0f} "
-              f"{_fmt(vs_hta_t, '10.3f'):>10} {_fmt(vs_hta_m, '9.3f'):>9} {_fmt(vs_bare, '11.2f'):>11}")
+              f"{_fmt(r.get('analyze_s'), '9.2f'):>9} {r['rss_tree_mb']:>11.0f} {r['pss_tree_mb']:>11.0f} "
+              f"{r['maxrss_mb']:>9.0f} {_fmt(vs_hta_t, '10.3f'):>10} {_fmt(vs_hta_m, '9.3f'):>9} "
+              f"{_fmt(vs_hta_p, '9.3f'):>9} {_fmt(vs_bare, '11.2f'):>11}")
     summary: dict[str, Any] = {}
     if tk and hta:
         summary["speedup_vs_hta"] = hta["wall_s"] / tk["wall_s"]
         summary["mem_fraction_of_hta"] = tk["rss_tree_mb"] / hta["rss_tree_mb"]
+        summary["pss_fraction_of_hta"] = tk["pss_tree_mb"] / hta["pss_tree_mb"]
         print(f"\ntracekit vs HTA: {summary['speedup_vs_hta']:.1f}× faster (target ≥ 15×), "
-              f"{summary['mem_fraction_of_hta']:.2f} of HTA's peak RSS (target ≤ 0.33)")
+              f"{summary['pss_fraction_of_hta']:.2f} of HTA's peak tree PSS, {summary['mem_fraction_of_hta']:.2f} of its "
+              f"peak tree RSS (target ≤ 0.33)")
         print(f"overlap %: tracekit {tk.get('overlap_pct')}, HTA {hta.get('overlap_pct')}")
     if tk and bare:
         summary["vs_bare_decode"] = tk["wall_s"] / bare["wall_s"]

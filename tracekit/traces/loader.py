@@ -60,9 +60,7 @@ def find_trace_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> 
 
 
 def _parse_one(path: Path) -> RankTrace:
-    meta, events, _typed = decode.decode(path)
-    df = decode.columns(path, events)
-    del events
+    meta, df = decode.decode_table(path)
     return RankTrace.from_decoded(path, meta, df)
 
 
