@@ -77,3 +77,16 @@ def test_comm_regex_reclassifies() -> None:
     more = json.loads(_run("analyze", str(REF / "inductor"), "--format", "json", "--comm-regex", "^triton_per_")[1])
     more = more["ranks"][0]
     assert more["comm_us"] > base["comm_us"] and more["compute_us"] < base["compute_us"]
+
+
+def test_hta_flag_adds_hta_columns() -> None:
+    code, out, _ = _run("analyze", str(REF / "inductor_nosplit"), "--hta", "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    hta = {r["rank"]: r for r in doc["hta"]}
+    assert set(hta) == {0, 1} and all(r["hta_error"] is None for r in hta.values())
+    # HTA sees only kernels launched in the window; its overlap is in the same range as tracekit's
+    for r in doc["ranks"]:
+        assert abs(hta[r["rank"]]["hta_overlap_pct"] - r["overlap_pct"]) < 5
+    code, out, _ = _run("analyze", str(REF / "inductor_nosplit"), "--hta")
+    assert code == 0 and "hta_overlap_pct" in out

@@ -103,7 +103,9 @@ def render_text(res: AnalysisResult, fmt: str = "table", per_step: bool = False)
     ranks = res.ranks[[c for c in cols if c in res.ranks.columns]]
     hta = res.extra.get("hta")
     if isinstance(hta, pd.DataFrame) and not hta.empty:
-        ranks = ranks.merge(hta, on="rank", how="left")
+        # the compact comparison; --format json carries every HTA column
+        keep = [c for c in ("rank", "hta_overlap_pct", "hta_compute_pct", "hta_idle_pct", "hta_error") if c in hta]
+        ranks = ranks.merge(hta[keep], on="rank", how="left")
     out.append(_section("Per-rank breakdown (GPU time over the whole trace window, us)", _fmt_df(ranks, fmt), fmt))
     if per_step:
         out.append(_section("Per-step breakdown (work launched in each ProfilerStep, us)", _fmt_df(res.steps, fmt), fmt))
