@@ -330,7 +330,7 @@ def columns(path: Path, events: list[_TypedEvent]) -> pd.DataFrame:
 
 
 #: target size of one decoded slice of ``traceEvents`` (bounds the live decoded structs)
-CHUNK_BYTES = 8 << 20
+CHUNK_BYTES = 4 << 20
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[\s*')
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _ARRAY_END = re.compile(rb"\}\s*\]")
