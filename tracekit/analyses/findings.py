@@ -8,8 +8,8 @@ high, ≥ :data:`SEVERITY_MEDIUM_PCT` medium, else low; ``compile_skipped`` is
 always high. A finding that fires on every rank is reported once with
 ``rank = None`` (evidence of the costliest rank, ``ranks`` listing them all).
 
-Codes (stable): ``allreduce_after_backward``, ``rank_waiting``, ``graph_break``,
-``compile_skipped``, ``exposed_first_bucket``, ``exposed_last_bucket``.
+Codes (stable): ``allreduce_after_backward``, ``backward_comm_exposed``, ``rank_waiting``,
+``graph_break``, ``compile_skipped``, ``exposed_first_bucket``, ``exposed_last_bucket``.
 """
 
 from __future__ import annotations
@@ -33,6 +33,10 @@ WAIT_MIN_US_PER_STEP = 100.0
 EXPOSED_BUCKET_SHARE = 0.5
 #: ...and its exposed time is at least this % of the step (a 16 KB bucket costs nothing)
 EXPOSED_BUCKET_MIN_STEP_PCT = 2.0
+#: backward allreduces are "mostly exposed" when less than this % of their time overlaps compute
+LOW_OVERLAP_PCT = 25.0
+#: ...and the exposed time is at least this % of the step
+LOW_OVERLAP_MIN_STEP_PCT = 5.0
 #: severity thresholds: cost as % of the mean step time
 SEVERITY_HIGH_PCT = 10.0
 SEVERITY_MEDIUM_PCT = 3.0
@@ -159,6 +163,34 @@ def compile_skipped(result: Any, timeline: pd.DataFrame, gb: pd.DataFrame, manif
     return out
 
 
+def backward_comm_exposed(result: Any, skip_ranks: set[Any]) -> list[dict[str, Any]]:
+    """``backward_comm_exposed``: the backward allreduces barely overlap compute, although they do not
+    all start after backward (that case is ``allreduce_after_backward``). Typical of a python_reducer /
+    compiled-autograd backward that serialises communication between its compute."""
+    c = result.collectives
+    if c is None or len(c) == 0 or not result.meta.get("device_metrics"):
+        return []
+    b = c[(c["phase"] == "backward") & (c["coll_name"] == "allreduce") & (c["step"] >= 0)]
+    out = []
+    for rank, g in b.groupby("rank"):
+        if int(rank) in skip_ranks or None in skip_ranks:
+            continue
+        dur, exposed = float(g["dur_us"].sum()), float(g["exposed_us"].sum())
+        steps = max(int(g["step"].nunique()), 1)
+        step_us = _step_us(result, int(rank))
+        overlap_pct = 100.0 * (dur - exposed) / dur if dur > 0 else float("nan")
+        cost = exposed / steps
+        if not (overlap_pct < LOW_OVERLAP_PCT and np.isfinite(step_us)
+                and cost >= LOW_OVERLAP_MIN_STEP_PCT / 100.0 * step_us):
+            continue
+        msg = (f"only {overlap_pct:.0f}% of the backward allreduce time overlaps compute: {cost:.0f} µs per step "
+               f"of {len(g) / steps:.0f} allreduces is exposed although they start during backward")
+        out.append(_finding("backward_comm_exposed", int(rank), msg, cost, step_us,
+                            overlap_pct=_r(overlap_pct), exposed_us_per_step=_r(cost),
+                            allreduces_per_step=_r(len(g) / steps)))
+    return out
+
+
 def _exposed_bucket(code: str, which: str, result: Any, timeline: pd.DataFrame, manifest: Any,
                     skip_ranks: set[int]) -> list[dict[str, Any]]:
     out = []
@@ -217,6 +249,7 @@ def findings(result: Any, timeline: pd.DataFrame, gb: pd.DataFrame, manifest: di
     """All findings, most costly first (see module doc)."""
     found = allreduce_after_backward(result, timeline, gb, manifest)
     after = {f["rank"] for f in found}
+    found += backward_comm_exposed(result, after)
     found += rank_waiting(result)
     found += graph_break(result, timeline, gb, manifest)
     found += compile_skipped(result, timeline, gb, manifest)
