@@ -263,6 +263,7 @@ def _sweep_in_job(base: ProfileConfig, models: list[str], world_sizes: list[int]
             progress.done(_summary(point, base.batch_size))
             mres["points"].append(point)
         model_results.append(mres)
+    dist.barrier()  # tear down together (see tracekit.profile.worker.run_rank)
     dist.destroy_process_group()
     if rank != 0:
         return None

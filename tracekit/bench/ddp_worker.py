@@ -167,6 +167,7 @@ def main() -> int:
             tmp = Path(run_dir) / f".{RESULT_NAME}.tmp"
             tmp.write_text(json.dumps({"backend": backend, "records": records}, default=str))
             os.replace(tmp, Path(run_dir) / RESULT_NAME)
+        dist.barrier()  # tear down together (see tracekit.profile.worker.run_rank)
         dist.destroy_process_group()
     except BaseException as e:
         write_error(run_dir, rank, e)
