@@ -134,7 +134,7 @@ class ProfileConfig:
             }
             bad = [k for k, v in ddp_only.items() if v]
             if bad:
-                raise ConfigError(f"{', '.join(bad)} only apply to --ddp, not --fsdp")
+                raise ConfigError(f"{', '.join(bad)} {'applies' if len(bad) == 1 else 'apply'} only to --ddp, not --fsdp")
         elif self.activation_checkpointing:
             raise ConfigError("--activation-checkpointing is only supported with --fsdp")
         if self.bucket_cap_mb is not None and self.bucket_cap_mb <= 0:
