@@ -154,3 +154,13 @@ def test_parse_ddp_optimizer_logs() -> None:
     assert g["bucket_cap_bytes"] == 26214400 and g["bucket_count"] == 2
     assert g["buckets"] == [{"index": 0, "bytes": 1050624, "params": ["L_w1_", "L_b1_"]},
                             {"index": 1, "bytes": 2048, "params": ["L_b0_"]}]
+
+
+def test_cli_group_imports_no_analysis_stack() -> None:
+    # `tracekit profile` (and --help) start without pandas, HTA or the analysis modules
+    code = (
+        "import sys, tracekit.cli\n"
+        "bad = [m for m in sys.modules if m.startswith(('pandas', 'hta', 'tracekit.traces', 'tracekit.analyses'))]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)

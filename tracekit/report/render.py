@@ -146,6 +146,11 @@ def _clean(v: Any) -> Any:
     return v
 
 
+def jsonable(v: Any) -> Any:
+    """Any mix of dicts, lists, DataFrames and numpy scalars -> JSON-safe Python (NaN -> null)."""
+    return _clean(v)
+
+
 def records(df: pd.DataFrame) -> list[dict[str, Any]]:
     """DataFrame -> list of JSON-safe dicts (NaN -> null, numpy scalars -> Python)."""
     if df is None or df.empty:
