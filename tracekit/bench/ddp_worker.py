@@ -60,7 +60,7 @@ def run_point(config: ProfileConfig, point: dict[str, Any], *, rank: int, local_
     import torch.distributed as dist
 
     from tracekit.profile.compile_facts import enter_compile_scope
-    from tracekit.profile.harness import ProfilerWindow, time_steps
+    from tracekit.profile.harness import run_profiled_steps, time_steps
     from tracekit.profile.models import build_workload
     from tracekit.profile.parallel import compile_inner
     from tracekit.profile.worker import _reducer_buckets, _topology, _Trainer
@@ -95,14 +95,7 @@ def run_point(config: ProfileConfig, point: dict[str, Any], *, rank: int, local_
         step_s = time_steps(trainer.step, config.steps, sync)
         trace = None
         if profile_dir:
-            win = ProfilerWindow(profile_dir, rank, wait=config.profile_wait, warmup=config.profile_warmup,
-                                 active=config.profile_steps, device=device.type,
-                                 record_shapes=config.record_shapes, with_stack=config.with_stack)
-            with win:
-                for _ in range(win.total_steps):
-                    trainer.step()
-                    win.step()
-            sync()
+            win = run_profiled_steps(config, profile_dir, rank, device.type, trainer.step, sync)
             trace = {"rank": rank, "file": win.trace_path.name, "bytes": win.trace_path.stat().st_size}
         facts.mark_run_done()
         compile_facts = facts.facts()

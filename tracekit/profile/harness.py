@@ -143,3 +143,20 @@ def summarize_ranks(per_rank_step_s: list[list[float]], local_examples: int) -> 
     overall = summarize(slowest, local_examples * world)
     overall["definition"] = "per step, the slowest rank's time; examples = global batch"
     return {"per_rank": per_rank, "overall": overall}
+
+
+def run_profiled_steps(config: Any, out_dir: Any, rank: int, device_type: str,
+                       step_fn: Callable[[], None], sync: Callable[[], None]) -> ProfilerWindow:
+    """Run ``config``'s profiler window (wait + warmup + active steps of ``step_fn``) and export it.
+
+    Returns the closed window; its ``trace_path`` is the exported trace.
+    """
+    win = ProfilerWindow(out_dir, rank, wait=config.profile_wait, warmup=config.profile_warmup,
+                         active=config.profile_steps, device=device_type,
+                         record_shapes=config.record_shapes, with_stack=config.with_stack)
+    with win:
+        for _ in range(win.total_steps):
+            step_fn()
+            win.step()
+    sync()
+    return win

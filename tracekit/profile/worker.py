@@ -28,7 +28,7 @@ from tracekit.errors import RunError
 from tracekit.profile.compile_facts import enter_compile_scope
 from tracekit.profile.config import ProfileConfig
 from tracekit.profile.env import CONFIG_ENV, apply_gpu_safety_env, detect_rank_env
-from tracekit.profile.harness import ProfilerWindow, summarize_ranks, time_steps
+from tracekit.profile.harness import run_profiled_steps, summarize_ranks, time_steps
 from tracekit.profile.manifest import SCHEMA_VERSION, write_manifest
 from tracekit.profile.models import build_workload, output_to_loss
 from tracekit.profile.parallel import compile_inner, wrap_ddp, wrap_fsdp
@@ -254,14 +254,7 @@ def _run(config: ProfileConfig, rank: int, local_rank: int, world: int, device: 
         facts.mark_warmup_done()
         step_s = time_steps(trainer.step, config.steps, sync)
 
-        win = ProfilerWindow(out_dir, rank, wait=config.profile_wait, warmup=config.profile_warmup,
-                             active=config.profile_steps, device=device.type,
-                             record_shapes=config.record_shapes, with_stack=config.with_stack)
-        with win:
-            for _ in range(win.total_steps):
-                trainer.step()
-                win.step()
-        sync()
+        win = run_profiled_steps(config, out_dir, rank, device.type, trainer.step, sync)
         facts.mark_run_done()
         compile_facts = facts.facts()
     if config.fail_rank == rank and config.fail_at == "end":
