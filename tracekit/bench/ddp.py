@@ -4,7 +4,7 @@ For each model: a 1-rank baseline without DDP, then DDP on 1, 2, 4, ... ranks (u
 GPUs here, or ``world_sizes``). Each point is a fresh process group and model:
 
 * run standalone, each point is its own elastic launch (fresh processes, c10d rendezvous
-  on a free port, as ``tracekit profile`` does), so a crashing or hanging point is
+  on port 0, as ``tracekit profile`` does), so a crashing or hanging point is
   stopped by the agent / the process-group timeout and the sweep goes on;
 * under an outer multi-rank launcher (torchrun, srun) every rank runs this function;
   each point gets a fresh subgroup of the first N ranks (as the original does), which

@@ -134,7 +134,7 @@ def _write_profile_manifest(config: ProfileConfig, records: list[dict[str, Any]]
 
 def main() -> int:
     """Entry of ``python -m tracekit.bench.ddp_worker`` (one rank of one point)."""
-    from tracekit.bench.launch import write_error
+    from tracekit.profile.failure import report_failure
 
     run_dir = os.environ.get("TRACEKIT_BENCH_RUN_DIR")
     rank = int(os.environ.get("RANK", "0"))
@@ -163,12 +163,7 @@ def main() -> int:
         dist.barrier()  # tear down together (see tracekit.profile.worker.run_rank)
         dist.destroy_process_group()
     except BaseException as e:
-        write_error(run_dir, rank, e)
-        import traceback
-
-        traceback.print_exc()
-        sys.stderr.flush()
-        return 1
+        return report_failure(run_dir, rank, e)
     return 0
 
 

@@ -329,17 +329,12 @@ def _worker() -> None:
 
 
 def main() -> int:
-    from tracekit.bench.launch import write_error
+    from tracekit.profile.failure import report_failure
 
     try:
         _worker()
     except BaseException as e:
-        write_error(os.environ.get("TRACEKIT_BENCH_RUN_DIR"), int(os.environ.get("RANK", "0")), e)
-        import traceback
-
-        traceback.print_exc()
-        sys.stderr.flush()
-        return 1
+        return report_failure(os.environ.get("TRACEKIT_BENCH_RUN_DIR"), int(os.environ.get("RANK", "0")), e)
     return 0
 
 

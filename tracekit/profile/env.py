@@ -1,9 +1,8 @@
-"""Where this process runs: outer-launcher detection, free ports, GPU-host safety variables."""
+"""Where this process runs: outer-launcher detection and GPU-host safety variables."""
 
 from __future__ import annotations
 
 import os
-import socket
 from collections.abc import MutableMapping
 from dataclasses import dataclass
 
@@ -71,10 +70,3 @@ def detect_rank_env(env: MutableMapping[str, str] | None = None) -> RankEnv | No
     except ValueError as e:
         raise ConfigError(f"bad launcher environment: {e}") from e
     return None
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port that was free a moment ago (bind to port 0, read it, release it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])

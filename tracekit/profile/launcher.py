@@ -24,6 +24,7 @@ from typing import Any
 from tracekit.errors import ConfigError, RunError
 from tracekit.profile.config import ProfileConfig
 from tracekit.profile.env import CHILD_MARKER, CONFIG_ENV, apply_gpu_safety_env, detect_rank_env
+from tracekit.profile.failure import describe_failure, last_line
 from tracekit.profile.manifest import read_manifest
 from tracekit.profile.models import check_model_available
 
@@ -104,34 +105,14 @@ def _quiet_elastic() -> Iterator[None]:
         lg.setLevel(saved)
 
 
-def _last_line(text: str) -> str:
-    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
-    return lines[-1].strip() if lines else ""
-
-
 def _failure_error(out_dir: Path, exc: Exception) -> RunError:
     """Name the rank that failed first and the last line of its error."""
-    from tracekit.profile.worker import error_filename
-
-    failures = getattr(exc, "failures", {}) or {}
-    # The rank that raised first is the root cause; its peers fail afterwards
-    # (connection closed, timeout), so order the error files by write time.
-    raised = sorted((p.stat().st_mtime_ns, int(m.group(1))) for p in out_dir.glob("rank*.error.txt")
-                    if (m := re.match(r"rank(\d+)\.error\.txt", p.name)))
-    if raised:
-        rank = raised[0][1]
-        line = _last_line((out_dir / error_filename(rank)).read_text(errors="replace"))
-    elif failures:
-        rank, failure = min(failures.items(), key=lambda kv: getattr(kv[1], "timestamp", 0))
-        msg = getattr(failure, "message", "") or ""
-        if isinstance(msg, dict):
-            msg = msg.get("message", "") or str(msg)
-        line = _last_line(str(msg)) or f"exit code {getattr(failure, 'exitcode', '?')}"
-    else:
-        rank, line = -1, str(exc)
+    rank, line = describe_failure(out_dir, exc)
+    if rank is None:
+        line = str(exc)
     traces = sorted(p.name for p in out_dir.glob("rank*.trace.json.gz"))
     kept = f"; traces kept: {', '.join(traces)}" if traces else ""
-    who = f"rank {rank}" if rank >= 0 else "a rank"
+    who = f"rank {rank}" if rank is not None else "a rank"
     return RunError(f"{who} failed: {line} (run folder {out_dir}{kept})")
 
 
@@ -163,7 +144,7 @@ def run_profile(config: ProfileConfig, *, notify: Callable[[str], None] | None =
         except ConfigError:
             raise
         except Exception as e:
-            raise RunError(f"rank {rank_env.rank} failed: {type(e).__name__}: {_last_line(str(e))}") from e
+            raise RunError(f"rank {rank_env.rank} failed: {type(e).__name__}: {last_line(str(e))}") from e
 
     import torch
 
@@ -192,24 +173,34 @@ def run_profile(config: ProfileConfig, *, notify: Callable[[str], None] | None =
     return manifest
 
 
-def _elastic_launch(config: ProfileConfig, out_dir: Path) -> None:
-    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
-    from torch.distributed.launcher.api import LaunchConfig, elastic_launch
+def local_launch_config(nproc: int, timeout_s: float, run_prefix: str) -> Any:
+    """Elastic ``LaunchConfig`` for ``nproc`` ranks on this host, as ``torchrun --standalone``.
 
-    lc = LaunchConfig(
+    ``max_restarts=0``: one failing rank stops the others, so nothing hangs.
+    """
+    from torch.distributed.launcher.api import LaunchConfig
+
+    return LaunchConfig(
         min_nodes=1,
         max_nodes=1,
-        nproc_per_node=config.nproc,
-        run_id=f"tracekit-{uuid.uuid4().hex[:8]}",
+        nproc_per_node=nproc,
+        run_id=f"{run_prefix}-{uuid.uuid4().hex[:8]}",
         rdzv_backend="c10d",
         # Port 0, as torchrun --standalone: the OS picks a free port when the store
         # binds, so two runs can never race for a port we picked earlier.
         rdzv_endpoint="localhost:0",
-        rdzv_configs={"timeout": int(min(config.timeout_s, 900))},
+        rdzv_configs={"timeout": int(min(timeout_s, 900))},
         max_restarts=0,
         monitor_interval=0.1,
         start_method="spawn",
     )
+
+
+def _elastic_launch(config: ProfileConfig, out_dir: Path) -> None:
+    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
+    from torch.distributed.launcher.api import elastic_launch
+
+    lc = local_launch_config(config.nproc, config.timeout_s, "tracekit")
     child_env = {
         CONFIG_ENV: config.to_json(),
         CHILD_MARKER: "1",

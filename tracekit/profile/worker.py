@@ -18,7 +18,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import traceback
 from contextlib import ExitStack, nullcontext
 from pathlib import Path
 from typing import Any
@@ -28,14 +27,11 @@ from tracekit.errors import RunError
 from tracekit.profile.compile_facts import enter_compile_scope
 from tracekit.profile.config import ProfileConfig
 from tracekit.profile.env import CONFIG_ENV, apply_gpu_safety_env, detect_rank_env
+from tracekit.profile.failure import report_failure
 from tracekit.profile.harness import run_profiled_steps, summarize_ranks, time_steps
 from tracekit.profile.manifest import SCHEMA_VERSION, write_manifest
 from tracekit.profile.models import build_workload, output_to_loss
 from tracekit.profile.parallel import compile_inner, wrap_ddp, wrap_fsdp
-
-
-def error_filename(rank: int) -> str:
-    return f"rank{rank}.error.txt"
 
 
 def _versions() -> dict[str, Any]:
@@ -351,21 +347,9 @@ def main() -> int:
     try:
         run_rank(config)
     except BaseException as e:
-        rank = os.environ.get("RANK", "?")
+        rank = os.environ.get("RANK", "")
         out = os.environ.get("TRACEKIT_OUT_DIR") or config.out_dir
-        if out:
-            try:
-                Path(out).mkdir(parents=True, exist_ok=True)
-                text = "".join(traceback.format_exception(type(e), e, e.__traceback__))
-                # Last line = a one-line summary, which the launcher reports.
-                first = (str(e).strip().splitlines() or [""])[0]
-                text += f"{type(e).__name__}: {first}\n"
-                (Path(out) / error_filename(int(rank) if rank.isdigit() else 0)).write_text(text)
-            except OSError:
-                pass
-        traceback.print_exc()
-        sys.stderr.flush()
-        return 1
+        return report_failure(out, int(rank) if rank.isdigit() else 0, e)
     return 0
 
 
