@@ -15,19 +15,24 @@
    deleted at the end.
 2. **Measure** each contender in a fresh subprocess:
 
-   - ``tracekit``: ``tracekit.analyze(tracekit.load(dir))`` (what ``tracekit analyze``
-     runs before rendering; the loader's process pool included);
+   - ``tracekit``: the ``tracekit analyze DIR -o /dev/null --timings`` command
+     itself (console script; parse workers, every analysis, the findings and the
+     rendered report), its phases read from ``--timings``;
    - ``hta``: ``TraceAnalysis(trace_files={rank: path}, trace_dir=dir)`` +
      ``get_comm_comp_overlap(visualize=False)``, with ``HTA_DISABLE_NS_ROUNDING=1``;
    - ``bare-decode``: read each file and ``msgspec.json.decode`` it into a minimal
      typed Struct (ph, cat, name, ts, dur, a few args): the floor for any loader.
 
    Wall time is measured by the parent around the whole subprocess (interpreter
-   start and imports included); the worker also reports its own phases. Peak
-   memory is reported two ways: ``rss_tree`` samples (every 20 ms, psutil) the
-   summed RSS of the worker and all its descendants (process pools included; pages
-   shared after fork are counted once per process, so this over-counts a little),
-   and ``maxrss`` is ``ru_maxrss`` from ``wait4`` (the largest single process).
+   start and imports included), in a run with nothing else watching it; the
+   worker also reports its own phases. Peak memory comes from a second run of
+   the same contender, sampled every 20 ms with psutil (the sampling costs CPU,
+   so it never overlaps the timed run), reported three ways: ``rss_tree``, the
+   summed RSS of the worker and all its descendants (process pools included;
+   pages shared after fork are counted once per process, so this over-counts),
+   ``pss_tree``, the summed PSS (shared pages split between the processes that
+   map them: the memory the tree really holds), and ``maxrss``, ``ru_maxrss``
+   from ``wait4`` (the largest single process).
 
 Usage::
 
@@ -43,6 +48,7 @@ import gzip
 import json
 import math
 import os
+import re
 import platform
 import shutil
 import subprocess
@@ -208,24 +214,7 @@ def _files(d: Path) -> list[Path]:
 def worker(name: str, d: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
     out: dict[str, Any] = {}
-    if name == "tracekit":
-        # exactly what `tracekit analyze DIR` does: load, every analysis incl. findings, render
-        import tracekit
-        from tracekit.analyses.explain import explain
-        from tracekit.analyses.run import analyze as _analyze
-        from tracekit.report.render import render
-
-        t1 = time.perf_counter()
-        ts = tracekit.load(d)
-        t2 = time.perf_counter()
-        res = _analyze(ts)
-        res.extra.update(explain(ts, res))
-        render(res, "table")
-        t3 = time.perf_counter()
-        out = {"import_s": t1 - t0, "load_s": t2 - t1, "analyze_s": t3 - t2,
-               "overlap_pct": [round(float(x), 2) for x in res.ranks["overlap_pct"]],
-               "steps": int(res.ranks["steps"].iloc[0])}
-    elif name == "hta":
+    if name == "hta":
         os.environ["HTA_DISABLE_NS_ROUNDING"] = "1"
         import logging
 
@@ -250,14 +239,6 @@ def worker(name: str, d: Path) -> dict[str, Any]:
             del doc
         t2 = time.perf_counter()
         out = {"import_s": t1 - t0, "load_s": t2 - t1, "analyze_s": 0.0, "events": n}
-    elif name == "tracekit-cli":
-        from tracekit.cli import main
-
-        try:
-            main(["analyze", str(d), "-o", os.devnull], standalone_mode=False)
-        except SystemExit as e:
-            if e.code:
-                raise
     else:
         raise SystemExit(f"unknown worker {name}")
     out["worker_total_s"] = time.perf_counter() - t0
@@ -293,9 +274,44 @@ def _tree_mem(pid: int) -> tuple[int, int]:
     return rss, pss
 
 
-def measure(name: str, d: Path) -> dict[str, Any]:
-    """Run one contender in a fresh interpreter; wall time, peak tree RSS, ru_maxrss."""
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", name, str(d)]
+def _tracekit_cmd(d: Path) -> list[str]:
+    """``tracekit analyze DIR`` exactly as a user runs it: the console script when installed."""
+    exe = Path(sys.executable).with_name("tracekit")
+    base = [str(exe)] if exe.exists() else [sys.executable, "-m", "tracekit"]
+    return [*base, "analyze", str(d), "-o", os.devnull, "--timings"]
+
+
+_TIMINGS = re.compile(r"timings \(s\): (.*); total ([0-9.]+)")
+
+
+def _tracekit_phases(stderr: str) -> dict[str, Any]:
+    """Phases printed by ``tracekit analyze --timings`` (see tracekit.analyses.pipeline)."""
+    m = _TIMINGS.search(stderr)
+    if not m:
+        return {}
+    ph = {k: float(v) for k, v in (p.rsplit(" ", 1) for p in m.group(1).split(", "))}
+    # import = the analysis imports, which overlap the parse workers; load = waiting for them
+    return {"phases_s": ph, "import_s": ph.get("import"), "load_s": ph.get("start", 0.0) + ph.get("load", 0.0),
+            "analyze_s": ph.get("analyze", 0.0) + ph.get("explain", 0.0) + ph.get("render", 0.0),
+            "worker_total_s": float(m.group(2))}
+
+
+def _tracekit_overlap(d: Path) -> list[float]:
+    """Per-rank ``overlap_pct`` from an (untimed) ``tracekit analyze --format json`` run."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "report.json"
+        cmd = [c for c in _tracekit_cmd(d) if c != "--timings"]
+        cmd[cmd.index(os.devnull)] = str(out)
+        subprocess.run([*cmd, "--format", "json"], check=True, capture_output=True)
+        return [round(float(r["overlap_pct"]), 2) for r in json.loads(out.read_text())["ranks"]]
+
+
+def _run(name: str, d: Path, sample_memory: bool) -> dict[str, Any]:
+    """Run one contender in a fresh interpreter: wall time, ru_maxrss and (optionally) peak tree memory."""
+    cmd = _tracekit_cmd(d) if name == "tracekit" else [sys.executable, str(Path(__file__).resolve()), "--worker",
+                                                         name, str(d)]
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     peak = [0, 0]
     done = threading.Event()
@@ -309,7 +325,8 @@ def measure(name: str, d: Path) -> dict[str, Any]:
             done.wait(0.02)
 
     th = threading.Thread(target=sample, daemon=True)
-    th.start()
+    if sample_memory:
+        th.start()
     # drain pipes in threads so the worker never blocks on a full pipe
     bufs: dict[str, bytes] = {}
     readers = [threading.Thread(target=lambda k=k, f=f: bufs.__setitem__(k, f.read()), daemon=True)
@@ -319,17 +336,39 @@ def measure(name: str, d: Path) -> dict[str, Any]:
     _, status, ru = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     done.set()
-    th.join()
+    if sample_memory:
+        th.join()
     for r in readers:
         r.join()
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         err = bufs.get("err", b"").decode(errors="replace")[-3000:]
         return {"name": name, "error": f"exit {proc.returncode}: {err}"}
-    lines = [ln for ln in bufs.get("out", b"").decode().splitlines() if ln.startswith("BENCH_RESULT ")]
-    inner = json.loads(lines[-1][len("BENCH_RESULT "):]) if lines else {}
+    if name == "tracekit":
+        inner = _tracekit_phases(bufs.get("err", b"").decode(errors="replace"))
+    else:
+        lines = [ln for ln in bufs.get("out", b"").decode().splitlines() if ln.startswith("BENCH_RESULT ")]
+        inner = json.loads(lines[-1][len("BENCH_RESULT "):]) if lines else {}
     return {"name": name, "wall_s": wall, "rss_tree_mb": peak[0] / 2**20, "pss_tree_mb": peak[1] / 2**20,
             "maxrss_mb": ru.ru_maxrss / 1024.0, **inner}
+
+
+def measure(name: str, d: Path) -> dict[str, Any]:
+    """Time one contender, then measure its memory in a second, separate run.
+
+    The memory sampler reads ``/proc/PID/smaps_rollup`` of every process of the
+    tree every 20 ms; on a 2-core machine that steals enough CPU to slow the
+    contender it watches (HTA by ~40 %), so times come from the unsampled run
+    and memory from the sampled one.
+    """
+    timed = _run(name, d, sample_memory=False)
+    if "error" in timed:
+        return timed
+    mem = _run(name, d, sample_memory=True)
+    if "error" in mem:
+        return mem
+    return {**timed, "rss_tree_mb": mem["rss_tree_mb"], "pss_tree_mb": mem["pss_tree_mb"],
+            "maxrss_mb": max(timed["maxrss_mb"], mem["maxrss_mb"]), "sampled_wall_s": mem["wall_s"]}
 
 
 def _fmt(x: Any, spec: str) -> str:
@@ -342,7 +381,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=1, help="runs per contender; the best (min time) is reported")
     ap.add_argument("--keep", action="store_true", help="keep the generated traces in the cache dir")
     ap.add_argument("--skip-hta", action="store_true", help="do not run HTA")
-    ap.add_argument("--cli", action="store_true", help="also time the full `tracekit analyze` CLI (with rendering)")
     ap.add_argument("--cache-dir", type=Path, default=REPO / ".bench")
     ap.add_argument("--json", type=Path, default=None, help="write all results to this JSON file")
     ap.add_argument("--worker", nargs=2, metavar=("NAME", "DIR"), help=argparse.SUPPRESS)
@@ -366,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
           f"events/rank {info['events_per_rank']}, sizes MB {json.dumps({k: round(v, 1) for k, v in mb.items()})}, "
           f"generated in {info['generate_s']} s")
 
-    names = ["tracekit", "bare-decode"] + ([] if a.skip_hta else ["hta"]) + (["tracekit-cli"] if a.cli else [])
+    names = ["tracekit", "bare-decode"] + ([] if a.skip_hta else ["hta"])
     best: dict[str, dict[str, Any]] = {}
     runs: list[dict[str, Any]] = []
     for i in range(a.repeat):
@@ -412,7 +450,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\ntracekit vs HTA: {summary['speedup_vs_hta']:.1f}× faster (target ≥ 15×), "
               f"{summary['pss_fraction_of_hta']:.2f} of HTA's peak tree PSS, {summary['mem_fraction_of_hta']:.2f} of its "
               f"peak tree RSS (target ≤ 0.33)")
-        print(f"overlap %: tracekit {tk.get('overlap_pct')}, HTA {hta.get('overlap_pct')}")
+        print(f"overlap %: tracekit {_tracekit_overlap(d)}, HTA {hta.get('overlap_pct')} (same files; "
+              "an untimed `--format json` run)")
     if tk and bare:
         summary["vs_bare_decode"] = tk["wall_s"] / bare["wall_s"]
         summary["vs_bare_decode_work"] = (tk["load_s"] + tk["analyze_s"]) / bare["load_s"]

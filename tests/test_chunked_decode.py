@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from tracekit.traces import decode
+from tracekit.traces.table import decode_table, events_frame
 
 REF = Path(__file__).parent / "data" / "reference"
 
@@ -20,7 +21,7 @@ def _slices(raw: bytes, chunk: int) -> int:
 
 def _whole(path: Path) -> tuple[dict, pd.DataFrame]:
     meta, events, _ = decode.decode(path)
-    return meta, decode.columns(path, events)
+    return meta, events_frame(decode.columns(path, events))
 
 
 @pytest.mark.parametrize("run", ["eager", "inductor"])
@@ -29,7 +30,7 @@ def test_chunks_equal_whole_document(run: str, chunk: int) -> None:
     path = REF / run / "rank0.trace.json.gz"
     meta_w, df_w = _whole(path)
     assert (_slices(decode.read_bytes(path), chunk) > 1) == (chunk < 10**9)  # small chunks really split the file
-    meta_c, df_c = decode.decode_table(path, chunk_bytes=chunk)
+    meta_c, df_c = decode_table(path, chunk_bytes=chunk)
     assert meta_c == meta_w
     pd.testing.assert_frame_equal(df_c, df_w)
 
@@ -39,7 +40,7 @@ def test_compact_json_chunks(tmp_path: Path) -> None:
     p = tmp_path / "compact.json"
     p.write_text(json.dumps(doc, separators=(",", ":")))
     assert _slices(p.read_bytes(), 5_000) > 10
-    pd.testing.assert_frame_equal(decode.decode_table(p, chunk_bytes=5_000)[1], _whole(p)[1])
+    pd.testing.assert_frame_equal(decode_table(p, chunk_bytes=5_000)[1], _whole(p)[1])
 
 
 def test_cut_inside_a_string_falls_back(tmp_path: Path) -> None:
@@ -53,6 +54,17 @@ def test_cut_inside_a_string_falls_back(tmp_path: Path) -> None:
     raw = p.read_bytes()
     cut = raw.find(b"weird},{") + 1
     for chunk in (cut - raw.find(b'"traceEvents"') - 20, 100, 400):
-        meta, df = decode.decode_table(p, chunk_bytes=max(chunk, 1))
+        meta, df = decode_table(p, chunk_bytes=max(chunk, 1))
         assert len(df) == 51 and "weird},{name" * 20 in set(df["name"].astype(str))
         pd.testing.assert_frame_equal(df, _whole(p)[1])
+
+
+def test_header_after_events_plain_file(tmp_path: Path) -> None:
+    """Memory-mapped slices: keys after ``traceEvents`` (here distributedInfo) still reach the meta."""
+    doc = json.load(gzip.open(REF / "inductor" / "rank0.trace.json.gz"))
+    events = doc.pop("traceEvents")
+    p = tmp_path / "late_header.json"
+    p.write_text(json.dumps({"traceEvents": events, **doc}))
+    meta, df = decode_table(p, chunk_bytes=20_000)
+    assert meta["distributedInfo"]["rank"] == 0
+    pd.testing.assert_frame_equal(df, _whole(p)[1])

@@ -90,3 +90,44 @@ def test_hta_flag_adds_hta_columns() -> None:
         assert abs(hta[r["rank"]]["hta_overlap_pct"] - r["overlap_pct"]) < 5
     code, out, _ = _run("analyze", str(REF / "inductor_nosplit"), "--hta")
     assert code == 0 and "hta_overlap_pct" in out
+
+
+def test_timings_option() -> None:
+    code, _, err = _run("analyze", str(REF / "eager"), "--timings")
+    assert code == 0
+    line = next(ln for ln in err.splitlines() if ln.startswith("timings (s):"))
+    for phase in ("start", "import", "load", "analyze", "explain", "render", "total"):
+        assert f"{phase} " in line
+
+
+def test_profiled_steps_compact_and_graph_breaks_per_rank() -> None:
+    from tracekit.report.render import step_ranges
+
+    assert step_ranges([2, 3, 4, 7, 9, 10]) == "2-4, 7, 9-10 (6 steps)"
+    assert step_ranges([5]) == "5 (1 step)"
+    assert step_ranges([]) == ""
+    code, out, _ = _run("analyze", str(REF / "inductor"))
+    assert code == 0
+    assert "profiled steps      2-4 (3 steps)" in out
+    assert "graph breaks (per rank, mean per step" in out and "compile_skipped_steps" in out
+    code, out, _ = _run("analyze", str(REF / "inductor"), "--per-step")
+    assert "graph breaks (per rank and step)" in out
+
+
+def test_console_entry_writes_report_and_exits_cleanly(tmp_path: Path) -> None:
+    """``python -m tracekit`` ends with a fast exit: output must still be complete."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "r.json"
+    r = subprocess.run([sys.executable, "-m", "tracekit", "analyze", str(REF / "inductor"), "--format", "json",
+                        "-o", str(out)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text())["ranks"]
+    r = subprocess.run([sys.executable, "-m", "tracekit", "analyze", str(REF / "eager")], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0
+    assert r.stdout == _run("analyze", str(REF / "eager"))[1]  # nothing lost to the fast exit
+    r = subprocess.run([sys.executable, "-m", "tracekit", "analyze", str(tmp_path / "nope")], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr.startswith("error: ") and "Traceback" not in r.stderr

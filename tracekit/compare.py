@@ -63,7 +63,7 @@ def variant_configs(config: Any, spec: str, out_root: str | Path) -> list[tuple[
 
 def compare_runs(run_dirs: dict[str, str | Path]) -> pd.DataFrame:
     """Analyze each run folder and build the comparison table (see module doc)."""
-    from tracekit.analyses.run import analyze_paths
+    from tracekit.analyses.pipeline import analyze_paths
 
     rows = []
     for label, d in run_dirs.items():

@@ -119,7 +119,7 @@ def diff_runs(a: Any, b: Any, manifest_a: dict[str, Any] | None = None,
 
 def diff_paths(run_a: str, run_b: str) -> dict[str, Any]:
     """Load and analyze two run folders (as ``tracekit analyze`` does, findings included) and diff them."""
-    from tracekit.analyses.run import analyze_paths
+    from tracekit.analyses.pipeline import analyze_paths
 
     a, b = analyze_paths([run_a]), analyze_paths([run_b])
     return diff_runs(a, b, a.meta.get("manifest"), b.meta.get("manifest"))

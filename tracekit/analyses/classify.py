@@ -36,7 +36,11 @@ def collective_external_ids(rt: RankTrace) -> np.ndarray:
 
 
 def classify_gpu(rt: RankTrace, comm_pattern: str | None = None) -> pd.Series:
-    """Class of each row of ``rt.gpu``: ``"compute"``, ``"comm"`` or ``"memory"``."""
+    """Class of each row of ``rt.gpu``: ``"compute"``, ``"comm"`` or ``"memory"`` (computed once per pattern)."""
+    return rt.memo(("classify_gpu", comm_pattern or None), lambda: _classify(rt, comm_pattern))
+
+
+def _classify(rt: RankTrace, comm_pattern: str | None) -> pd.Series:
     g = rt.gpu
     pattern = DEFAULT_COMM_PATTERN if not comm_pattern else f"(?:{DEFAULT_COMM_PATTERN})|(?:{comm_pattern})"
     rx = re.compile(pattern, re.IGNORECASE)

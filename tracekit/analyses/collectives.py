@@ -28,6 +28,7 @@ Columns (times in µs, bandwidth in GB/s = 1e9 bytes/s):
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -60,6 +61,7 @@ COLLECTIVE_COLUMNS = (
 )
 
 
+@functools.lru_cache(maxsize=1024)
 def bus_factor(coll_name: str | None, n: int) -> float:
     """nccl-tests bus-bandwidth factor for a collective over ``n`` ranks."""
     if not isinstance(coll_name, str) or not coll_name or n <= 0:
@@ -79,7 +81,11 @@ def _coll_from_kernel_name(name: str) -> str | None:
 
 
 def phase_windows(rt: RankTrace) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """CPU time ranges of forward, backward and optimizer phases (see module doc)."""
+    """CPU time ranges of forward, backward and optimizer phases (see module doc); computed once per rank."""
+    return rt.memo("phase_windows", lambda: _phase_windows(rt))
+
+
+def _phase_windows(rt: RankTrace) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     ev = rt.events
     ann = ev["kind"].isin((schema.ANNOTATION, schema.CPU_OP)).to_numpy()
     fwd = ev[ann & schema.name_mask(ev["name"], FORWARD_PATTERN)]
@@ -149,7 +155,8 @@ def collective_table(rt: RankTrace, cls: pd.Series, world_size: int) -> pd.DataF
     df["bytes"] = nel * dbytes
     dur_s = df["dur_us"] / 1e6
     df["algbw_gbps"] = (df["bytes"] / 1e9) / dur_s.where(dur_s > 0)
-    factors = np.array([bus_factor(c, k) for c, k in zip(df["coll_name"].astype(object), n)])
+    factors = np.array([bus_factor(c if isinstance(c, str) else None, int(k))
+                        for c, k in zip(df["coll_name"].astype(object), n)])
     df["busbw_gbps"] = df["algbw_gbps"] * factors
     df["phase"] = label_phases(rt, df["launch_ts_ns"].to_numpy())
     df["seq"] = -1

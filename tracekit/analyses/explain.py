@@ -13,6 +13,7 @@ One entry point, :func:`explain`, returning::
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import pandas as pd
@@ -20,7 +21,8 @@ import pandas as pd
 from tracekit.analyses import findings as fnd
 from tracekit.analyses import graphbreaks, timeline
 from tracekit.analyses.classify import classify_gpu
-from tracekit.traces.traceset import TraceSet
+from tracekit.analyses.per_rank import map_ranks
+from tracekit.traces.traceset import RankTrace, TraceSet
 
 
 def _concat(frames: list[pd.DataFrame], columns: tuple[str, ...]) -> pd.DataFrame:
@@ -28,21 +30,32 @@ def _concat(frames: list[pd.DataFrame], columns: tuple[str, ...]) -> pd.DataFram
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(columns))
 
 
-def explain(traces: TraceSet, result: Any) -> dict[str, Any]:
-    """Bucket timeline, graph-break impact, manifest check and findings (see module doc)."""
+def rank_explain(rt: RankTrace, coll: pd.DataFrame, manifest: dict[str, Any] | None,
+                 comm_pattern: str | None) -> dict[str, pd.DataFrame]:
+    """The per-rank tables of :func:`explain`: ``bucket_timeline`` (GPU traces only),
+    ``graph_breaks`` and ``break_boundaries``; ``coll`` holds (at least) the rank's collectives."""
+    out: dict[str, pd.DataFrame] = {}
+    if rt.has_gpu_activity:
+        out["bucket_timeline"] = timeline.bucket_timeline(rt, classify_gpu(rt, comm_pattern), coll)
+    out["graph_breaks"], out["break_boundaries"] = graphbreaks.graph_break_table(rt, manifest)
+    return out
+
+
+def explain(traces: TraceSet, result: Any, workers: int | None = None) -> dict[str, Any]:
+    """Bucket timeline, graph-break impact, manifest check and findings (see module doc).
+
+    Reuses the per-rank tables of ``analyze(..., with_explain=True)`` when
+    ``result`` has them; otherwise computes them (in parallel on large traces).
+    """
     manifest = traces.manifest
     comm_pattern = (result.meta or {}).get("comm_pattern") if isinstance(result.meta, dict) else None
-    tls, gbs, bnds = [], [], []
-    for rt in traces:
-        if rt.has_gpu_activity:
-            cls = classify_gpu(rt, comm_pattern)
-            tls.append(timeline.bucket_timeline(rt, cls, result.collectives))
-        gb, bnd = graphbreaks.graph_break_table(rt, manifest)
-        gbs.append(gb)
-        bnds.append(bnd)
-    tl = _concat(tls, timeline.TIMELINE_COLUMNS)
-    gb = _concat(gbs, graphbreaks.GB_COLUMNS)
-    bnd = _concat(bnds, graphbreaks.BOUNDARY_COLUMNS)
+    parts = getattr(result, "rank_explain", None)
+    if parts is None or set(parts) != set(traces.ranks):
+        parts = map_ranks(traces, partial(rank_explain, coll=result.collectives, manifest=manifest,
+                                          comm_pattern=comm_pattern), workers)
+    tl = _concat([p["bucket_timeline"] for p in parts.values() if "bucket_timeline" in p], timeline.TIMELINE_COLUMNS)
+    gb = _concat([p["graph_breaks"] for p in parts.values()], graphbreaks.GB_COLUMNS)
+    bnd = _concat([p["break_boundaries"] for p in parts.values()], graphbreaks.BOUNDARY_COLUMNS)
     # CPU-only (gloo) traces have no bucket timeline to check the reducer's buckets against
     check = timeline.manifest_check(tl, gb, manifest if traces.has_gpu_activity else None, sorted(traces.ranks))
     return {

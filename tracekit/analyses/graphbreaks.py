@@ -43,8 +43,7 @@ import numpy as np
 import pandas as pd
 
 from tracekit.analyses import intervals as iv
-from tracekit.analyses.timeline import rank_compile_facts
-from tracekit.traces import schema
+from tracekit.analyses.timeline import cpu_ops, rank_compile_facts
 from tracekit.traces.traceset import RankTrace, assign_steps
 
 NS_PER_US = 1000.0
@@ -65,16 +64,21 @@ BOUNDARY_COLUMNS = ("rank", "step", "pass", "index", "kind", "gap_cpu_us", "idle
 
 def compiled_ops(rt: RankTrace) -> pd.DataFrame:
     """The CPU ops that describe compilation: ``what`` in region/fwd/bwd/lookup/fxgraph, with step."""
-    ev = rt.events
-    ops = ev.loc[ev["kind"].isin((schema.CPU_OP, schema.ANNOTATION)), ["name", "ts_ns", "end_ns", "tid"]]
-    cats = ops["name"].cat.categories if isinstance(ops["name"].dtype, pd.CategoricalDtype) else None
-    names = pd.Series(cats if cats is not None else ops["name"].unique()).astype(str)
+    ops = cpu_ops(rt)
+    name = ops["name"]
+    if isinstance(name.dtype, pd.CategoricalDtype):  # classify each distinct name once, broadcast by code
+        names, codes = pd.Series(name.cat.categories).astype(str), name.cat.codes.to_numpy()
+    else:
+        names, codes = pd.Series(pd.unique(name.to_numpy())).astype(str), None
     what = np.select([names.str.startswith(REGION_PREFIX), names == COMPILED_FWD, names == COMPILED_BWD,
                       names == CACHE_LOOKUP, names.str.startswith(FXGRAPH_PREFIX)],
                      ["region", "fwd", "bwd", "lookup", "fxgraph"], default="")
-    lut = pd.Series(what, index=names.to_numpy())
-    w = ops["name"].astype(str).map(lut).to_numpy()
-    out = ops.loc[w != "", ["name", "ts_ns", "end_ns", "tid"]].assign(what=w[w != ""])
+    if codes is not None:
+        w = np.append(what, "")[codes]  # code -1 (no name) -> ""
+    else:
+        w = pd.Series(what, index=names.to_numpy()).reindex(name.astype(str).to_numpy()).to_numpy()
+    keep = w != ""
+    out = ops.loc[keep, ["name", "ts_ns", "end_ns", "tid"]].assign(what=w[keep])
     out["name"] = out["name"].astype(str)
     out["step"] = assign_steps(rt.steps, out["ts_ns"].to_numpy())
     return out[out["step"] >= 0].sort_values("ts_ns", kind="stable").reset_index(drop=True)
@@ -107,10 +111,15 @@ def _kernel_edges(rt: RankTrace, sub: pd.DataFrame) -> tuple[np.ndarray, np.ndar
     i = np.searchsorted(st, lt, side="right") - 1
     ic = np.clip(i, 0, None)
     ok = (i >= 0) & (en[ic] > lt) & (tid[ic] == g["launch_tid"].to_numpy())
-    k = pd.DataFrame({"sid": order[ic[ok]], "ts": g["ts_ns"].to_numpy()[ok], "end": g["end_ns"].to_numpy()[ok]})
-    agg = k.groupby("sid").agg(first=("ts", "min"), last=("end", "max"))
-    first[agg.index.to_numpy()] = agg["first"].to_numpy()
-    last[agg.index.to_numpy()] = agg["last"].to_numpy()
+    sid = order[ic[ok]]
+    big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    lo = np.full(len(sub), big, dtype=np.int64)
+    hi = np.full(len(sub), small, dtype=np.int64)
+    np.minimum.at(lo, sid, g["ts_ns"].to_numpy()[ok])
+    np.maximum.at(hi, sid, g["end_ns"].to_numpy()[ok])
+    has = lo != big
+    first[has] = lo[has]
+    last[has] = hi[has]
     return first, last
 
 

@@ -94,3 +94,44 @@ def covered_per_interval(starts: np.ndarray, ends: np.ndarray, cover: tuple[np.n
         return np.where(i > 0, full + partial, 0)
 
     return covered_before(ends) - covered_before(starts)
+
+
+def _segment_frame(arrays: list[np.ndarray], ends: list[np.ndarray]) -> tuple[int, int]:
+    """``(base, width)`` of a time domain in which every segment gets its own disjoint stretch."""
+    lo = min((int(a.min()) for a in arrays if a.size), default=0)
+    hi = max((int(e.max()) for e in ends if e.size), default=0)
+    return lo, max(hi - lo, 0) + 1
+
+
+def _shift(starts: np.ndarray, ends: np.ndarray, seg: np.ndarray, base: int,
+           width: int) -> tuple[np.ndarray, np.ndarray]:
+    off = np.asarray(seg, dtype=np.int64) * width - base
+    return np.asarray(starts, dtype=np.int64) + off, np.asarray(ends, dtype=np.int64) + off
+
+
+def segment_lengths(starts: np.ndarray, ends: np.ndarray, seg: np.ndarray, n_seg: int) -> np.ndarray:
+    """Per segment ``k`` in ``range(n_seg)``: length of the union of the intervals with ``seg == k``.
+
+    All segments are merged in one vectorised pass: each segment's intervals are
+    moved into their own stretch of a shifted time axis (``seg · width``, with
+    ``width`` larger than the whole time range), so no merge can cross segments.
+    """
+    starts = np.asarray(starts, dtype=np.int64)
+    ends = np.asarray(ends, dtype=np.int64)
+    if starts.size == 0:
+        return np.zeros(n_seg, dtype=np.int64)
+    base, width = _segment_frame([starts], [ends])
+    s, e = union(*_shift(starts, ends, seg, base, width))
+    return np.bincount(s // width, weights=(e - s), minlength=n_seg).astype(np.int64)
+
+
+def segment_intersect_lengths(a: tuple[np.ndarray, np.ndarray], seg_a: np.ndarray,
+                              b: tuple[np.ndarray, np.ndarray], seg_b: np.ndarray, n_seg: int) -> np.ndarray:
+    """Per segment ``k``: length of ``∪a ∩ ∪b`` restricted to the intervals of segment ``k``."""
+    a_s, a_e = (np.asarray(x, dtype=np.int64) for x in a)
+    b_s, b_e = (np.asarray(x, dtype=np.int64) for x in b)
+    if a_s.size == 0 or b_s.size == 0:
+        return np.zeros(n_seg, dtype=np.int64)
+    base, width = _segment_frame([a_s, b_s], [a_e, b_e])
+    s, e = intersect(_shift(a_s, a_e, seg_a, base, width), _shift(b_s, b_e, seg_b, base, width))
+    return np.bincount(s // width, weights=(e - s), minlength=n_seg).astype(np.int64)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
@@ -15,7 +16,8 @@ import pandas as pd
 
 from tracekit.analyses import breakdown, collectives, crossrank
 from tracekit.analyses.classify import classify_gpu
-from tracekit.traces.traceset import TraceSet
+from tracekit.analyses.per_rank import map_ranks
+from tracekit.traces.traceset import RankTrace, TraceSet
 
 RANK_COLUMNS = ("rank", "steps", "step_us", "kernels", *breakdown.BREAKDOWN_COLUMNS, "wait_us", "last_count",
                 "pre_window_kernels", "collectives")
@@ -46,6 +48,45 @@ class AnalysisResult:
     instances: pd.DataFrame
     waits: pd.DataFrame
     extra: dict[str, Any] = field(default_factory=dict)
+    #: per-rank explain tables from ``analyze(..., with_explain=True)``, consumed by ``explain()``
+    rank_explain: dict[int, Any] | None = field(default=None, repr=False)
+
+
+@dataclass
+class RankPart:
+    """What the per-rank pass computes for one rank (see :func:`rank_part`)."""
+
+    row: dict[str, Any]
+    steps: pd.DataFrame
+    collectives: pd.DataFrame
+    buckets: pd.DataFrame
+    explain: dict[str, pd.DataFrame] | None = None
+
+
+def rank_part(rt: RankTrace, *, comm_pattern: str | None, world_size: int, manifest: dict[str, Any] | None,
+              with_explain: bool) -> RankPart:
+    """Every per-rank table of one rank: breakdown row, steps, collectives, buckets
+    (and, ``with_explain``, the per-rank tables of :func:`tracekit.analyses.explain.explain`)."""
+    if rt.has_gpu_activity:
+        cls = classify_gpu(rt, comm_pattern)
+        row = breakdown.rank_breakdown(rt.gpu, cls, rt.steps)
+        st = breakdown.step_breakdown(rt.gpu, cls, rt.steps)
+    else:
+        cls = pd.Series([], dtype=object)
+        row = {k: np.nan for k in breakdown.BREAKDOWN_COLUMNS} | {
+            "steps": len(rt.steps), "pre_window_kernels": 0, "kernels": 0,
+            "step_us": float(rt.steps["dur_ns"].mean() / 1000.0) if len(rt.steps) else np.nan}
+        st = pd.DataFrame({"step": rt.steps["step"], "step_us": rt.steps["dur_ns"] / 1000.0, "kernels": 0})
+    coll = collectives.collective_table(rt, cls, world_size)
+    row["rank"] = rt.rank
+    row["collectives"] = int((~coll["pre_window"].astype(bool)).sum()) if len(coll) else 0
+    st.insert(0, "rank", rt.rank)
+    part = RankPart(row=row, steps=st, collectives=coll, buckets=collectives.bucket_table(rt, coll))
+    if with_explain:
+        from tracekit.analyses.explain import rank_explain
+
+        part.explain = rank_explain(rt, coll, manifest, comm_pattern)
+    return part
 
 
 def analyze(
@@ -53,38 +94,26 @@ def analyze(
     *,
     comm_pattern: str | None = None,
     align: Literal["auto", "on", "off"] = "auto",
+    workers: int | None = None,
+    with_explain: bool = False,
 ) -> AnalysisResult:
     """Compute the breakdown, collective, bucket and cross-rank tables.
 
     ``align``: clock alignment across ranks — ``auto`` aligns only when the
     manifest says the ranks ran on more than one host; ``on`` always, ``off`` never.
+    The per-rank tables are computed in parallel on large traces (``workers``:
+    see :func:`tracekit.analyses.per_rank.map_ranks`). ``with_explain`` also
+    computes the per-rank half of :func:`~tracekit.analyses.explain.explain` in
+    that pass; ``explain(traces, result)`` then reuses it.
     """
-    rank_rows, step_frames, coll_frames, bucket_frames = [], [], [], []
+    parts = map_ranks(traces, partial(rank_part, comm_pattern=comm_pattern, world_size=traces.world_size,
+                                      manifest=traces.manifest, with_explain=with_explain), workers)
     notes: list[str] = []
-    for rt in traces:
-        if rt.has_gpu_activity:
-            cls = classify_gpu(rt, comm_pattern)
-            row = breakdown.rank_breakdown(rt.gpu, cls, rt.steps)
-            st = breakdown.step_breakdown(rt.gpu, cls, rt.steps)
-        else:
-            cls = pd.Series([], dtype=object)
-            row = {k: np.nan for k in breakdown.BREAKDOWN_COLUMNS} | {
-                "steps": len(rt.steps), "pre_window_kernels": 0, "kernels": 0,
-                "step_us": float(rt.steps["dur_ns"].mean() / 1000.0) if len(rt.steps) else np.nan}
-            st = pd.DataFrame({"step": rt.steps["step"], "step_us": rt.steps["dur_ns"] / 1000.0, "kernels": 0})
-        coll = collectives.collective_table(rt, cls, traces.world_size)
-        row["rank"] = rt.rank
-        row["collectives"] = int((~coll["pre_window"].astype(bool)).sum()) if len(coll) else 0
-        rank_rows.append(row)
-        st.insert(0, "rank", rt.rank)
-        step_frames.append(st)
-        coll_frames.append(coll)
-        bucket_frames.append(collectives.bucket_table(rt, coll))
     if not traces.has_gpu_activity:
         notes.append("no GPU activity in the traces (CPU-only run, e.g. gloo): device-side metrics "
                      "(compute, comm, overlap, idle, kernel timings) are unavailable; CPU step times and "
                      "collective annotations are still reported")
-    coll_all = _concat(coll_frames, collectives.COLLECTIVE_COLUMNS)
+    coll_all = _concat([p.collectives for p in parts.values()], collectives.COLLECTIVE_COLUMNS)
     hosts = _hosts(traces.manifest)
     do_align = align == "on" or (align == "auto" and len(set(hosts.values())) > 1)
     offsets = crossrank.clock_offsets(coll_all) if do_align and traces.has_gpu_activity else {}
@@ -94,17 +123,21 @@ def analyze(
         warnings.warn(f"{len(bad)} matched collective(s) differ in name or size across ranks "
                       f"(first: pg {bad.iloc[0]['pg_name']}, step {bad.iloc[0]['step']}, #{bad.iloc[0]['step_seq']}); "
                       "the ranks may not run the same program", AnalysisWarning, stacklevel=2)
-    ranks = pd.DataFrame(rank_rows)
+    ranks = pd.DataFrame([p.row for p in parts.values()])
     summary = crossrank.wait_summary(waits, instances)
     ranks = ranks.merge(summary[["rank", "wait_us", "last_count"]], on="rank", how="left") if len(summary) else \
         ranks.assign(wait_us=np.nan, last_count=np.nan)
     ranks = ranks[list(RANK_COLUMNS)]
     meta = _meta(traces, notes, offsets, do_align, hosts)
     meta["comm_pattern"] = comm_pattern
-    return AnalysisResult(
-        meta=meta, ranks=ranks, steps=_concat(step_frames, None), collectives=coll_all,
-        buckets=_concat(bucket_frames, collectives.BUCKET_COLUMNS), instances=instances, waits=waits,
+    res = AnalysisResult(
+        meta=meta, ranks=ranks, steps=_concat([p.steps for p in parts.values()], None), collectives=coll_all,
+        buckets=_concat([p.buckets for p in parts.values()], collectives.BUCKET_COLUMNS), instances=instances,
+        waits=waits,
     )
+    if with_explain:
+        res.rank_explain = {r: p.explain for r, p in parts.items()}
+    return res
 
 
 def _concat(frames: list[pd.DataFrame], columns: tuple[str, ...] | None) -> pd.DataFrame:
@@ -146,39 +179,7 @@ def _meta(traces: TraceSet, notes: list[str], offsets: dict[int, float], aligned
     }
 
 
-def analyze_paths(
-    paths: list[str],
-    *,
-    skip_bad: bool = False,
-    comm_pattern: str | None = None,
-    align: Literal["auto", "on", "off"] = "auto",
-    hta: bool = False,
-    workers: int | None = None,
-) -> AnalysisResult:
-    """Load ``paths`` and run :func:`analyze`, plus the optional extras (explain, HTA).
+# the path-level entry lives in a pandas-free module so parse workers fork from a lean process
+from tracekit.analyses.pipeline import analyze_paths  # noqa: E402 - re-export
 
-    This is the single library call behind ``tracekit analyze``.
-    """
-    import re
-
-    from tracekit.errors import ConfigError
-    from tracekit.traces.loader import load
-
-    if comm_pattern:
-        try:
-            re.compile(comm_pattern)
-        except re.error as e:
-            raise ConfigError(f"--comm-regex {comm_pattern!r} is not a valid regex: {e}") from None
-    traces = load(paths if len(paths) != 1 else paths[0], skip_bad=skip_bad, workers=workers)
-    res = analyze(traces, comm_pattern=comm_pattern, align=align)
-    try:
-        from tracekit.analyses.explain import explain
-    except ImportError:  # explain lands separately
-        explain = None
-    if explain is not None:
-        res.extra.update(explain(traces, res))
-    if hta:
-        from tracekit.analyses.hta_check import hta_crosscheck
-
-        res.extra["hta"] = hta_crosscheck(traces)
-    return res
+__all__ = ["AnalysisResult", "AnalysisWarning", "RankPart", "analyze", "analyze_paths", "rank_part"]

@@ -61,9 +61,17 @@ TIMELINE_COLUMNS = (
 COMPILED_AUTOGRAD_PREFIX = "Torch-Compiled Region: !"
 
 
-def _cpu_ops(rt: RankTrace) -> pd.DataFrame:
-    ev = rt.events
-    return ev.loc[ev["kind"].isin((schema.CPU_OP, schema.ANNOTATION)), ["name", "ts_ns", "end_ns", "tid"]]
+def cpu_ops(rt: RankTrace) -> pd.DataFrame:
+    """CPU ops and annotations of the rank: ``name``, ``ts_ns``, ``end_ns``, ``tid`` (shared, do not mutate)."""
+    def build() -> pd.DataFrame:
+        ev = rt.events
+        return ev.loc[ev["kind"].isin((schema.CPU_OP, schema.ANNOTATION)), ["name", "ts_ns", "end_ns", "tid"]]
+
+    return rt.memo("cpu_ops", build)
+
+
+def _masks_of(rt: RankTrace) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    return rt.memo("timeline_masks", lambda: _masks(cpu_ops(rt)))
 
 
 def _masks(ops: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -79,15 +87,15 @@ def _masks(ops: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
 def backward_compute_ops(rt: RankTrace) -> pd.DataFrame:
     """CPU ranges whose kernels are backward compute: compiled backward subgraphs, compiled-autograd
     regions and non-AccumulateGrad autograd ops."""
-    ops = _cpu_ops(rt)
-    comp, cag, evalf, _ = _masks(ops)
+    ops = cpu_ops(rt)
+    comp, cag, evalf, _ = _masks_of(rt)
     return ops[comp | cag | evalf].assign(name=lambda d: d["name"].astype(str))
 
 
 def _ready_candidates(rt: RankTrace) -> tuple[np.ndarray, np.ndarray]:
     """Sorted end times of (compiled backward subgraphs, eager autograd ops)."""
-    ops = _cpu_ops(rt)
-    comp, _, evalf, acc = _masks(ops)
+    ops = cpu_ops(rt)
+    comp, _, evalf, acc = _masks_of(rt)
     return np.sort(ops.loc[comp, "end_ns"].to_numpy()), np.sort(ops.loc[evalf | acc, "end_ns"].to_numpy())
 
 

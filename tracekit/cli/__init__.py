@@ -11,6 +11,7 @@ import click
 
 from tracekit import __version__
 from tracekit.cli.analyze import analyze_command
+from tracekit.cli.common import enable_fast_exit
 from tracekit.cli.bench import bench_group
 from tracekit.cli.diff import diff_command
 from tracekit.cli.profile import profile_command
@@ -32,3 +33,9 @@ main.add_command(analyze_command, "analyze")
 main.add_command(profile_command, "profile")
 main.add_command(diff_command, "diff")
 main.add_command(bench_group, "bench")
+
+
+def entry() -> None:
+    """The ``tracekit`` console script (and ``python -m tracekit``)."""
+    enable_fast_exit()
+    main(prog_name="tracekit")

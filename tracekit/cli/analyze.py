@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import click
 
-from tracekit.cli.common import debug_option, emit, format_options, run_guarded
+import time
+
+from tracekit.cli.common import PhaseTimer, debug_option, emit, finish, format_options, run_guarded
 
 
 @click.command(context_settings={"max_content_width": 100})
@@ -21,11 +23,12 @@ from tracekit.cli.common import debug_option, emit, format_options, run_guarded
                    "shows more than one host).")
 @click.option("--hta", is_flag=True, help="Add HTA's overlap and temporal breakdown per rank (needs holistictraceanalysis).")
 @click.option("--workers", type=int, default=None, help="Parallel parse processes (default: auto).")
+@click.option("--timings", is_flag=True, help="Print the wall time of each phase (load, analyze, render) on stderr.")
 @debug_option
 @run_guarded
 def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_step: bool, table: str,
                     skip_bad: bool, comm_regex: str | None, align: bool | None, hta: bool,
-                    workers: int | None) -> None:
+                    workers: int | None, timings: bool) -> None:
     """Analyze per-rank torch.profiler traces: compute vs communication, overlap,
     exposed communication, idle time, collectives, DDP buckets and cross-rank waits.
 
@@ -38,9 +41,17 @@ def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_st
       tracekit analyze rank0.json.gz rank1.json.gz --format json
       tracekit analyze runs/demo --format csv --table collectives
     """
-    from tracekit.analyses.run import analyze_paths
+    from tracekit.analyses.pipeline import analyze_paths
+
+    clock = PhaseTimer()
+    res = analyze_paths(list(paths), skip_bad=skip_bad, comm_pattern=comm_regex,
+                        align={None: "auto", True: "on", False: "off"}[align], hta=hta, workers=workers,
+                        timings=clock.phases)
+    t = time.perf_counter()
     from tracekit.report.render import render
 
-    res = analyze_paths(list(paths), skip_bad=skip_bad, comm_pattern=comm_regex,
-                        align={None: "auto", True: "on", False: "off"}[align], hta=hta, workers=workers)
     emit(render(res, fmt, per_step=per_step, table=table), output)
+    clock.phases["render"] = time.perf_counter() - t
+    if timings:
+        click.echo(clock.report(), err=True)
+    finish()

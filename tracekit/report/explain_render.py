@@ -42,17 +42,35 @@ def render_findings(findings: list[dict[str, Any]], fmt: str) -> str:
     return "\n".join(lines)
 
 
-def render_explain(out: dict[str, Any], fmt: str = "table") -> str:
+def render_explain(out: dict[str, Any], fmt: str = "table", per_step: bool = False) -> str:
     """Findings, graph-break impact, bucket timeline (last step) and manifest check."""
-    return "\n\n".join([render_findings(out.get("findings") or [], fmt), render_details(out, fmt)])
+    return "\n\n".join([render_findings(out.get("findings") or [], fmt), render_details(out, fmt, per_step)])
 
 
-def render_details(out: dict[str, Any], fmt: str = "table") -> str:
-    """Graph-break impact, bucket timeline (last step) and manifest check (no findings)."""
+def graph_break_summary(gb: pd.DataFrame) -> pd.DataFrame:
+    """Per rank: the graph-break table averaged over its steps (``steps`` counted,
+    ``compile_skipped_steps``: steps where compilation was requested but nothing compiled ran)."""
+    num = [c for c in _GB_SHOWN if c not in ("rank", "step", "compile_skipped")]
+    g = gb.groupby("rank", sort=True)
+    out = g[num].mean()  # cost_per_break_us: mean over the steps that had breaks (NaN elsewhere)
+    out.insert(0, "steps", g["step"].size())
+    out["compile_skipped_steps"] = g["compile_skipped"].sum().astype(int)
+    return out.reset_index()
+
+
+def render_details(out: dict[str, Any], fmt: str = "table", per_step: bool = False) -> str:
+    """Graph-break impact, bucket timeline (last step) and manifest check (no findings).
+
+    Graph breaks are shown per rank (mean per step) unless ``per_step``, which lists every step.
+    """
     parts: list[str] = []
     gb = out.get("graph_breaks")
     if gb is not None and len(gb) and (gb["compile_requested"].any()):
-        parts += [_title("Compiled regions and graph breaks (per rank and step)", fmt), _table(gb, fmt, _GB_SHOWN)]
+        if per_step:
+            parts += [_title("Compiled regions and graph breaks (per rank and step)", fmt), _table(gb, fmt, _GB_SHOWN)]
+        else:
+            parts += [_title("Compiled regions and graph breaks (per rank, mean per step; --per-step lists steps)",
+                             fmt), _table(graph_break_summary(gb), fmt)]
     tl = out.get("bucket_timeline")
     if tl is not None and len(tl):
         last = tl[tl["step"] == tl["step"].max()].assign(bytes=lambda d: d["bytes"] / 1e6).rename(

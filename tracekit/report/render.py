@@ -35,6 +35,23 @@ def _kv(rows: list[tuple[str, Any]], fmt: str) -> str:
     return tabulate(rows, headers=["", ""] if fmt == "markdown" else (), tablefmt=tf)
 
 
+def step_ranges(steps: list[int]) -> str:
+    """``[2, 3, 4, 7, 9, 10]`` -> ``"2-4, 7, 9-10 (6 steps)"``: long runs stay one line."""
+    if not steps:
+        return ""
+    steps = sorted(set(steps))
+    runs: list[str] = []
+    lo = prev = steps[0]
+    for s in [*steps[1:], None]:
+        if s is not None and s == prev + 1:
+            prev = s
+            continue
+        runs.append(str(lo) if lo == prev else f"{lo}-{prev}")
+        if s is not None:
+            lo = prev = s
+    return f"{', '.join(runs)} ({len(steps)} step{'s' if len(steps) != 1 else ''})"
+
+
 def summary_rows(res: AnalysisResult) -> list[tuple[str, Any]]:
     """Key facts of the run for the summary section."""
     m = res.meta
@@ -44,7 +61,7 @@ def summary_rows(res: AnalysisResult) -> list[tuple[str, Any]]:
         ("backend", m.get("backend")),
         ("nccl", m.get("nccl_version")),
         ("gpus", ", ".join(m.get("gpus") or [])),
-        ("profiled steps", ", ".join(map(str, m.get("steps") or [])) or "none found"),
+        ("profiled steps", step_ranges(m.get("steps") or []) or "none found"),
         ("pre-window kernels", m.get("pre_window_kernels") if m.get("device_metrics") else None),
         ("clock offsets (us)", {k: round(v, 1) for k, v in m["clock_offsets_us"].items()} if m.get("clock_aligned")
          else None),
@@ -117,7 +134,7 @@ def render_text(res: AnalysisResult, fmt: str = "table", per_step: bool = False)
     if not skew.empty:
         out.append(_section("Largest arrival skew", _fmt_df(skew, fmt), fmt))
     if res.extra:
-        details = render_details(res.extra, fmt)
+        details = render_details(res.extra, fmt, per_step)
         if details:
             out.append(details + "\n")
     for title, text in (res.extra.get("sections") or {}).items():

@@ -1,8 +1,9 @@
 """Fast typed decoding of one Chrome trace file into columnar numpy arrays.
 
 msgspec decodes straight into typed structs, skipping every field tracekit does
-not read; the struct lists are then turned into columns with one comprehension
-per column (no per-row DataFrame construction). Malformed input raises
+not read; the struct lists are then turned into columns with one pass per
+column (no per-row DataFrame construction). This module needs only numpy and
+msgspec, so parse workers can start before pandas is imported. Malformed input raises
 :class:`~tracekit.errors.TraceInputError` naming the file and the problem.
 """
 
@@ -11,15 +12,16 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import mmap
 import re
 import zlib
+from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import numpy as np
-import pandas as pd
 
 from tracekit.errors import TraceInputError
 from tracekit.traces import schema
@@ -235,16 +237,43 @@ def us_to_ns(us: np.ndarray) -> np.ndarray:
     return whole.astype(np.int64) * 1000 + np.rint((us - whole) * 1000.0).astype(np.int64)
 
 
-def _ints(values: list[Any]) -> np.ndarray:
-    """Int64 column from ints or strings (non-int ids such as string tids become -1)."""
+def _int_column(kept: list[_TypedEvent], attr: str) -> np.ndarray:
+    """Int64 column of ``pid``/``tid``; values that are not ints (string tids) become -1."""
     try:
-        return np.fromiter(values, dtype=np.int64, count=len(values))
+        return np.fromiter(map(attrgetter(attr), kept), dtype=np.int64, count=len(kept))
     except (TypeError, ValueError, OverflowError):
-        return np.fromiter((v if isinstance(v, int) else _NO_INT for v in values), dtype=np.int64, count=len(values))
+        return np.fromiter((v if isinstance(v, int) else _NO_INT for v in map(attrgetter(attr), kept)),
+                           dtype=np.int64, count=len(kept))
 
 
-_SPARSE = ("coll_name", "pg_name", "pg_desc", "pg_ranks", "dtype")
-_INT_ARGS = ("stream", "correlation", "external_id", "in_nelems", "out_nelems", "group_size", "seq")
+#: collective args that only a few events carry: stored for those rows only
+SPARSE_COLUMNS = ("coll_name", "pg_name", "pg_desc", "pg_ranks", "dtype")
+SPARSE_INT_COLUMNS = ("in_nelems", "out_nelems", "group_size", "seq")
+_INT_ARGS = ("stream", "correlation", "external_id")
+#: dense numeric columns of :class:`Columns`
+DENSE_COLUMNS = ("kind", "ts_ns", "dur_ns", "pid", "tid", *_INT_ARGS)
+
+
+@dataclass
+class Columns:
+    """One trace's kept events as plain numpy columns (no pandas, cheap to pickle).
+
+    - ``dense``: :data:`DENSE_COLUMNS` -> array of length ``n`` (``kind`` int8, the rest int64);
+    - ``name_codes`` (int32, length ``n``) index ``names`` (distinct event names, first-seen order);
+    - ``sparse_idx``: the rows that carry collective args (a collective name,
+      process group or element count), and ``sparse``: :data:`SPARSE_COLUMNS`
+      -> one value (str or None) per such row, :data:`SPARSE_INT_COLUMNS` ->
+      int64 array over those rows (-1 = absent).
+
+    :func:`tracekit.traces.table.events_frame` turns it into the event table of :mod:`schema`.
+    """
+
+    n: int
+    dense: dict[str, np.ndarray]
+    name_codes: np.ndarray
+    names: list[str]
+    sparse_idx: np.ndarray
+    sparse: dict[str, Any]
 
 
 def _checked_times(path: Path, kept: list[_TypedEvent]) -> tuple[np.ndarray, np.ndarray]:
@@ -265,68 +294,62 @@ def _checked_times(path: Path, kept: list[_TypedEvent]) -> tuple[np.ndarray, np.
     return ts_us, dur_us
 
 
-def _arrays(path: Path, events: list[_TypedEvent]) -> dict[str, Any]:
-    """Columns of one batch of events: numpy arrays, factorized names, sparse collective args."""
+def _arrays(path: Path, events: list[_TypedEvent], names: dict[str, int]) -> Columns:
+    """Columns of one batch of events; ``names`` (name -> code) is shared by all batches of a file.
+
+    One pass per column over the kept structs (``map``/``attrgetter`` into
+    ``np.fromiter``): that is the cheapest way out of Python objects. Names are
+    coded through a dict, so each distinct kernel name is stored once.
+    """
     kinds = schema.CATEGORY_KIND
     kept = [e for e in events if e.ph == "X" and e.cat in kinds]
     n = len(kept)
     ts_us, dur_us = _checked_times(path, kept)
     args = list(map(attrgetter("args"), kept))
-    out: dict[str, Any] = {
-        "n": n,
-        "kind": np.fromiter((kinds[e.cat] for e in kept), dtype=np.int8, count=n),
+    dense = {
+        "kind": np.fromiter(map(kinds.__getitem__, map(attrgetter("cat"), kept)), dtype=np.int8, count=n),
         "ts_ns": us_to_ns(ts_us),
         "dur_ns": np.rint(dur_us * 1000.0).astype(np.int64),
-        "pid": _ints([e.pid for e in kept]),
-        "tid": _ints([e.tid for e in kept]),
-        # names repeat heavily: keep codes + distinct names, not one str per event
-        "name": pd.factorize(np.array([e.name for e in kept], dtype=object)),
+        "pid": _int_column(kept, "pid"),
+        "tid": _int_column(kept, "tid"),
     }
     for col in _INT_ARGS:
-        out[col] = np.fromiter(map(attrgetter(col), args), dtype=np.int64, count=n)
-    has = np.fromiter((i for i, a in enumerate(args) if a.coll_name is not None or a.pg_name is not None),
+        dense[col] = np.fromiter(map(attrgetter(col), args), dtype=np.int64, count=n)
+    add = names.setdefault
+    codes = np.fromiter([add(s, len(names)) for s in map(attrgetter("name"), kept)], dtype=np.int32, count=n)
+    # only collective events carry these args: read them from those rows alone
+    has = np.fromiter((i for i, a in enumerate(args)
+                       if a.coll_name is not None or a.pg_name is not None or a.in_nelems != _NO_INT),
                       dtype=np.int64)
-    out["sparse_idx"] = has
-    for col in _SPARSE:
-        out[col] = [getattr(args[i], col) for i in has]
-    return out
+    coll_args = [args[i] for i in has]
+    sparse: dict[str, Any] = {col: list(map(attrgetter(col), coll_args)) for col in SPARSE_COLUMNS}
+    for col in SPARSE_INT_COLUMNS:
+        sparse[col] = np.fromiter(map(attrgetter(col), coll_args), dtype=np.int64, count=len(coll_args))
+    return Columns(n=n, dense=dense, name_codes=codes, names=[], sparse_idx=has, sparse=sparse)
 
 
-def _categorical(codes_uniques: list[tuple[np.ndarray, np.ndarray]]) -> pd.Categorical:
-    """One Categorical from per-batch ``pd.factorize`` results."""
-    if len(codes_uniques) == 1:
-        codes, uniques = codes_uniques[0]
-        return pd.Categorical.from_codes(codes, categories=pd.Index(uniques, dtype=object))
-    cats = pd.Index(np.concatenate([u for _, u in codes_uniques]), dtype=object).unique()
-    parts = []
-    for codes, uniques in codes_uniques:
-        remap = cats.get_indexer(pd.Index(uniques, dtype=object))
-        parts.append(np.where(codes >= 0, remap[codes], -1))
-    return pd.Categorical.from_codes(np.concatenate(parts) if parts else np.empty(0, np.int64), categories=cats)
+def _concat(parts: list[Columns], names: dict[str, int]) -> Columns:
+    """Join the batches of one file (their name codes already share ``names``)."""
+    if len(parts) == 1:
+        out = parts[0]
+        out.names = list(names)
+        return out
+    offsets = np.cumsum([0] + [p.n for p in parts[:-1]])
+    return Columns(
+        n=sum(p.n for p in parts),
+        dense={c: np.concatenate([p.dense[c] for p in parts]) for c in DENSE_COLUMNS},
+        name_codes=np.concatenate([p.name_codes for p in parts]),
+        names=list(names),
+        sparse_idx=np.concatenate([p.sparse_idx + o for p, o in zip(parts, offsets)]),
+        sparse={c: [v for p in parts for v in p.sparse[c]] for c in SPARSE_COLUMNS}
+        | {c: np.concatenate([p.sparse[c] for p in parts]) for c in SPARSE_INT_COLUMNS},
+    )
 
 
-def _frame(parts: list[dict[str, Any]]) -> pd.DataFrame:
-    """Concatenate batch columns into the event table of :mod:`schema`."""
-    n = sum(p["n"] for p in parts)
-    cols: dict[str, Any] = {}
-    for col in ("kind", "ts_ns", "dur_ns", "pid", "tid", *_INT_ARGS):
-        cols[col] = np.concatenate([p[col] for p in parts]) if parts else np.empty(0, np.int64)
-    cols["end_ns"] = cols["ts_ns"] + cols["dur_ns"]
-    cols["name"] = _categorical([p["name"] for p in parts])
-    offsets = np.cumsum([0] + [p["n"] for p in parts[:-1]])
-    idx = np.concatenate([p["sparse_idx"] + o for p, o in zip(parts, offsets)]) if parts else np.empty(0, np.int64)
-    for col in _SPARSE:
-        # Collective args are sparse: build from the few rows that have them.
-        sparse = pd.Categorical([v for p in parts for v in p[col]])
-        codes = np.full(n, -1, dtype=sparse.codes.dtype)
-        codes[idx] = sparse.codes
-        cols[col] = pd.Categorical.from_codes(codes, dtype=sparse.dtype)
-    return pd.DataFrame(cols)[list(schema.EVENT_COLUMNS)]
-
-
-def columns(path: Path, events: list[_TypedEvent]) -> pd.DataFrame:
-    """Filter to the kept categories and build the event table of :mod:`schema`."""
-    return _frame([_arrays(path, events)])
+def columns(path: Path, events: list[_TypedEvent]) -> Columns:
+    """Filter decoded events to the kept categories and turn them into :class:`Columns`."""
+    names: dict[str, int] = {}
+    return _concat([_arrays(path, events, names)], names)
 
 
 #: target size of one decoded slice of ``traceEvents`` (bounds the live decoded structs)
@@ -377,36 +400,100 @@ def _stream_slices(pieces: Any, chunk_bytes: int) -> Any:
 
 
 def _file_pieces(path: Path, piece_bytes: int) -> Any:
-    """Decompressed pieces of a file (gzip by magic number), without reading it whole."""
-    with open(path, "rb") as fh:
-        gz = fh.read(2) == b"\x1f\x8b"
-    if not gz and path.suffix == ".gz":
-        raise _NotChunkable  # the whole-document path reports "named .gz but is not gzip data"
-    with (gzip.open(path, "rb") if gz else open(path, "rb")) as fh:
+    """Decompressed pieces of a gzip file, without reading it whole."""
+    with gzip.open(path, "rb") as fh:
         while piece := fh.read(piece_bytes):
             yield piece
 
 
-def decode_table(path: Path, chunk_bytes: int = CHUNK_BYTES) -> tuple[dict[str, Any], pd.DataFrame]:
-    """Read and decode one trace file into ``(meta, events table)``.
+def _mapped_slices(path: Path, chunk_bytes: int) -> Any:
+    """:func:`_stream_slices` for an uncompressed file, over a read-only memory map.
 
-    Fast path: the file is streamed (gunzipped on the fly) and ``traceEvents``
-    is decoded slice by slice (about ``chunk_bytes`` of JSON each); each slice
-    becomes columns before the next is read, so neither the whole text nor all
-    decoded structs are ever in memory at once. Anything unusual (odd layout,
+    The file is never copied whole: each slice is copied once, into a reused
+    buffer, so the page cache is the only full copy of the text.
+    """
+    with open(path, "rb") as fh:
+        try:
+            mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        except ValueError:  # empty file: the whole-document path reports it
+            raise _NotChunkable from None
+    try:
+        m = _EVENTS_KEY.search(mm)
+        if m is None or mm[m.end():m.end() + 1] != b"{":
+            raise _NotChunkable
+        view = memoryview(mm)
+        try:
+            yield from _slices_of(mm, view, m.start(), m.end(), chunk_bytes)
+        finally:
+            view.release()
+    finally:
+        mm.close()
+
+
+def _slices_of(mm: Any, view: memoryview, key_at: int, pos: int, chunk_bytes: int) -> Any:
+    buf = bytearray(chunk_bytes + (1 << 16))
+    while True:
+        b = _BOUNDARY.search(mm, pos + chunk_bytes) if len(mm) - pos > chunk_bytes else None
+        if b is None:
+            e = _ARRAY_END.search(mm, pos)
+            if e is None:
+                raise _NotChunkable
+            end, nxt = e.start() + 1, None
+        else:
+            end, nxt = b.start() + 1, b.end() - 1
+        size = end - pos
+        if len(buf) < size + 2:
+            buf = bytearray(size + (1 << 16))
+        buf[0] = 0x5B  # [
+        buf[1:size + 1] = view[pos:end]
+        buf[size + 1] = 0x5D  # ]
+        out = memoryview(buf)[:size + 2]
+        yield "events", out
+        out.release()
+        if nxt is None:
+            yield "head", bytes(view[:key_at]) + b'"traceEvents": []' + bytes(view[e.end():])
+            return
+        pos = nxt
+
+
+def _event_slices(path: Path, chunk_bytes: int) -> Any:
+    """``("events", JSON array of whole events)`` items, then ``("head", document without events)``.
+
+    Each events item must be decoded before the next is requested (buffers are reused).
+    """
+    with open(path, "rb") as fh:
+        gz = fh.read(2) == b"\x1f\x8b"
+    if gz:
+        for kind, data in _stream_slices(_file_pieces(path, chunk_bytes), chunk_bytes):
+            yield kind, (b"[" + data + b"]" if kind == "events" else data)
+    elif path.suffix == ".gz":
+        raise _NotChunkable  # the whole-document path reports "named .gz but is not gzip data"
+    else:
+        yield from _mapped_slices(path, chunk_bytes)
+
+
+def decode_columns(path: Path, chunk_bytes: int = CHUNK_BYTES) -> tuple[dict[str, Any], Columns]:
+    """Read and decode one trace file into ``(meta, columns)``; numpy and msgspec only.
+
+    Fast path: the file is memory-mapped (or, gzipped, decompressed on the fly)
+    and ``traceEvents`` is decoded slice by slice (about ``chunk_bytes`` of JSON
+    each); each slice becomes columns before the next is read, so neither a
+    private copy of the whole text nor all decoded structs are ever in memory at
+    once. Anything unusual (odd layout,
     type mismatches, NaN literals, broken JSON or gzip) falls back to
     :func:`decode` of the whole document, which also produces the precise
     one-line error message.
     """
-    parts = []
+    parts: list[Columns] = []
+    names: dict[str, int] = {}
     try:
-        for kind, data in _stream_slices(_file_pieces(path, chunk_bytes), chunk_bytes):
+        for kind, data in _event_slices(path, chunk_bytes):
             if kind == "events":
-                parts.append(_arrays(path, _EVENT_LIST.decode(b"[" + data + b"]")))
+                parts.append(_arrays(path, _EVENT_LIST.decode(data), names))
             else:
                 head = _TYPED.decode(data)
     except (_NotChunkable, msgspec.DecodeError, msgspec.ValidationError, OSError, EOFError, zlib.error):
         parts.clear()
         meta, events, _typed = decode(path)
         return meta, columns(path, events)
-    return {k: getattr(head, k) for k in META_KEYS}, _frame(parts)
+    return {k: getattr(head, k) for k in META_KEYS}, _concat(parts, names)

@@ -1,23 +1,32 @@
 """Find per-rank trace files, decode them in parallel and check they form one run.
 
-Entry point: :func:`load` -> :class:`~tracekit.traces.traceset.TraceSet`.
+Entry points: :func:`load` -> :class:`~tracekit.traces.traceset.TraceSet`, and
+:func:`start_load`, which starts the parse workers and returns at once so the
+caller can import the analysis code (pandas and all) while they decode.
+
+Importing this module does not import pandas: workers are forked from a lean
+parent and only ever run the numpy/msgspec decoder.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import sys
 import warnings
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from tracekit.errors import TraceInputError, TraceSetError
 from tracekit.traces import decode
-from tracekit.traces.traceset import RankTrace, TraceSet
+
+if TYPE_CHECKING:
+    from tracekit.traces.traceset import RankTrace, TraceSet
 
 TRACE_SUFFIXES = (".json", ".json.gz")
 #: files in a run folder that are not traces
@@ -57,11 +66,6 @@ def find_trace_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> 
     if not found:
         raise TraceInputError(", ".join(map(str, paths)) or "(none)", "no trace files given")
     return sorted(dict.fromkeys(found))
-
-
-def _parse_one(path: Path) -> RankTrace:
-    meta, df = decode.decode_table(path)
-    return RankTrace.from_decoded(path, meta, df)
 
 
 def _rank_of(rt: RankTrace) -> int:
@@ -110,6 +114,102 @@ def _check_same_run(ranks: dict[int, RankTrace]) -> int | None:
     return world if isinstance(world, int) and not isinstance(world, bool) and world > 0 else None
 
 
+class PendingLoad:
+    """Trace files being decoded; :meth:`result` waits and assembles the :class:`TraceSet`.
+
+    Made by :func:`start_load`. The workers return plain numpy columns
+    (:class:`~tracekit.traces.decode.Columns`); the event DataFrames are built
+    here, in the parent, so the workers never import pandas.
+    """
+
+    def __init__(self, paths: Any, files: list[Path], skip_bad: bool, n_workers: int) -> None:
+        self._paths, self._files, self._skip_bad = paths, files, skip_bad
+        self._pool: ProcessPoolExecutor | None = None
+        self._futures: list[Future] = []
+        if n_workers > 1:
+            self._pool = ProcessPoolExecutor(max_workers=n_workers, mp_context=fork_context())
+            try:
+                self._futures = [self._pool.submit(_guarded_decode, f) for f in files]
+            except BaseException:
+                self._pool.shutdown(cancel_futures=True)
+                raise
+
+    def result(self) -> TraceSet:
+        """Wait for every file, build the per-rank tables and check they form one run."""
+        from tracekit.traces.table import events_frame
+        from tracekit.traces.traceset import RankTrace
+
+        try:
+            if self._pool is not None:
+                decoded = [_worker_result(fu, f) for fu, f in zip(self._futures, self._files)]
+            else:
+                decoded = [_guarded_decode(f) for f in self._files]
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(cancel_futures=True)
+                self._pool = None
+        good: list[RankTrace] = []
+        skipped: list[tuple[str, str]] = []
+        for i, (f, r) in enumerate(zip(self._files, decoded)):
+            decoded[i] = None  # type: ignore[call-overload]  # free each rank's columns once its table exists
+            if isinstance(r, TraceInputError):
+                if not self._skip_bad:
+                    raise r
+                skipped.append((str(f), r.problem))
+                warnings.warn(f"skipped {f}: {r.problem}", TraceLoadWarning, stacklevel=2)
+            else:
+                meta, cols = r
+                del r
+                good.append(RankTrace.from_decoded(f, meta, events_frame(cols)))
+                del cols
+        if not good:
+            raise TraceSetError("no readable trace among: " + "; ".join(f"{p}: {why}" for p, why in skipped))
+        ts = _assemble(good, skipped)
+        paths = self._paths
+        roots = [Path(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
+        if len(roots) == 1 and roots[0].is_dir():
+            ts.root = roots[0]
+            ts.manifest = read_run_manifest(roots[0])
+        return ts
+
+
+def _worker_result(fu: Future, path: Path) -> Any:
+    try:
+        return fu.result()
+    except BrokenProcessPool:
+        raise TraceInputError(path, "the parse worker process died while reading this file "
+                                    "(killed, e.g. out of memory); retry with --workers 1") from None
+
+
+def fork_context() -> Any:
+    """The ``fork`` multiprocessing context where it is safe and cheap (Linux), else None (the default).
+
+    Forked workers start in milliseconds and inherit what the parent has loaded.
+    """
+    import multiprocessing
+
+    if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return None
+
+
+def start_load(
+    paths: str | os.PathLike | Sequence[str | os.PathLike],
+    *,
+    skip_bad: bool = False,
+    workers: int | None = None,
+) -> PendingLoad:
+    """Find the trace files and start decoding them; see :func:`load` for the arguments.
+
+    Missing paths and empty directories raise here, before any worker starts.
+    """
+    files = find_trace_files(paths)
+    total = sum(f.stat().st_size for f in files)
+    n_workers = workers if workers is not None else min(len(files), os.cpu_count() or 1)
+    parallel = n_workers > 1 and len(files) > 1 and (workers is not None or total >= PARALLEL_MIN_BYTES)
+    return PendingLoad(paths, files, skip_bad, min(n_workers, len(files)) if parallel else 1)
+
+
 def load(
     paths: str | os.PathLike | Sequence[str | os.PathLike],
     *,
@@ -130,35 +230,7 @@ def load(
     - ``workers``: parallel decode processes (default: one per file, at most the
       CPU count; serial for small inputs).
     """
-    files = find_trace_files(paths)
-    results: list[RankTrace | TraceInputError] = []
-    total = sum(f.stat().st_size for f in files)
-    n_workers = workers if workers is not None else min(len(files), os.cpu_count() or 1)
-    if n_workers > 1 and len(files) > 1 and (workers is not None or total >= PARALLEL_MIN_BYTES):
-        with ProcessPoolExecutor(max_workers=n_workers) as pool:
-            futures = [pool.submit(_guarded_parse, f) for f in files]
-            results = [fu.result() for fu in futures]
-    else:
-        results = [_guarded_parse(f) for f in files]
-
-    good: list[RankTrace] = []
-    skipped: list[tuple[str, str]] = []
-    for f, r in zip(files, results):
-        if isinstance(r, TraceInputError):
-            if not skip_bad:
-                raise r
-            skipped.append((str(f), r.problem))
-            warnings.warn(f"skipped {f}: {r.problem}", TraceLoadWarning, stacklevel=2)
-        else:
-            good.append(r)
-    if not good:
-        raise TraceSetError("no readable trace among: " + "; ".join(f"{p}: {why}" for p, why in skipped))
-    ts = _assemble(good, skipped)
-    roots = [Path(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
-    if len(roots) == 1 and roots[0].is_dir():
-        ts.root = roots[0]
-        ts.manifest = read_run_manifest(roots[0])
-    return ts
+    return start_load(paths, skip_bad=skip_bad, workers=workers).result()
 
 
 def read_run_manifest(run_dir: Path) -> dict[str, Any] | None:
@@ -180,9 +252,10 @@ def read_run_manifest(run_dir: Path) -> dict[str, Any] | None:
     return doc
 
 
-def _guarded_parse(path: Path) -> RankTrace | TraceInputError:
+def _guarded_decode(path: Path) -> tuple[dict[str, Any], decode.Columns] | TraceInputError:
+    """Decode one file; input errors are returned (not raised) so one bad rank does not lose the others."""
     try:
-        return _parse_one(path)
+        return decode.decode_columns(path)
     except TraceInputError as e:
         return e
 
@@ -207,4 +280,6 @@ def _assemble(traces: list[RankTrace], skipped: list[tuple[str, str]]) -> TraceS
                 TraceLoadWarning, stacklevel=3,
             )
     ranks = dict(sorted(by_rank.items()))
+    from tracekit.traces.traceset import TraceSet
+
     return TraceSet(ranks=ranks, world_size=world_size or len(ranks), skipped=skipped)

@@ -9,10 +9,11 @@ lazily and once, the tables every analysis shares:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,7 @@ import pandas as pd
 from tracekit.traces import schema
 
 STEP_PREFIX = "ProfilerStep#"
+T = TypeVar("T")
 
 
 @dataclass(eq=False)
@@ -35,10 +37,18 @@ class RankTrace:
     meta: dict[str, Any]
     events: pd.DataFrame
     rank: int = -1
+    _memo: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False)
 
     @classmethod
     def from_decoded(cls, path: Path, meta: dict[str, Any], events: pd.DataFrame) -> RankTrace:
         return cls(path=Path(path), meta=meta, events=events)
+
+    def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """``compute()`` once per ``key`` for this rank: derived results that several
+        analyses share (GPU classes, phase windows). Callers must not mutate them."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     # -- header facts -------------------------------------------------------
     @property
@@ -100,19 +110,22 @@ class RankTrace:
                    ["kind", "name", "ts_ns", "end_ns", "dur_ns", "stream", "correlation", "external_id",
                     "coll_name", "pg_name", "pg_desc", "pg_ranks", "dtype", "in_nelems", "out_nelems",
                     "group_size"]]
-        la = self.launches.rename(columns={"ts_ns": "launch_ts_ns", "end_ns": "launch_end_ns",
-                                           "tid": "launch_tid", "external_id": "launch_external_id",
-                                           "name": "launch_name"})
-        g = g.merge(la[["correlation", "launch_ts_ns", "launch_tid", "launch_external_id"]],
-                    on="correlation", how="left")
-        pre = g["launch_ts_ns"].isna().to_numpy()
+        la = self.launches
+        # launches are unique per correlation: an indexer replaces a merge
+        li = pd.Index(la["correlation"].to_numpy()).get_indexer(g["correlation"].to_numpy())
+        pre = li < 0
+        lic = np.where(pre, 0, li)
+
+        def from_launch(col: str) -> np.ndarray:
+            v = la[col].to_numpy()
+            return np.where(pre, -1, v[lic]) if len(v) else np.full(len(g), -1, dtype=np.int64)
+
+        g = g.reset_index(drop=True)
+        g["launch_ts_ns"] = from_launch("ts_ns")
+        g["launch_tid"] = from_launch("tid")
         g["pre_window"] = pre
-        g["launch_ts_ns"] = g["launch_ts_ns"].fillna(-1).astype(np.int64)
-        g["launch_tid"] = g["launch_tid"].fillna(-1).astype(np.int64)
-        lext = g["launch_external_id"].fillna(-1).astype(np.int64).to_numpy()
         own = g["external_id"].to_numpy()
-        g["external_id"] = np.where(own >= 0, own, lext)
-        g = g.drop(columns="launch_external_id")
+        g["external_id"] = np.where(own >= 0, own, from_launch("external_id"))
         g["step"] = assign_steps(self.steps, g["launch_ts_ns"].to_numpy(), valid=~pre)
         return g.sort_values(["ts_ns", "end_ns"], kind="stable").reset_index(drop=True)
 

@@ -1,0 +1,168 @@
+"""The fast paths give exactly the results of the simple ones.
+
+- segmented interval maths == a loop of plain unions per segment;
+- the vectorised per-step breakdown == ``breakdown_of`` step by step;
+- per-rank analyses in forked processes == serial;
+- the parse workers never import pandas, and neither do the CLI and loader modules.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tracekit
+from tracekit.analyses import breakdown
+from tracekit.analyses import intervals as iv
+from tracekit.analyses.classify import classify_gpu
+from tracekit.analyses.explain import explain
+from tracekit.analyses.per_rank import map_ranks
+from tracekit.analyses.run import analyze
+from tracekit.report.render import to_json_dict
+
+try:
+    from tests.tracebuilder import TraceBuilder
+except ImportError:  # tests/ not a package
+    from tracebuilder import TraceBuilder
+
+REF = Path(__file__).parent / "data" / "reference"
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_segment_lengths_by_hand() -> None:
+    # segment 0: [0,10) ∪ [5,15) = 15; segment 1: [5,8) overlaps segment 0 in time but is counted apart = 3;
+    # segment 2: nothing; segment 3: [100,100) is empty = 0
+    s = np.array([0, 5, 5, 100])
+    e = np.array([10, 15, 8, 100])
+    seg = np.array([0, 0, 1, 3])
+    assert iv.segment_lengths(s, e, seg, 4).tolist() == [15, 3, 0, 0]
+    assert iv.segment_lengths(s[:0], e[:0], seg[:0], 2).tolist() == [0, 0]
+
+
+def test_segment_intersect_by_hand() -> None:
+    # a: seg0 [0,10), seg1 [20,30); b: seg0 [5,25) (only [5,10) meets a's seg0), seg1 [0,22) -> [20,22)
+    a = (np.array([0, 20]), np.array([10, 30]))
+    b = (np.array([5, 0]), np.array([25, 22]))
+    got = iv.segment_intersect_lengths(a, np.array([0, 1]), b, np.array([0, 1]), 3)
+    assert got.tolist() == [10 - 5, 22 - 20, 0]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_segments_equal_per_segment_loop(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n, k = 400, 7
+    s = rng.integers(0, 10_000, n)
+    e = s + rng.integers(0, 500, n)
+    seg = rng.integers(0, k, n)
+    s2 = rng.integers(0, 10_000, n)
+    e2 = s2 + rng.integers(0, 500, n)
+    seg2 = rng.integers(0, k, n)
+    want = [iv.length(s[seg == j], e[seg == j]) for j in range(k)]
+    assert iv.segment_lengths(s, e, seg, k).tolist() == want
+    want_x = [iv.intersect_length((s[seg == j], e[seg == j]), (s2[seg2 == j], e2[seg2 == j])) for j in range(k)]
+    assert iv.segment_intersect_lengths((s, e), seg, (s2, e2), seg2, k).tolist() == want_x
+
+
+def _check_steps(ts: tracekit.TraceSet) -> None:
+    for rt in ts:
+        cls = classify_gpu(rt)
+        fast = breakdown.step_breakdown(rt.gpu, cls, rt.steps)
+        slow = breakdown._step_breakdown_loop(rt.gpu, cls, rt.steps)
+        pd.testing.assert_frame_equal(fast, slow, check_exact=True, check_dtype=False)
+
+
+def test_step_breakdown_vectorised_by_hand(tmp_path: Path) -> None:
+    tb = TraceBuilder(rank=0, world_size=1)
+    tb.step(1, 0, 100)
+    tb.step(2, 100, 200)
+    tb.step(3, 200, 300)  # launches nothing: NaN metrics, zero busy/span
+    tb.kernel("gemm", 150, 100, launch_at_us=10)  # step 1's kernel runs during step 2's
+    tb.nccl_allreduce(160, 40, launch_at_us=120, nelems=1000)  # step 2's allreduce, overlapping it
+    tb.kernel("relu", 210, 10, launch_at_us=130)
+    tb.memcpy(300, 5, launch_at_us=20)
+    tb.write(tmp_path / "rank0.trace.json.gz")
+    ts = tracekit.load(tmp_path)
+    _check_steps(ts)
+    st = breakdown.step_breakdown(ts.ranks[0].gpu, classify_gpu(ts.ranks[0]), ts.ranks[0].steps)
+    s1, s2, s3 = (st[st["step"] == k].iloc[0] for k in (1, 2, 3))
+    assert s1["compute_us"] == 100 and s1["memory_us"] == 5 and s1["span_us"] == 305 - 150
+    assert s2["comm_us"] == 40 and s2["overlap_us"] == 0  # step 1's gemm is not step 2's compute
+    assert s2["compute_us"] == 10 and s2["idle_us"] == (220 - 160) - (40 + 10)
+    assert s3["kernels"] == 0 and s3["busy_us"] == 0 and np.isnan(s3["comm_us"]) and np.isnan(s3["overlap_pct"])
+
+
+@pytest.mark.parametrize("run", ["eager", "inductor", "inductor_nosplit", "inductor_break_in_loop"])
+def test_step_breakdown_vectorised_reference(run: str) -> None:
+    _check_steps(tracekit.load(REF / run))
+
+
+@pytest.mark.parametrize("run", ["eager", "inductor"])
+def test_forked_per_rank_pass_equals_serial(run: str) -> None:
+    def report(workers: int) -> dict:
+        ts = tracekit.load(REF / run)
+        res = analyze(ts, workers=workers, with_explain=True)
+        res.extra.update(explain(ts, res))
+        return json.loads(json.dumps(to_json_dict(res)))
+
+    assert report(2) == report(1)
+
+
+def test_map_ranks_keeps_rank_order_and_propagates_errors() -> None:
+    ts = tracekit.load(REF / "eager")
+    assert map_ranks(ts, lambda rt: rt.rank * 10, workers=2) == {0: 0, 1: 10}
+
+    def boom(rt):  # noqa: ANN001, ANN202
+        if rt.rank == 1:
+            raise ValueError("rank 1 broke")
+        return rt.rank
+
+    with pytest.raises(ValueError, match="rank 1 broke"):
+        map_ranks(ts, boom, workers=2)
+
+
+def _py(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+
+
+def test_cli_and_loader_modules_do_not_import_pandas() -> None:
+    r = _py("import sys, tracekit.cli, tracekit.traces.loader, tracekit.analyses.pipeline; "
+            "print(sorted(m for m in ('pandas', 'torch', 'hta') if m in sys.modules))")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"
+
+
+def test_parse_workers_do_not_import_pandas() -> None:
+    code = (
+        "import sys\n"
+        "from tracekit.traces import loader\n"
+        f"p = loader.start_load({str(REF / 'eager')!r}, workers=2)\n"
+        "import os\n"
+        "from concurrent.futures import wait\n"
+        "seen = p._pool.submit(eval, \"__import__('sys').modules.get('pandas') is None\").result()\n"
+        "ts = p.result()\n"
+        "print(seen, sorted(ts.ranks), len(ts.ranks[0].events) > 0)\n"
+    )
+    r = _py(code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["True", "[0,", "1]", "True"]
+
+
+def test_killed_parse_worker_is_a_clean_error(tmp_path: Path) -> None:
+    """A worker that dies (OOM killer) names the file instead of a BrokenProcessPool traceback."""
+    code = (
+        "import os, signal\n"
+        "from tracekit.traces import decode, loader\n"
+        "from tracekit.errors import TraceInputError\n"
+        "decode.decode_columns = lambda path, *a: os.kill(os.getpid(), signal.SIGKILL)\n"
+        f"try:\n    loader.load({str(REF / 'eager')!r}, workers=2)\n"
+        "except TraceInputError as e:\n    print('ERR', e)\n"
+    )
+    r = _py(code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("ERR ") and "parse worker process died" in r.stdout and "rank0" in r.stdout
