@@ -52,7 +52,7 @@ def analyze_paths(
     traces = pending.result()
     clock.lap("load")
     # one (parallel) per-rank pass for analyze and explain
-    res = analyze(traces, comm_pattern=comm_pattern, align=align, with_explain=True)
+    res = analyze(traces, comm_pattern=comm_pattern, align=align, workers=workers, with_explain=True)
     clock.lap("analyze")
     res.extra.update(explain(traces, res))
     clock.lap("explain")

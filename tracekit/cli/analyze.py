@@ -22,7 +22,9 @@ from tracekit.cli.common import PhaseTimer, debug_option, emit, finish, format_o
               help="Force / disable cross-rank clock alignment (default: align when the manifest "
                    "shows more than one host).")
 @click.option("--hta", is_flag=True, help="Add HTA's overlap and temporal breakdown per rank (needs holistictraceanalysis).")
-@click.option("--workers", type=int, default=None, help="Parallel parse processes (default: auto).")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Processes for parsing and for the per-rank analyses (default: one per rank, at most one per "
+                   "CPU, 1 for small inputs).")
 @click.option("--timings", is_flag=True, help="Print the wall time of each phase (load, analyze, render) on stderr.")
 @debug_option
 @run_guarded
