@@ -166,3 +166,23 @@ def test_killed_parse_worker_is_a_clean_error(tmp_path: Path) -> None:
     r = _py(code)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("ERR ") and "parse worker process died" in r.stdout and "rank0" in r.stdout
+
+
+def test_bad_rank_through_parse_workers(tmp_path: Path) -> None:
+    """The worker pool reports a broken file exactly like the serial path, and --skip-bad keeps the rest."""
+    import shutil
+    import warnings
+
+    from tracekit.errors import TraceInputError
+    from tracekit.traces.loader import TraceLoadWarning, load
+
+    shutil.copy(REF / "eager" / "rank0.trace.json.gz", tmp_path / "rank0.trace.json.gz")
+    raw = (REF / "eager" / "rank1.trace.json.gz").read_bytes()
+    (tmp_path / "rank1.trace.json.gz").write_bytes(raw[: len(raw) // 2])  # truncated gzip
+    with pytest.raises(TraceInputError, match=r"rank1\.trace\.json\.gz: truncated gzip"):
+        load(tmp_path, workers=2)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        ts = load(tmp_path, workers=2, skip_bad=True)
+    assert sorted(ts.ranks) == [0] and len(ts.skipped) == 1
+    assert any(issubclass(x.category, TraceLoadWarning) and "skipped" in str(x.message) for x in w)
