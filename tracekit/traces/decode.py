@@ -365,16 +365,33 @@ class _NotChunkable(Exception):
 
 
 def _stream_slices(pieces: Any, chunk_bytes: int) -> Any:
-    """Turn a stream of byte pieces into ``("events", slice)`` items and a final ``("head", bytes)``.
+    """Turn byte pieces into ``("events", JSON array)`` items and a final ``("head", bytes)``.
 
-    Each events slice is a run of whole top-level events (``{...},...,{...}``) of
-    about ``chunk_bytes``; the head is the document with ``traceEvents`` emptied.
-    At most about two pieces plus one slice are held at a time.
+    Each events item is a run of whole top-level events of about
+    ``chunk_bytes``, wrapped in ``[...]`` in a reused buffer: it must be decoded
+    before the next item is requested. The head is the document with
+    ``traceEvents`` emptied. ``pieces`` may be one buffer holding the whole file
+    (a memory map: nothing is copied but the slices) or a stream of pieces (a
+    gzip file: at most about two pieces plus one slice are held at a time).
     """
-    buf = b""
+    buf: Any = b""
+    pos = 0  # start of the text not yet handed out
     prefix = None
+    out = bytearray(chunk_bytes + (1 << 16))
+
+    def wrapped(end: int) -> memoryview:
+        nonlocal out
+        size = end - pos
+        if len(out) < size + 2:
+            out = bytearray(size + (1 << 16))
+        out[0] = 0x5B  # [
+        out[1:size + 1] = memoryview(buf)[pos:end]
+        out[size + 1] = 0x5D  # ]
+        return memoryview(out)[:size + 2]
+
     for piece in pieces:
-        buf += piece
+        buf = piece if pos == len(buf) else bytes(buf[pos:]) + bytes(piece)
+        pos = 0
         if prefix is None:
             m = _EVENTS_KEY.search(buf)
             if m is None:
@@ -383,20 +400,20 @@ def _stream_slices(pieces: Any, chunk_bytes: int) -> Any:
                 continue
             if buf[m.end():m.end() + 1] != b"{":
                 raise _NotChunkable  # empty or odd array: let the whole-document path judge
-            prefix, buf = buf[:m.start()], buf[m.end():]
-        while len(buf) > chunk_bytes:
-            b = _BOUNDARY.search(buf, chunk_bytes)
+            prefix, pos = bytes(buf[:m.start()]), m.end()
+        while len(buf) - pos > chunk_bytes:
+            b = _BOUNDARY.search(buf, pos + chunk_bytes)
             if b is None:
                 break
-            yield "events", buf[:b.start() + 1]
-            buf = buf[b.end() - 1:]
+            yield "events", wrapped(b.start() + 1)
+            pos = b.end() - 1
     if prefix is None:
         raise _NotChunkable
-    e = _ARRAY_END.search(buf)
+    e = _ARRAY_END.search(buf, pos)
     if e is None:
         raise _NotChunkable
-    yield "events", buf[:e.start() + 1]
-    yield "head", prefix + b'"traceEvents": []' + buf[e.end():]
+    yield "events", wrapped(e.start() + 1)
+    yield "head", prefix + b'"traceEvents": []' + bytes(buf[e.end():])
 
 
 def _file_pieces(path: Path, piece_bytes: int) -> Any:
@@ -406,70 +423,28 @@ def _file_pieces(path: Path, piece_bytes: int) -> Any:
             yield piece
 
 
-def _mapped_slices(path: Path, chunk_bytes: int) -> Any:
-    """:func:`_stream_slices` for an uncompressed file, over a read-only memory map.
-
-    The file is never copied whole: each slice is copied once, into a reused
-    buffer, so the page cache is the only full copy of the text.
-    """
+def _event_slices(path: Path, chunk_bytes: int) -> Any:
+    """:func:`_stream_slices` of a trace file: memory-mapped when plain, streamed when gzipped."""
     with open(path, "rb") as fh:
-        try:
-            mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        except ValueError:  # empty file: the whole-document path reports it
-            raise _NotChunkable from None
-    try:
-        m = _EVENTS_KEY.search(mm)
-        if m is None or mm[m.end():m.end() + 1] != b"{":
-            raise _NotChunkable
+        if fh.read(2) == b"\x1f\x8b":
+            mm = None
+        elif path.suffix == ".gz":
+            raise _NotChunkable  # the whole-document path reports "named .gz but is not gzip data"
+        else:
+            try:
+                mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+            except ValueError:  # empty file: the whole-document path reports it
+                raise _NotChunkable from None
+    if mm is None:
+        yield from _stream_slices(_file_pieces(path, chunk_bytes), chunk_bytes)
+        return
+    # the page cache holds the only full copy of the text; each slice is copied once
+    with mm:
         view = memoryview(mm)
         try:
-            yield from _slices_of(mm, view, m.start(), m.end(), chunk_bytes)
+            yield from _stream_slices([view], chunk_bytes)
         finally:
             view.release()
-    finally:
-        mm.close()
-
-
-def _slices_of(mm: Any, view: memoryview, key_at: int, pos: int, chunk_bytes: int) -> Any:
-    buf = bytearray(chunk_bytes + (1 << 16))
-    while True:
-        b = _BOUNDARY.search(mm, pos + chunk_bytes) if len(mm) - pos > chunk_bytes else None
-        if b is None:
-            e = _ARRAY_END.search(mm, pos)
-            if e is None:
-                raise _NotChunkable
-            end, nxt = e.start() + 1, None
-        else:
-            end, nxt = b.start() + 1, b.end() - 1
-        size = end - pos
-        if len(buf) < size + 2:
-            buf = bytearray(size + (1 << 16))
-        buf[0] = 0x5B  # [
-        buf[1:size + 1] = view[pos:end]
-        buf[size + 1] = 0x5D  # ]
-        out = memoryview(buf)[:size + 2]
-        yield "events", out
-        out.release()
-        if nxt is None:
-            yield "head", bytes(view[:key_at]) + b'"traceEvents": []' + bytes(view[e.end():])
-            return
-        pos = nxt
-
-
-def _event_slices(path: Path, chunk_bytes: int) -> Any:
-    """``("events", JSON array of whole events)`` items, then ``("head", document without events)``.
-
-    Each events item must be decoded before the next is requested (buffers are reused).
-    """
-    with open(path, "rb") as fh:
-        gz = fh.read(2) == b"\x1f\x8b"
-    if gz:
-        for kind, data in _stream_slices(_file_pieces(path, chunk_bytes), chunk_bytes):
-            yield kind, (b"[" + data + b"]" if kind == "events" else data)
-    elif path.suffix == ".gz":
-        raise _NotChunkable  # the whole-document path reports "named .gz but is not gzip data"
-    else:
-        yield from _mapped_slices(path, chunk_bytes)
 
 
 def decode_columns(path: Path, chunk_bytes: int = CHUNK_BYTES) -> tuple[dict[str, Any], Columns]:
