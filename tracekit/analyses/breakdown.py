@@ -82,10 +82,7 @@ def step_breakdown(gpu: pd.DataFrame, cls: pd.Series, steps: pd.DataFrame) -> pd
     comm_ns = iv.segment_lengths(*comm, seg_comm, n)
     overlap_ns = iv.segment_intersect_lengths(comm, seg_comm, comp, seg_comp, n)
     busy_ns = iv.segment_lengths(ts, end, seg, n)
-    first = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
-    last = np.full(n, np.iinfo(np.int64).min, dtype=np.int64)
-    np.minimum.at(first, seg, ts)
-    np.maximum.at(last, seg, end)
+    first, last = iv.segment_bounds(ts, end, seg, n)
     some = kernels > 0
     span_ns = np.where(some, last - first, 0)
     nan = np.where(some, 1.0, np.nan)  # NaN for steps without activity
@@ -105,17 +102,6 @@ def step_breakdown(gpu: pd.DataFrame, cls: pd.Series, steps: pd.DataFrame) -> pd
         "idle_us": (span_ns - busy_ns) / NS_PER_US * nan,
     })
     return out
-
-
-def _step_breakdown_loop(gpu: pd.DataFrame, cls: pd.Series, steps: pd.DataFrame) -> pd.DataFrame:
-    """Reference implementation of :func:`step_breakdown`: :func:`breakdown_of` step by step (tests)."""
-    rows = []
-    ts, end, c, st = (gpu["ts_ns"].to_numpy(), gpu["end_ns"].to_numpy(), cls.to_numpy(), gpu["step"].to_numpy())
-    for s in steps.itertuples(index=False):
-        m = st == s.step
-        rows.append({"step": int(s.step), "step_us": s.dur_ns / NS_PER_US, "kernels": int(m.sum()),
-                     **breakdown_of(ts[m], end[m], c[m])})
-    return pd.DataFrame(rows, columns=["step", "step_us", "kernels", *BREAKDOWN_COLUMNS])
 
 
 def rank_breakdown(gpu: pd.DataFrame, cls: pd.Series, steps: pd.DataFrame) -> dict[str, float]:

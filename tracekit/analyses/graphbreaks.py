@@ -100,10 +100,8 @@ def _innermost_region(sub: pd.DataFrame, regions: pd.DataFrame) -> np.ndarray:
 
 def _kernel_edges(rt: RankTrace, sub: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Per subgraph: first start and last end of the GPU activity it launched (-1 when none)."""
-    first = np.full(len(sub), -1, dtype=np.int64)
-    last = np.full(len(sub), -1, dtype=np.int64)
     if sub.empty or not rt.has_gpu_activity:
-        return first, last
+        return np.full(len(sub), -1, dtype=np.int64), np.full(len(sub), -1, dtype=np.int64)
     g = rt.gpu[rt.gpu["launch_ts_ns"] >= 0]
     order = np.argsort(sub["ts_ns"].to_numpy(), kind="stable")
     st, en, tid = (sub["ts_ns"].to_numpy()[order], sub["end_ns"].to_numpy()[order], sub["tid"].to_numpy()[order])
@@ -111,16 +109,7 @@ def _kernel_edges(rt: RankTrace, sub: pd.DataFrame) -> tuple[np.ndarray, np.ndar
     i = np.searchsorted(st, lt, side="right") - 1
     ic = np.clip(i, 0, None)
     ok = (i >= 0) & (en[ic] > lt) & (tid[ic] == g["launch_tid"].to_numpy())
-    sid = order[ic[ok]]
-    big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
-    lo = np.full(len(sub), big, dtype=np.int64)
-    hi = np.full(len(sub), small, dtype=np.int64)
-    np.minimum.at(lo, sid, g["ts_ns"].to_numpy()[ok])
-    np.maximum.at(hi, sid, g["end_ns"].to_numpy()[ok])
-    has = lo != big
-    first[has] = lo[has]
-    last[has] = hi[has]
-    return first, last
+    return iv.segment_bounds(g["ts_ns"].to_numpy()[ok], g["end_ns"].to_numpy()[ok], order[ic[ok]], len(sub))
 
 
 def _boundaries(rt: RankTrace, sub: pd.DataFrame, kinds_of: pd.Series | None) -> pd.DataFrame:

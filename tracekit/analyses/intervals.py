@@ -109,6 +109,25 @@ def _shift(starts: np.ndarray, ends: np.ndarray, seg: np.ndarray, base: int,
     return np.asarray(starts, dtype=np.int64) + off, np.asarray(ends, dtype=np.int64) + off
 
 
+def _per_segment(s: np.ndarray, e: np.ndarray, width: int, n_seg: int) -> np.ndarray:
+    """Total length per segment of disjoint shifted intervals (the segment is ``start // width``)."""
+    return np.bincount(s // width, weights=(e - s), minlength=n_seg).astype(np.int64)
+
+
+def segment_bounds(starts: np.ndarray, ends: np.ndarray, seg: np.ndarray,
+                   n_seg: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per segment ``k``: the earliest start and the latest end of its intervals (both -1 when it has none)."""
+    big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    first = np.full(n_seg, big, dtype=np.int64)
+    last = np.full(n_seg, small, dtype=np.int64)
+    np.minimum.at(first, seg, np.asarray(starts, dtype=np.int64))
+    np.maximum.at(last, seg, np.asarray(ends, dtype=np.int64))
+    empty = first == big
+    first[empty] = -1
+    last[empty] = -1
+    return first, last
+
+
 def segment_lengths(starts: np.ndarray, ends: np.ndarray, seg: np.ndarray, n_seg: int) -> np.ndarray:
     """Per segment ``k`` in ``range(n_seg)``: length of the union of the intervals with ``seg == k``.
 
@@ -121,8 +140,7 @@ def segment_lengths(starts: np.ndarray, ends: np.ndarray, seg: np.ndarray, n_seg
     if starts.size == 0:
         return np.zeros(n_seg, dtype=np.int64)
     base, width = _segment_frame([starts], [ends])
-    s, e = union(*_shift(starts, ends, seg, base, width))
-    return np.bincount(s // width, weights=(e - s), minlength=n_seg).astype(np.int64)
+    return _per_segment(*union(*_shift(starts, ends, seg, base, width)), width, n_seg)
 
 
 def segment_intersect_lengths(a: tuple[np.ndarray, np.ndarray], seg_a: np.ndarray,
@@ -133,5 +151,5 @@ def segment_intersect_lengths(a: tuple[np.ndarray, np.ndarray], seg_a: np.ndarra
     if a_s.size == 0 or b_s.size == 0:
         return np.zeros(n_seg, dtype=np.int64)
     base, width = _segment_frame([a_s, b_s], [a_e, b_e])
-    s, e = intersect(_shift(a_s, a_e, seg_a, base, width), _shift(b_s, b_e, seg_b, base, width))
-    return np.bincount(s // width, weights=(e - s), minlength=n_seg).astype(np.int64)
+    return _per_segment(*intersect(_shift(a_s, a_e, seg_a, base, width), _shift(b_s, b_e, seg_b, base, width)),
+                        width, n_seg)
