@@ -49,7 +49,7 @@ def map_ranks(traces: TraceSet, fn: Callable[[RankTrace], T], workers: int | Non
         return {r: fn(traces.ranks[r]) for r in ranks}
     n = min(n, len(ranks))
     mine = ranks[::n]  # this process takes every n-th rank; the children the rest
-    theirs = [r for r in ranks if r not in set(mine)]
+    theirs = [r for r in ranks if r not in mine]
     _traces, _fn = traces, fn
     try:
         with ProcessPoolExecutor(max_workers=n - 1, mp_context=ctx) as pool:

@@ -23,17 +23,17 @@ def analyze_paths(
     align: Literal["auto", "on", "off"] = "auto",
     hta: bool = False,
     workers: int | None = None,
-    timings: dict[str, float] | None = None,
+    timings: PhaseTimer | None = None,
 ) -> AnalysisResult:
     """Load ``paths`` and run :func:`~tracekit.analyses.run.analyze`, the findings
     (:func:`~tracekit.analyses.explain.explain`) and, with ``hta``, the HTA cross-check.
 
-    ``timings``, when given, receives the wall seconds of each phase: ``start``
-    (find files, start workers), ``import`` (analysis code, while workers
-    decode), ``load`` (waiting for the workers and building the tables),
-    ``analyze``, ``explain`` and ``hta``.
+    ``timings``, when given, gets a lap per phase: ``start`` (find files, start
+    workers), ``import`` (analysis code, while workers decode), ``load``
+    (waiting for the workers and building the tables), ``analyze``, ``explain``
+    and ``hta``.
     """
-    clock = _Clock(timings)
+    clock = timings if timings is not None else PhaseTimer()
     from tracekit.errors import ConfigError
     from tracekit.traces.loader import start_load
 
@@ -64,12 +64,20 @@ def analyze_paths(
     return res
 
 
-class _Clock:
-    def __init__(self, out: dict[str, float] | None) -> None:
-        self.out, self.t = out, time.perf_counter()
+class PhaseTimer:
+    """Wall seconds per named phase, lap by lap (what ``tracekit analyze --timings`` prints)."""
+
+    def __init__(self) -> None:
+        self.phases: dict[str, float] = {}
+        self.t0 = self._last = time.perf_counter()
 
     def lap(self, name: str) -> None:
-        if self.out is not None:
-            now = time.perf_counter()
-            self.out[name] = now - self.t
-            self.t = now
+        """Record the time since the previous lap (or the start) as phase ``name``."""
+        now = time.perf_counter()
+        self.phases[name] = now - self._last
+        self._last = now
+
+    def report(self) -> str:
+        total = time.perf_counter() - self.t0
+        parts = ", ".join(f"{k} {v:.3f}" for k, v in self.phases.items())
+        return f"timings (s): {parts}; total {total:.3f}"

@@ -16,6 +16,7 @@ import pandas as pd
 
 from tracekit.analyses import breakdown, collectives, crossrank
 from tracekit.analyses.classify import classify_gpu
+from tracekit.analyses.explain import rank_explain
 from tracekit.analyses.per_rank import map_ranks
 from tracekit.traces.traceset import RankTrace, TraceSet
 
@@ -83,8 +84,6 @@ def rank_part(rt: RankTrace, *, comm_pattern: str | None, world_size: int, manif
     st.insert(0, "rank", rt.rank)
     part = RankPart(row=row, steps=st, collectives=coll, buckets=collectives.bucket_table(rt, coll))
     if with_explain:
-        from tracekit.analyses.explain import rank_explain
-
         part.explain = rank_explain(rt, coll, manifest, comm_pattern)
     return part
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import click
 
-import time
-
-from tracekit.cli.common import PhaseTimer, debug_option, emit, finish, format_options, run_guarded
+from tracekit.cli.common import debug_option, emit, finish, format_options, run_guarded
 
 
 @click.command(context_settings={"max_content_width": 100})
@@ -43,17 +41,16 @@ def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_st
       tracekit analyze rank0.json.gz rank1.json.gz --format json
       tracekit analyze runs/demo --format csv --table collectives
     """
-    from tracekit.analyses.pipeline import analyze_paths
+    from tracekit.analyses.pipeline import PhaseTimer, analyze_paths
 
     clock = PhaseTimer()
     res = analyze_paths(list(paths), skip_bad=skip_bad, comm_pattern=comm_regex,
                         align={None: "auto", True: "on", False: "off"}[align], hta=hta, workers=workers,
-                        timings=clock.phases)
-    t = time.perf_counter()
+                        timings=clock)
     from tracekit.report.render import render
 
     emit(render(res, fmt, per_step=per_step, table=table), output)
-    clock.phases["render"] = time.perf_counter() - t
+    clock.lap("render")
     if timings:
         click.echo(clock.report(), err=True)
     finish()

@@ -6,7 +6,6 @@ import functools
 import logging
 import os
 import sys
-import time
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -108,16 +107,3 @@ def finish() -> None:
     except OSError:  # e.g. stdout piped into `head`
         os._exit(1)
     os._exit(0)
-
-
-class PhaseTimer:
-    """Wall seconds per phase, for ``--timings``."""
-
-    def __init__(self) -> None:
-        self.phases: dict[str, float] = {}
-        self.t0 = time.perf_counter()
-
-    def report(self) -> str:
-        total = time.perf_counter() - self.t0
-        parts = ", ".join(f"{k} {v:.3f}" for k, v in self.phases.items())
-        return f"timings (s): {parts}; total {total:.3f}"
