@@ -72,52 +72,28 @@ def _truncated_gzip(d):
     return p, ["truncated gzip"]
 
 
-def _gz_name_not_gzip(d):
-    p = d / "rank0.json.gz"
-    p.write_bytes(b'{"traceEvents": []}')
-    return p, ["not gzip"]
+#: broken files given by their literal content: case -> (file name, content, words the message must hold)
+LITERAL = {
+    "gz_name_not_gzip": ("rank0.json.gz", '{"traceEvents": []}', ["not gzip"]),
+    "not_json": ("rank0.json", "this is not JSON at all\n", ["not valid JSON"]),
+    "empty_file": ("rank0.json", "", ["empty file"]),
+    "json_array": ("rank0.json", "[1, 2, 3]", ["not a Chrome trace"]),
+    "no_trace_events": ("rank0.json", '{"schemaVersion": 1, "distributedInfo": {"rank": 0, "world_size": 1}}',
+                        ["traceEvents"]),
+    "trace_events_not_list": ("rank0.json", '{"traceEvents": 5}', ["'traceEvents' is not a list"]),
+    "event_not_object": ("rank0.json", '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, '
+                                       '"dur": 1}, 7]}', ["traceEvents[1]"]),
+    "empty_trace_events": ("rank0.json", '{"traceEvents": []}', ["'traceEvents' is empty"]),
+}
 
 
-def _not_json(d):
-    p = d / "rank0.json"
-    p.write_text("this is not JSON at all\n")
-    return p, ["not valid JSON"]
+def _literal(name: str, content: str, words: list[str]):  # noqa: ANN202
+    def make(d):  # noqa: ANN001, ANN202
+        p = d / name
+        p.write_bytes(content.encode())
+        return p, words
 
-
-def _empty_file(d):
-    p = d / "rank0.json"
-    p.write_bytes(b"")
-    return p, ["empty file"]
-
-
-def _json_array(d):
-    p = d / "rank0.json"
-    p.write_text("[1, 2, 3]")
-    return p, ["not a Chrome trace"]
-
-
-def _no_trace_events(d):
-    p = d / "rank0.json"
-    p.write_text('{"schemaVersion": 1, "distributedInfo": {"rank": 0, "world_size": 1}}')
-    return p, ["traceEvents"]
-
-
-def _trace_events_not_list(d):
-    p = d / "rank0.json"
-    p.write_text('{"traceEvents": 5}')
-    return p, ["'traceEvents' is not a list"]
-
-
-def _event_not_object(d):
-    p = d / "rank0.json"
-    p.write_text('{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1}, 7]}')
-    return p, ["traceEvents[1]"]
-
-
-def _empty_trace_events(d):
-    p = d / "rank0.json"
-    p.write_text('{"traceEvents": []}')
-    return p, ["'traceEvents' is empty"]
+    return make
 
 
 def _nan_dur(d):
@@ -144,11 +120,8 @@ def _nan_ts(d):
 
 BROKEN = {
     "truncated_json": _truncated_json, "corrupt_gzip": _corrupt_gzip, "truncated_gzip": _truncated_gzip,
-    "gz_name_not_gzip": _gz_name_not_gzip, "not_json": _not_json, "empty_file": _empty_file,
-    "json_array": _json_array, "no_trace_events": _no_trace_events,
-    "trace_events_not_list": _trace_events_not_list, "event_not_object": _event_not_object,
-    "empty_trace_events": _empty_trace_events, "nan_dur": _nan_dur, "negative_dur": _negative_dur,
-    "nan_ts": _nan_ts,
+    "nan_dur": _nan_dur, "negative_dur": _negative_dur, "nan_ts": _nan_ts,
+    **{case: _literal(*spec) for case, spec in LITERAL.items()},
 }
 
 
@@ -236,12 +209,14 @@ def test_missing_ranks_warn_and_analysis_proceeds(tmp_path):
     assert res.ranks["compute_us"].tolist() == [20, 20]
 
 
-def test_skip_bad_keeps_the_good_rank(tmp_path):
+# workers=2: the same files through the parse-worker pool (small inputs are parsed serially by default)
+@pytest.mark.parametrize("workers", [None, 2])
+def test_skip_bad_keeps_the_good_rank(tmp_path, workers):
     good(tmp_path / "rank0.json.gz", rank=0, world_size=2)
     bad = good(tmp_path / "rank1.json.gz", rank=1, world_size=2)
     bad.write_bytes(bad.read_bytes()[:50])
     with pytest.warns(TraceLoadWarning) as rec:
-        ts = load(tmp_path, skip_bad=True)
+        ts = load(tmp_path, skip_bad=True, workers=workers)
     msgs = [str(w.message) for w in rec]
     assert any("skipped" in m and str(bad) in m for m in msgs), msgs
     assert sorted(ts.ranks) == [0]
@@ -252,11 +227,12 @@ def test_skip_bad_keeps_the_good_rank(tmp_path):
     assert res.ranks["rank"].tolist() == [0]
 
 
-def test_without_skip_bad_the_bad_file_is_named(tmp_path):
+@pytest.mark.parametrize("workers", [None, 2])
+def test_without_skip_bad_the_bad_file_is_named(tmp_path, workers):
     good(tmp_path / "rank0.json.gz", rank=0, world_size=2)
     bad = tmp_path / "rank1.json.gz"
     bad.write_bytes(gzip.compress(b"{not json"))
-    expect_input_error(tmp_path, bad, "not valid JSON")
+    expect_input_error(tmp_path, bad, "not valid JSON", workers=workers)
 
 
 def test_skip_bad_with_nothing_left(tmp_path):
