@@ -134,3 +134,23 @@ def test_console_entry_writes_report_and_exits_cleanly(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "tracekit", "analyze", str(tmp_path / "nope")], capture_output=True,
                        text=True, timeout=120)
     assert r.returncode == 2 and r.stderr.startswith("error: ") and "Traceback" not in r.stderr
+
+
+def test_graph_break_summary_arithmetic() -> None:
+    import pandas as pd
+
+    from tracekit.report.explain_render import graph_break_summary
+
+    gb = pd.DataFrame({
+        "rank": [0, 0, 1], "step": [1, 2, 1], "regions": [2, 4, 3], "fwd_subgraphs": [16, 16, 8],
+        "bwd_subgraphs": [16, 16, 8], "ddp_splits": [15, 14, 7], "real_breaks": [0, 1, 0],
+        "compiled_cpu_us": [100.0, 300.0, 50.0], "eager_between_us": [10.0, 20.0, 5.0],
+        "idle_at_breaks_us": [0.0, 40.0, 0.0], "cost_per_break_us": [float("nan"), 40.0, float("nan")],
+        "compile_skipped": [False, True, True],
+    })
+    s = graph_break_summary(gb).set_index("rank")
+    assert s.loc[0, "steps"] == 2 and s.loc[1, "steps"] == 1
+    assert s.loc[0, "regions"] == (2 + 4) / 2 and s.loc[0, "real_breaks"] == (0 + 1) / 2
+    assert s.loc[0, "compiled_cpu_us"] == (100 + 300) / 2 and s.loc[0, "idle_at_breaks_us"] == (0 + 40) / 2
+    assert s.loc[0, "cost_per_break_us"] == 40.0  # mean over the steps that had a break
+    assert s.loc[0, "compile_skipped_steps"] == 1 and s.loc[1, "compile_skipped_steps"] == 1
