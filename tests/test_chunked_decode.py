@@ -68,3 +68,21 @@ def test_header_after_events_plain_file(tmp_path: Path) -> None:
     meta, df = decode_table(p, chunk_bytes=20_000)
     assert meta["distributedInfo"]["rank"] == 0
     pd.testing.assert_frame_equal(df, _whole(p)[1])
+
+
+@pytest.mark.parametrize("odd", [None, "B", "Z", 3, "x"])
+def test_only_complete_events_are_kept_whatever_the_other_phases(tmp_path: Path, odd: object) -> None:
+    # the fast path decodes known non-"X" phases as empty structs; a missing,
+    # unknown or non-string phase takes the loose path: both keep exactly the "X" events
+    ev = [{"ph": "X", "cat": "cpu_op", "name": f"op{i}", "pid": 1, "tid": 1, "ts": 10.0 + i, "dur": 0.5}
+          for i in range(20)]
+    ev[5:5] = [{"ph": "s", "id": 1, "cat": "ac2g", "name": "ac2g", "pid": 1, "tid": 1, "ts": 1.0},
+               {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "x"}},
+               {"cat": "cpu_op", "name": "odd", "pid": 1, "tid": 1, "ts": 2.0, "dur": 1.0}
+               | ({} if odd is None else {"ph": odd})]
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps({"traceEvents": ev, "distributedInfo": {"rank": 0, "world_size": 1}}))
+    for chunk in (200, 10**9):
+        _, df = decode_table(p, chunk_bytes=chunk)
+        assert list(df["name"].astype(str)) == [f"op{i}" for i in range(20)]
+        pd.testing.assert_frame_equal(df, _whole(p)[1])

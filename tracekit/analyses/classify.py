@@ -26,13 +26,16 @@ DEFAULT_COMM_PATTERN = r"^nccl"
 COLLECTIVE_OP_PATTERN = r"^(?:record_param_comms$|c10d::|_c10d_functional::|c10d_functional::|nccl:|gloo:)"
 
 COMPUTE, COMM, MEMORY = "compute", "comm", "memory"
+CLASSES = (COMPUTE, COMM, MEMORY)
 
 
 def collective_external_ids(rt: RankTrace) -> np.ndarray:
     """External ids of the CPU ops that launch collectives."""
     ev = rt.events
-    cpu = ev[(ev["kind"] == schema.CPU_OP) & (ev["external_id"] >= 0)]
-    return cpu.loc[schema.name_mask(cpu["name"], COLLECTIVE_OP_PATTERN), "external_id"].unique()
+    ext = ev["external_id"].to_numpy()
+    # numpy masks, not a DataFrame filter: the CPU ops are ~40 % of a trace's rows
+    hit = (ev["kind"].to_numpy() == schema.CPU_OP) & (ext >= 0) & schema.name_mask(ev["name"], COLLECTIVE_OP_PATTERN)
+    return np.unique(ext[hit])
 
 
 def classify_gpu(rt: RankTrace, comm_pattern: str | None = None) -> pd.Series:
@@ -50,5 +53,6 @@ def _classify(rt: RankTrace, comm_pattern: str | None) -> pd.Series:
     by_name = g["name"].map(name_is_comm).astype(bool).to_numpy()
     by_op = g["external_id"].isin(collective_external_ids(rt)).to_numpy()
     kernel = (g["kind"] == schema.KERNEL).to_numpy()
-    out = np.where(~kernel, MEMORY, np.where(by_name | by_op, COMM, COMPUTE))
-    return pd.Series(out, index=g.index, name="cls")
+    codes = np.where(~kernel, 2, np.where(by_name | by_op, 1, 0)).astype(np.int8)
+    # a Categorical: comparisons (``cls == COMPUTE``) run on the codes, not on strings
+    return pd.Series(pd.Categorical.from_codes(codes, categories=CLASSES), index=g.index, name="cls")
