@@ -3,12 +3,14 @@
 - segmented interval maths == a loop of plain unions per segment;
 - the vectorised per-step breakdown == ``breakdown_of`` step by step;
 - per-rank analyses in forked processes == serial;
+- tables loaded by the parse-worker pool (shared-memory hand-over) == a serial load;
 - the parse workers never import pandas, and neither do the CLI and loader modules.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -183,3 +185,45 @@ def test_killed_parse_worker_is_a_clean_error(tmp_path: Path) -> None:
     r = _py(code)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("ERR ") and "parse worker process died" in r.stdout and "rank0" in r.stdout
+
+
+@pytest.mark.parametrize("run", ["eager", "inductor"])
+def test_pool_load_equals_serial_load(run: str) -> None:
+    """Columns handed over through shared buffers (or pickled) give the serial tables exactly."""
+    serial, pooled = tracekit.load(REF / run, workers=1), tracekit.load(REF / run, workers=2)
+    for r in serial.ranks:
+        pd.testing.assert_frame_equal(pooled.ranks[r].events, serial.ranks[r].events)
+        assert pooled.ranks[r].meta == serial.ranks[r].meta
+    ev = pooled.ranks[0].events
+    ev.loc[0, "ts_ns"] = -5  # mapped copy-on-write: the tables are ordinary writable frames
+    assert ev.loc[0, "ts_ns"] == -5
+
+
+def test_shared_columns_round_trip_and_fallbacks() -> None:
+    from tracekit.traces import decode, shared
+
+    path = REF / "eager" / "rank0.trace.json.gz"
+    _, cols = decode.decode_columns(path)
+    _, ref = decode.decode_columns(path)
+    fds = shared.open_buffers(2)
+    if fds is None:
+        pytest.skip("no memfd_create on this platform")
+    try:
+        item = shared.share(cols, fds[0])
+        assert isinstance(item, shared.SharedColumns) and item.cols.dense == {} and len(item.cols.name_codes) == 0
+        back = shared.attach(item, fds[0])
+        for k in decode.DENSE_COLUMNS:
+            np.testing.assert_array_equal(back.dense[k], ref.dense[k])
+            assert back.dense[k].dtype == ref.dense[k].dtype
+        np.testing.assert_array_equal(back.name_codes, ref.name_codes)
+        assert back.names == ref.names
+        # a failed write (a closed fd) hands back the columns to be pickled; attach passes them through
+        closed = os.dup(fds[1])
+        os.close(closed)
+        assert shared.share(ref, closed) is ref and shared.attach(ref, None) is ref
+        # nothing kept: nothing to share
+        empty = decode.Columns(n=0, dense={k: np.empty(0, np.int64) for k in decode.DENSE_COLUMNS},
+                               name_codes=np.empty(0, np.int32), names=[], sparse_idx=np.empty(0, np.int64), sparse={})
+        assert shared.share(empty, fds[0]) is empty
+    finally:
+        shared.close_buffers(fds)

@@ -61,6 +61,8 @@ class RankPart:
     steps: pd.DataFrame
     collectives: pd.DataFrame
     buckets: pd.DataFrame
+    #: every ProfilerStep number of the rank (with or without kernels)
+    step_ids: list[int] = field(default_factory=list)
     explain: dict[str, pd.DataFrame] | None = None
 
 
@@ -82,7 +84,8 @@ def rank_part(rt: RankTrace, *, comm_pattern: str | None, world_size: int, manif
     row["rank"] = rt.rank
     row["collectives"] = int((~coll["pre_window"].astype(bool)).sum()) if len(coll) else 0
     st.insert(0, "rank", rt.rank)
-    part = RankPart(row=row, steps=st, collectives=coll, buckets=collectives.bucket_table(rt, coll))
+    part = RankPart(row=row, steps=st, collectives=coll, buckets=collectives.bucket_table(rt, coll),
+                    step_ids=[int(s) for s in rt.steps["step"]])
     if with_explain:
         part.explain = rank_explain(rt, coll, manifest, comm_pattern)
     return part
@@ -127,7 +130,7 @@ def analyze(
     ranks = ranks.merge(summary[["rank", "wait_us", "last_count"]], on="rank", how="left") if len(summary) else \
         ranks.assign(wait_us=np.nan, last_count=np.nan)
     ranks = ranks[list(RANK_COLUMNS)]
-    meta = _meta(traces, notes, offsets, do_align, hosts)
+    meta = _meta(traces, parts, notes, offsets, do_align, hosts)
     meta["comm_pattern"] = comm_pattern
     res = AnalysisResult(
         meta=meta, ranks=ranks, steps=_concat([p.steps for p in parts.values()], None), collectives=coll_all,
@@ -153,11 +156,13 @@ def _hosts(manifest: dict[str, Any] | None) -> dict[int, str]:
             if isinstance(r, dict) and isinstance(r.get("rank"), int)}
 
 
-def _meta(traces: TraceSet, notes: list[str], offsets: dict[int, float], aligned: bool,
-          hosts: dict[int, str]) -> dict[str, Any]:
+def _meta(traces: TraceSet, parts: dict[int, RankPart], notes: list[str], offsets: dict[int, float],
+          aligned: bool, hosts: dict[int, str]) -> dict[str, Any]:
+    # built from the per-rank parts: ranks analysed in a child process have no
+    # derived tables (steps, GPU join) in this one, and recomputing them costs ~30 ms a rank
     first = next(iter(traces))
     info = first.distributed_info
-    steps = sorted({int(s) for rt in traces for s in rt.steps["step"]})
+    steps = sorted({s for p in parts.values() for s in p.step_ids})
     return {
         "ranks": sorted(traces.ranks),
         "world_size": traces.world_size,
@@ -168,7 +173,7 @@ def _meta(traces: TraceSet, notes: list[str], offsets: dict[int, float], aligned
         "gpus": sorted({n for rt in traces for n in rt.gpu_names}),
         "steps": steps,
         "device_metrics": traces.has_gpu_activity,
-        "pre_window_kernels": int(sum(int(rt.gpu["pre_window"].sum()) for rt in traces if rt.has_gpu_activity)),
+        "pre_window_kernels": int(sum(p.row["pre_window_kernels"] for p in parts.values())),
         "files": {rt.rank: str(rt.path) for rt in traces},
         "hosts": hosts,
         "clock_aligned": aligned,

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from tracekit.errors import TraceInputError, TraceSetError
-from tracekit.traces import decode
+from tracekit.traces import decode, shared
 
 if TYPE_CHECKING:
     from tracekit.traces.traceset import RankTrace, TraceSet
@@ -118,20 +118,26 @@ class PendingLoad:
     """Trace files being decoded; :meth:`result` waits and assembles the :class:`TraceSet`.
 
     Made by :func:`start_load`. The workers return plain numpy columns
-    (:class:`~tracekit.traces.decode.Columns`); the event DataFrames are built
-    here, in the parent, so the workers never import pandas.
+    (:class:`~tracekit.traces.decode.Columns`), the large arrays through shared
+    memory (:mod:`.shared`) where the platform has it; the event DataFrames are
+    built here, in the parent, so the workers never import pandas.
     """
 
     def __init__(self, paths: Any, files: list[Path], skip_bad: bool, n_workers: int) -> None:
         self._paths, self._files, self._skip_bad = paths, files, skip_bad
         self._pool: ProcessPoolExecutor | None = None
         self._futures: list[Future] = []
+        self._buffers: list[int] | None = None
         if n_workers > 1:
+            # opened before the workers fork, so each inherits every buffer
+            self._buffers = shared.open_buffers(len(files))
             self._pool = ProcessPoolExecutor(max_workers=n_workers, mp_context=fork_context())
             try:
-                self._futures = [self._pool.submit(_guarded_decode, f) for f in files]
+                fds = self._buffers or [None] * len(files)
+                self._futures = [self._pool.submit(_guarded_decode, f, fd) for f, fd in zip(files, fds)]
             except BaseException:
                 self._pool.shutdown(cancel_futures=True)
+                shared.close_buffers(self._buffers)
                 raise
 
     def result(self) -> TraceSet:
@@ -141,13 +147,16 @@ class PendingLoad:
 
         try:
             if self._pool is not None:
-                decoded = [_worker_result(fu, f) for fu, f in zip(self._futures, self._files)]
+                fds = self._buffers or [None] * len(self._files)
+                decoded = [_worker_result(fu, f, fd) for fu, f, fd in zip(self._futures, self._files, fds)]
             else:
                 decoded = [_guarded_decode(f) for f in self._files]
         finally:
             if self._pool is not None:
                 self._pool.shutdown(cancel_futures=True)
                 self._pool = None
+            shared.close_buffers(self._buffers)  # mapped columns keep their own reference
+            self._buffers = None
         good: list[RankTrace] = []
         skipped: list[tuple[str, str]] = []
         for i, (f, r) in enumerate(zip(self._files, decoded)):
@@ -173,12 +182,16 @@ class PendingLoad:
         return ts
 
 
-def _worker_result(fu: Future, path: Path) -> Any:
+def _worker_result(fu: Future, path: Path, fd: int | None) -> Any:
     try:
-        return fu.result()
+        r = fu.result()
     except BrokenProcessPool:
         raise TraceInputError(path, "the parse worker process died while reading this file "
                                     "(killed, e.g. out of memory); retry with --workers 1") from None
+    if isinstance(r, tuple):
+        meta, cols = r
+        return meta, shared.attach(cols, fd)
+    return r
 
 
 def fork_context() -> Any:
@@ -252,12 +265,16 @@ def read_run_manifest(run_dir: Path) -> dict[str, Any] | None:
     return doc
 
 
-def _guarded_decode(path: Path) -> tuple[dict[str, Any], decode.Columns] | TraceInputError:
-    """Decode one file; input errors are returned (not raised) so one bad rank does not lose the others."""
+def _guarded_decode(path: Path, fd: int | None = None) -> tuple[dict[str, Any], Any] | TraceInputError:
+    """Decode one file; input errors are returned (not raised) so one bad rank does not lose the others.
+
+    With ``fd`` (in a worker), the large arrays go into that shared buffer (:func:`shared.share`).
+    """
     try:
-        return decode.decode_columns(path)
+        meta, cols = decode.decode_columns(path)
     except TraceInputError as e:
         return e
+    return meta, (cols if fd is None else shared.share(cols, fd))
 
 
 def _assemble(traces: list[RankTrace], skipped: list[tuple[str, str]]) -> TraceSet:
