@@ -7,6 +7,7 @@ of pandas/analysis imports overlap the parsing instead of preceding it.
 
 from __future__ import annotations
 
+import importlib
 import re
 import time
 from typing import TYPE_CHECKING, Literal
@@ -24,6 +25,7 @@ def analyze_paths(
     hta: bool = False,
     workers: int | None = None,
     timings: PhaseTimer | None = None,
+    preload: tuple[str, ...] = (),
 ) -> AnalysisResult:
     """Load ``paths`` and run :func:`~tracekit.analyses.run.analyze`, the findings
     (:func:`~tracekit.analyses.explain.explain`) and, with ``hta``, the HTA cross-check.
@@ -31,7 +33,8 @@ def analyze_paths(
     ``timings``, when given, gets a lap per phase: ``start`` (find files, start
     workers), ``import`` (analysis code, while workers decode), ``load``
     (waiting for the workers and building the tables), ``analyze``, ``explain``
-    and ``hta``.
+    and ``hta``. ``preload``: further modules to import while the workers
+    decode (the CLI's report renderer), off the critical path.
     """
     clock = timings if timings is not None else PhaseTimer()
     from tracekit.errors import ConfigError
@@ -48,6 +51,8 @@ def analyze_paths(
     from tracekit.analyses.explain import explain
     from tracekit.analyses.run import analyze
 
+    for name in preload:
+        importlib.import_module(name)
     clock.lap("import")
     traces = pending.result()
     clock.lap("load")

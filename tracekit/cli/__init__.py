@@ -7,17 +7,38 @@ and exit codes in :func:`tracekit.cli.common.run_guarded`.
 
 from __future__ import annotations
 
+import importlib
+
 import click
 
 from tracekit import __version__
-from tracekit.cli.analyze import analyze_command
 from tracekit.cli.common import enable_fast_exit
-from tracekit.cli.bench import bench_group
-from tracekit.cli.diff import diff_command
-from tracekit.cli.profile import profile_command
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported when used (click's documented pattern):
+    ``tracekit analyze`` starts its parse workers without first importing the
+    profile and bench commands."""
+
+    def __init__(self, *args, lazy: dict[str, str], **kwargs) -> None:  # noqa: ANN002, ANN003
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy  # name -> "module:attribute"
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.lazy and name not in self.commands:
+            module, attr = self.lazy[name].split(":")
+            self.add_command(getattr(importlib.import_module(module), attr), name)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=LazyGroup, lazy={"analyze": "tracekit.cli.analyze:analyze_command",
+                                  "profile": "tracekit.cli.profile:profile_command",
+                                  "diff": "tracekit.cli.diff:diff_command",
+                                  "bench": "tracekit.cli.bench:bench_group"},
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="tracekit")
 def main() -> None:
     """Profile distributed PyTorch training and explain where the step time goes.
@@ -29,10 +50,6 @@ def main() -> None:
     """
 
 
-main.add_command(analyze_command, "analyze")
-main.add_command(profile_command, "profile")
-main.add_command(diff_command, "diff")
-main.add_command(bench_group, "bench")
 
 
 def entry() -> None:

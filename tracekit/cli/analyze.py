@@ -46,7 +46,7 @@ def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_st
     clock = PhaseTimer()
     res = analyze_paths(list(paths), skip_bad=skip_bad, comm_pattern=comm_regex,
                         align={None: "auto", True: "on", False: "off"}[align], hta=hta, workers=workers,
-                        timings=clock)
+                        timings=clock, preload=("tracekit.report.render",))
     from tracekit.report.render import render
 
     emit(render(res, fmt, per_step=per_step, table=table), output)
