@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from tracekit.cli.common import debug_option, emit, finish, format_options, run_guarded
+from tracekit.cli.common import debug_option, emit, finish, format_options, run_guarded, single_threaded_blas
 
 
 @click.command(context_settings={"max_content_width": 100})
@@ -41,6 +41,7 @@ def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_st
       tracekit analyze rank0.json.gz rank1.json.gz --format json
       tracekit analyze runs/demo --format csv --table collectives
     """
+    single_threaded_blas()
     from tracekit.analyses.pipeline import PhaseTimer, analyze_paths
 
     clock = PhaseTimer()

@@ -107,3 +107,14 @@ def finish() -> None:
     except OSError:  # e.g. stdout piped into `head`
         os._exit(1)
     os._exit(0)
+
+
+def single_threaded_blas() -> None:
+    """Ask numpy's OpenBLAS for one thread, if numpy is not imported yet.
+
+    The analysis never multiplies matrices, but OpenBLAS starts a thread per
+    CPU at import (~15 ms on the critical path before the parse workers fork)
+    and every fork has to wind that pool down. A value the user set wins.
+    """
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

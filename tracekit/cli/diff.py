@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from tracekit.cli.common import debug_option, emit, format_options, run_guarded
+from tracekit.cli.common import debug_option, emit, format_options, run_guarded, single_threaded_blas
 
 
 @click.command()
@@ -20,6 +20,7 @@ def diff_command(run_a: str, run_b: str, fmt: str, output: str | None) -> None:
     Example:
       tracekit diff runs/inductor_nosplit runs/inductor --format markdown
     """
+    single_threaded_blas()
     import msgspec
 
     from tracekit.diff import diff_paths
