@@ -76,6 +76,7 @@ def test_only_complete_events_are_kept_whatever_the_other_phases(tmp_path: Path,
     # unknown or non-string phase takes the loose path: both keep exactly the "X" events
     ev = [{"ph": "X", "cat": "cpu_op", "name": f"op{i}", "pid": 1, "tid": 1, "ts": 10.0 + i, "dur": 0.5}
           for i in range(20)]
+    ev[3] = {k: v for k, v in ev[3].items() if k != "ph"} | {"ph": "X"}  # the tag need not come first
     ev[5:5] = [{"ph": "s", "id": 1, "cat": "ac2g", "name": "ac2g", "pid": 1, "tid": 1, "ts": 1.0},
                {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "x"}},
                {"cat": "cpu_op", "name": "odd", "pid": 1, "tid": 1, "ts": 2.0, "dur": 1.0}
