@@ -50,8 +50,6 @@ def main() -> None:
     """
 
 
-
-
 def entry() -> None:
     """The ``tracekit`` console script (and ``python -m tracekit``)."""
     enable_fast_exit()

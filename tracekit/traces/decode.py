@@ -128,7 +128,8 @@ def _json_problem(raw: bytes, err: Exception) -> str:
 
 
 def decode(path: Path, raw: bytes | None = None) -> tuple[dict[str, Any], list[Any], bool]:
-    """Decode a trace to ``(meta, events, typed)``; events are :class:`_TypedEvent`.
+    """Decode a trace to ``(meta, events, typed)``; events are :class:`_TypedEvent` (``"ph": "X"``)
+    or empty structs standing for every other phase.
 
     ``typed`` is False when the fast typed decode failed (unusual field types,
     NaN literals) and events were coerced one by one from a loose decode.
