@@ -47,6 +47,16 @@ def expect_input_error(path_arg, bad_file: Path, *problem_words: str, **load_kw)
     return ei.value
 
 
+def expect_set_error(path_arg, *needles) -> TraceSetError:
+    """``load`` raises a one-line TraceSetError holding every needle (words, or files by their path)."""
+    with pytest.raises(TraceSetError) as ei:
+        load(path_arg)
+    msg = one_line(str(ei.value))
+    for w in map(str, needles):
+        assert w in msg, f"{w!r} not in {msg!r}"
+    return ei.value
+
+
 # -- one file -----------------------------------------------------------------------------------
 # Each maker writes a broken file into the directory and returns (path, words the message must hold).
 def _truncated_json(d):
@@ -151,19 +161,13 @@ def test_directory_without_trace_files(tmp_path):
 def test_duplicate_ranks_names_both_files(tmp_path):
     a = good(tmp_path / "a.json.gz", rank=0, world_size=2)
     b = good(tmp_path / "b.json.gz", rank=0, world_size=2)
-    with pytest.raises(TraceSetError) as ei:
-        load(tmp_path)
-    msg = one_line(str(ei.value))
-    assert "rank 0" in msg and str(a) in msg and str(b) in msg
+    expect_set_error(tmp_path, "rank 0", a, b)
 
 
 def test_mixed_runs_world_size(tmp_path):
     a = good(tmp_path / "rank0.json.gz", rank=0, world_size=2)
     b = good(tmp_path / "rank1.json.gz", rank=1, world_size=4)
-    with pytest.raises(TraceSetError) as ei:
-        load(tmp_path)
-    msg = one_line(str(ei.value))
-    assert "world_size" in msg and str(a) in msg and str(b) in msg
+    expect_set_error(tmp_path, "world_size", a, b)
 
 
 def test_mixed_runs_process_groups(tmp_path):
@@ -171,10 +175,7 @@ def test_mixed_runs_process_groups(tmp_path):
     other_pg = [{"pg_name": "0", "pg_desc": "default_pg", "backend_config": "cuda:nccl", "pg_size": 2,
                  "ranks": [1, 0, 5]}]
     b = good(tmp_path / "rank1.json.gz", rank=1, world_size=2, pg_config=other_pg)
-    with pytest.raises(TraceSetError) as ei:
-        load(tmp_path)
-    msg = one_line(str(ei.value))
-    assert "process-group config" in msg and str(b) in msg
+    expect_set_error(tmp_path, "process-group config", b)
 
 
 def test_subgroups_are_not_mixed_runs(tmp_path):
@@ -191,10 +192,7 @@ def test_subgroups_are_not_mixed_runs(tmp_path):
 def test_rank_out_of_range(tmp_path):
     good(tmp_path / "rank0.json.gz", rank=0, world_size=2)
     b = good(tmp_path / "rank5.json.gz", rank=5, world_size=2)
-    with pytest.raises(TraceSetError) as ei:
-        load(tmp_path)
-    msg = one_line(str(ei.value))
-    assert "[5]" in msg and str(b) in msg
+    expect_set_error(tmp_path, "[5]", b)
 
 
 def test_missing_ranks_warn_and_analysis_proceeds(tmp_path):
