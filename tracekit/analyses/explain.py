@@ -21,13 +21,8 @@ import pandas as pd
 from tracekit.analyses import findings as fnd
 from tracekit.analyses import graphbreaks, timeline
 from tracekit.analyses.classify import classify_gpu
-from tracekit.analyses.per_rank import map_ranks
+from tracekit.analyses.per_rank import concat_ranks, map_ranks
 from tracekit.traces.traceset import RankTrace, TraceSet
-
-
-def _concat(frames: list[pd.DataFrame], columns: tuple[str, ...]) -> pd.DataFrame:
-    frames = [f for f in frames if len(f)]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(columns))
 
 
 def rank_explain(rt: RankTrace, coll: pd.DataFrame, manifest: dict[str, Any] | None,
@@ -53,9 +48,10 @@ def explain(traces: TraceSet, result: Any, workers: int | None = None) -> dict[s
     if parts is None or set(parts) != set(traces.ranks):
         parts = map_ranks(traces, partial(rank_explain, coll=result.collectives, manifest=manifest,
                                           comm_pattern=comm_pattern), workers)
-    tl = _concat([p["bucket_timeline"] for p in parts.values() if "bucket_timeline" in p], timeline.TIMELINE_COLUMNS)
-    gb = _concat([p["graph_breaks"] for p in parts.values()], graphbreaks.GB_COLUMNS)
-    bnd = _concat([p["break_boundaries"] for p in parts.values()], graphbreaks.BOUNDARY_COLUMNS)
+    tl = concat_ranks([p["bucket_timeline"] for p in parts.values() if "bucket_timeline" in p],
+                      timeline.TIMELINE_COLUMNS)
+    gb = concat_ranks([p["graph_breaks"] for p in parts.values()], graphbreaks.GB_COLUMNS)
+    bnd = concat_ranks([p["break_boundaries"] for p in parts.values()], graphbreaks.BOUNDARY_COLUMNS)
     # CPU-only (gloo) traces have no bucket timeline to check the reducer's buckets against
     check = timeline.manifest_check(tl, gb, manifest if traces.has_gpu_activity else None, sorted(traces.ranks))
     return {

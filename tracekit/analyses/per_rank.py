@@ -15,6 +15,8 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, TypeVar
 
+import pandas as pd
+
 from tracekit.traces.loader import fork_context
 from tracekit.traces.traceset import RankTrace, TraceSet
 
@@ -59,3 +61,12 @@ def map_ranks(traces: TraceSet, fn: Callable[[RankTrace], T], workers: int | Non
     finally:
         _traces = _fn = None
     return {r: out[r] for r in ranks}
+
+
+def concat_ranks(frames: list[pd.DataFrame], columns: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """The per-rank tables ``frames`` stacked in order (empty ones skipped); with none
+    left, an empty frame with ``columns``."""
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        return pd.DataFrame(columns=list(columns) if columns else None)
+    return pd.concat(frames, ignore_index=True)

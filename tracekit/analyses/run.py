@@ -17,7 +17,7 @@ import pandas as pd
 from tracekit.analyses import breakdown, collectives, crossrank
 from tracekit.analyses.classify import classify_gpu
 from tracekit.analyses.explain import rank_explain
-from tracekit.analyses.per_rank import map_ranks
+from tracekit.analyses.per_rank import concat_ranks, map_ranks
 from tracekit.traces.traceset import RankTrace, TraceSet
 
 RANK_COLUMNS = ("rank", "steps", "step_us", "kernels", *breakdown.BREAKDOWN_COLUMNS, "wait_us", "last_count",
@@ -115,7 +115,7 @@ def analyze(
         notes.append("no GPU activity in the traces (CPU-only run, e.g. gloo): device-side metrics "
                      "(compute, comm, overlap, idle, kernel timings) are unavailable; CPU step times and "
                      "collective annotations are still reported")
-    coll_all = _concat([p.collectives for p in parts.values()], collectives.COLLECTIVE_COLUMNS)
+    coll_all = concat_ranks([p.collectives for p in parts.values()], collectives.COLLECTIVE_COLUMNS)
     hosts = _hosts(traces.manifest)
     do_align = align == "on" or (align == "auto" and len(set(hosts.values())) > 1)
     offsets = crossrank.clock_offsets(coll_all) if do_align and traces.has_gpu_activity else {}
@@ -133,20 +133,13 @@ def analyze(
     meta = _meta(traces, parts, notes, offsets, do_align, hosts)
     meta["comm_pattern"] = comm_pattern
     res = AnalysisResult(
-        meta=meta, ranks=ranks, steps=_concat([p.steps for p in parts.values()], None), collectives=coll_all,
-        buckets=_concat([p.buckets for p in parts.values()], collectives.BUCKET_COLUMNS), instances=instances,
+        meta=meta, ranks=ranks, steps=concat_ranks([p.steps for p in parts.values()]), collectives=coll_all,
+        buckets=concat_ranks([p.buckets for p in parts.values()], collectives.BUCKET_COLUMNS), instances=instances,
         waits=waits,
     )
     if with_explain:
         res.rank_explain = {r: p.explain for r, p in parts.items()}
     return res
-
-
-def _concat(frames: list[pd.DataFrame], columns: tuple[str, ...] | None) -> pd.DataFrame:
-    frames = [f for f in frames if len(f)]
-    if not frames:
-        return pd.DataFrame(columns=list(columns) if columns else None)
-    return pd.concat(frames, ignore_index=True)
 
 
 def _hosts(manifest: dict[str, Any] | None) -> dict[int, str]:
