@@ -133,12 +133,15 @@ class PendingLoad:
             self._buffers = shared.open_buffers(len(files))
             self._pool = ProcessPoolExecutor(max_workers=n_workers, mp_context=fork_context())
             try:
-                fds = self._buffers or [None] * len(files)
-                self._futures = [self._pool.submit(_guarded_decode, f, fd) for f, fd in zip(files, fds)]
+                self._futures = [self._pool.submit(_guarded_decode, f, fd) for f, fd in zip(files, self._fds())]
             except BaseException:
                 self._pool.shutdown(cancel_futures=True)
                 shared.close_buffers(self._buffers)
                 raise
+
+    def _fds(self) -> list[int | None]:
+        """The shared buffer of each file (None each: columns come back pickled)."""
+        return list(self._buffers) if self._buffers else [None] * len(self._files)
 
     def result(self) -> TraceSet:
         """Wait for every file, build the per-rank tables and check they form one run."""
@@ -147,8 +150,7 @@ class PendingLoad:
 
         try:
             if self._pool is not None:
-                fds = self._buffers or [None] * len(self._files)
-                decoded = [_worker_result(fu, f, fd) for fu, f, fd in zip(self._futures, self._files, fds)]
+                decoded = [_worker_result(fu, f, fd) for fu, f, fd in zip(self._futures, self._files, self._fds())]
             else:
                 decoded = [_guarded_decode(f) for f in self._files]
         finally:
