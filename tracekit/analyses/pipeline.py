@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from tracekit.analyses.run import AnalysisResult
+    from tracekit.traces.traceset import TraceSet
 
 
 def analyze_paths(
@@ -27,6 +28,22 @@ def analyze_paths(
     timings: PhaseTimer | None = None,
     preload: tuple[str, ...] = (),
 ) -> AnalysisResult:
+    """:func:`load_and_analyze` without the traces (what ``tracekit analyze`` renders)."""
+    return load_and_analyze(paths, skip_bad=skip_bad, comm_pattern=comm_pattern, align=align, hta=hta,
+                            workers=workers, timings=timings, preload=preload)[1]
+
+
+def load_and_analyze(
+    paths: list[str],
+    *,
+    skip_bad: bool = False,
+    comm_pattern: str | None = None,
+    align: Literal["auto", "on", "off"] = "auto",
+    hta: bool = False,
+    workers: int | None = None,
+    timings: PhaseTimer | None = None,
+    preload: tuple[str, ...] = (),
+) -> tuple[TraceSet, AnalysisResult]:
     """Load ``paths`` and run :func:`~tracekit.analyses.run.analyze`, the findings
     (:func:`~tracekit.analyses.explain.explain`) and, with ``hta``, the HTA cross-check.
 
@@ -66,7 +83,7 @@ def analyze_paths(
 
         res.extra["hta"] = hta_crosscheck(traces)
         clock.lap("hta")
-    return res
+    return traces, res
 
 
 class PhaseTimer:

@@ -37,6 +37,7 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, lazy={"analyze": "tracekit.cli.analyze:analyze_command",
                                   "profile": "tracekit.cli.profile:profile_command",
                                   "diff": "tracekit.cli.diff:diff_command",
+                                  "report": "tracekit.cli.report:report_command",
                                   "bench": "tracekit.cli.bench:bench_group"},
              context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="tracekit")

@@ -23,12 +23,14 @@ from tracekit.cli.common import debug_option, emit, finish, format_options, run_
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Processes for parsing and for the per-rank analyses (default: one per rank, at most one per "
                    "CPU, 1 for small inputs).")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Also write the self-contained HTML report (as `tracekit report`) to FILE.")
 @click.option("--timings", is_flag=True, help="Print the wall time of each phase (load, analyze, render) on stderr.")
 @debug_option
 @run_guarded
 def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_step: bool, table: str,
                     skip_bad: bool, comm_regex: str | None, align: bool | None, hta: bool,
-                    workers: int | None, timings: bool) -> None:
+                    workers: int | None, html_path: str | None, timings: bool) -> None:
     """Analyze per-rank torch.profiler traces: compute vs communication, overlap,
     exposed communication, idle time, collectives, DDP buckets and cross-rank waits.
 
@@ -40,18 +42,24 @@ def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_st
       tracekit analyze runs/demo --per-step --format markdown -o report.md
       tracekit analyze rank0.json.gz rank1.json.gz --format json
       tracekit analyze runs/demo --format csv --table collectives
+      tracekit analyze runs/demo --html report.html
     """
     single_threaded_blas()
-    from tracekit.analyses.pipeline import PhaseTimer, analyze_paths
+    from tracekit.analyses.pipeline import PhaseTimer, load_and_analyze
 
     clock = PhaseTimer()
-    res = analyze_paths(list(paths), skip_bad=skip_bad, comm_pattern=comm_regex,
-                        align={None: "auto", True: "on", False: "off"}[align], hta=hta, workers=workers,
-                        timings=clock, preload=("tracekit.report.render",))
+    traces, res = load_and_analyze(list(paths), skip_bad=skip_bad, comm_pattern=comm_regex,
+                                   align={None: "auto", True: "on", False: "off"}[align], hta=hta,
+                                   workers=workers, timings=clock, preload=("tracekit.report.render",))
     from tracekit.report.render import render
 
     emit(render(res, fmt, per_step=per_step, table=table), output)
     clock.lap("render")
+    if html_path:
+        from tracekit.report.html import render_html, run_view
+
+        emit(render_html([run_view(" ".join(paths), traces, res)]), html_path)
+        clock.lap("html")
     if timings:
         click.echo(clock.report(), err=True)
     finish()

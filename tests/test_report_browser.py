@@ -1,0 +1,109 @@
+"""The HTML report in a real browser: headless Chromium (Debian's ``chromium`` + ``chromium-driver``,
+installed by ``scripts/setup.sh`` when it runs as root) driven by selenium.
+
+Skipped, with the reason, when the browser, its driver or selenium is missing. Nothing is
+downloaded: the driver is given by path, so selenium's own driver manager never runs.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.test_report_html import SCRIPT_NAME, TAG_NAME, hostile_run, run_cli
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_traces"
+CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser")) if p), None)
+DRIVER = shutil.which("chromedriver")
+#: plotly draws the title of y axis N as <text class="yNtitle">
+YTITLES = "text[class^='y'][class$='title']"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if CHROMIUM is None or DRIVER is None:
+        pytest.skip("headless Chromium test needs Debian's chromium and chromium-driver packages "
+                    "(scripts/setup.sh installs them when run as root: apt-get install chromium chromium-driver)")
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[test]')")
+    from selenium.webdriver.chrome.service import Service
+
+    os.environ.setdefault("SE_AVOID_STATS", "true")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,1000"):
+        opts.add_argument(a)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    drv = webdriver.Chrome(service=Service(executable_path=DRIVER), options=opts)
+    drv.set_page_load_timeout(60)
+    yield drv
+    drv.quit()
+
+
+def open_page(drv: Any, page: Path) -> list[dict[str, Any]]:
+    """Load the page, wait until the first timeline has drawn its rank lane titles (as many as the page
+    says it has lanes; a timeout fails the test), return the console messages."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    drv.get_log("browser")  # drop messages of earlier pages
+    drv.get(page.resolve().as_uri())
+    WebDriverWait(drv, 30).until(lambda d: d.execute_script(
+        "const w = document.querySelector('.timeline'), YTITLES = arguments[0]; return w !== null && "
+        "w.querySelectorAll('#timeline-0 ' + YTITLES).length === Number(w.dataset.lanes)", YTITLES))
+    return drv.get_log("browser")
+
+
+def lane_titles(drv: Any, fig: str) -> list[str]:
+    """The drawn y-axis titles of a figure (plotly: ``text.ytitle``, ``text.y2title``, ...)."""
+    return drv.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0] + ' ' + arguments[1])).map(e => e.textContent)",
+        f"#{fig}", YTITLES)
+
+
+def test_sample_report_in_chromium(browser: Any, tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    code, text = run_cli("report", str(SAMPLES / "inductor_graph_break"), "-o", str(out))
+    assert code == 0, text
+    logs = open_page(browser, out)
+    assert [m for m in logs if m["level"] == "SEVERE"] == []
+    assert lane_titles(browser, "timeline-0") == ["rank 0", "rank 1"]  # one lane group per rank, drawn
+    # every lane group has its bars: the compute lane of each rank holds drawn SVG bars
+    bars = browser.execute_script("return document.querySelectorAll('#timeline-0 .barlayer .point').length")
+    assert bars > 100
+    # a finding link zooms the timeline to its part and highlights it
+    before = browser.execute_script("return document.getElementById('timeline-0').layout.xaxis.range.slice()")
+    link = browser.find_element("css selector", "a.focus")
+    x0, x1 = float(link.get_attribute("data-x0")), float(link.get_attribute("data-x1"))
+    link.click()
+    after = browser.execute_script("return document.getElementById('timeline-0').layout.xaxis.range.slice()")
+    shapes = browser.execute_script(
+        "return document.getElementById('timeline-0').layout.shapes.filter(s => s.name === 'focus').length")
+    assert after != before and after[0] <= x0 and after[1] >= x1 and shapes == 1
+    # tables sort on a header click (numeric, ascending then descending)
+    col = browser.execute_script("""
+        const t = document.querySelector('table.sortable'); const th = t.querySelectorAll('th');
+        const i = Array.from(th).findIndex(h => h.textContent === 'wait_us'); th[i].click(); th[i].click();
+        return Array.from(t.tBodies[0].rows).map(r => Number(r.cells[i].dataset.v));""")
+    assert len(col) == 2 and col == sorted(col, reverse=True)
+
+
+def test_hostile_names_inert_in_chromium(browser: Any, tmp_path: Path) -> None:
+    out = tmp_path / "h.html"
+    code, text = run_cli("report", str(hostile_run(tmp_path / "run")), "-o", str(out))
+    assert code == 0, text
+    logs = open_page(browser, out)
+    assert [m for m in logs if m["level"] == "SEVERE"] == []
+    assert browser.execute_script("return window.__pwned === undefined && !document.querySelector('img')")
+    assert lane_titles(browser, "timeline-0") == ["rank 0", "rank 1"]
+    # the kernel name shows as literal text in the hover label
+    label = browser.execute_script("""
+        const gd = document.getElementById('timeline-0');
+        Plotly.Fx.hover(gd, [{curveNumber: 0, pointNumber: 0}]);
+        return gd.querySelector('.hoverlayer').textContent;""")
+    assert SCRIPT_NAME in label
+    cells = browser.execute_script("return Array.from(document.querySelectorAll('table.sortable td'), e => e.textContent)")
+    assert TAG_NAME in cells  # collective / process-group name, as text

@@ -1,0 +1,116 @@
+"""``tracekit report`` / ``analyze --html``: the page is self-contained, complete and inert for hostile names."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from tests.explain_builders import manifest_for, write_run
+from tests.tracebuilder import TraceBuilder
+from tracekit.cli import main
+
+#: a kernel name that tries to end the figure's <script>, and one with an ANSI colour escape
+SCRIPT_NAME = "</script><script>window.__pwned=1</script>"
+ANSI_NAME = "\x1b[31mred_kernel\x1b[0m"
+TAG_NAME = '<img src=x onerror="window.__pwned=2">'
+
+
+def hostile_run(folder: Path) -> Path:
+    """Two ranks whose kernel, collective and process-group names are markup and escape codes."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for r in (0, 1):
+        tb = TraceBuilder(rank=r, world_size=2)
+        tb.step(1, 0, 1000)
+        tb.kernel(SCRIPT_NAME, 10, 30, launch_at_us=5)
+        tb.kernel(ANSI_NAME, 50, 30, launch_at_us=6)
+        tb.collective(TAG_NAME, 60, 40, 8, 1000, pg=TAG_NAME, kernel_name=SCRIPT_NAME + "nccl")
+        tb.write(folder / f"rank{r}.trace.json")
+    return folder
+
+
+def run_cli(*args: str) -> tuple[int, str]:
+    r = CliRunner().invoke(main, list(args))
+    return r.exit_code, r.output
+
+
+def scripts_of(page: str) -> list[str]:
+    return re.findall(r"<script\b[^>]*>", page)
+
+
+def test_report_is_self_contained(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "split", "split", manifest=manifest_for("split"))
+    out = tmp_path / "r.html"
+    code, text = run_cli("report", str(run), "-o", str(out))
+    assert code == 0, text
+    page = out.read_text(encoding="utf-8")
+    # plotly.js inline, nothing fetched at view time
+    assert "plotly.js" in page[:6_000_000] and not re.search(r"<(script|link)[^>]+(src|href)=", page)
+    assert 'id="timeline-0"' in page and 'id="breakdown-0"' in page and 'id="buckets-0"' in page
+    assert "rank 0" in page and "rank 1" in page
+    assert page.count("<table class=\"sortable\">") >= 5
+
+
+def test_hostile_names_render_inert(tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    code, text = run_cli("report", str(hostile_run(tmp_path / "run")), "-o", str(out))
+    assert code == 0, text
+    page = out.read_text(encoding="utf-8")
+    # no script element beyond ours: plotly.js, one per figure (timeline, breakdown; no buckets), the page's own
+    assert len(scripts_of(page)) == 1 + 2 + 1, scripts_of(page)
+    assert "window.__pwned=1</script>" not in page and "<img src=x" not in page
+    assert "\x1b" not in page  # ANSI escapes are shown as text, never emitted
+    # the names are still there, as visible text
+    assert "&lt;img src=x onerror=&#34;window.__pwned=2&#34;&gt;" in page  # table cell (pg / collective name)
+    assert "\\\\x1b[31mred_kernel" in page  # plotly hover text (JSON-escaped backslash)
+    assert "longest: &lt;\\u002fscript&gt;&lt;script&gt;window.__pwned=1" in page  # plotly hover text
+
+
+def test_two_runs_side_by_side(tmp_path: Path) -> None:
+    a = write_run(tmp_path / "a", "split", manifest=manifest_for("split"))
+    b = write_run(tmp_path / "b", "nosplit", manifest=manifest_for("nosplit"))
+    out = tmp_path / "cmp.html"
+    code, text = run_cli("report", str(a), str(b), "--label", "split", "--label", "no split", "-o", str(out))
+    assert code == 0, text
+    page = out.read_text(encoding="utf-8")
+    assert "repeat(2, minmax(0, 1fr))" in page
+    assert 'id="timeline-0"' in page and 'id="timeline-1"' in page
+    assert "tracekit report: split vs no split" in page
+    # nosplit: every allreduce starts after backward, and the finding links to the buckets on the timeline
+    assert "allreduce_after_backward" in page
+    assert re.search(r'<a class="focus" href="#timeline-1"[^>]*>show on the timeline \(rank \d, buckets\)', page)
+
+
+def test_analyze_html(tmp_path: Path) -> None:
+    out = tmp_path / "a.html"
+    code, text = run_cli("analyze", str(write_run(tmp_path / "e", "eager")), "--html", str(out))
+    assert code == 0, text
+    assert "Per-rank breakdown" in text  # the text report still goes to stdout
+    assert 'id="timeline-0"' in out.read_text(encoding="utf-8")
+
+
+def test_report_bad_input_is_one_line(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "e", "eager")
+    code, text = run_cli("report", str(run), "--step", "9", "-o", str(tmp_path / "x.html"))
+    assert code == 2 and text.strip().splitlines() == ["error: --step 9: no such profiled step (the traces have 1, 2)"]
+    code, text = run_cli("report", str(tmp_path / "missing"), "-o", str(tmp_path / "x.html"))
+    assert code == 2 and text.startswith("error: ") and "Traceback" not in text
+    code, text = run_cli("report", str(run), str(run), str(run))
+    assert code == 2 and "one or two runs" in text
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_cpu_only_run_has_no_device_timeline(tmp_path: Path) -> None:
+    for r in (0, 1):
+        tb = TraceBuilder(rank=r, world_size=2, backend="gloo")
+        tb.step(1, 0, 1000)
+        tb.collective("allreduce", 100, 50, 90, 1000)
+        tb.annotation("gloo:all_reduce", 100, 50)
+        tb.write(tmp_path / f"rank{r}.trace.json")
+    out = tmp_path / "cpu.html"
+    code, text = run_cli("report", str(tmp_path), "-o", str(out))
+    assert code == 0, text
+    page = out.read_text(encoding="utf-8")
+    assert "No GPU activity in these traces (CPU-only run)" in page and 'id="timeline-0"' not in page
+    assert "device-side metrics" in page  # the analysis note is shown

@@ -1,0 +1,75 @@
+"""Gather, from loaded traces and their analysis, the tables the figures of :mod:`.figures` take.
+
+The only report module that reads :class:`~tracekit.traces.traceset.RankTrace` directly:
+the timeline draws raw kernel intervals and CPU ranges that the analysis tables summarise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tracekit.analyses import graphbreaks
+from tracekit.analyses.classify import COMPUTE, classify_gpu
+from tracekit.analyses.run import AnalysisResult
+from tracekit.errors import ConfigError
+from tracekit.report import figures
+from tracekit.traces.traceset import RankTrace, TraceSet
+
+
+def _rows(df: Any, rank: int, step: int) -> pd.DataFrame:
+    if not isinstance(df, pd.DataFrame) or df.empty:
+        return pd.DataFrame(columns=list(df.columns) if isinstance(df, pd.DataFrame) else [])
+    return df[(df["rank"] == rank) & (df["step"] == step)]
+
+
+def _origin(traces: TraceSet, step: int, offsets_ns: dict[int, int]) -> int:
+    starts = []
+    for rt in traces:
+        st = rt.steps[rt.steps["step"] == step]
+        if len(st):
+            starts.append(int(st["ts_ns"].iloc[0]) - offsets_ns.get(rt.rank, 0))
+    return min(starts) if starts else 0
+
+
+def rank_lanes(rt: RankTrace, res: AnalysisResult, step: int, origin_ns: int) -> figures.RankLanes:
+    """Every timeline lane of one rank in ``step`` (times relative to ``origin_ns`` on the aligned clock)."""
+    out = figures.RankLanes(rank=rt.rank)
+    org = origin_ns + int(round(1000.0 * (res.meta.get("clock_offsets_us") or {}).get(rt.rank, 0.0)))
+    if rt.has_gpu_activity:
+        g = rt.gpu
+        cls = classify_gpu(rt, res.meta.get("comm_pattern")).to_numpy().astype(object)
+        in_step = (g["step"] == step).to_numpy()
+        out.lanes = figures.class_lanes(g[in_step], cls[in_step], org)
+        comp = cls == COMPUTE
+        cover = (g["ts_ns"].to_numpy()[comp], g["end_ns"].to_numpy()[comp])
+        out.buckets = figures.bucket_spans(_rows(res.extra.get("bucket_timeline"), rt.rank, step), cover, org)
+    ops = graphbreaks.compiled_ops(rt)
+    ops = ops[ops["step"] == step]
+    bnd = _rows(res.extra.get("break_boundaries"), rt.rank, step)
+    if len(ops):
+        out.subgraphs, out.regions, out.boundaries = figures.compiled_marks(ops, bnd, org)
+    return out
+
+
+def timeline(traces: TraceSet, res: AnalysisResult, step: int | None = None) -> figures.Timeline | None:
+    """The per-rank timeline of ``step`` (default: :func:`figures.pick_step`); None without steps."""
+    if step is None:
+        step = figures.pick_step(res.steps)
+    elif step not in available_steps(res):
+        raise ConfigError(f"--step {step}: no such profiled step (the traces have "
+                          f"{', '.join(map(str, available_steps(res))) or 'none'})")
+    if step is None:
+        return None
+    offsets = {int(r): int(round(v * 1000.0)) for r, v in (res.meta.get("clock_offsets_us") or {}).items()}
+    origin = _origin(traces, step, offsets)
+    return figures.Timeline(step=int(step), origin_ns=origin,
+                            ranks=[rank_lanes(rt, res, step, origin) for rt in sorted(traces, key=lambda r: r.rank)])
+
+
+def available_steps(res: AnalysisResult) -> list[int]:
+    """Profiled steps that can be shown."""
+    s = res.steps
+    return sorted(int(x) for x in np.unique(s["step"])) if s is not None and len(s) else []

@@ -1,0 +1,323 @@
+"""One self-contained HTML report (``tracekit report``, ``tracekit analyze --html``).
+
+The page works offline: plotly.js is inlined once, each figure is plotly JSON
+(plotly escapes ``<``, ``>`` and ``/`` in it, so a ``</script>`` inside a kernel
+name cannot end the script). Every name that comes from a trace goes through
+:func:`display_name` (control characters such as ANSI escapes become visible
+``\\x1b`` text) and is HTML-escaped: by jinja's autoescape in the page, and by
+:func:`plot_text` for plotly labels (plotly renders a few tags in labels).
+The figure data comes from :mod:`.figures` (pure) via :mod:`.collect`.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import jinja2
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import plotly.io as pio
+from plotly.offline import get_plotlyjs
+from plotly.subplots import make_subplots
+
+from tracekit import __version__
+from tracekit.analyses.pipeline import load_and_analyze
+from tracekit.analyses.run import AnalysisResult
+from tracekit.errors import ConfigError
+from tracekit.report import collect, figures, tables
+from tracekit.report.explain_render import graph_break_summary
+from tracekit.report.render import summary_rows
+from tracekit.traces.traceset import TraceSet
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: lane colours (colour-blind safe-ish: Okabe-Ito)
+COLORS = {"compute": "#0072B2", "comm": "#009E73", "memory": "#CC79A7", "idle": "#BBBBBB",
+          "fwd": "#56B4E9", "bwd": "#E69F00", "region": "#EEE8D5", "graph_break": "#D55E00",
+          "ddp_split": "#999999", "unknown": "#999999", "wait": "#F0E442", "allreduce": "#009E73",
+          "exposed": "#D55E00"}
+LANES = ("compute", "comm", "memory", "idle", "compiled")
+#: above this many buckets per step they share one lane (one lane each would make the page very tall)
+MAX_BUCKET_LANES = 24
+PLOT_CONFIG = {"displaylogo": False, "responsive": True}
+
+
+def display_name(name: Any) -> str:
+    """A trace name as safe *text*: control characters (ANSI escapes, NUL, ...) become ``\\xNN``."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(name))
+
+
+def plot_text(name: Any) -> str:
+    """A trace name for a plotly label: :func:`display_name`, then HTML-escaped (plotly parses tags)."""
+    return html.escape(display_name(name), quote=False)
+
+
+@dataclass
+class RunView:
+    """One analysed run as the page shows it."""
+
+    label: str
+    res: AnalysisResult
+    timeline: figures.Timeline | None
+    targets: list[figures.Target | None] = field(default_factory=list)
+
+
+def run_view(label: str, traces: TraceSet, res: AnalysisResult, step: int | None = None) -> RunView:
+    """Build the view of one run (``step``: the profiled step the timeline shows; default the median one)."""
+    # CPU-only (gloo) traces have no device lanes to draw
+    tl = collect.timeline(traces, res, step) if traces.has_gpu_activity else None
+    finds = res.extra.get("findings") or []
+    return RunView(label=label, res=res, timeline=tl,
+                   targets=[figures.finding_target(f, tl) if tl else None for f in finds])
+
+
+# -- timeline ----------------------------------------------------------------------------------
+
+
+def _bar(x0: list[float], x1: list[float], y: float, color: str, name: str, text: list[str], *, width: float = 0.8,
+         show: bool = False, opacity: float = 1.0) -> go.Bar:
+    return go.Bar(base=x0, x=[b - a for a, b in zip(x0, x1)], y=[y] * len(x0), orientation="h", width=width,
+                  marker={"color": color, "line": {"width": 0}}, opacity=opacity, name=name, legendgroup=name,
+                  showlegend=show, hovertext=text, hovertemplate="%{hovertext}<extra>" + name + "</extra>")
+
+
+def _seg_text(lane: str, s: figures.Segment) -> str:
+    what = "" if lane == "idle" else f"<br>{s.count} kernel(s); longest: {plot_text(s.name)}"
+    return f"{lane} {s.start_us:.1f} → {s.end_us:.1f} µs ({s.dur_us:.1f} µs){what}"
+
+
+def _rank_traces(r: figures.RankLanes, bucket_lanes: bool, first: bool) -> list[go.Bar]:
+    out = []
+    for y, lane in enumerate(LANES[:4]):
+        segs = r.lanes.get(lane, [])
+        out.append(_bar([s.start_us for s in segs], [s.end_us for s in segs], y, COLORS[lane], lane,
+                        [_seg_text(lane, s) for s in segs], show=first))
+    y = LANES.index("compiled")
+    out.append(_bar([s.start_us for s in r.regions], [s.end_us for s in r.regions], y, COLORS["region"],
+                    "compiled region (CPU)", [plot_text(s.name) for s in r.regions], show=first and bool(r.regions)))
+    for what, color in (("CompiledFunction", "fwd"), ("CompiledFunctionBackward", "bwd")):
+        segs = [s for s in r.subgraphs if s.name == what]
+        out.append(_bar([s.start_us for s in segs], [s.end_us for s in segs], y, COLORS[color],
+                        f"{color} subgraph (CPU)", [f"{what} {s.dur_us:.1f} µs" for s in segs], width=0.5,
+                        show=first and bool(segs)))
+    for kind in ("graph_break", "ddp_split", "unknown"):
+        bs = [b for b in r.boundaries if b.kind == kind]
+        out.append(_bar([b.start_us for b in bs], [b.end_us for b in bs], y, COLORS[kind], f"{kind} (gap)",
+                        [f"{kind}: {b.pass_} boundary {b.index}, {b.end_us - b.start_us:.1f} µs of eager CPU"
+                         for b in bs], show=first and bool(bs)))
+    out += _bucket_traces(r, bucket_lanes, first)
+    return out
+
+
+def _bucket_traces(r: figures.RankLanes, own_lanes: bool, first: bool) -> list[go.Bar]:
+    base = len(LANES)
+    ys = [base + (b.bucket if own_lanes else 0) for b in r.buckets]
+    out = []
+    for i, (b, y) in enumerate(zip(r.buckets, ys)):
+        head = f"bucket {b.bucket}, {b.bytes / 1e6:.2f} MB"
+        out.append(_bar([b.ready_us], [b.start_us], y, COLORS["wait"], "bucket: ready → start",
+                        [f"{head}: gradient ready {b.ready_us:.1f} µs, allreduce starts {b.start_us:.1f} µs"],
+                        show=first and i == 0, opacity=0.7))
+        out.append(_bar([b.start_us], [b.end_us], y, COLORS["allreduce"], "bucket allreduce",
+                        [f"{head}: allreduce {b.end_us - b.start_us:.1f} µs, exposed {b.exposed_us:.1f} µs"],
+                        show=first and i == 0))
+        out.append(_bar([a for a, _ in b.exposed], [e for _, e in b.exposed], y, COLORS["exposed"],
+                        "bucket exposed", [f"{head}: exposed {e - a:.1f} µs" for a, e in b.exposed], width=0.5,
+                        show=first and i == 0))
+    return out
+
+
+def timeline_figure(tl: figures.Timeline) -> go.Figure:
+    """One subplot (lane group) per rank, sharing the time axis."""
+    nb = max((len(r.buckets) for r in tl.ranks), default=0)
+    own = nb <= MAX_BUCKET_LANES
+    labels = [*LANES, *([f"bucket {i}" for i in range(nb)] if own else (["buckets"] if nb else []))]
+    fig = make_subplots(rows=len(tl.ranks), cols=1, shared_xaxes=True, vertical_spacing=0.02 if len(tl.ranks) > 1
+                        else 0.0)
+    for i, r in enumerate(tl.ranks, start=1):
+        for t in _rank_traces(r, own, i == 1):
+            fig.add_trace(t, row=i, col=1)
+        fig.update_yaxes(title_text=f"rank {r.rank}", tickvals=list(range(len(labels))), ticktext=labels,
+                         range=[len(labels) - 0.5, -0.5], row=i, col=1, fixedrange=True)
+        for b in r.boundaries:
+            if b.kind == "graph_break":
+                fig.add_vline(x=b.start_us, line={"color": COLORS["graph_break"], "dash": "dash", "width": 1},
+                              row=i, col=1)
+    fig.update_xaxes(title_text=f"µs from the start of ProfilerStep#{tl.step}", row=len(tl.ranks), col=1)
+    fig.update_layout(barmode="overlay", height=80 + len(tl.ranks) * (16 * len(labels) + 30),
+                      margin={"l": 90, "r": 20, "t": 30, "b": 40}, legend={"orientation": "h", "y": 1.0,
+                                                                           "yanchor": "bottom"},
+                      hoverlabel={"align": "left"})
+    return fig
+
+
+# -- bars --------------------------------------------------------------------------------------
+
+
+def breakdown_figure(steps: pd.DataFrame) -> go.Figure | None:
+    """Stacked per-rank bars of :func:`figures.breakdown_bars` (µs per step)."""
+    d = figures.breakdown_bars(steps)
+    if d.empty:
+        return None
+    fig = go.Figure()
+    names = {"compute_only_us": ("compute, no comm under it", "compute"), "overlap_us": ("comm hidden by compute",
+                                                                                         "allreduce"),
+             "exposed_comm_us": ("comm exposed", "exposed"), "memory_only_us": ("memcpy/memset only", "memory"),
+             "idle_us": ("idle", "idle")}
+    y = [f"rank {r}" for r in d["rank"]]
+    for col, (label, color) in names.items():
+        fig.add_trace(go.Bar(y=y, x=d[col], orientation="h", name=label, marker_color=COLORS[color],
+                             hovertemplate="%{y}: %{x:.1f} µs per step<extra>" + label + "</extra>"))
+    fig.update_layout(barmode="stack", height=120 + 40 * len(d), margin={"l": 70, "r": 20, "t": 30, "b": 40},
+                      xaxis_title="µs per step (mean over steps; the parts add up to the GPU span)",
+                      yaxis={"autorange": "reversed"},
+                      legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "traceorder": "normal"})
+    return fig
+
+
+def bucket_figure(summary: pd.DataFrame) -> go.Figure | None:
+    """Per-bucket bars (mean per step): duration with its exposed part, and bus bandwidth; one colour per rank."""
+    if summary is None or summary.empty:
+        return None
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
+                        subplot_titles=("allreduce duration and exposed part (µs, mean per step)", "busbw (GB/s)"))
+    palette = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
+    for i, (rank, g) in enumerate(summary.groupby("rank")):
+        c = palette[i % len(palette)]
+        fig.add_trace(go.Bar(x=g["bucket"], y=g["dur_us"], name=f"rank {rank} duration", marker_color=c,
+                             offsetgroup=str(rank), legendgroup=str(rank),
+                             hovertemplate="bucket %{x}: %{y:.1f} µs<extra>rank " + str(rank) + "</extra>"),
+                      row=1, col=1)
+        fig.add_trace(go.Bar(x=g["bucket"], y=g["exposed_us"], name=f"rank {rank} exposed", marker_color=c,
+                             marker_pattern_shape="/", marker_line_color="#D55E00", offsetgroup=str(rank),
+                             legendgroup=str(rank), opacity=0.9,
+                             hovertemplate="bucket %{x}: exposed %{y:.1f} µs<extra>rank " + str(rank) + "</extra>"),
+                      row=1, col=1)
+        fig.add_trace(go.Bar(x=g["bucket"], y=g["busbw_gbps"], name=f"rank {rank} busbw", marker_color=c,
+                             offsetgroup=str(rank), legendgroup=str(rank), showlegend=False,
+                             hovertemplate="bucket %{x}: %{y:.1f} GB/s<extra>rank " + str(rank) + "</extra>"),
+                      row=2, col=1)
+    fig.update_layout(barmode="overlay", height=460, margin={"l": 60, "r": 20, "t": 40, "b": 40},
+                      legend={"orientation": "h", "y": -0.15})
+    fig.update_xaxes(title_text="bucket (launch order; 0 = first launched = last layers)", row=2, col=1)
+    return fig
+
+
+def figure_html(fig: go.Figure | None, div_id: str) -> str:
+    """A plotly figure as a ``<div>`` + ``<script>`` (no plotly.js: the page inlines it once)."""
+    if fig is None:
+        return ""
+    return pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id=div_id, config=PLOT_CONFIG)
+
+
+# -- tables ------------------------------------------------------------------------------------
+
+
+def _cell(v: Any) -> tuple[str, str]:
+    """(shown text, sort key) of one table cell."""
+    if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA:
+        return "-", ""
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v)).lower(), str(int(bool(v)))
+    if isinstance(v, (int, np.integer)):
+        return str(int(v)), str(int(v))
+    if isinstance(v, (float, np.floating)):
+        return f"{float(v):.1f}", repr(float(v))
+    return display_name(v), display_name(v)
+
+
+def table_data(df: pd.DataFrame | None) -> dict[str, Any] | None:
+    """Columns and rows of cells (text, sort key) for the template; None when empty."""
+    if df is None or not isinstance(df, pd.DataFrame) or df.empty:
+        return None
+    obj = df.astype(object).where(df.notna(), None)
+    return {"columns": [display_name(c) for c in df.columns],
+            "rows": [[_cell(v) for v in row] for row in obj.itertuples(index=False, name=None)]}
+
+
+def run_tables(res: AnalysisResult) -> list[tuple[str, dict[str, Any]]]:
+    """The report's tables (titled), the same as the text report's, plus the graph-break and bucket timelines."""
+    cand: list[tuple[str, Any]] = [
+        ("Per-rank breakdown (GPU time over the whole trace window, µs)", res.ranks),
+        ("Per-step breakdown (work launched in each ProfilerStep, µs)", res.steps),
+        ("Collectives (launched in the window)", tables.collective_summary(res)),
+        ("DDP buckets (backward allreduces, mean over steps)", tables.bucket_summary(res)),
+        ("Cross-rank wait", tables.wait_summary(res)),
+        ("Largest arrival skew", tables.top_skew(res, 20)),
+    ]
+    gb = res.extra.get("graph_breaks")
+    if isinstance(gb, pd.DataFrame) and len(gb) and gb["compile_requested"].any():
+        cand.append(("Compiled regions and graph breaks (per rank, mean per step)", graph_break_summary(gb)))
+    cand.append(("Bucket timeline (per rank, step and bucket; µs from backward start)",
+                 res.extra.get("bucket_timeline")))
+    cand.append(("run.json check", res.extra.get("manifest_check")))
+    return [(t, d) for t, df in cand if (d := table_data(df)) is not None]
+
+
+# -- page --------------------------------------------------------------------------------------
+
+
+def _findings(view: RunView, fig_id: str) -> list[dict[str, Any]]:
+    out = []
+    for f, t in zip(view.res.extra.get("findings") or [], view.targets):
+        cost = (f.get("evidence") or {}).get("cost_us")
+        item = {"code": display_name(f.get("code")), "severity": f.get("severity"), "message": display_name(
+            f.get("message")), "who": "all ranks" if f.get("rank") is None else f"rank {f['rank']}",
+            "cost": f"{cost:.0f} µs/step" if cost is not None else "cost unknown", "target": None}
+        if t is not None and view.timeline is not None:
+            row = [r.rank for r in view.timeline.ranks].index(t.rank) + 1
+            item["target"] = {"fig": fig_id, "x0": round(t.x0_us, 1), "x1": round(t.x1_us, 1),
+                              "xref": "x" if row == 1 else f"x{row}",
+                              "yref": "y domain" if row == 1 else f"y{row} domain", "rank": t.rank, "lane": t.lane}
+        out.append(item)
+    return out
+
+
+def _run_context(view: RunView, idx: int) -> dict[str, Any]:
+    tl_id = f"timeline-{idx}"
+    m = view.res.meta
+    return {
+        "label": display_name(view.label), "idx": idx,
+        "summary": [(k, display_name(v)) for k, v in summary_rows(view.res) if v not in (None, "", [], {})],
+        "notes": [display_name(n) for n in m.get("notes") or []],
+        "findings": _findings(view, tl_id), "has_findings": "findings" in view.res.extra,
+        "timeline_id": tl_id, "step": view.timeline.step if view.timeline else None,
+        "timeline": figure_html(timeline_figure(view.timeline), tl_id) if view.timeline and view.timeline.ranks else "",
+        "lanes": len(view.timeline.ranks) if view.timeline else 0,
+        "breakdown": figure_html(breakdown_figure(view.res.steps), f"breakdown-{idx}"),
+        "buckets": figure_html(bucket_figure(tables.bucket_summary(view.res)), f"buckets-{idx}"),
+        "tables": run_tables(view.res), "aligned": m.get("clock_aligned"),
+        "device_metrics": m.get("device_metrics"),
+    }
+
+
+def render_html(views: list[RunView]) -> str:
+    """The whole page for one or two runs (two: every section side by side)."""
+    env = jinja2.Environment(loader=jinja2.PackageLoader("tracekit.report", "templates"),
+                             autoescape=True, undefined=jinja2.StrictUndefined)
+    page = env.get_template("report.html.j2")
+    return page.render(runs=[_run_context(v, i) for i, v in enumerate(views)], plotlyjs=get_plotlyjs(),
+                       version=__version__, title=" vs ".join(display_name(v.label) for v in views))
+
+
+def report_paths(runs: list[list[str]], *, labels: list[str] | None = None, step: int | None = None,
+                 skip_bad: bool = False, comm_pattern: str | None = None, align: str = "auto",
+                 workers: int | None = None) -> str:
+    """Load and analyse each run (one or two lists of paths) and return the HTML page.
+
+    ``labels`` name the runs (default: the first path of each); ``step``: the ProfilerStep
+    the timelines show (default: the median one, see :func:`figures.pick_step`).
+    """
+    if not 1 <= len(runs) <= 2:
+        raise ConfigError(f"the report takes one or two runs, got {len(runs)}")
+    views = []
+    for i, paths in enumerate(runs):
+        traces, res = load_and_analyze(paths, skip_bad=skip_bad, comm_pattern=comm_pattern, align=align,
+                                       workers=workers)
+        label = labels[i] if labels else paths[0]
+        views.append(run_view(label, traces, res, step))
+    return render_html(views)
