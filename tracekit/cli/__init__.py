@@ -38,6 +38,7 @@ class LazyGroup(click.Group):
                                   "profile": "tracekit.cli.profile:profile_command",
                                   "diff": "tracekit.cli.diff:diff_command",
                                   "report": "tracekit.cli.report:report_command",
+                                  "annotate": "tracekit.cli.annotate:annotate_command",
                                   "bench": "tracekit.cli.bench:bench_group"},
              context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="tracekit")
