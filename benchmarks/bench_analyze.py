@@ -294,7 +294,8 @@ def _tracekit_phases(stderr: str) -> dict[str, Any]:
     ph = {k: float(v) for k, v in (p.rsplit(" ", 1) for p in m.group(1).split(", "))}
     # import = the analysis imports, which overlap the parse workers; load = waiting for them
     return {"phases_s": ph, "import_s": ph.get("import"), "load_s": ph.get("start", 0.0) + ph.get("load", 0.0),
-            "analyze_s": ph.get("analyze", 0.0) + ph.get("explain", 0.0) + ph.get("render", 0.0),
+            # analysis phases (per-rank tables, run tables) and rendering: everything after the load
+            "analyze_s": sum(v for k, v in ph.items() if k not in ("start", "import", "load")),
             "worker_total_s": float(m.group(2))}
 
 

@@ -39,7 +39,7 @@ def summarize(doc: dict) -> dict:
 
 
 def current(case: str) -> dict:
-    from tracekit.analyses.run import analyze_paths
+    from tracekit.analyses.pipeline import analyze_paths
     from tracekit.report.render import to_json_dict
 
     root = HERE.parent

@@ -99,7 +99,7 @@ def test_timings_option() -> None:
     code, _, err = _run("analyze", str(REF / "eager"), "--timings")
     assert code == 0
     line = next(ln for ln in err.splitlines() if ln.startswith("timings (s):"))
-    for phase in ("start", "import", "load", "analyze", "explain", "render", "total"):
+    for phase in ("start", "import", "load", "rank_tables", "run_tables", "render", "total"):
         assert f"{phase} " in line
 
 
@@ -139,7 +139,7 @@ def test_console_entry_writes_report_and_exits_cleanly(tmp_path: Path) -> None:
 def test_graph_break_summary_arithmetic() -> None:
     import pandas as pd
 
-    from tracekit.report.explain_render import graph_break_summary
+    from tracekit.analyses.graphbreaks import graph_break_summary
 
     gb = pd.DataFrame({
         "rank": [0, 0, 1], "step": [1, 2, 1], "regions": [2, 4, 3], "fwd_subgraphs": [16, 16, 8],

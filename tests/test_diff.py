@@ -11,7 +11,6 @@ import pytest
 from click.testing import CliRunner
 
 from tests.explain_builders import load_run, manifest_for, write_run
-from tracekit.analyses.explain import explain
 from tracekit.cli.diff import diff_command
 from tracekit.diff import diff_runs
 
@@ -22,7 +21,6 @@ def _res(folder: Path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ts, res = load_run(folder)
-        res.extra.update(explain(ts, res))
     return res, ts.manifest
 
 

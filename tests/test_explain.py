@@ -25,7 +25,7 @@ def _explain(tmp_path: Path, name: str, **kw) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ts, res = load_run(write_run(tmp_path / name, **kw))
-        return explain(ts, res)
+        return explain(res)
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +33,7 @@ def ref() -> dict[str, dict]:
     out = {}
     for run in ("eager", "inductor", "inductor_nosplit", "inductor_break_in_loop"):
         ts = tracekit.load(REF / run)
-        out[run] = explain(ts, tracekit.analyze(ts))
+        out[run] = explain(tracekit.analyze(ts))
     return out
 
 
@@ -103,7 +103,7 @@ def test_sample_traces_do_not_crash() -> None:
     runs = sorted({p.parent for p in SAMPLES.rglob("*.json*") if p.name != "run.json"})
     for run in runs:
         ts = tracekit.load(run)
-        out = explain(ts, tracekit.analyze(ts))
+        out = explain(tracekit.analyze(ts))
         assert isinstance(out["findings"], list)
         if "eager" in run.name:
             assert not {"compile_skipped", "graph_break"} & _codes(out)
@@ -197,9 +197,9 @@ SAMPLE_VERDICTS = {
 
 @pytest.mark.parametrize("run", sorted(SAMPLE_VERDICTS))
 def test_sample_trace_verdicts(run: str) -> None:
-    from tracekit.analyses.run import analyze_paths
+    from tracekit.analyses.pipeline import analyze_paths
 
     must, must_not = SAMPLE_VERDICTS[run]
-    codes = {f["code"] for f in analyze_paths([str(SAMPLES / run)]).extra["findings"]}
+    codes = set(analyze_paths([str(SAMPLES / run)]).findings["code"])
     assert must <= codes, codes
     assert not (must_not & codes), codes

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tracekit.analyses.run import analyze_paths
+from tracekit.analyses.findings import as_dicts
+from tracekit.analyses.pipeline import analyze_paths
 
 try:
     from tests.tracebuilder import TraceBuilder
@@ -31,7 +32,7 @@ def _trace(tmp_path: Path, compute_under_comm_us: float) -> list[dict]:
         tb.nccl_allreduce(400, 200, launch_at_us=300, nelems=1 << 20)
         tb.kernel("gemm_c", 700, 50, launch_at_us=320)
         tb.write(tmp_path / f"rank{r}.trace.json.gz")
-    return analyze_paths([str(tmp_path)]).extra["findings"]
+    return as_dicts(analyze_paths([str(tmp_path)]).findings)
 
 
 def test_fires_when_backward_allreduce_is_mostly_exposed(tmp_path: Path) -> None:
@@ -50,7 +51,7 @@ def test_silent_when_overlapped(tmp_path: Path) -> None:
 
 def test_real_samples() -> None:
     def codes(run: str) -> set[str]:
-        return {x["code"] for x in analyze_paths([str(SAMPLES / run)]).extra["findings"]}
+        return set(analyze_paths([str(SAMPLES / run)]).findings["code"])
 
     assert "backward_comm_exposed" in codes("aot_eager_python_reducer")
     # overlapped, or already explained by allreduce_after_backward

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import tracekit
-from tracekit.analyses.run import analyze_paths
+from tracekit.analyses.pipeline import analyze_paths
 
 RUN = Path(__file__).resolve().parents[1] / "sample_traces" / "h200x4_compare"
 
@@ -41,6 +41,6 @@ def test_wait_is_time_to_latest_arrival(res) -> None:  # noqa: ANN001
 
 
 def test_compare_verdicts_four_ranks() -> None:
-    nos = {f["code"] for f in analyze_paths([str(RUN / "inductor-no_optimization")]).extra["findings"]}
-    ind = {f["code"] for f in analyze_paths([str(RUN / "inductor")]).extra["findings"]}
+    nos = set(analyze_paths([str(RUN / "inductor-no_optimization")]).findings["code"])
+    ind = set(analyze_paths([str(RUN / "inductor")]).findings["code"])
     assert "allreduce_after_backward" in nos and "allreduce_after_backward" not in ind

@@ -23,7 +23,6 @@ import tracekit
 from tracekit.analyses import breakdown
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import classify_gpu
-from tracekit.analyses.explain import explain
 from tracekit.analyses.per_rank import map_ranks
 from tracekit.analyses.run import analyze
 from tracekit.report.render import to_json_dict
@@ -125,8 +124,7 @@ def test_step_breakdown_vectorised_reference(run: str) -> None:
 def test_forked_per_rank_pass_equals_serial(run: str) -> None:
     def report(workers: int) -> dict:
         ts = tracekit.load(REF / run)
-        res = analyze(ts, workers=workers, with_explain=True)
-        res.extra.update(explain(ts, res))
+        res = analyze(ts, workers=workers)
         return json.loads(json.dumps(to_json_dict(res)))
 
     assert report(2) == report(1)

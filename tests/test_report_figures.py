@@ -87,7 +87,7 @@ def test_bucket_spans_exposed_parts_by_hand() -> None:
 def test_bucket_spans_match_the_collective_table(tmp_path: Path) -> None:
     traces, res = load_and_analyze([str(write_run(tmp_path, "eager", straggle_us=40.0, straggler=1))])
     tl = collect.timeline(traces, res)
-    btl = res.extra["bucket_timeline"]
+    btl = res.bucket_timeline
     for lanes in tl.ranks:
         mine = btl[(btl["rank"] == lanes.rank) & (btl["step"] == tl.step)].sort_values("bucket")
         assert [b.bucket for b in lanes.buckets] == list(mine["bucket"]) == [0, 1, 2, 3]

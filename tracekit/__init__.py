@@ -3,17 +3,26 @@
 Python API::
 
     import tracekit
-    ts = tracekit.load("traces/run1")          # -> TraceSet
-    report = tracekit.analyze(ts)              # -> AnalysisResult (DataFrames)
+    res = tracekit.analyze("runs/demo")        # -> AnalysisResult: res.meta + res.tables (DataFrames)
+    res.ranks, res.findings                    # the tables `tracekit analyze --format json` prints
+    ts = tracekit.load("runs/demo")            # -> TraceSet (per-rank event tables)
+    res = tracekit.analyze(ts)                 # the same, on traces already loaded
 
 Heavy dependencies (torch, HTA) are never imported here.
 """
 
 from __future__ import annotations
 
+import os
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
 from tracekit.errors import TracekitError  # noqa: E402
+
+if TYPE_CHECKING:
+    from tracekit.analyses.registry import AnalysisResult
+    from tracekit.traces.traceset import TraceSet
 
 __all__ = ["__version__", "TracekitError", "load", "analyze"]
 
@@ -25,8 +34,23 @@ def load(path, **kwargs):  # noqa: ANN001, ANN201 - thin re-export, see tracekit
     return _load(path, **kwargs)
 
 
-def analyze(traces, **kwargs):  # noqa: ANN001, ANN201
-    """Run every analysis; see :func:`tracekit.analyses.run.analyze`."""
-    from tracekit.analyses.run import analyze as _analyze
+def analyze(source: str | os.PathLike[str] | list[str] | TraceSet, **kwargs: Any) -> AnalysisResult:
+    """Every table ``tracekit analyze`` reports, as DataFrames (``res.tables``) plus ``res.meta``.
 
-    return _analyze(traces, **kwargs)
+    ``source``: a run folder, a trace file, a list of them (loaded as
+    :func:`tracekit.analyses.pipeline.analyze_paths` does, ``skip_bad=`` included),
+    or a :class:`~tracekit.traces.traceset.TraceSet` from :func:`load`. Keyword
+    options as ``tracekit analyze``'s: ``comm_pattern``, ``align``, ``hta``, ``workers``.
+    ``tracekit analyze --format json`` prints exactly this result
+    (:func:`tracekit.report.render.to_json_dict`).
+    """
+    from tracekit.traces.traceset import TraceSet
+
+    if isinstance(source, TraceSet):
+        from tracekit.analyses.run import analyze as _analyze
+
+        return _analyze(source, **kwargs)
+    from tracekit.analyses.pipeline import analyze_paths
+
+    paths = [str(p) for p in source] if isinstance(source, (list, tuple)) else [str(source)]
+    return analyze_paths(paths, **kwargs)

@@ -81,7 +81,7 @@ def compare_runs(run_dirs: dict[str, str | Path]) -> pd.DataFrame:
             "exposed_comm_ms": float((r["exposed_comm_us"] / steps).mean() / 1e3),
             "graph_breaks": (comp.get("graph_breaks") or {}).get("model") if comp.get("enabled") else None,
             "ddp_splits": (comp.get("ddp_optimizer") or {}).get("intended_splits") if comp.get("enabled") else None,
-            "findings": ", ".join(sorted({f["code"] for f in res.extra.get("findings") or []})) or "-",
+            "findings": ", ".join(sorted(set(res.findings["code"]))) or "-",
         })
     df = pd.DataFrame(rows).astype({"graph_breaks": "Int64", "ddp_splits": "Int64"})
     base = df["step_p50_ms"].iloc[0] if len(df) else float("nan")

@@ -10,7 +10,7 @@
   comm, idle (µs), overlap %, and wait µs per step.
 - ``buckets``: backward allreduces per step, mean and total bucket MB per step.
 - ``compile``: compiled regions, forward/backward subgraphs, DDPOptimizer splits and
-  real graph breaks per step (from ``result.extra["graph_breaks"]``, i.e. explain()),
+  real graph breaks per step (from the ``graph_breaks`` table),
   and from ``run.json``: dynamo graph breaks, graph count, compile time (s, max over ranks).
 - ``findings_new`` / ``findings_gone``: findings (by code and rank) only in B / only in A.
 """
@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from tracekit.analyses.findings import as_dicts
 
 DIFF_COLUMNS = ("metric", "a", "b", "delta", "delta_pct")
 RANK_METRICS = ("compute_us", "comm_us", "overlap_pct", "exposed_comm_us", "idle_us")
@@ -68,7 +70,7 @@ def _buckets(res: Any) -> dict[str, float]:
 
 
 def _compile(res: Any, manifest: dict[str, Any] | None) -> dict[str, float]:
-    gb = (res.extra or {}).get("graph_breaks")
+    gb = res.tables.get("graph_breaks")
     out = {f"{m}_per_step": (float(gb[m].mean()) if isinstance(gb, pd.DataFrame) and len(gb) else float("nan"))
            for m in GB_METRICS}
     per = ((manifest or {}).get("compile") or {}).get("per_rank") or []
@@ -83,13 +85,18 @@ def _compile(res: Any, manifest: dict[str, Any] | None) -> dict[str, float]:
     return out
 
 
+def _findings(res: Any) -> list[dict[str, Any]]:
+    f = res.tables.get("findings")
+    return as_dicts(f) if f is not None else []
+
+
 def _fkey(f: dict[str, Any]) -> tuple[str, Any]:
     return (f.get("code"), f.get("rank"))
 
 
 def diff_runs(a: Any, b: Any, manifest_a: dict[str, Any] | None = None,
               manifest_b: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Side-by-side tables of two :class:`~tracekit.analyses.run.AnalysisResult` (see module doc)."""
+    """Side-by-side tables of two :class:`~tracekit.analyses.registry.AnalysisResult` (see module doc)."""
     step_a = float(a.steps["step_us"].mean()) if len(a.steps) else float("nan")
     step_b = float(b.steps["step_us"].mean()) if len(b.steps) else float("nan")
     summary = _rows([("step_p50_ms (unprofiled)", _step_ms(manifest_a, "p50"), _step_ms(manifest_b, "p50")),
@@ -105,8 +112,8 @@ def diff_runs(a: Any, b: Any, manifest_a: dict[str, Any] | None = None,
              else pd.DataFrame(columns=["rank", *DIFF_COLUMNS]))
     ba, bb = _buckets(a), _buckets(b)
     ca, cb = _compile(a, manifest_a), _compile(b, manifest_b)
-    fa = {_fkey(f): f for f in (a.extra or {}).get("findings") or []}
-    fb = {_fkey(f): f for f in (b.extra or {}).get("findings") or []}
+    fa = {_fkey(f): f for f in _findings(a)}
+    fb = {_fkey(f): f for f in _findings(b)}
     return {
         "summary": summary,
         "ranks": ranks,

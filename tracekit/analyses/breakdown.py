@@ -22,11 +22,15 @@ kernels (no launch event in the trace) are never attributed to a step.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 
+from tracekit.analyses import crossrank
 from tracekit.analyses import intervals as iv
-from tracekit.analyses.classify import COMM, COMPUTE, MEMORY
+from tracekit.analyses.classify import COMM, COMPUTE, MEMORY, classify_gpu
+from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
 
 NS_PER_US = 1000.0
 
@@ -112,3 +116,115 @@ def rank_breakdown(gpu: pd.DataFrame, cls: pd.Series, steps: pd.DataFrame) -> di
     out["pre_window_kernels"] = int(gpu["pre_window"].sum())
     out["kernels"] = len(gpu)
     return out
+
+
+# -- registered tables (see tracekit.analyses.registry) ------------------------------------------
+
+#: the breakdown columns' docs, shared by the per-rank (whole window) and per-step tables
+_BREAKDOWN_DOCS = (
+    Column("span_us", "us", "last GPU end − first GPU start"),
+    Column("busy_us", "us", "|∪ all GPU activity|: time with any kernel, memcpy or memset running"),
+    Column("compute_us", "us", "|∪ compute kernels|: kernels that are neither communication nor memcpy/memset"),
+    Column("comm_us", "us", "|∪ communication kernels| (NCCL, --comm-regex, or launched by a collective op)"),
+    Column("overlap_us", "us", "|∪comm ∩ ∪compute|: communication hidden behind compute"),
+    Column("exposed_comm_us", "us", "comm_us − overlap_us: communication not hidden behind compute"),
+    Column("overlap_pct", "pct", "100 · overlap_us / comm_us (HTA's definition; null without communication)"),
+    Column("memory_us", "us", "|∪ memcpy and memset|"),
+    Column("idle_us", "us", "span_us − busy_us: time in the span with no GPU activity at all"),
+)
+
+
+def steps_table(ctx: RankContext) -> pd.DataFrame:
+    """One row per rank and ProfilerStep: the breakdown of the work launched in the step."""
+    rt = ctx.trace
+    if rt.has_gpu_activity:
+        st = step_breakdown(rt.gpu, classify_gpu(rt, ctx.options.comm_pattern), rt.steps)
+    else:  # CPU-only traces: step times only, device metrics unknown
+        st = pd.DataFrame({"step": rt.steps["step"].to_numpy().astype(np.int64),
+                           "step_us": rt.steps["dur_ns"].to_numpy() / NS_PER_US, "kernels": 0})
+        for c in BREAKDOWN_COLUMNS:
+            st[c] = np.nan
+    st.insert(0, "rank", rt.rank)
+    return st
+
+
+def rank_totals(ctx: RankContext) -> pd.DataFrame:
+    """The rank's row of ``ranks`` before the cross-rank columns (one row)."""
+    rt = ctx.trace
+    if rt.has_gpu_activity:
+        row = rank_breakdown(rt.gpu, classify_gpu(rt, ctx.options.comm_pattern), rt.steps)
+    else:
+        row = dict.fromkeys(BREAKDOWN_COLUMNS, np.nan) | {
+            "steps": len(rt.steps), "pre_window_kernels": 0, "kernels": 0,
+            "step_us": float(rt.steps["dur_ns"].mean() / NS_PER_US) if len(rt.steps) else np.nan}
+    coll = ctx.tables["collectives"]
+    row["rank"] = rt.rank
+    row["collectives"] = int((~coll["pre_window"].astype(bool)).sum()) if len(coll) else 0
+    return pd.DataFrame([row])
+
+
+def ranks_table(ctx: RunContext) -> pd.DataFrame:
+    """``rank_totals`` joined with each rank's cross-rank wait (:func:`crossrank.wait_summary`)."""
+    ranks = ctx.tables["rank_totals"]
+    summary = crossrank.wait_summary(ctx.tables["waits"], ctx.tables["instances"])
+    if len(summary):
+        return ranks.merge(summary[["rank", "wait_us", "last_count"]], on="rank", how="left")
+    return ranks.assign(wait_us=np.nan, last_count=np.nan)
+
+
+_RANK_SHOWN = ("rank", "steps", "step_us", "compute_us", "comm_us", "overlap_us", "exposed_comm_us", "overlap_pct",
+               "memory_us", "idle_us", "wait_us", "pre_window_kernels")
+
+
+def ranks_view(t: Mapping[str, pd.DataFrame], opts: ViewOptions) -> View:
+    ranks = t["ranks"][[c for c in _RANK_SHOWN if c in t["ranks"].columns]]
+    hta = t.get("hta")
+    if hta is not None and not hta.empty:  # the compact comparison; JSON/CSV carry every HTA column
+        keep = [c for c in ("rank", "hta_overlap_pct", "hta_compute_pct", "hta_idle_pct", "hta_error") if c in hta]
+        ranks = ranks.merge(hta[keep], on="rank", how="left")
+    return View("Per-rank breakdown (GPU time over the whole trace window, us)", ranks)
+
+
+def steps_view(t: Mapping[str, pd.DataFrame], opts: ViewOptions) -> View | None:
+    return View("Per-step breakdown (work launched in each ProfilerStep, us)", t["steps"]) if opts.per_step else None
+
+
+_RANK_HEAD = (
+    Column("rank", "rank", "the rank"),
+    Column("steps", "count", "ProfilerSteps in the trace"),
+    Column("step_us", "us", "CPU duration of the ProfilerStep#N range, mean over the rank's steps"),
+    Column("kernels", "count", "GPU activities (kernels, memcpys, memsets) in the trace window"),
+)
+_RANK_TAIL = (
+    Column("pre_window_kernels", "count", "GPU activities that ran in the window but were launched before it "
+                                          "(no launch event): counted in the totals, never in a step"),
+    Column("collectives", "count", "collective instances launched in the window"),
+)
+
+TABLES = [
+    Table(
+        name="rank_totals", scope="rank", title="Per-rank breakdown without the cross-rank columns",
+        columns=(*_RANK_HEAD, *_BREAKDOWN_DOCS, *_RANK_TAIL), compute=rank_totals, needs=("collectives",),
+        internal=True,
+    ),
+    Table(
+        name="ranks", scope="run", title="Per-rank breakdown (GPU time over the whole trace window)",
+        doc="Every time is the length of a union of GPU intervals over all GPU activity in the trace window, "
+            "pre-window kernels included.",
+        columns=(*_RANK_HEAD, *_BREAKDOWN_DOCS,
+                 Column("wait_us", "us", "sum over matched collectives of (latest peer kernel start − own kernel "
+                                         "start): time spent waiting for peers"),
+                 Column("last_count", "count", "matched collectives this rank arrived at last (was the straggler)"),
+                 *_RANK_TAIL),
+        compute=ranks_table, needs=("rank_totals", "waits", "instances"), view=ranks_view, order=10,
+    ),
+    Table(
+        name="steps", scope="rank", title="Per-step breakdown (work launched in each ProfilerStep)",
+        doc="A kernel belongs to the step whose CPU range contains its launch call (correlation id), wherever it "
+            "executed. A step that launched nothing has kernels 0, busy_us and span_us 0 and the rest null.",
+        columns=(Column("rank", "rank", "the rank"), Column("step", "step", "the ProfilerStep number"),
+                 Column("step_us", "us", "CPU duration of the ProfilerStep#N range"),
+                 Column("kernels", "count", "GPU activities launched in the step"), *_BREAKDOWN_DOCS),
+        compute=steps_table, view=steps_view, order=20,
+    ),
+]

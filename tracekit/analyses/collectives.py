@@ -36,7 +36,8 @@ import numpy as np
 import pandas as pd
 
 from tracekit.analyses import intervals as iv
-from tracekit.analyses.classify import COMM, COMPUTE
+from tracekit.analyses.classify import COMM, COMPUTE, classify_gpu
+from tracekit.analyses.registry import Column, RankContext, Table, View
 from tracekit.traces import schema
 from tracekit.traces.traceset import RankTrace, assign_steps
 
@@ -282,3 +283,100 @@ def bucket_table(rt: RankTrace, coll: pd.DataFrame) -> pd.DataFrame:
     b["launch_offset_us"] = (b["launch_ts_ns"].to_numpy() - start) / NS_PER_US
     b["start_offset_us"] = np.where(b["start_ns"] >= 0, (b["start_ns"].to_numpy() - start) / NS_PER_US, np.nan)
     return b[list(BUCKET_COLUMNS)].reset_index(drop=True)
+
+
+# -- registered tables (see tracekit.analyses.registry) ------------------------------------------
+
+
+def collectives_table(ctx: RankContext) -> pd.DataFrame:
+    rt = ctx.trace
+    cls = classify_gpu(rt, ctx.options.comm_pattern) if rt.has_gpu_activity else pd.Series([], dtype=object)
+    return collective_table(rt, cls, ctx.world_size)
+
+
+def collective_summary(c: pd.DataFrame) -> pd.DataFrame:
+    """Per rank, collective and phase: count, total bytes, total/mean duration, exposed, mean busbw.
+
+    Only collectives launched inside the window (pre-window kernels are counted in the run summary).
+    """
+    if c.empty:
+        return pd.DataFrame()
+    c = c[~c["pre_window"].astype(bool)]
+    g = c.groupby(["rank", "coll_name", "phase"], dropna=False, observed=True)
+
+    def total(x: pd.Series) -> float:  # NaN when nothing is known (CPU traces), not 0
+        return x.sum(min_count=1)
+
+    out = g.agg(count=("dur_us", "size"), total_mb=("bytes", lambda x: total(x) / 1e6),
+                total_us=("dur_us", total), mean_us=("dur_us", "mean"),
+                exposed_us=("exposed_us", total), busbw_gbps=("busbw_gbps", "mean"))
+    return out.reset_index()
+
+
+def bucket_summary(b: pd.DataFrame) -> pd.DataFrame:
+    """Per rank and bucket index: mean over steps of bytes, launch offset, duration, exposed time, busbw."""
+    if b.empty:
+        return pd.DataFrame()
+    g = b.groupby(["rank", "bucket"])
+    out = g.agg(steps=("step", "nunique"), mb=("bytes", lambda x: x.mean() / 1e6),
+                launch_offset_us=("launch_offset_us", "mean"), start_offset_us=("start_offset_us", "mean"),
+                dur_us=("dur_us", "mean"), exposed_us=("exposed_us", "mean"), busbw_gbps=("busbw_gbps", "mean"))
+    return out.reset_index()
+
+
+TABLES = [
+    Table(
+        name="collectives", scope="rank", title="Collectives (one row per collective instance and rank)",
+        doc="On GPU traces an instance is a communication kernel, its args from the kernel or from the "
+            "record_param_comms op with the same External id; on CPU-only (gloo) traces it is the backend's "
+            "CPU range and the overlap columns are null. The text report sums them per rank, collective and phase.",
+        columns=(
+            Column("rank", "rank", "the rank"),
+            Column("step", "step", "ProfilerStep of the launch (-1: pre-window or outside every step)"),
+            Column("seq", "index", "ordinal within its process group among collectives launched in the window "
+                                   "(-1 for pre-window ones)"),
+            Column("step_seq", "index", "the same ordinal counted within the step"),
+            Column("phase", "name", "forward (inside a DDP/FSDP forward), optimizer (inside Optimizer.step*), "
+                                    "backward (inside the step's autograd span), else other"),
+            Column("coll_name", "name", "collective (allreduce, allgather, ...)"),
+            Column("pg_name", "name", "process group name"),
+            Column("pg_desc", "name", "process group description"),
+            Column("dtype", "name", "element type"),
+            Column("nelems", "count", "max(in, out) elements"),
+            Column("bytes", "bytes", "nelems × dtype size: the full buffer, as nccl-tests count it"),
+            Column("group_size", "count", "ranks in the process group"),
+            Column("launch_ts_ns", "ns", "CPU time of the collective op (or its launch call)"),
+            Column("start_ns", "ns", "kernel (CPU: backend range) start"),
+            Column("end_ns", "ns", "kernel (CPU: backend range) end"),
+            Column("dur_us", "us", "end − start"),
+            Column("algbw_gbps", "GB/s", "bytes / dur"),
+            Column("busbw_gbps", "GB/s", "algbw × nccl-tests factor: allreduce 2(n−1)/n; allgather, reduce_scatter, "
+                                         "all_to_all (n−1)/n; others 1"),
+            Column("overlap_us", "us", "part of the kernel covered by compute kernels (any step)"),
+            Column("exposed_us", "us", "dur_us − overlap_us"),
+            Column("pre_window", "bool", "launched before the profiler window (no launch event)"),
+            Column("kernel", "name", "kernel name (GPU traces)"),
+        ),
+        compute=collectives_table, order=30,
+        view=lambda t, o: View("Collectives (launched in the window)", collective_summary(t["collectives"])),
+    ),
+    Table(
+        name="buckets", scope="rank", title="DDP buckets (backward allreduces per rank and step)",
+        doc="The allreduces launched during backward are DDP's gradient buckets; offsets are from the start of "
+            "the step's backward (first autograd::engine::evaluate_function). The text report shows the mean "
+            "over steps.",
+        columns=(
+            Column("rank", "rank", "the rank"),
+            Column("step", "step", "the ProfilerStep"),
+            Column("bucket", "index", "launch order within the step (0 = first launched = last layers)"),
+            Column("bytes", "bytes", "the allreduce's buffer"),
+            Column("launch_offset_us", "us", "CPU launch − backward start"),
+            Column("start_offset_us", "us", "kernel start − backward start"),
+            Column("dur_us", "us", "kernel duration"),
+            Column("exposed_us", "us", "part of the kernel overlapped by no compute kernel"),
+            Column("busbw_gbps", "GB/s", "bus bandwidth (see collectives)"),
+        ),
+        compute=lambda ctx: bucket_table(ctx.trace, ctx.tables["collectives"]), needs=("collectives",), order=40,
+        view=lambda t, o: View("DDP buckets (backward allreduces, mean over steps)", bucket_summary(t["buckets"])),
+    ),
+]

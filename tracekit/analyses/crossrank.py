@@ -24,10 +24,14 @@ metrics above are computed.
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 
 from tracekit.analyses.collectives import bus_factor
+from tracekit.analyses.registry import AnalysisWarning, Column, RunContext, Table, View, ViewOptions
 
 NS_PER_US = 1000.0
 KEY = ["pg_name", "step", "step_seq"]
@@ -96,3 +100,90 @@ def wait_summary(waits: pd.DataFrame, instances: pd.DataFrame) -> pd.DataFrame:
     s = waits.groupby("rank").agg(wait_us=("wait_us", "sum"), matched=("wait_us", "size"),
                                   last_count=("is_straggler", "sum"))
     return s.reset_index()
+
+
+# -- registered tables (see tracekit.analyses.registry) ------------------------------------------
+
+
+def _matched(ctx: RunContext) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(instances, waits)`` once per run; aligns clocks first when asked (recorded in ``ctx.meta``)."""
+    def run() -> tuple[pd.DataFrame, pd.DataFrame]:
+        coll = ctx.tables["collectives"]
+        align = ctx.options.align
+        hosts = ctx.meta.get("hosts") or {}
+        do_align = align == "on" or (align == "auto" and len(set(hosts.values())) > 1)
+        offsets = clock_offsets(coll) if do_align and ctx.traces.has_gpu_activity else {}
+        ctx.meta["clock_aligned"] = do_align
+        ctx.meta["clock_offsets_us"] = {r: v / NS_PER_US for r, v in offsets.items()}
+        inst, waits = match(coll, offsets)
+        if len(inst) and not inst["consistent"].all():
+            bad = inst[~inst["consistent"]]
+            warnings.warn(f"{len(bad)} matched collective(s) differ in name or size across ranks "
+                          f"(first: pg {bad.iloc[0]['pg_name']}, step {bad.iloc[0]['step']}, "
+                          f"#{bad.iloc[0]['step_seq']}); the ranks may not run the same program",
+                          AnalysisWarning, stacklevel=2)
+        return inst, waits
+
+    return ctx.memo("crossrank.match", run)
+
+
+def wait_view(t: Mapping[str, pd.DataFrame], opts: ViewOptions) -> View:
+    """Per rank: total wait, its share of the rank's comm time, and how often the rank arrived last."""
+    r = t["ranks"]
+    if r.empty or r["wait_us"].isna().all():
+        return View("Cross-rank wait", pd.DataFrame())
+    out = r[["rank", "comm_us", "wait_us", "last_count"]].copy()
+    out["wait_pct_of_comm"] = 100.0 * out["wait_us"] / out["comm_us"].where(out["comm_us"] > 0)
+    n = len(t["instances"])
+    out["matched"] = n
+    out["last_pct"] = 100.0 * out["last_count"] / n if n else np.nan
+    return View("Cross-rank wait", out[["rank", "matched", "wait_us", "wait_pct_of_comm", "last_count", "last_pct"]])
+
+
+def skew_view(t: Mapping[str, pd.DataFrame], opts: ViewOptions, n: int = 5) -> View | None:
+    """The ``n`` matched collectives with the largest arrival skew."""
+    i = t["instances"]
+    if i.empty:
+        return None
+    cols = ["pg_name", "step", "step_seq", "coll_name", "bytes", "skew_us", "straggler", "transfer_us", "busbw_gbps"]
+    return View("Largest arrival skew", i.sort_values("skew_us", ascending=False).head(n)[cols])
+
+
+TABLES = [
+    Table(
+        name="instances", scope="run", title="Matched collectives across ranks",
+        doc="The step_seq-th collective of process group P in step S is the same collective on every rank (only "
+            "collectives launched in the window take part). With clock alignment (more than one host in run.json, "
+            "or --align) each rank's offset, the median of its matched collectives' end minus the reference "
+            "rank's, is subtracted first. The text report lists the largest skews.",
+        columns=(
+            Column("pg_name", "name", "process group"),
+            Column("step", "step", "ProfilerStep of the launches"),
+            Column("step_seq", "index", "ordinal of the collective in its process group within the step"),
+            Column("coll_name", "name", "collective"),
+            Column("bytes", "bytes", "largest buffer over the ranks"),
+            Column("ranks", "count", "ranks that took part"),
+            Column("consistent", "bool", "all ranks agree on name and bytes"),
+            Column("skew_us", "us", "latest − earliest kernel start across ranks"),
+            Column("straggler", "rank", "the rank whose kernel started last"),
+            Column("transfer_us", "us", "shortest kernel duration across ranks: the collective once everyone arrived"),
+            Column("end_spread_us", "us", "latest − earliest kernel end (a few µs for a correct match)"),
+            Column("busbw_gbps", "GB/s", "bus bandwidth computed on transfer_us"),
+        ),
+        compute=lambda ctx: _matched(ctx)[0], needs=("collectives",), view=skew_view, order=60,
+    ),
+    Table(
+        name="waits", scope="run", title="Cross-rank wait (one row per rank and matched collective)",
+        doc="The text report shows the per-rank totals (from ranks).",
+        columns=(
+            Column("rank", "rank", "the rank"),
+            Column("pg_name", "name", "process group"),
+            Column("step", "step", "ProfilerStep"),
+            Column("step_seq", "index", "ordinal within the step (see instances)"),
+            Column("wait_us", "us", "latest kernel start over the ranks − this rank's start: time this rank's "
+                                    "kernel waited for a peer"),
+            Column("is_straggler", "bool", "this rank started last"),
+        ),
+        compute=lambda ctx: _matched(ctx)[1], needs=("instances",), view=wait_view, order=50,
+    ),
+]

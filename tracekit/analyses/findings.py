@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tracekit.analyses.registry import Column, RunContext, Table, View
 from tracekit.analyses.timeline import rank_compile_facts
 
 #: share of a rank's backward allreduces that must start after its last backward
@@ -257,3 +258,62 @@ def findings(result: Any, timeline: pd.DataFrame, gb: pd.DataFrame, manifest: di
     found += _exposed_bucket("exposed_last_bucket", "last", result, timeline, manifest, after)
     ranks = sorted(int(r) for r in result.meta.get("ranks", [])) if isinstance(result.meta, dict) else []
     return sorted(_collapse(found, ranks), key=_sort_key)
+
+
+# -- registered table (see tracekit.analyses.registry) -------------------------------------------
+
+FINDING_COLUMNS = ("code", "severity", "rank", "message", "evidence")
+
+
+def as_table(found: list[dict[str, Any]]) -> pd.DataFrame:
+    """Findings (dicts, see module doc) as the ``findings`` table; ``rank`` is null for all-rank findings."""
+    df = pd.DataFrame({c: pd.Series([f[c] for f in found], dtype=object) for c in FINDING_COLUMNS})
+    df["rank"] = df["rank"].astype("Int64")
+    return df
+
+
+def as_dicts(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """The ``findings`` table back as the list of dicts of :func:`findings` (``rank`` None for all ranks)."""
+    return [{"code": r.code, "severity": r.severity, "rank": None if pd.isna(r.rank) else int(r.rank),
+             "message": r.message, "evidence": r.evidence} for r in df.itertuples(index=False)]
+
+
+def finding_lines(found: list[dict[str, Any]], markdown: bool = False) -> list[str]:
+    """One numbered entry per finding (what the text report prints under "Findings")."""
+    if not found:
+        return ["No findings: nothing costly detected."]
+    lines = []
+    for i, f in enumerate(found, 1):
+        who = "all ranks" if f.get("rank") is None else f"rank {f['rank']}"
+        cost = f["evidence"].get("cost_us")
+        cost_s = f"{cost:.0f} µs/step" if cost is not None else "cost unknown"
+        if markdown:
+            lines.append(f"{i}. **{f['severity']}** `{f['code']}` ({who}, {cost_s}): {f['message']}")
+        else:
+            lines.append(f"{i}. [{f['severity']}] {f['code']} ({who}, {cost_s})\n   {f['message']}")
+    return lines
+
+
+def _findings_table(ctx: RunContext) -> pd.DataFrame:
+    t = ctx.tables
+    return as_table(findings(ctx.result(), t["bucket_timeline"], t["graph_breaks"], ctx.manifest))
+
+
+TABLES = [
+    Table(
+        name="findings", scope="run", title="Findings (plain-English verdicts, most costly first)",
+        doc="Severity: estimated cost (µs per step) as a share of the mean step: ≥10% high, ≥3% medium, else low. "
+            "Findings fire per rank; one that fires on every rank is reported once with rank null.",
+        columns=(
+            Column("code", "name", "stable identifier of the finding (see Findings below)"),
+            Column("severity", "name", "high / medium / low"),
+            Column("rank", "rank", "the rank it fired on; null when it fired on every rank"),
+            Column("message", "text", "the verdict in plain English"),
+            Column("evidence", "json", "the numbers behind it; cost_us is the estimated cost in µs per step "
+                                       "(null when not estimable)"),
+        ),
+        compute=_findings_table,
+        needs=("ranks", "steps", "collectives", "instances", "waits", "bucket_timeline", "graph_breaks"),
+        view=lambda t, o: View("Findings", finding_lines(as_dicts(t["findings"]), o.fmt == "markdown")), order=5,
+    ),
+]

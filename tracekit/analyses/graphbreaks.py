@@ -37,12 +37,14 @@ Columns of :func:`graph_break_table` (one row per rank and step):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from tracekit.analyses import intervals as iv
+from tracekit.analyses.registry import Column, RankContext, Table, View, ViewOptions
 from tracekit.analyses.timeline import cpu_ops, rank_compile_facts
 from tracekit.traces.traceset import RankTrace, assign_steps
 
@@ -221,3 +223,84 @@ def graph_break_table(rt: RankTrace, manifest: dict[str, Any] | None = None) -> 
     out["compile_skipped"] = requested & (compiled_any == 0)
     out["break_reasons"] = _reasons(facts)
     return out.reset_index()[list(GB_COLUMNS)], bnd
+
+
+# -- registered tables (see tracekit.analyses.registry) ------------------------------------------
+
+_GB_SHOWN = ("rank", "step", "regions", "fwd_subgraphs", "bwd_subgraphs", "ddp_splits", "real_breaks",
+             "compiled_cpu_us", "eager_between_us", "idle_at_breaks_us", "cost_per_break_us", "compile_skipped")
+
+
+def _tables(ctx: RankContext) -> tuple[pd.DataFrame, pd.DataFrame]:
+    return ctx.memo("graph_break_table", lambda: graph_break_table(ctx.trace, ctx.manifest))
+
+
+def graph_break_summary(gb: pd.DataFrame) -> pd.DataFrame:
+    """Per rank: the graph-break table averaged over its steps (``steps`` counted,
+    ``compile_skipped_steps``: steps where compilation was requested but nothing compiled ran)."""
+    num = [c for c in _GB_SHOWN if c not in ("rank", "step", "compile_skipped")]
+    g = gb.groupby("rank", sort=True)
+    out = g[num].mean()  # cost_per_break_us: mean over the steps that had breaks (NaN elsewhere)
+    out.insert(0, "steps", g["step"].size())
+    out["compile_skipped_steps"] = g["compile_skipped"].sum().astype(int)
+    return out.reset_index()
+
+
+def _view(t: Mapping[str, pd.DataFrame], opts: ViewOptions) -> View | None:
+    gb = t["graph_breaks"]
+    if not len(gb) or not gb["compile_requested"].any():
+        return None
+    if opts.per_step:
+        return View("Compiled regions and graph breaks (per rank and step)", gb[list(_GB_SHOWN)])
+    return View("Compiled regions and graph breaks (per rank, mean per step; --per-step lists steps)",
+                graph_break_summary(gb))
+
+
+TABLES = [
+    Table(
+        name="graph_breaks", scope="rank", title="Graph-break impact (per rank and step)",
+        doc="Boundaries between consecutive forward subgraphs are ddp_split (same region instance: DDPOptimizer "
+            "split one dynamo graph, intended) or graph_break (different regions: dynamo broke the graph); "
+            "backward boundaries take the forward kinds in reverse order. The text report shows the mean per step "
+            "per rank (--per-step: every step).",
+        columns=(
+            Column("rank", "rank", "the rank"),
+            Column("step", "step", "the ProfilerStep"),
+            Column("regions", "count", "Torch-Compiled Region instances executed"),
+            Column("graph_regions", "count", "regions directly holding ≥1 forward subgraph"),
+            Column("fwd_subgraphs", "count", "CompiledFunction (forward subgraph) executions"),
+            Column("bwd_subgraphs", "count", "CompiledFunctionBackward (backward subgraph) executions"),
+            Column("cache_lookups", "count", "TorchDynamo Cache Lookup ops"),
+            Column("ddp_splits", "count", "forward boundaries that are DDPOptimizer splits"),
+            Column("real_breaks", "count", "forward boundaries that are real graph breaks"),
+            Column("compiled_cpu_us", "us", "CPU time inside compiled subgraphs (forward + backward)"),
+            Column("eager_between_us", "us", "CPU time between consecutive subgraphs (eager code between them)"),
+            Column("eager_at_breaks_us", "us", "eager_between_us at real breaks"),
+            Column("eager_at_splits_us", "us", "eager_between_us at DDPOptimizer splits"),
+            Column("idle_at_breaks_us", "us", "GPU idle time between the last kernel of a subgraph and the first of "
+                                              "the next, at real breaks: the launch gap the break caused"),
+            Column("idle_at_splits_us", "us", "the same at DDPOptimizer splits"),
+            Column("break_cost_us", "us", "idle_at_breaks_us: estimated cost of the real breaks in the step (lost "
+                                          "fusion is not measurable from a trace)"),
+            Column("cost_per_break_us", "us", "break_cost_us / real_breaks"),
+            Column("compile_requested", "bool", "run.json asked for compile, or the trace shows dynamo cache "
+                                                "lookups / regions"),
+            Column("compile_skipped", "bool", "compile requested but no compiled subgraph ran in the step"),
+            Column("break_reasons", "text", "dynamo's reasons for model breaks and skipped frames (run.json)"),
+        ),
+        compute=lambda ctx: _tables(ctx)[0], view=_view, order=70,
+    ),
+    Table(
+        name="break_boundaries", scope="rank", title="Boundaries between consecutive compiled subgraphs",
+        columns=(
+            Column("rank", "rank", "the rank"),
+            Column("step", "step", "the ProfilerStep"),
+            Column("pass", "name", "forward or backward"),
+            Column("index", "index", "boundary number within the step and pass"),
+            Column("kind", "name", "ddp_split, graph_break or unknown"),
+            Column("gap_cpu_us", "us", "CPU time between the two subgraphs"),
+            Column("idle_gpu_us", "us", "GPU idle time between the last kernel of one and the first of the next"),
+        ),
+        compute=lambda ctx: _tables(ctx)[1], order=75,
+    ),
+]

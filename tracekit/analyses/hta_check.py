@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tracekit.analyses.registry import Column, Table
 from tracekit.errors import MissingDependencyError
 from tracekit.traces.traceset import TraceSet
 
@@ -342,3 +343,29 @@ def merge_hta(ranks_df: pd.DataFrame, hta_df: pd.DataFrame) -> pd.DataFrame:
     if "overlap_pct" in out.columns and "hta_overlap_pct" in out.columns:
         out["hta_overlap_diff"] = out["hta_overlap_pct"] - out["overlap_pct"]
     return out
+
+
+# -- registered table (see tracekit.analyses.registry) -------------------------------------------
+
+TABLES = [
+    Table(
+        name="hta", scope="run", title="HTA's own numbers per rank (--hta)",
+        doc="HolisticTraceAnalysis run on the same files (HTA_DISABLE_NS_ROUNDING=1, explicit trace_files). HTA "
+            "sees only kernels launched inside the ProfilerStep window, so pre-window kernels explain differences "
+            "to ranks. The text report adds the overlap, compute and idle shares to the per-rank breakdown.",
+        columns=(
+            Column("rank", "rank", "the rank"),
+            Column("hta_overlap_pct", "pct", "HTA's comp_comm_overlap_pctg (|∪comm ∩ ∪comp| / |∪comm|)"),
+            Column("hta_iterations", "count", "per-iteration values averaged (1 for HTA ≥ 0.5)"),
+            Column("hta_idle_us", "us", "HTA temporal breakdown: idle time"),
+            Column("hta_compute_us", "us", "HTA temporal breakdown: compute time"),
+            Column("hta_non_compute_us", "us", "HTA temporal breakdown: non-compute (communication, memory) time"),
+            Column("hta_kernel_us", "us", "HTA temporal breakdown: kernel time (HTA's GPU span)"),
+            Column("hta_idle_pct", "pct", "hta_idle_us as % of hta_kernel_us"),
+            Column("hta_compute_pct", "pct", "hta_compute_us as % of hta_kernel_us"),
+            Column("hta_non_compute_pct", "pct", "hta_non_compute_us as % of hta_kernel_us"),
+            Column("hta_error", "text", "null, or why some values are missing (HTA raised or returned nothing)"),
+        ),
+        compute=lambda ctx: hta_crosscheck(ctx.traces), enabled=lambda o: o.hta, order=95,
+    ),
+]

@@ -1,94 +1,24 @@
-"""Run every analysis over a :class:`TraceSet` and collect the DataFrames.
+"""Run every registered table over a :class:`TraceSet`: :func:`analyze`.
 
-:func:`analyze` is what ``tracekit analyze`` calls; each piece is also callable
-on its own (see :mod:`.breakdown`, :mod:`.collectives`, :mod:`.crossrank`).
+The tables themselves are declared in the analysis modules (see
+:mod:`tracekit.analyses.registry`); this module only orchestrates them: one
+pass per rank for the per-rank tables (forked workers on large inputs), the
+rank tables stacked over ranks, then the run tables in dependency order, and
+the run facts (``meta``).
 """
 
 from __future__ import annotations
 
-import warnings
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from functools import partial
 from typing import Any, Literal
 
-import numpy as np
 import pandas as pd
 
-from tracekit.analyses import breakdown, collectives, crossrank
-from tracekit.analyses.classify import classify_gpu
-from tracekit.analyses.explain import rank_explain
+from tracekit.analyses import registry
 from tracekit.analyses.per_rank import concat_ranks, map_ranks
-from tracekit.traces.traceset import RankTrace, TraceSet
-
-RANK_COLUMNS = ("rank", "steps", "step_us", "kernels", *breakdown.BREAKDOWN_COLUMNS, "wait_us", "last_count",
-                "pre_window_kernels", "collectives")
-
-
-class AnalysisWarning(UserWarning):
-    """A check on the traces failed but results are still produced."""
-
-
-@dataclass
-class AnalysisResult:
-    """Everything ``tracekit analyze`` reports.
-
-    - ``meta``: run facts (ranks, world size, backend, GPUs, steps, notes, clock offsets, manifest summary).
-    - ``ranks``: one row per rank (:data:`RANK_COLUMNS`).
-    - ``steps``: one row per rank and ProfilerStep.
-    - ``collectives``: one row per collective instance per rank.
-    - ``buckets``: DDP gradient-bucket allreduces per rank and step.
-    - ``instances``: matched collectives across ranks (skew, straggler, transfer).
-    - ``waits``: per rank and instance wait times.
-    """
-
-    meta: dict[str, Any]
-    ranks: pd.DataFrame
-    steps: pd.DataFrame
-    collectives: pd.DataFrame
-    buckets: pd.DataFrame
-    instances: pd.DataFrame
-    waits: pd.DataFrame
-    extra: dict[str, Any] = field(default_factory=dict)
-    #: per-rank explain tables from ``analyze(..., with_explain=True)``, consumed by ``explain()``
-    rank_explain: dict[int, Any] | None = field(default=None, repr=False)
-
-
-@dataclass
-class RankPart:
-    """What the per-rank pass computes for one rank (see :func:`rank_part`)."""
-
-    row: dict[str, Any]
-    steps: pd.DataFrame
-    collectives: pd.DataFrame
-    buckets: pd.DataFrame
-    #: every ProfilerStep number of the rank (with or without kernels)
-    step_ids: list[int] = field(default_factory=list)
-    explain: dict[str, pd.DataFrame] | None = None
-
-
-def rank_part(rt: RankTrace, *, comm_pattern: str | None, world_size: int, manifest: dict[str, Any] | None,
-              with_explain: bool) -> RankPart:
-    """Every per-rank table of one rank: breakdown row, steps, collectives, buckets
-    (and, ``with_explain``, the per-rank tables of :func:`tracekit.analyses.explain.explain`)."""
-    if rt.has_gpu_activity:
-        cls = classify_gpu(rt, comm_pattern)
-        row = breakdown.rank_breakdown(rt.gpu, cls, rt.steps)
-        st = breakdown.step_breakdown(rt.gpu, cls, rt.steps)
-    else:
-        cls = pd.Series([], dtype=object)
-        row = {k: np.nan for k in breakdown.BREAKDOWN_COLUMNS} | {
-            "steps": len(rt.steps), "pre_window_kernels": 0, "kernels": 0,
-            "step_us": float(rt.steps["dur_ns"].mean() / 1000.0) if len(rt.steps) else np.nan}
-        st = pd.DataFrame({"step": rt.steps["step"], "step_us": rt.steps["dur_ns"] / 1000.0, "kernels": 0})
-    coll = collectives.collective_table(rt, cls, world_size)
-    row["rank"] = rt.rank
-    row["collectives"] = int((~coll["pre_window"].astype(bool)).sum()) if len(coll) else 0
-    st.insert(0, "rank", rt.rank)
-    part = RankPart(row=row, steps=st, collectives=coll, buckets=collectives.bucket_table(rt, coll),
-                    step_ids=[int(s) for s in rt.steps["step"]])
-    if with_explain:
-        part.explain = rank_explain(rt, coll, manifest, comm_pattern)
-    return part
+from tracekit.analyses.registry import AnalysisResult, AnalysisWarning, AnalyzeOptions
+from tracekit.traces.traceset import TraceSet
 
 
 def analyze(
@@ -96,50 +26,35 @@ def analyze(
     *,
     comm_pattern: str | None = None,
     align: Literal["auto", "on", "off"] = "auto",
+    hta: bool = False,
     workers: int | None = None,
-    with_explain: bool = False,
+    on_phase: Callable[[str], None] | None = None,
 ) -> AnalysisResult:
-    """Compute the breakdown, collective, bucket and cross-rank tables.
+    """Every registered table of ``traces`` and the run facts: what ``tracekit analyze`` reports.
 
+    ``comm_pattern``: extra regex of kernel names that count as communication.
     ``align``: clock alignment across ranks — ``auto`` aligns only when the
     manifest says the ranks ran on more than one host; ``on`` always, ``off`` never.
-    The per-rank tables are computed in parallel on large traces (``workers``:
-    see :func:`tracekit.analyses.per_rank.map_ranks`). ``with_explain`` also
-    computes the per-rank half of :func:`~tracekit.analyses.explain.explain` in
-    that pass; ``explain(traces, result)`` then reuses it.
+    ``hta``: also run HolisticTraceAnalysis (table ``hta``). ``workers``: processes
+    for the per-rank pass (see :func:`tracekit.analyses.per_rank.map_ranks`).
+    ``on_phase(name)`` is called after the per-rank pass (``"rank_tables"``) and
+    after the run tables (``"run_tables"``).
     """
-    parts = map_ranks(traces, partial(rank_part, comm_pattern=comm_pattern, world_size=traces.world_size,
-                                      manifest=traces.manifest, with_explain=with_explain), workers)
-    notes: list[str] = []
-    if not traces.has_gpu_activity:
-        notes.append("no GPU activity in the traces (CPU-only run, e.g. gloo): device-side metrics "
-                     "(compute, comm, overlap, idle, kernel timings) are unavailable; CPU step times and "
-                     "collective annotations are still reported")
-    coll_all = concat_ranks([p.collectives for p in parts.values()], collectives.COLLECTIVE_COLUMNS)
-    hosts = _hosts(traces.manifest)
-    do_align = align == "on" or (align == "auto" and len(set(hosts.values())) > 1)
-    offsets = crossrank.clock_offsets(coll_all) if do_align and traces.has_gpu_activity else {}
-    instances, waits = crossrank.match(coll_all, offsets)
-    if len(instances) and not instances["consistent"].all():
-        bad = instances[~instances["consistent"]]
-        warnings.warn(f"{len(bad)} matched collective(s) differ in name or size across ranks "
-                      f"(first: pg {bad.iloc[0]['pg_name']}, step {bad.iloc[0]['step']}, #{bad.iloc[0]['step_seq']}); "
-                      "the ranks may not run the same program", AnalysisWarning, stacklevel=2)
-    ranks = pd.DataFrame([p.row for p in parts.values()])
-    summary = crossrank.wait_summary(waits, instances)
-    ranks = ranks.merge(summary[["rank", "wait_us", "last_count"]], on="rank", how="left") if len(summary) else \
-        ranks.assign(wait_us=np.nan, last_count=np.nan)
-    ranks = ranks[list(RANK_COLUMNS)]
-    meta = _meta(traces, parts, notes, offsets, do_align, hosts)
-    meta["comm_pattern"] = comm_pattern
-    res = AnalysisResult(
-        meta=meta, ranks=ranks, steps=concat_ranks([p.steps for p in parts.values()]), collectives=coll_all,
-        buckets=concat_ranks([p.buckets for p in parts.values()], collectives.BUCKET_COLUMNS), instances=instances,
-        waits=waits,
-    )
-    if with_explain:
-        res.rank_explain = {r: p.explain for r, p in parts.items()}
-    return res
+    options = AnalyzeOptions(comm_pattern=comm_pattern, align=align, hta=hta)
+    specs = registry.selected(options)
+    rank_specs = [t for t in specs if t.scope == "rank"]
+    parts = map_ranks(traces, partial(registry.compute_rank_tables, specs=rank_specs, options=options,
+                                      world_size=traces.world_size, manifest=traces.manifest), workers)
+    tables = {t.name: concat_ranks([p[t.name] for p in parts.values()], tuple(t.column_names)) for t in rank_specs}
+    if on_phase:
+        on_phase("rank_tables")
+    ctx = registry.RunContext(traces=traces, options=options, manifest=traces.manifest,
+                              meta=_meta(traces, tables, options), tables=tables)
+    registry.compute_run_tables(ctx, [t for t in specs if t.scope == "run"])
+    if on_phase:
+        on_phase("run_tables")
+    public = registry.public_names(options)
+    return AnalysisResult(meta=ctx.meta, tables={n: ctx.tables[n] for n in public})
 
 
 def _hosts(manifest: dict[str, Any] | None) -> dict[int, str]:
@@ -149,13 +64,17 @@ def _hosts(manifest: dict[str, Any] | None) -> dict[int, str]:
             if isinstance(r, dict) and isinstance(r.get("rank"), int)}
 
 
-def _meta(traces: TraceSet, parts: dict[int, RankPart], notes: list[str], offsets: dict[int, float],
-          aligned: bool, hosts: dict[int, str]) -> dict[str, Any]:
-    # built from the per-rank parts: ranks analysed in a child process have no
+def _meta(traces: TraceSet, tables: dict[str, pd.DataFrame], options: AnalyzeOptions) -> dict[str, Any]:
+    # built from the per-rank tables: ranks analysed in a child process have no
     # derived tables (steps, GPU join) in this one, and recomputing them costs ~30 ms a rank
     first = next(iter(traces))
     info = first.distributed_info
-    steps = sorted({s for p in parts.values() for s in p.step_ids})
+    notes: list[str] = []
+    if not traces.has_gpu_activity:
+        notes.append("no GPU activity in the traces (CPU-only run, e.g. gloo): device-side metrics "
+                     "(compute, comm, overlap, idle, kernel timings) are unavailable; CPU step times and "
+                     "collective annotations are still reported")
+    totals = tables["rank_totals"]
     return {
         "ranks": sorted(traces.ranks),
         "world_size": traces.world_size,
@@ -164,19 +83,17 @@ def _meta(traces: TraceSet, parts: dict[int, RankPart], notes: list[str], offset
         "backend": traces.backend,
         "nccl_version": info.get("nccl_version"),
         "gpus": sorted({n for rt in traces for n in rt.gpu_names}),
-        "steps": steps,
+        "steps": sorted({int(s) for s in tables["steps"]["step"]}),
         "device_metrics": traces.has_gpu_activity,
-        "pre_window_kernels": int(sum(p.row["pre_window_kernels"] for p in parts.values())),
+        "pre_window_kernels": int(totals["pre_window_kernels"].sum()) if len(totals) else 0,
         "files": {rt.rank: str(rt.path) for rt in traces},
-        "hosts": hosts,
-        "clock_aligned": aligned,
-        "clock_offsets_us": {r: v / 1000.0 for r, v in offsets.items()},
+        "hosts": _hosts(traces.manifest),
+        "clock_aligned": False,  # set by the cross-rank match (tracekit.analyses.crossrank)
+        "clock_offsets_us": {},
         "notes": notes,
         "manifest": traces.manifest,
+        "comm_pattern": options.comm_pattern,
     }
 
 
-# the path-level entry lives in a pandas-free module so parse workers fork from a lean process
-from tracekit.analyses.pipeline import analyze_paths  # noqa: E402 - re-export
-
-__all__ = ["AnalysisResult", "AnalysisWarning", "RankPart", "analyze", "analyze_paths", "rank_part"]
+__all__ = ["AnalysisResult", "AnalysisWarning", "analyze"]

@@ -31,14 +31,15 @@ offsets in µs from ``bwd_start_ns``, the CPU start of the step's first backward
 from __future__ import annotations
 
 import re
-
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from tracekit.analyses import intervals as iv
-from tracekit.analyses.classify import COMPUTE
+from tracekit.analyses.classify import COMPUTE, classify_gpu
+from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
 from tracekit.traces import schema
 from tracekit.traces.traceset import RankTrace, assign_steps
 
@@ -273,3 +274,87 @@ def manifest_check(timeline: pd.DataFrame, graph_breaks: pd.DataFrame, manifest:
             rows.append(dict(rank=r, check="ddp_optimizer_vs_reducer", expected=_fmt_sizes(ddpo_sizes),
                              observed=_fmt_sizes(obs_sizes), status="match" if same else "mismatch", note=note))
     return pd.DataFrame(rows, columns=list(CHECK_COLUMNS))
+
+
+# -- registered tables (see tracekit.analyses.registry) ------------------------------------------
+
+_TIMELINE_SHOWN = ("rank", "step", "bucket", "bytes", "ready_us", "launch_us", "start_us", "end_us", "dur_us",
+                   "exposed_us", "tail_exposed_us")
+
+
+def _timeline_table(ctx: RankContext) -> pd.DataFrame:
+    rt = ctx.trace
+    if not rt.has_gpu_activity:
+        return pd.DataFrame(columns=list(TIMELINE_COLUMNS))
+    return bucket_timeline(rt, classify_gpu(rt, ctx.options.comm_pattern), ctx.tables["collectives"])
+
+
+def _timeline_view(t: Mapping[str, pd.DataFrame], opts: ViewOptions) -> View | None:
+    tl = t["bucket_timeline"]
+    if not len(tl):
+        return None
+    last_step = int(tl["step"].max())
+    last = tl[tl["step"] == last_step].assign(bytes=lambda d: d["bytes"] / 1e6).rename(columns={"bytes": "MB"})
+    cols = ["MB" if c == "bytes" else c for c in _TIMELINE_SHOWN]
+    return View(f"Bucket timeline, step {last_step} (µs from backward start)", last[cols])
+
+
+def _check_table(ctx: RunContext) -> pd.DataFrame:
+    # CPU-only (gloo) traces have no bucket timeline to check the reducer's buckets against
+    manifest = ctx.manifest if ctx.traces.has_gpu_activity else None
+    return manifest_check(ctx.tables["bucket_timeline"], ctx.tables["graph_breaks"], manifest,
+                          sorted(ctx.traces.ranks))
+
+
+TABLES = [
+    Table(
+        name="bucket_timeline", scope="rank", title="Bucket timeline (per rank, step and gradient bucket)",
+        doc="A bucket is one allreduce launched during the step's backward (GPU traces only). Offsets (`_us`) "
+            "are from the step's backward start (the CPU start of its first backward op); the text report shows "
+            "the last profiled step.",
+        columns=(
+            Column("rank", "rank", "the rank"),
+            Column("step", "step", "the ProfilerStep"),
+            Column("bucket", "index", "launch order within the step (0 = first launched)"),
+            Column("bytes", "bytes", "the allreduce's buffer"),
+            Column("ready_source", "name", "what marks the gradients ready: compiled_subgraph (end of the last "
+                                           "CompiledFunctionBackward before the launch) or autograd_op (end of the "
+                                           "last autograd op / AccumulateGrad before the launch)"),
+            Column("ready_cpu_ns", "ns", "gradients ready on the CPU side (see ready_source)"),
+            Column("ready_gpu_ns", "ns", "latest end of a compute kernel launched before the allreduce"),
+            Column("launch_ns", "ns", "CPU time of the collective op (record_param_comms)"),
+            Column("start_ns", "ns", "NCCL kernel start"),
+            Column("end_ns", "ns", "NCCL kernel end"),
+            Column("bwd_start_ns", "ns", "CPU start of the step's first backward op"),
+            Column("bwd_compute_end_ns", "ns", "end of the step's last backward compute kernel (launched inside "
+                                               "CompiledFunctionBackward or a non-AccumulateGrad autograd op)"),
+            Column("ready_us", "us", "ready_cpu_ns − bwd_start_ns"),
+            Column("launch_us", "us", "launch_ns − bwd_start_ns"),
+            Column("start_us", "us", "start_ns − bwd_start_ns"),
+            Column("end_us", "us", "end_ns − bwd_start_ns"),
+            Column("dur_us", "us", "kernel duration"),
+            Column("launch_delay_us", "us", "launch − ready_cpu"),
+            Column("queue_us", "us", "kernel start − max(ready_gpu, launch): comm-stream backlog"),
+            Column("exposed_us", "us", "part of the kernel overlapped by no compute kernel at all"),
+            Column("tail_exposed_us", "us", "part of the kernel after the step's last backward compute kernel"),
+            Column("starts_after_backward", "bool", "kernel start ≥ bwd_compute_end_ns"),
+        ),
+        compute=_timeline_table, needs=("collectives",), view=_timeline_view, order=80,
+    ),
+    Table(
+        name="manifest_check", scope="run", title="run.json check (what run.json says vs what the trace shows)",
+        doc="Checks per rank: backward_subgraphs_per_step (DDPOptimizer buckets vs CompiledFunctionBackward per "
+            "step), allreduces_per_step and allreduce_bytes (reducer buckets vs backward allreduces of the last "
+            "step), ddp_optimizer_vs_reducer. Empty without run.json or on CPU-only traces.",
+        columns=(
+            Column("rank", "rank", "the rank"),
+            Column("check", "name", "what is checked"),
+            Column("expected", "text", "from run.json"),
+            Column("observed", "text", "from the trace"),
+            Column("status", "name", "match / mismatch / unknown (a fact is missing)"),
+            Column("note", "text", "what the result means"),
+        ),
+        compute=_check_table, needs=("bucket_timeline", "graph_breaks"), order=90,
+        view=lambda t, o: View("run.json check", t["manifest_check"]) if len(t["manifest_check"]) else None,
+    ),
+]

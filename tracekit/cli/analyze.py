@@ -11,8 +11,9 @@ from tracekit.cli.common import debug_option, emit, finish, format_options, run_
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @format_options()
 @click.option("--per-step", is_flag=True, help="Add the per-step breakdown table.")
-@click.option("--table", type=click.Choice(["ranks", "steps", "collectives", "buckets", "instances", "waits"]),
-              default="ranks", show_default=True, help="Which table --format csv writes.")
+@click.option("--table", "table", default=None, metavar="NAME",
+              help="Output only this table, in full (any format; --format csv writes 'ranks' without it). "
+                   "Tables: see README, 'Tables and metrics'; a wrong name lists them.")
 @click.option("--skip-bad", is_flag=True, help="Skip unreadable rank files (listed in the report) instead of failing.")
 @click.option("--comm-regex", default=None, metavar="REGEX",
               help="Extra regex for kernel names to count as communication (added to nccl*).")
@@ -28,7 +29,7 @@ from tracekit.cli.common import debug_option, emit, finish, format_options, run_
 @click.option("--timings", is_flag=True, help="Print the wall time of each phase (load, analyze, render) on stderr.")
 @debug_option
 @run_guarded
-def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_step: bool, table: str,
+def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_step: bool, table: str | None,
                     skip_bad: bool, comm_regex: str | None, align: bool | None, hta: bool,
                     workers: int | None, html_path: str | None, timings: bool) -> None:
     """Analyze per-rank torch.profiler traces: compute vs communication, overlap,
@@ -42,6 +43,7 @@ def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_st
       tracekit analyze runs/demo --per-step --format markdown -o report.md
       tracekit analyze rank0.json.gz rank1.json.gz --format json
       tracekit analyze runs/demo --format csv --table collectives
+      tracekit analyze runs/demo --table findings
       tracekit analyze runs/demo --html report.html
     """
     single_threaded_blas()
@@ -50,7 +52,8 @@ def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_st
     clock = PhaseTimer()
     traces, res = load_and_analyze(list(paths), skip_bad=skip_bad, comm_pattern=comm_regex,
                                    align={None: "auto", True: "on", False: "off"}[align], hta=hta,
-                                   workers=workers, timings=clock, preload=("tracekit.report.render",))
+                                   workers=workers, timings=clock, preload=("tracekit.report.render",),
+                                   table_names=(table,) if table else ())
     from tracekit.report.render import render
 
     emit(render(res, fmt, per_step=per_step, table=table), output)

@@ -13,7 +13,7 @@ import pandas as pd
 
 from tracekit.analyses import graphbreaks
 from tracekit.analyses.classify import COMPUTE, classify_gpu
-from tracekit.analyses.run import AnalysisResult
+from tracekit.analyses.registry import AnalysisResult
 from tracekit.errors import ConfigError
 from tracekit.report import figures
 from tracekit.traces.traceset import RankTrace, TraceSet
@@ -45,10 +45,10 @@ def rank_lanes(rt: RankTrace, res: AnalysisResult, step: int, origin_ns: int) ->
         out.lanes = figures.class_lanes(g[in_step], cls[in_step], org)
         comp = cls == COMPUTE
         cover = (g["ts_ns"].to_numpy()[comp], g["end_ns"].to_numpy()[comp])
-        out.buckets = figures.bucket_spans(_rows(res.extra.get("bucket_timeline"), rt.rank, step), cover, org)
+        out.buckets = figures.bucket_spans(_rows(res.tables.get("bucket_timeline"), rt.rank, step), cover, org)
     ops = graphbreaks.compiled_ops(rt)
     ops = ops[ops["step"] == step]
-    bnd = _rows(res.extra.get("break_boundaries"), rt.rank, step)
+    bnd = _rows(res.tables.get("break_boundaries"), rt.rank, step)
     if len(ops):
         out.subgraphs, out.regions, out.boundaries = figures.compiled_marks(ops, bnd, org)
     return out

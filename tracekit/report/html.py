@@ -27,10 +27,12 @@ from plotly.subplots import make_subplots
 
 from tracekit import __version__
 from tracekit.analyses.pipeline import load_and_analyze
-from tracekit.analyses.run import AnalysisResult
+from tracekit.analyses import collectives, crossrank
+from tracekit.analyses.findings import as_dicts
+from tracekit.analyses.graphbreaks import graph_break_summary
+from tracekit.analyses.registry import AnalysisResult, ViewOptions
 from tracekit.errors import ConfigError
-from tracekit.report import collect, figures, tables
-from tracekit.report.explain_render import graph_break_summary
+from tracekit.report import collect, figures
 from tracekit.report.render import summary_rows
 from tracekit.traces.traceset import TraceSet
 
@@ -70,7 +72,7 @@ def run_view(label: str, traces: TraceSet, res: AnalysisResult, step: int | None
     """Build the view of one run (``step``: the profiled step the timeline shows; default the median one)."""
     # CPU-only (gloo) traces have no device lanes to draw
     tl = collect.timeline(traces, res, step) if traces.has_gpu_activity else None
-    finds = res.extra.get("findings") or []
+    finds = as_dicts(res.findings)
     return RunView(label=label, res=res, timeline=tl,
                    targets=[figures.finding_target(f, tl) if tl else None for f in finds])
 
@@ -244,17 +246,17 @@ def run_tables(res: AnalysisResult) -> list[tuple[str, dict[str, Any]]]:
     cand: list[tuple[str, Any]] = [
         ("Per-rank breakdown (GPU time over the whole trace window, µs)", res.ranks),
         ("Per-step breakdown (work launched in each ProfilerStep, µs)", res.steps),
-        ("Collectives (launched in the window)", tables.collective_summary(res)),
-        ("DDP buckets (backward allreduces, mean over steps)", tables.bucket_summary(res)),
-        ("Cross-rank wait", tables.wait_summary(res)),
-        ("Largest arrival skew", tables.top_skew(res, 20)),
+        ("Collectives (launched in the window)", collectives.collective_summary(res.collectives)),
+        ("DDP buckets (backward allreduces, mean over steps)", collectives.bucket_summary(res.buckets)),
+        ("Cross-rank wait", crossrank.wait_view(res.tables, ViewOptions()).body),
+        ("Largest arrival skew", getattr(crossrank.skew_view(res.tables, ViewOptions(), 20), "body", None)),
     ]
-    gb = res.extra.get("graph_breaks")
+    gb = res.tables.get("graph_breaks")
     if isinstance(gb, pd.DataFrame) and len(gb) and gb["compile_requested"].any():
         cand.append(("Compiled regions and graph breaks (per rank, mean per step)", graph_break_summary(gb)))
     cand.append(("Bucket timeline (per rank, step and bucket; µs from backward start)",
-                 res.extra.get("bucket_timeline")))
-    cand.append(("run.json check", res.extra.get("manifest_check")))
+                 res.tables.get("bucket_timeline")))
+    cand.append(("run.json check", res.tables.get("manifest_check")))
     return [(t, d) for t, df in cand if (d := table_data(df)) is not None]
 
 
@@ -263,7 +265,7 @@ def run_tables(res: AnalysisResult) -> list[tuple[str, dict[str, Any]]]:
 
 def _findings(view: RunView, fig_id: str) -> list[dict[str, Any]]:
     out = []
-    for f, t in zip(view.res.extra.get("findings") or [], view.targets):
+    for f, t in zip(as_dicts(view.res.findings), view.targets):
         cost = (f.get("evidence") or {}).get("cost_us")
         item = {"code": display_name(f.get("code")), "severity": f.get("severity"), "message": display_name(
             f.get("message")), "who": "all ranks" if f.get("rank") is None else f"rank {f['rank']}",
@@ -284,12 +286,12 @@ def _run_context(view: RunView, idx: int) -> dict[str, Any]:
         "label": display_name(view.label), "idx": idx,
         "summary": [(k, display_name(v)) for k, v in summary_rows(view.res) if v not in (None, "", [], {})],
         "notes": [display_name(n) for n in m.get("notes") or []],
-        "findings": _findings(view, tl_id), "has_findings": "findings" in view.res.extra,
+        "findings": _findings(view, tl_id), "has_findings": "findings" in view.res.tables,
         "timeline_id": tl_id, "step": view.timeline.step if view.timeline else None,
         "timeline": figure_html(timeline_figure(view.timeline), tl_id) if view.timeline and view.timeline.ranks else "",
         "lanes": len(view.timeline.ranks) if view.timeline else 0,
         "breakdown": figure_html(breakdown_figure(view.res.steps), f"breakdown-{idx}"),
-        "buckets": figure_html(bucket_figure(tables.bucket_summary(view.res)), f"buckets-{idx}"),
+        "buckets": figure_html(bucket_figure(collectives.bucket_summary(view.res.buckets)), f"buckets-{idx}"),
         "tables": run_tables(view.res), "aligned": m.get("clock_aligned"),
         "device_metrics": m.get("device_metrics"),
     }

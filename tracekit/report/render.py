@@ -1,4 +1,17 @@
-"""Render an AnalysisResult as text tables, markdown, JSON or CSV."""
+"""Renderers of an :class:`~tracekit.analyses.registry.AnalysisResult`: text, markdown, JSON and CSV.
+
+Every renderer renders every registered table (:mod:`tracekit.analyses.registry`),
+pyinstrument-style: ``Renderer(...).render(result) -> str``. ``table`` (the CLI's
+``--table NAME``) picks one table:
+
+- :class:`TextRenderer` (``table`` / ``markdown``): the run summary, then each
+  table's text section (its ``view``) in report order; with ``table`` that table
+  in full.
+- :class:`JSONRenderer`: ``{"meta": ..., name: [row, ...], ...}`` for every table
+  of the result (NaN -> null); with ``table`` only ``meta`` and that table.
+- :class:`CSVRenderer`: one table (default ``ranks``); cells holding dicts or
+  lists (``findings.evidence``) are written as JSON.
+"""
 
 from __future__ import annotations
 
@@ -11,28 +24,12 @@ import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
-from tracekit.analyses.run import AnalysisResult
-from tracekit.report import tables
-from tracekit.report.fmt import table
-from tracekit.report.explain_render import render_details, render_findings
+from tracekit.analyses import registry
+from tracekit.analyses.registry import AnalysisResult, View, ViewOptions
+from tracekit.errors import ConfigError
+from tracekit.report.fmt import table as fmt_table
 
-CSV_TABLES = ("ranks", "steps", "collectives", "buckets", "instances", "waits")
-
-
-def _fmt_df(df: pd.DataFrame, fmt: str) -> str:
-    return table(df, fmt)
-
-
-def _section(title: str, body: str, fmt: str) -> str:
-    if fmt == "markdown":
-        return f"## {title}\n\n{body}\n"
-    return f"{title}\n{'=' * len(title)}\n{body}\n"
-
-
-def _kv(rows: list[tuple[str, Any]], fmt: str) -> str:
-    rows = [(k, v) for k, v in rows if v not in (None, "", [], {})]
-    tf = "github" if fmt == "markdown" else "plain"
-    return tabulate(rows, headers=["", ""] if fmt == "markdown" else (), tablefmt=tf)
+FORMATS = ("table", "markdown", "json", "csv")
 
 
 def step_ranges(steps: list[int]) -> str:
@@ -104,50 +101,16 @@ def manifest_rows(man: dict[str, Any]) -> list[tuple[str, Any]]:
     return rows
 
 
-def render_text(res: AnalysisResult, fmt: str = "table", per_step: bool = False) -> str:
-    """The default report: summary, breakdown, collectives, buckets, waits (+ steps, findings, extras)."""
-    out = []
-    if fmt == "markdown":
-        out.append("# tracekit analysis\n")
-    out.append(_section("Run summary", _kv(summary_rows(res), fmt), fmt))
-    for note in res.meta.get("notes") or []:
-        out.append(f"note: {note}\n")
-    findings = res.extra.get("findings")
-    if findings is not None:
-        out.append(render_findings(findings, fmt) + "\n")
-    cols = ["rank", "steps", "step_us", "compute_us", "comm_us", "overlap_us", "exposed_comm_us", "overlap_pct",
-            "memory_us", "idle_us", "wait_us", "pre_window_kernels"]
-    ranks = res.ranks[[c for c in cols if c in res.ranks.columns]]
-    hta = res.extra.get("hta")
-    if isinstance(hta, pd.DataFrame) and not hta.empty:
-        # the compact comparison; --format json carries every HTA column
-        keep = [c for c in ("rank", "hta_overlap_pct", "hta_compute_pct", "hta_idle_pct", "hta_error") if c in hta]
-        ranks = ranks.merge(hta[keep], on="rank", how="left")
-    out.append(_section("Per-rank breakdown (GPU time over the whole trace window, us)", _fmt_df(ranks, fmt), fmt))
-    if per_step:
-        out.append(_section("Per-step breakdown (work launched in each ProfilerStep, us)", _fmt_df(res.steps, fmt), fmt))
-    out.append(_section("Collectives (launched in the window)", _fmt_df(tables.collective_summary(res), fmt), fmt))
-    out.append(_section("DDP buckets (backward allreduces, mean over steps)", _fmt_df(tables.bucket_summary(res), fmt),
-                        fmt))
-    out.append(_section("Cross-rank wait", _fmt_df(tables.wait_summary(res), fmt), fmt))
-    skew = tables.top_skew(res)
-    if not skew.empty:
-        out.append(_section("Largest arrival skew", _fmt_df(skew, fmt), fmt))
-    if res.extra:
-        details = render_details(res.extra, fmt, per_step)
-        if details:
-            out.append(details + "\n")
-    for title, text in (res.extra.get("sections") or {}).items():
-        out.append(_section(title, text, fmt))
-    return "\n".join(out).rstrip() + "\n"
+# -- JSON-safe values ----------------------------------------------------------------------------
 
 
-def _clean(v: Any) -> Any:
+def jsonable(v: Any) -> Any:
+    """Any mix of dicts, lists, DataFrames and numpy scalars -> JSON-safe Python (NaN -> null)."""
     if isinstance(v, float) and not math.isfinite(v):
         return None
-    if isinstance(v, (np.integer,)):
+    if isinstance(v, np.integer):
         return int(v)
-    if isinstance(v, (np.floating,)):
+    if isinstance(v, np.floating):
         f = float(v)
         return f if math.isfinite(f) else None
     if isinstance(v, np.bool_):
@@ -155,17 +118,12 @@ def _clean(v: Any) -> Any:
     if isinstance(v, pd.DataFrame):
         return records(v)
     if isinstance(v, dict):
-        return {str(k): _clean(x) for k, x in v.items()}
+        return {str(k): jsonable(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
-        return [_clean(x) for x in v]
+        return [jsonable(x) for x in v]
     if v is pd.NA or v is pd.NaT:
         return None
     return v
-
-
-def jsonable(v: Any) -> Any:
-    """Any mix of dicts, lists, DataFrames and numpy scalars -> JSON-safe Python (NaN -> null)."""
-    return _clean(v)
 
 
 def records(df: pd.DataFrame) -> list[dict[str, Any]]:
@@ -173,32 +131,109 @@ def records(df: pd.DataFrame) -> list[dict[str, Any]]:
     if df is None or df.empty:
         return []
     obj = df.astype(object).where(df.notna(), None)
-    return [{k: _clean(v) for k, v in row.items()} for row in obj.to_dict(orient="records")]
+    return [{k: jsonable(v) for k, v in row.items()} for row in obj.to_dict(orient="records")]
 
 
-def to_json_dict(res: AnalysisResult) -> dict[str, Any]:
-    """The JSON contract: ``meta``, ``ranks``, ``steps``, ``collectives``, ``buckets`` (+ extras)."""
-    doc: dict[str, Any] = {
-        "meta": _clean(res.meta),
-        "ranks": records(res.ranks),
-        "steps": records(res.steps),
-        "collectives": records(res.collectives),
-        "buckets": records(res.buckets),
-        "instances": records(res.instances),
-    }
-    for k, v in res.extra.items():
-        if k != "sections":
-            doc[k] = _clean(v)
-    return doc
+def to_json_dict(res: AnalysisResult, table: str | None = None) -> dict[str, Any]:
+    """The JSON document: ``meta`` and every table of ``res`` as a list of rows (only ``table`` if given)."""
+    names = [table] if table else list(res.tables)
+    return {"meta": jsonable(res.meta), **{n: records(res.tables[n]) for n in names}}
 
 
-def render(res: AnalysisResult, fmt: str = "table", per_step: bool = False, table: str = "ranks") -> str:
-    """Render in ``fmt``: table | markdown | json | csv (``table`` picks the CSV table)."""
-    if fmt == "json":
-        return msgspec.json.format(msgspec.json.encode(to_json_dict(res)).decode(), indent=2)
-    if fmt == "csv":
-        df = getattr(res, table) if table in CSV_TABLES else res.ranks
+# -- renderers -----------------------------------------------------------------------------------
+
+
+class Renderer:
+    """Turns an :class:`AnalysisResult` into text. ``table``: render only that table (a registered name)."""
+
+    #: file extension of this format's output
+    extension = "txt"
+
+    def __init__(self, table: str | None = None) -> None:
+        self.table = table
+
+    def render(self, res: AnalysisResult) -> str:
+        raise NotImplementedError
+
+    def _pick(self, res: AnalysisResult) -> pd.DataFrame:
+        name = self.table or "ranks"
+        if name not in res.tables:
+            registry.check_names([name], registry.AnalyzeOptions())  # unknown, or which option enables it
+            raise ConfigError(f"--table {name!r}: not in this result (tables: {', '.join(res.tables)})")
+        return res.tables[name]
+
+
+class JSONRenderer(Renderer):
+    extension = "json"
+
+    def render(self, res: AnalysisResult) -> str:
+        if self.table:
+            self._pick(res)
+        return msgspec.json.format(msgspec.json.encode(to_json_dict(res, self.table)).decode(), indent=2)
+
+
+class CSVRenderer(Renderer):
+    extension = "csv"
+
+    def render(self, res: AnalysisResult) -> str:
+        df = self._pick(res)
+        obj = df.columns[df.dtypes == object]
+        if len(obj):  # dicts/lists (findings.evidence) as JSON, not Python reprs
+            df = df.assign(**{c: df[c].map(_json_cell) for c in obj})
         buf = io.StringIO()
         df.to_csv(buf, index=False)
         return buf.getvalue()
-    return render_text(res, fmt, per_step)
+
+
+def _json_cell(v: Any) -> Any:
+    return msgspec.json.encode(jsonable(v)).decode() if isinstance(v, (dict, list)) else v
+
+
+class TextRenderer(Renderer):
+    """The human report (``markdown=True``: GitHub markdown)."""
+
+    def __init__(self, table: str | None = None, *, markdown: bool = False, per_step: bool = False) -> None:
+        super().__init__(table)
+        self.opts = ViewOptions(fmt="markdown" if markdown else "table", per_step=per_step)
+        self.extension = "md" if markdown else "txt"
+
+    def render(self, res: AnalysisResult) -> str:
+        md = self.opts.fmt == "markdown"
+        if self.table:
+            df = self._pick(res)
+            return self._section(View(registry.tables()[self.table].title, df)).rstrip() + "\n"
+        out = ["# tracekit analysis\n"] if md else []
+        out.append(self._section(View("Run summary", [_kv(summary_rows(res), md)])))
+        out += [f"note: {n}\n" for n in res.meta.get("notes") or []]
+        for name in res.tables:
+            t = registry.tables()[name]
+            view = t.view(res.tables, self.opts) if t.view else None
+            if view is not None:
+                out.append(self._section(view))
+        return "\n".join(out).rstrip() + "\n"
+
+    def _section(self, v: View) -> str:
+        head = f"## {v.title}\n" if self.opts.fmt == "markdown" else f"{v.title}\n{'=' * len(v.title)}"
+        body = "\n".join(v.body) if isinstance(v.body, list) else fmt_table(v.body, self.opts.fmt)
+        return f"{head}\n{body}\n"
+
+
+def _kv(rows: list[tuple[str, Any]], markdown: bool) -> str:
+    rows = [(k, v) for k, v in rows if v not in (None, "", [], {})]
+    return tabulate(rows, headers=["", ""] if markdown else (), tablefmt="github" if markdown else "plain")
+
+
+def renderer(fmt: str, *, table: str | None = None, per_step: bool = False) -> Renderer:
+    """The renderer of ``fmt`` (one of :data:`FORMATS`)."""
+    if fmt == "json":
+        return JSONRenderer(table)
+    if fmt == "csv":
+        return CSVRenderer(table)
+    if fmt in ("table", "markdown"):
+        return TextRenderer(table, markdown=fmt == "markdown", per_step=per_step)
+    raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+
+
+def render(res: AnalysisResult, fmt: str = "table", per_step: bool = False, table: str | None = None) -> str:
+    """``res`` in ``fmt`` (table | markdown | json | csv); ``table`` picks one table (CSV default: ranks)."""
+    return renderer(fmt, table=table, per_step=per_step).render(res)

@@ -1,0 +1,391 @@
+"""The registry of analysis tables: what ``tracekit analyze`` computes, documents and renders.
+
+Every table tracekit reports is declared once, as a :class:`Table`, in a module-level
+``TABLES`` list of a module in ``tracekit/analyses/``. :func:`tables` imports every
+module of that package once and collects them; nothing else lists tables. From the
+declarations:
+
+- :func:`tracekit.analyses.run.analyze` computes the per-rank tables (``scope="rank"``)
+  in one pass per rank (in worker processes on large inputs, see
+  :func:`~tracekit.analyses.per_rank.map_ranks`), stacks them over ranks, then computes
+  the run tables (``scope="run"``) in dependency order;
+- every renderer (:mod:`tracekit.report.render`: text, markdown, JSON, CSV) renders
+  every table, and ``--table NAME`` is checked against it (:func:`check_names`);
+- the README's metric definitions are generated from the column docs
+  (``python -m tracekit.analyses.registry --readme README.md``; a test fails on drift).
+
+Adding an analysis is one new module (see README, "Adding an analysis")::
+
+    # tracekit/analyses/top_kernels.py
+    from tracekit.analyses.registry import Column, RankContext, Table
+
+    def top_kernels(ctx: RankContext) -> pd.DataFrame:          # one rank's rows
+        ...
+
+    TABLES = [Table(
+        name="top_kernels", scope="rank", title="Top kernels by GPU time",
+        columns=(Column("rank", "rank", "the rank"), Column("kernel", "name", "kernel name"),
+                 Column("count", "count", "kernels of that name in the window"), ...),
+        compute=top_kernels,
+        view=lambda t, opts: View("Top kernels", t["top_kernels"]),  # optional text section
+    )]
+
+Contracts:
+
+- ``compute`` of a rank table gets a :class:`RankContext` (the rank's trace, options,
+  manifest, and in ``ctx.tables`` the same rank's tables named in ``needs``); its rows
+  must carry a ``rank`` column. A run table gets a :class:`RunContext` whose
+  ``tables`` holds every table computed before it (rank tables stacked over ranks).
+- The returned DataFrame must have exactly the declared columns (any order; it is
+  reordered): :func:`conform` raises :class:`RegistryError` otherwise, so the docs
+  cannot drift from the data. An empty result may have no columns.
+- ``needs`` names tables computed first; a rank table may need only rank tables.
+- ``view(tables, opts)`` returns the table's section of the text report (a
+  :class:`View`) or None to leave it out; without a view the table appears in text
+  output only when asked for by ``--table``.
+- ``internal=True`` tables feed other tables and are not part of the result.
+- ``enabled(options)`` False leaves the table out (e.g. ``hta`` without ``--hta``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import pandas as pd
+
+from tracekit.errors import ConfigError
+
+if TYPE_CHECKING:
+    from tracekit.traces.traceset import RankTrace, TraceSet
+
+Scope = Literal["rank", "run"]
+
+#: units a column may declare (README lists them with their meaning)
+UNITS = {
+    "us": "microseconds", "ns": "nanoseconds (absolute times on the rank's clock)", "s": "seconds",
+    "pct": "percent (0-100)", "bytes": "bytes", "MB": "megabytes (1e6 bytes)", "GB/s": "1e9 bytes per second",
+    "count": "a count", "rank": "a rank number", "step": "a ProfilerStep number", "index": "an ordinal",
+    "bool": "true / false", "name": "text: a name", "text": "text", "json": "a JSON object",
+}
+
+
+class AnalysisWarning(UserWarning):
+    """A check on the traces failed but results are still produced."""
+
+
+class RegistryError(Exception):
+    """A table declaration or a computed table breaks the registry's contract (a bug, not bad input)."""
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: ``name`` (with its unit and scope in it, e.g. ``wait_total_us``), ``unit`` (a key
+    of :data:`UNITS`) and ``doc``, a one-line definition (the README's metric table)."""
+
+    name: str
+    unit: str
+    doc: str
+
+    def __post_init__(self) -> None:
+        if self.unit not in UNITS:
+            raise RegistryError(f"column {self.name!r}: unknown unit {self.unit!r} (known: {', '.join(UNITS)})")
+
+
+@dataclass(frozen=True)
+class ViewOptions:
+    """What the text renderer asks of a view: ``fmt`` (``table`` | ``markdown``), ``per_step``."""
+
+    fmt: str = "table"
+    per_step: bool = False
+
+
+@dataclass(frozen=True)
+class View:
+    """A section of the text report: a title and a DataFrame (rendered as a table) or prose lines."""
+
+    title: str
+    body: pd.DataFrame | list[str]
+
+
+@dataclass(frozen=True)
+class AnalyzeOptions:
+    """Options every table may read (``ctx.options``)."""
+
+    comm_pattern: str | None = None
+    align: Literal["auto", "on", "off"] = "auto"
+    hta: bool = False
+
+
+@dataclass(frozen=True)
+class Table:
+    """A registered table (see the module doc for the contracts)."""
+
+    name: str
+    scope: Scope
+    title: str
+    columns: tuple[Column, ...]
+    compute: Callable[[Any], pd.DataFrame]
+    needs: tuple[str, ...] = ()
+    view: Callable[[Mapping[str, pd.DataFrame], ViewOptions], View | None] | None = None
+    #: position in reports (lower first); ties by name
+    order: int = 100
+    internal: bool = False
+    enabled: Callable[[AnalyzeOptions], bool] | None = None
+    #: a paragraph for the README above the column list (optional)
+    doc: str = ""
+
+    @property
+    def column_names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    def is_enabled(self, options: AnalyzeOptions) -> bool:
+        return self.enabled is None or bool(self.enabled(options))
+
+
+@dataclass
+class AnalysisResult:
+    """Everything ``tracekit analyze`` reports: ``meta`` (run facts) and ``tables`` (name -> DataFrame,
+    in report order). ``--format json`` prints exactly this: ``{"meta": meta, name: rows, ...}``.
+
+    Tables are also attributes: ``res.ranks`` is ``res.tables["ranks"]``.
+    """
+
+    meta: dict[str, Any]
+    tables: dict[str, pd.DataFrame]
+
+    def __getattr__(self, name: str) -> pd.DataFrame:
+        if name.startswith("__") or name in ("meta", "tables"):
+            raise AttributeError(name)
+        try:
+            return self.tables[name]
+        except KeyError:
+            raise AttributeError(f"no table {name!r} in this result; tables: {', '.join(self.tables)}") from None
+
+
+@dataclass
+class RankContext:
+    """What a rank table's ``compute`` gets: one rank's trace and its tables computed so far."""
+
+    trace: RankTrace
+    options: AnalyzeOptions
+    world_size: int
+    manifest: Any
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    _memo: dict[Any, Any] = field(default_factory=dict)
+
+    @property
+    def rank(self) -> int:
+        return self.trace.rank
+
+    def memo(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """``compute()`` once per key in this rank's pass (two tables from one computation)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+
+@dataclass
+class RunContext:
+    """What a run table's ``compute`` gets: the traces, the tables so far and the run facts.
+
+    ``meta`` is the result's ``meta`` dict: a run table may add facts to it (the
+    cross-rank match adds ``clock_offsets_us``) and notes to ``meta["notes"]``.
+    """
+
+    traces: TraceSet
+    options: AnalyzeOptions
+    manifest: Any
+    meta: dict[str, Any]
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    _memo: dict[Any, Any] = field(default_factory=dict)
+
+    def result(self) -> AnalysisResult:
+        """The tables computed so far and ``meta``, as an :class:`AnalysisResult` (shared, do not mutate)."""
+        return AnalysisResult(meta=self.meta, tables=self.tables)
+
+    def memo(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """``compute()`` once per key for the run (two tables from one computation, e.g. instances and waits)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+
+_TABLES: dict[str, Table] | None = None
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def tables() -> dict[str, Table]:
+    """Every registered table, by name, in report order (importing ``tracekit.analyses.*`` once)."""
+    global _TABLES
+    if _TABLES is None:
+        import tracekit.analyses as pkg
+
+        found: dict[str, Table] = {}
+        for mod in pkgutil.iter_modules(pkg.__path__):
+            m = importlib.import_module(f"{pkg.__name__}.{mod.name}")
+            for t in getattr(m, "TABLES", ()):
+                if t.name in found:
+                    raise RegistryError(f"table {t.name!r} registered twice ({m.__name__})")
+                found[t.name] = t
+        _validate(found)
+        _TABLES = {t.name: t for t in sorted(found.values(), key=lambda t: (t.order, t.name))}
+    return _TABLES
+
+
+def _validate(found: dict[str, Table]) -> None:
+    for t in found.values():
+        if not _NAME.match(t.name):
+            raise RegistryError(f"table name {t.name!r}: use lower_snake_case")
+        names = t.column_names
+        if len(set(names)) != len(names):
+            raise RegistryError(f"table {t.name!r}: duplicate column names")
+        if t.scope == "rank" and "rank" not in names:
+            raise RegistryError(f"rank table {t.name!r} needs a 'rank' column")
+        for n in t.needs:
+            if n not in found:
+                raise RegistryError(f"table {t.name!r} needs unknown table {n!r}")
+            if t.scope == "rank" and found[n].scope != "rank":
+                raise RegistryError(f"rank table {t.name!r} cannot need run table {n!r}")
+    compute_order(list(found.values()))  # raises on cycles
+
+
+def compute_order(specs: list[Table]) -> list[Table]:
+    """``specs`` ordered so that every table comes after the tables it needs (stable otherwise)."""
+    by = {t.name: t for t in specs}
+    out: list[Table] = []
+    state: dict[str, int] = {}
+
+    def visit(t: Table, path: tuple[str, ...]) -> None:
+        if state.get(t.name) == 2:
+            return
+        if state.get(t.name) == 1:
+            raise RegistryError(f"tables depend on each other in a cycle: {' -> '.join((*path, t.name))}")
+        state[t.name] = 1
+        for n in t.needs:
+            if n in by:
+                visit(by[n], (*path, t.name))
+        state[t.name] = 2
+        out.append(t)
+
+    for t in specs:
+        visit(t, ())
+    return out
+
+
+def public_names(options: AnalyzeOptions | None = None) -> list[str]:
+    """Names of the tables a result holds (under ``options``; all of them with None), in report order."""
+    return [n for n, t in tables().items() if not t.internal and (options is None or t.is_enabled(options))]
+
+
+def check_names(names: list[str] | tuple[str, ...], options: AnalyzeOptions | None = None) -> None:
+    """Raise :class:`~tracekit.errors.ConfigError` (one line, exit 2) for a name that is not a table
+    of the result (unknown, internal, or disabled by ``options``)."""
+    known = public_names()
+    for n in names:
+        if n not in known:
+            raise ConfigError(f"--table {n!r}: no such table; tables: {', '.join(known)}")
+        if options is not None and not tables()[n].is_enabled(options):
+            raise ConfigError(f"--table {n!r}: not computed with these options (the {n} table needs --{n})")
+
+
+def selected(options: AnalyzeOptions) -> list[Table]:
+    """The enabled tables plus the internal ones they need, in compute order."""
+    specs = [t for t in tables().values() if t.is_enabled(options)]
+    return compute_order(specs)
+
+
+def conform(t: Table, df: pd.DataFrame | None) -> pd.DataFrame:
+    """``df`` with exactly ``t``'s columns in declared order; an empty (or None) result gets them.
+
+    Raises :class:`RegistryError` when a computed column is not declared, or a declared one
+    is missing from a non-empty result.
+    """
+    names = t.column_names
+    if df is None:
+        return pd.DataFrame(columns=names)
+    have = list(df.columns)
+    if have == names:
+        return df
+    extra, missing = sorted(set(have) - set(names)), sorted(set(names) - set(have))
+    if extra or (missing and len(df)):
+        raise RegistryError(f"table {t.name!r}: computed columns differ from the declared ones "
+                            f"(undeclared {extra}, missing {missing})")
+    return df.reindex(columns=names) if missing else df[names]
+
+
+def compute_rank_tables(rt: RankTrace, *, specs: list[Table], options: AnalyzeOptions, world_size: int,
+                        manifest: Any) -> dict[str, pd.DataFrame]:
+    """Every rank table of ``specs`` for one rank, in order (what each worker process runs)."""
+    ctx = RankContext(trace=rt, options=options, world_size=world_size, manifest=manifest)
+    for t in specs:
+        ctx.tables[t.name] = conform(t, t.compute(ctx))
+    return ctx.tables
+
+
+def compute_run_tables(ctx: RunContext, specs: list[Table]) -> None:
+    """Every run table of ``specs`` in order, into ``ctx.tables``."""
+    for t in specs:
+        ctx.tables[t.name] = conform(t, t.compute(ctx))
+
+
+# -- README generation ---------------------------------------------------------------------------
+
+README_BEGIN = "<!-- tables:begin -->"
+README_END = "<!-- tables:end -->"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def readme_section() -> str:
+    """The README's table reference: per table its scope, paragraph and columns (unit, definition)."""
+    lines = [README_BEGIN, ""]
+    for t in tables().values():
+        if t.internal:
+            continue
+        scope = ("per rank (computed in each rank's pass)" if t.scope == "rank"
+                 else "per run (computed once, after the per-rank tables)")
+        when = " Only with the option that enables it." if t.enabled is not None else ""
+        lines += [f"#### `{t.name}`: {t.title}", "", f"Scope: {scope}.{when}" + (f" {t.doc}" if t.doc else ""), "",
+                  "| column | unit | definition |", "|---|---|---|"]
+        lines += [f"| `{c.name}` | {c.unit} | {_cell(c.doc)} |" for c in t.columns]
+        lines.append("")
+    lines.append(README_END)
+    return "\n".join(lines)
+
+
+def update_readme(text: str) -> str:
+    """``text`` (a README) with the part between the markers replaced by :func:`readme_section`."""
+    start, end = text.find(README_BEGIN), text.find(README_END)
+    if start < 0 or end < start:
+        raise RegistryError("README has no tables:begin / tables:end markers")
+    return text[:start] + readme_section() + text[end + len(README_END):]
+
+
+def _main(argv: list[str] | None = None) -> int:
+    import argparse
+    from pathlib import Path
+
+    ap = argparse.ArgumentParser(description="Write the table reference (from the column docs) into a README, "
+                                             "between its tables:begin/end markers. "
+                                             "Example: python -m tracekit.analyses.registry --readme README.md")
+    ap.add_argument("--readme", type=Path, required=True)
+    a = ap.parse_args(argv)
+    from tracekit.analyses import registry  # this file runs as __main__: use the one module the analyses import
+
+    text = a.readme.read_text(encoding="utf-8")
+    new = registry.update_readme(text)
+    if new != text:
+        a.readme.write_text(new, encoding="utf-8")
+        print(f"updated {a.readme}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())
