@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.explain_builders import build_rank
+from tracekit.analyses.findings import as_dicts
 from tracekit.analyses.pipeline import load_and_analyze
 from tracekit.cli import main
 from tracekit.report import annotate
@@ -39,7 +40,7 @@ def test_annotated_copies(tmp_path: Path) -> None:
     out0, out1 = tmp_path / "out" / "rank0.trace.json.gz", tmp_path / "out" / "rank1.trace.json"
     assert out0.read_bytes()[:2] == b"\x1f\x8b" and out1.read_bytes()[:1] == b"{"  # gzip kept, plain kept
     _, res = load_and_analyze([str(src)])
-    tl = res.extra["bucket_timeline"]
+    tl = res.bucket_timeline
     for rank, path in ((0, out0), (1, out1)):
         orig, new = _doc(src / path.name), _doc(path)
         ours = _ours(new)
@@ -71,7 +72,7 @@ def test_annotated_copies(tmp_path: Path) -> None:
                 assert not stack or e["ts"] + e["dur"] <= stack[-1] + 1e-6, (tid, e)
                 stack.append(e["ts"] + e["dur"])
     # findings: instants on the findings thread, one per finding of the rank and step
-    fs0 = [f for f in res.extra["findings"] if f["rank"] in (None, 0)]
+    fs0 = [f for f in as_dicts(res.findings) if f["rank"] in (None, 0)]
     inst = [e for e in _ours(_doc(out0)) if e["ph"] == "i"]
     assert fs0 and len(inst) == 2 * len(fs0)
     assert all(e["s"] == "t" and e["tid"] == annotate.TID_FINDINGS and e["args"]["message"] for e in inst)

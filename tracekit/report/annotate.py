@@ -31,8 +31,9 @@ from typing import IO, Any
 
 import msgspec
 
+from tracekit.analyses.findings import as_dicts
 from tracekit.analyses.pipeline import load_and_analyze
-from tracekit.analyses.run import AnalysisResult
+from tracekit.analyses.registry import AnalysisResult
 from tracekit.errors import ConfigError, TraceInputError
 from tracekit.report import collect, figures
 from tracekit.traces.traceset import RankTrace
@@ -86,7 +87,7 @@ def _finding_event(f: dict[str, Any], rank: int, lanes: figures.RankLanes, step:
 def annotation_events(rt: RankTrace, res: AnalysisResult) -> list[dict[str, Any]]:
     """The events added to ``rt``'s trace (see module doc), times in µs on the rank's own clock."""
     offset_ns = int(round(1000.0 * (res.meta.get("clock_offsets_us") or {}).get(rt.rank, 0.0)))
-    findings = [f for f in res.extra.get("findings") or [] if f.get("rank") in (None, rt.rank)]
+    findings = [f for f in as_dicts(res.findings) if f.get("rank") in (None, rt.rank)]
     body: list[dict[str, Any]] = []
     buckets: set[int] = set()
     for step, start_ns in zip(rt.steps["step"], rt.steps["ts_ns"]):
