@@ -16,11 +16,26 @@ from tracekit.errors import ConfigError
 def test_parse_variants() -> None:
     got = parse_variants("eager, inductor,inductor:no_optimization")
     assert [l for l, _ in got] == ["eager", "inductor", "inductor-no_optimization"]
-    assert got[0][1] == {"dynamo": "none", "optimize_ddp": None}
-    assert got[2][1] == {"dynamo": "inductor", "optimize_ddp": "no_optimization"}
+    off = {"inductor_ddp_fusion": None, "inductor_ddp_bucket_mb": None}
+    assert got[0][1] == {"dynamo": "none", "optimize_ddp": None, **off}
+    assert got[2][1] == {"dynamo": "inductor", "optimize_ddp": "no_optimization", **off}
 
 
-@pytest.mark.parametrize("spec", ["eager", "eager,tvm", "inductor:fast,eager", "eager,eager"])
+def test_parse_compiled_autograd_variants() -> None:
+    got = dict(parse_variants("inductor,inductor:python_reducer,replicate:inductor:python_reducer:coalesced,"
+                              "replicate"))
+    assert list(got) == ["inductor", "inductor-python_reducer", "replicate-inductor-python_reducer-coalesced",
+                         "replicate"]
+    # the base options' fusion is kept where inductor compiles a python-reducer backward, cleared elsewhere
+    assert "inductor_ddp_fusion" not in got["inductor-python_reducer"]
+    assert got["replicate-inductor-python_reducer-coalesced"] == {
+        "parallel": "replicate", "dynamo": "inductor", "optimize_ddp": "python_reducer",
+        "inductor_ddp_fusion": "coalesced"}
+    assert got["replicate"]["parallel"] == "replicate" and got["replicate"]["dynamo"] == "none"
+
+
+@pytest.mark.parametrize("spec", ["eager", "eager,tvm", "inductor:fast,eager", "eager,eager", "eager:python_reducer,inductor",
+                                  "inductor:python_reducer:fast,eager", "ddp:inductor:a:b:c,eager", "fsdp:,eager"])
 def test_bad_variants(spec: str) -> None:
     with pytest.raises(ConfigError):
         parse_variants(spec)

@@ -1,7 +1,9 @@
 """``tracekit profile --compare``: profile several configurations, then compare them in one table.
 
-A variant is ``eager`` or ``BACKEND[:OPTIMIZE_DDP]`` (``inductor``,
-``inductor:no_optimization``, ``aot_eager:python_reducer``). Each variant is
+A variant is ``[PARALLEL:]BACKEND[:OPTIMIZE_DDP[:FUSION]]``: ``eager``, ``inductor``,
+``inductor:no_optimization``, ``inductor:python_reducer:coalesced``,
+``replicate:inductor:python_reducer`` (PARALLEL ``ddp`` | ``replicate`` | ``fsdp``, default the
+base options'; FUSION = ``--inductor-ddp-fusion``). Each variant is
 profiled with otherwise identical options into ``<out>/<variant>``; the
 comparison reads each folder back with ``tracekit analyze``'s library call.
 
@@ -13,13 +15,14 @@ Comparison columns (one row per variant):
 - ``overlap_pct``: mean over ranks of the per-rank ``overlap_pct``.
 - ``exposed_comm_ms``: mean over ranks of ``exposed_comm_us`` per profiled step.
 - ``graph_breaks``: real graph breaks in the model (rank 0, from the manifest);
-  ``ddp_splits``: intended DDPOptimizer splits.
+  ``ddp_splits``: intended DDPOptimizer splits; ``inductor_buckets``: allreduce buckets
+  inductor's DDP fusion made in the compiled-autograd backward (``counters["inductor"]["ddp_buckets"]``);
+  ``buckets_per_step``: gradient-bucket allreduces per profiled step in the traces (mean over ranks).
 - ``findings``: the finding codes ``tracekit analyze`` reports.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from pathlib import Path
 from typing import Any
@@ -27,25 +30,48 @@ from typing import Any
 import pandas as pd
 
 from tracekit.errors import ConfigError
+from tracekit.profile.config import ProfileConfig, default_out_dir
 
 _BACKENDS = ("eager", "aot_eager", "inductor")
+_PARALLEL = ("ddp", "replicate", "fsdp")
 _MODES = ("ddp_optimizer", "no_optimization", "python_reducer", "python_reducer_without_compiled_forward")
+_FUSIONS = ("concat", "coalesced", "none")
+_SYNTAX = ("[PARALLEL:]BACKEND[:MODE[:FUSION]] with PARALLEL in " + ", ".join(_PARALLEL) + "; BACKEND in "
+           + ", ".join(_BACKENDS) + "; MODE in " + ", ".join(_MODES) + "; FUSION in " + ", ".join(_FUSIONS))
+
+
+def _overrides(raw: str) -> dict[str, Any]:
+    """Config overrides of one variant (see :data:`_SYNTAX`); ConfigError when it does not parse."""
+    parts = raw.split(":")
+    over: dict[str, Any] = {}
+    if parts[0] in _PARALLEL:
+        over["parallel"] = parts.pop(0)
+        parts = parts or ["eager"]
+    if not parts or parts[0] not in _BACKENDS or len(parts) > 3:
+        raise ConfigError(f"--compare: unknown variant {raw!r}; use {_SYNTAX}")
+    backend, mode, fusion = parts[0], parts[1] if len(parts) > 1 else None, parts[2] if len(parts) > 2 else None
+    if (mode is not None and mode not in _MODES) or (fusion is not None and fusion not in _FUSIONS):
+        raise ConfigError(f"--compare: unknown variant {raw!r}; use {_SYNTAX}")
+    if backend == "eager" and mode is not None:
+        raise ConfigError(f"--compare: {raw!r}: eager takes no optimize_ddp mode")
+    over.update(dynamo="none" if backend == "eager" else backend, optimize_ddp=mode)
+    if fusion is not None:
+        over["inductor_ddp_fusion"] = fusion
+        if fusion == "none":
+            over["inductor_ddp_bucket_mb"] = None
+    elif backend != "inductor" or not (mode or "").startswith("python_reducer"):
+        # the base options' fusion applies only where inductor compiles a python-reducer backward
+        over.update(inductor_ddp_fusion=None, inductor_ddp_bucket_mb=None)
+    return over
 
 
 def parse_variants(spec: str) -> list[tuple[str, dict[str, Any]]]:
-    """``"eager,inductor,inductor:no_optimization"`` -> ``[(label, config overrides), ...]``."""
+    """``"eager,inductor,replicate:inductor:python_reducer"`` -> ``[(label, config overrides), ...]``."""
     out: list[tuple[str, dict[str, Any]]] = []
     for raw in (s.strip() for s in spec.split(",")):
         if not raw:
             continue
-        backend, _, mode = raw.partition(":")
-        if raw == "eager":
-            over: dict[str, Any] = {"dynamo": "none", "optimize_ddp": None}
-        elif backend in _BACKENDS and (not mode or mode in _MODES):
-            over = {"dynamo": backend, "optimize_ddp": mode or None}
-        else:
-            raise ConfigError(f"--compare: unknown variant {raw!r}; use eager or BACKEND[:MODE] with BACKEND in "
-                              f"{', '.join(_BACKENDS)} and MODE in {', '.join(_MODES)}")
+        over = _overrides(raw)
         label = re.sub(r"[^A-Za-z0-9_.-]+", "-", raw)
         if any(label == l for l, _ in out):
             raise ConfigError(f"--compare: variant {raw!r} given twice")
@@ -55,10 +81,20 @@ def parse_variants(spec: str) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def variant_configs(config: Any, spec: str, out_root: str | Path) -> list[tuple[str, Any]]:
-    """One validated ProfileConfig per variant, each writing to ``out_root/<label>``."""
-    return [(label, dataclasses.replace(config, out_dir=str(Path(out_root) / label), **over))
-            for label, over in parse_variants(spec)]
+def variant_configs(options: dict[str, Any], spec: str, out_root: str | Path | None = None) -> list[tuple[str, Any]]:
+    """One validated ProfileConfig per variant (``options`` = the other ``ProfileConfig`` fields), each
+    writing to ``out_root/<label>`` (default ``traces/<time>-<model>-compare``).
+
+    The base options are validated only together with each variant's overrides (a base
+    ``--inductor-ddp-fusion`` is valid for the python-reducer variants only).
+    """
+    variants = parse_variants(spec)
+    if out_root is None:
+        neutral = {**options, "dynamo": "none", "optimize_ddp": None, "inductor_ddp_fusion": None,
+                   "inductor_ddp_bucket_mb": None, "parallel": "ddp", "tp": 1}
+        out_root = default_out_dir(ProfileConfig(**neutral)).replace("-ddp-eager", "-compare")
+    return [(label, ProfileConfig(**{**options, **over, "out_dir": str(Path(out_root) / label)}))
+            for label, over in variants]
 
 
 def compare_runs(run_dirs: dict[str, str | Path]) -> pd.DataFrame:
@@ -81,9 +117,11 @@ def compare_runs(run_dirs: dict[str, str | Path]) -> pd.DataFrame:
             "exposed_comm_ms": float((r["exposed_comm_us"] / steps).mean() / 1e3),
             "graph_breaks": (comp.get("graph_breaks") or {}).get("model") if comp.get("enabled") else None,
             "ddp_splits": (comp.get("ddp_optimizer") or {}).get("intended_splits") if comp.get("enabled") else None,
+            "inductor_buckets": comp.get("inductor_ddp_buckets") if comp.get("enabled") else None,
+            "buckets_per_step": (len(res.buckets) / max(int(steps.sum()), 1)) if len(res.buckets) else 0.0,
             "findings": ", ".join(sorted(set(res.findings["code"]))) or "-",
         })
-    df = pd.DataFrame(rows).astype({"graph_breaks": "Int64", "ddp_splits": "Int64"})
+    df = pd.DataFrame(rows).astype({"graph_breaks": "Int64", "ddp_splits": "Int64", "inductor_buckets": "Int64"})
     base = df["step_p50_ms"].iloc[0] if len(df) else float("nan")
     df.insert(3, "vs_first_pct", 100.0 * (df["step_p50_ms"] - base) / base)
     return df

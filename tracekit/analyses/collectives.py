@@ -21,6 +21,9 @@ Columns (times in µs, bandwidth in GB/s = 1e9 bytes/s):
   factor: allreduce 2(n−1)/n; allgather, reduce_scatter, all_to_all (n−1)/n; others 1.
 - ``overlap_us``: the part of the kernel covered by compute kernels (any step);
   ``exposed_us`` = ``dur_us − overlap_us``.
+- ``launch_op``: the functional collective op that launched it (``_c10d_functional::all_reduce_``,
+  ``all_reduce_coalesced_``, ``all_gather_into_tensor`` ...: compiled autograd, inductor's DDP
+  fusion, DTensor), else None (the C++ DDP reducer, FSDP, eager ``torch.distributed`` calls).
 - ``phase``: ``forward`` (launched inside a DDP/FSDP forward annotation),
   ``optimizer`` (inside ``Optimizer.step*``), ``backward`` (inside the step's
   autograd span: first to last ``autograd::engine::evaluate_function``), else ``other``.
@@ -35,6 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tracekit.analyses import functional
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import COMM, COMPUTE, classify_gpu
 from tracekit.analyses.registry import Column, RankContext, Table, View
@@ -58,7 +62,7 @@ _NCCL_KERNEL_COLL = {
 COLLECTIVE_COLUMNS = (
     "rank", "step", "seq", "step_seq", "phase", "coll_name", "pg_name", "pg_desc", "dtype", "nelems", "bytes",
     "group_size", "launch_ts_ns", "start_ns", "end_ns", "dur_us", "algbw_gbps", "busbw_gbps", "overlap_us",
-    "exposed_us", "pre_window", "kernel",
+    "exposed_us", "pre_window", "kernel", "launch_op",
 )
 
 
@@ -160,6 +164,7 @@ def collective_table(rt: RankTrace, cls: pd.Series, world_size: int) -> pd.DataF
                         for c, k in zip(df["coll_name"].astype(object), n)])
     df["busbw_gbps"] = df["algbw_gbps"] * factors
     df["phase"] = label_phases(rt, df["launch_ts_ns"].to_numpy())
+    df["launch_op"] = functional.launch_ops(rt, df["launch_ts_ns"].to_numpy())
     df["seq"] = -1
     df["step_seq"] = -1
     in_win = df[~df["pre_window"].astype(bool)].sort_values("launch_ts_ns", kind="stable")
@@ -219,7 +224,9 @@ def _cpu_instances(rt: RankTrace, ops: pd.DataFrame) -> pd.DataFrame:
     ``record_param_comms`` op (else ``c10d::*`` op) of the rank, paired in order
     when the counts agree (gloo runs a process group's collectives in order);
     its args give sizes. Without backend ranges the ops themselves are the
-    instances. Overlap with compute is not defined on CPU (NaN).
+    instances. gloo records no process-group args: the group comes from the
+    range's worker thread (:func:`tracekit.analyses.functional.gloo_thread_groups`).
+    Overlap with compute is not defined on CPU (NaN).
     """
     ev = rt.events
     rng = ev[(ev["kind"] == schema.ANNOTATION).to_numpy() & schema.name_mask(ev["name"], BACKEND_RANGE_PATTERN)]
@@ -249,9 +256,12 @@ def _cpu_instances(rt: RankTrace, ops: pd.DataFrame) -> pd.DataFrame:
 
     coll = arg("coll_name", None)
     coll = np.where(pd.isna(coll), kind_name.to_numpy(dtype=object), coll)
+    pg_name, pg_desc = arg("pg_name", None), arg("pg_desc", None)
+    if len(rng) and pd.isna(pg_name).all():  # gloo records no group args: infer from its worker threads
+        pg_name, pg_desc = functional.gloo_thread_groups(rt, rng["tid"].to_numpy())
     return pd.DataFrame({
-        "step": assign_steps(rt.steps, launch), "coll_name": coll, "pg_name": arg("pg_name", None),
-        "pg_desc": arg("pg_desc", None), "dtype": arg("dtype", None), "in_nelems": arg("in_nelems", -1),
+        "step": assign_steps(rt.steps, launch), "coll_name": coll, "pg_name": pg_name,
+        "pg_desc": pg_desc, "dtype": arg("dtype", None), "in_nelems": arg("in_nelems", -1),
         "out_nelems": arg("out_nelems", -1), "group_size": arg("group_size", -1),
         "launch_ts_ns": launch, "start_ns": start, "end_ns": end, "dur_us": (end - start) / NS_PER_US,
         "overlap_us": np.full(n, np.nan), "exposed_us": np.full(n, np.nan),
@@ -259,19 +269,40 @@ def _cpu_instances(rt: RankTrace, ops: pd.DataFrame) -> pd.DataFrame:
     })
 
 
-BUCKET_COLUMNS = ("rank", "step", "bucket", "bytes", "launch_offset_us", "start_offset_us", "dur_us",
-                  "exposed_us", "busbw_gbps")
+BUCKET_COLUMNS = ("rank", "step", "bucket", "pg_name", "launch_op", "bytes", "launch_offset_us", "start_offset_us",
+                  "dur_us", "exposed_us", "busbw_gbps", "wait_offset_us", "wait_cpu_us")
+#: collective names of a data-parallel gradient allreduce (the C++ reducer, the python reducer, inductor's fusion)
+ALLREDUCE_NAMES = ("allreduce", "allreduce_coalesced", "all_reduce", "all_reduce_coalesced")
+
+
+def data_parallel_groups(coll: pd.DataFrame) -> pd.Series:
+    """Rows on the data-parallel process group: with a device mesh (``pg_desc`` ``mesh_*``) the
+    ``mesh_dp`` group only (tensor-parallel allreduces in backward are not gradient buckets);
+    otherwise every row."""
+    desc = coll["pg_desc"].astype(object)
+    mesh = desc.astype(str).str.startswith("mesh_")
+    if not mesh.any():
+        return pd.Series(True, index=coll.index)
+    return desc == "mesh_dp"
 
 
 def bucket_table(rt: RankTrace, coll: pd.DataFrame) -> pd.DataFrame:
-    """DDP gradient buckets: the allreduces launched during backward, per step.
+    """DDP gradient buckets: the allreduces (plain or coalesced) launched during backward on the
+    data-parallel group, per step.
 
     ``bucket`` is the launch order within the step (0 = first bucket launched,
     which holds the last layers' gradients). ``launch_offset_us`` and
     ``start_offset_us`` are the CPU launch and kernel start relative to the
-    start of the step's backward (first ``autograd::engine::evaluate_function``).
+    start of the step's backward (first ``autograd::engine::evaluate_function``,
+    or the compiled-autograd region). ``launch_op`` names the functional op of a
+    compiled-autograd bucket (``_c10d_functional::all_reduce_`` with inductor's concat
+    fusion, ``all_reduce_coalesced_`` with the coalesced one), None for the C++ reducer.
+    ``wait_offset_us`` / ``wait_cpu_us``: where ``wait_tensor`` waits on it (see
+    :func:`tracekit.analyses.functional.wait_columns`; NaN without ``wait_tensor`` ops).
     """
-    b = coll[(coll["phase"] == "backward") & (coll["coll_name"] == "allreduce") & (coll["step"] >= 0)].copy()
+    name = coll["coll_name"].astype(object).astype(str).str.lower()
+    keep = (coll["phase"] == "backward") & name.isin(ALLREDUCE_NAMES) & (coll["step"] >= 0)
+    b = coll[keep & data_parallel_groups(coll)].copy()
     if b.empty:
         return pd.DataFrame(columns=list(BUCKET_COLUMNS))
     bws, _ = phase_windows(rt)["backward"]
@@ -282,6 +313,8 @@ def bucket_table(rt: RankTrace, coll: pd.DataFrame) -> pd.DataFrame:
     start = np.where(i >= 0, bws[np.clip(i, 0, None)] if bws.size else launch, launch)
     b["launch_offset_us"] = (b["launch_ts_ns"].to_numpy() - start) / NS_PER_US
     b["start_offset_us"] = np.where(b["start_ns"] >= 0, (b["start_ns"].to_numpy() - start) / NS_PER_US, np.nan)
+    b["wait_offset_us"], b["wait_cpu_us"] = functional.wait_columns(
+        rt, launch, b["end_ns"].to_numpy(), start)
     return b[list(BUCKET_COLUMNS)].reset_index(drop=True)
 
 
@@ -294,15 +327,23 @@ def collectives_table(ctx: RankContext) -> pd.DataFrame:
     return collective_table(rt, cls, ctx.world_size)
 
 
+def process_group_label(c: pd.DataFrame) -> pd.Series:
+    """``pg_name`` with its description where known (``3:mesh_tp``), else ``?``."""
+    name = c["pg_name"].astype(object).fillna("?").astype(str)
+    desc = c["pg_desc"].astype(object)
+    return name.where(desc.isna(), name + ":" + desc.astype(str))
+
+
 def collective_summary(c: pd.DataFrame) -> pd.DataFrame:
-    """Per rank, collective and phase: count, total bytes, total/mean duration, exposed, mean busbw.
+    """Per rank, process group, collective and phase: count, total bytes, total/mean duration, exposed, busbw.
 
     Only collectives launched inside the window (pre-window kernels are counted in the run summary).
     """
     if c.empty:
         return pd.DataFrame()
     c = c[~c["pre_window"].astype(bool)]
-    g = c.groupby(["rank", "coll_name", "phase"], dropna=False, observed=True)
+    c = c.assign(pg=process_group_label(c))
+    g = c.groupby(["rank", "pg", "coll_name", "phase"], dropna=False, observed=True)
 
     def total(x: pd.Series) -> float:  # NaN when nothing is known (CPU traces), not 0
         return x.sum(min_count=1)
@@ -321,7 +362,17 @@ def bucket_summary(b: pd.DataFrame) -> pd.DataFrame:
     out = g.agg(steps=("step", "nunique"), mb=("bytes", lambda x: x.mean() / 1e6),
                 launch_offset_us=("launch_offset_us", "mean"), start_offset_us=("start_offset_us", "mean"),
                 dur_us=("dur_us", "mean"), exposed_us=("exposed_us", "mean"), busbw_gbps=("busbw_gbps", "mean"))
+    if "launch_op" in b and b["launch_op"].notna().any():  # compiled-autograd buckets: op and where it is waited on
+        ops = g["launch_op"].agg(lambda x: ",".join(sorted({str(v).split("::")[-1] for v in x.dropna()})) or "-")
+        out.insert(1, "op", ops)
+        out["wait_offset_us"] = g["wait_offset_us"].mean()
+        out["wait_cpu_us"] = g["wait_cpu_us"].mean()
     return out.reset_index()
+
+
+def _manifest_tp(manifest: Any) -> int:
+    tp = ((manifest or {}).get("config") or {}).get("tp") if isinstance(manifest, dict) else None
+    return tp if isinstance(tp, int) and tp > 0 else 1
 
 
 TABLES = [
@@ -356,6 +407,9 @@ TABLES = [
             Column("exposed_us", "us", "dur_us − overlap_us"),
             Column("pre_window", "bool", "launched before the profiler window (no launch event)"),
             Column("kernel", "name", "kernel name (GPU traces)"),
+            Column("launch_op", "name", "the functional op that launched it (_c10d_functional::all_reduce_, "
+                                        "all_reduce_coalesced_, ...: compiled autograd, inductor's DDP fusion, "
+                                        "DTensor); null for the C++ reducer, FSDP and eager calls"),
         ),
         compute=collectives_table, order=30,
         view=lambda t, o: View("Collectives (launched in the window)", collective_summary(t["collectives"])),
@@ -369,14 +423,24 @@ TABLES = [
             Column("rank", "rank", "the rank"),
             Column("step", "step", "the ProfilerStep"),
             Column("bucket", "index", "launch order within the step (0 = first launched = last layers)"),
+            Column("pg_name", "name", "the data-parallel process group (with a device mesh: mesh_dp only)"),
+            Column("launch_op", "name", "functional op of a compiled-autograd bucket (all_reduce_ with inductor's "
+                                        "concat fusion, all_reduce_coalesced_ with the coalesced one); null for "
+                                        "the C++ reducer"),
             Column("bytes", "bytes", "the allreduce's buffer"),
             Column("launch_offset_us", "us", "CPU launch − backward start"),
             Column("start_offset_us", "us", "kernel start − backward start"),
             Column("dur_us", "us", "kernel duration"),
             Column("exposed_us", "us", "part of the kernel overlapped by no compute kernel"),
             Column("busbw_gbps", "GB/s", "bus bandwidth (see collectives)"),
+            Column("wait_offset_us", "us", "first _c10d_functional::wait_tensor on the launching thread after the "
+                                           "launch − backward start (null without wait_tensor ops)"),
+            Column("wait_cpu_us", "us", "time inside wait_tensor between the launch and the collective's end: "
+                                        "blocking on gloo, ~0 on NCCL (there the device-side cost is exposed_us)"),
         ),
-        compute=lambda ctx: bucket_table(ctx.trace, ctx.tables["collectives"]), needs=("collectives",), order=40,
+        compute=lambda ctx: bucket_table(ctx.trace, ctx.tables["collectives"], _manifest_tp(ctx.manifest),
+                                         ctx.world_size),
+        needs=("collectives",), order=40,
         view=lambda t, o: View("DDP buckets (backward allreduces, mean over steps)", bucket_summary(t["buckets"])),
     ),
 ]

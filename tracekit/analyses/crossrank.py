@@ -134,9 +134,11 @@ def wait_view(t: Mapping[str, pd.DataFrame], opts: ViewOptions) -> View:
         return View("Cross-rank wait", pd.DataFrame())
     out = r[["rank", "comm_us", "wait_us", "last_count"]].copy()
     out["wait_pct_of_comm"] = 100.0 * out["wait_us"] / out["comm_us"].where(out["comm_us"] > 0)
-    n = len(t["instances"])
-    out["matched"] = n
-    out["last_pct"] = 100.0 * out["last_count"] / n if n else np.nan
+    # instances this rank took part in (with several process groups, not every instance)
+    w = t["waits"] if "waits" in t else pd.DataFrame()
+    n = w.groupby("rank").size() if len(w) else pd.Series(dtype=float)
+    out["matched"] = out["rank"].map(n).fillna(0).astype(int)
+    out["last_pct"] = 100.0 * out["last_count"] / out["matched"].where(out["matched"] > 0)
     return View("Cross-rank wait", out[["rank", "matched", "wait_us", "wait_pct_of_comm", "last_count", "last_pct"]])
 
 

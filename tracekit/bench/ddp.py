@@ -25,6 +25,8 @@ from typing import Any
 from tabulate import tabulate
 
 from tracekit import __version__
+from tracekit.bench.ddp_worker import POINT_ENV, RESULT_NAME, run_point
+from tracekit.bench.launch import launch_local
 from tracekit.bench.progress import Progress
 from tracekit.bench.schema import (
     build_document, point_label, point_stats, scaling_efficiency, _normalize_model,
@@ -32,6 +34,9 @@ from tracekit.bench.schema import (
 from tracekit.errors import ConfigError, RunError
 from tracekit.profile.config import ProfileConfig
 from tracekit.profile.env import CONFIG_ENV, apply_gpu_safety_env, detect_rank_env
+from tracekit.profile.harness import percentile
+from tracekit.profile.models import check_model_available
+from tracekit.profile.preflight import check_torch_features, resolve_device
 
 DEFAULT_BUCKET_MB = 25
 
@@ -94,9 +99,6 @@ def run_sweep(base: ProfileConfig, models: list[str], world_sizes: list[int] | N
               profile_dir: str | None = None, progress: Progress | None = None,
               notify: Any = None) -> dict[str, Any] | None:
     """Run the sweep; return the JSON document (None on ranks other than 0 of an outer job)."""
-    from tracekit.profile.launcher import _check_torch_features, resolve_device
-    from tracekit.profile.models import check_model_available
-
     notify = notify or (lambda msg: print(msg, file=sys.stderr))
     if not models:
         raise ConfigError("give at least one --model")
@@ -113,7 +115,7 @@ def run_sweep(base: ProfileConfig, models: list[str], world_sizes: list[int] | N
     gpus = torch.cuda.device_count() if torch.cuda.is_available() and base.device != "cpu" else 0
     sizes = world_sizes or default_world_sizes(gpus if gpus > 0 else 2)
     device, notice = resolve_device(base, max(sizes))
-    _check_torch_features(base, device)
+    check_torch_features(base, device)
     if device == "cpu":
         notice = (notice + "; " if notice else "") + "cpu run: each 'GPU' in the table is one rank (gloo)"
     if notice:
@@ -137,9 +139,6 @@ def run_sweep(base: ProfileConfig, models: list[str], world_sizes: list[int] | N
                 run_dir = tmp_root / f"{len(model_results)}-{k}"
                 point = {"label": label, "ddp": ddp, "world_size": ws, "ranks": list(range(ws)),
                          "profile_dir": pdir, "per_rank": None, "hosts": None, "error": None, "trace_dir": pdir}
-                from tracekit.bench.launch import launch_local
-                from tracekit.bench.ddp_worker import POINT_ENV, RESULT_NAME
-
                 err = launch_local(ws, "tracekit.bench.ddp_worker",
                                    {CONFIG_ENV: cfg.to_json(), POINT_ENV: json.dumps(point)},
                                    run_dir, cfg.timeout_s)
@@ -203,14 +202,11 @@ def _meta(base: ProfileConfig, models: list[str], sizes: list[int], device: str,
 def _sweep_in_job(base: ProfileConfig, models: list[str], world_sizes: list[int] | None, rank_env: Any, *,
                   profile_dir: str | None, notify: Any) -> dict[str, Any] | None:
     """Every rank of an outer torchrun/srun job runs this; points use subgroups of the first N ranks."""
-    from tracekit.bench.ddp_worker import run_point
-    from tracekit.profile.launcher import _check_torch_features, resolve_device
-
     import torch
     import torch.distributed as dist
 
     device_kind, notice = resolve_device(base, rank_env.local_world_size)
-    _check_torch_features(base, device_kind)
+    check_torch_features(base, device_kind)
     if device_kind == "cuda":
         apply_gpu_safety_env()
         torch.cuda.set_device(rank_env.local_rank)
@@ -303,8 +299,6 @@ def render_sweep(doc: dict[str, Any], fmt: str = "simple") -> str:
 
 
 def percentile_of(values: list[float], q: float) -> float:
-    from tracekit.profile.harness import percentile
-
     return percentile(values, q)
 
 

@@ -9,8 +9,10 @@ Entry points:
   and the point from ``$TRACEKIT_BENCH_POINT``; rank 0 writes ``result.json`` into
   ``$TRACEKIT_BENCH_RUN_DIR``.
 
-The model, DDP wrapping, compile order and the train step are tracekit profile's own
-(:func:`build_workload`, :func:`wrap_ddp`, :func:`compile_inner`, the worker's ``_Trainer``).
+The model, DDP wrapping (bucket caps, comm hook, on a subgroup too), compile order, the train
+step and the manifest are tracekit profile's own public pieces (:func:`build_workload`,
+:func:`~tracekit.profile.parallel.wrap_ddp`, :func:`~tracekit.profile.parallel.compile_inner`,
+:class:`~tracekit.profile.training.Trainer`, :mod:`tracekit.profile.records`).
 """
 
 from __future__ import annotations
@@ -19,35 +21,25 @@ import dataclasses
 import datetime as _dt
 import json
 import os
-import socket
 import sys
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from tracekit.profile.compile_facts import enter_compile_scope
 from tracekit.profile.config import ProfileConfig
 from tracekit.profile.env import CONFIG_ENV, apply_gpu_safety_env, detect_rank_env
+from tracekit.profile.failure import report_failure
+from tracekit.profile.harness import run_profiled_steps, time_steps
+from tracekit.profile.manifest import write_manifest
+from tracekit.profile.models import build_workload
+from tracekit.profile.parallel import compile_inner, wrap_ddp
+from tracekit.profile.records import build_manifest, rank_record, topology
+from tracekit.profile.training import Trainer
 
 POINT_ENV = "TRACEKIT_BENCH_POINT"
 FAIL_ENV = "TRACEKIT_BENCH_FAIL"  # test hook: "<label>:<rank>" raises on that rank of that point
 RESULT_NAME = "result.json"
-
-
-def _wrap(model: Any, config: ProfileConfig, device: Any, group: Any) -> tuple[Any, dict[str, Any]]:
-    from tracekit.profile.parallel import wrap_ddp
-
-    if group is None:
-        return wrap_ddp(model, config, device)
-    # wrap_ddp always uses the default group; a sweep inside an outer job needs a subgroup.
-    from torch.nn.parallel import DistributedDataParallel as DDP
-
-    kwargs: dict[str, Any] = {"static_graph": config.static_graph,
-                              "gradient_as_bucket_view": config.gradient_as_bucket_view}
-    if config.bucket_cap_mb is not None:
-        kwargs["bucket_cap_mb"] = config.bucket_cap_mb
-    ids = {"device_ids": [device.index]} if device.type == "cuda" else {}
-    ddp = DDP(model, process_group=group, **ids, **kwargs)
-    return ddp, {**kwargs, "comm_hook": "none", "python_reducer": bool(getattr(ddp, "_use_python_reducer", False))}
 
 
 def run_point(config: ProfileConfig, point: dict[str, Any], *, rank: int, local_rank: int, device: Any,
@@ -59,18 +51,12 @@ def run_point(config: ProfileConfig, point: dict[str, Any], *, rank: int, local_
     import torch
     import torch.distributed as dist
 
-    from tracekit.profile.compile_facts import enter_compile_scope
-    from tracekit.profile.harness import run_profiled_steps, time_steps
-    from tracekit.profile.models import build_workload
-    from tracekit.profile.parallel import compile_inner
-    from tracekit.profile.worker import _reducer_buckets, _topology, _Trainer
-
     fail = os.environ.get(FAIL_ENV, "")
     if fail and fail == f"{point['label']}:{rank}":
         raise RuntimeError(f"tracekit bench test failure injected on rank {rank} of {point['label']}")
     use_ddp = bool(point["ddp"])
     if not use_ddp:  # no DDP: plain (optionally compiled) model; nothing DDP-specific applies
-        config = dataclasses.replace(config, optimize_ddp=None)
+        config = dataclasses.replace(config, optimize_ddp=None, inductor_ddp_fusion=None, inductor_ddp_bucket_mb=None)
     world = dist.get_world_size(group)
     torch.manual_seed(config.seed)
     model, batch_fn, _blocks = build_workload(config)
@@ -84,11 +70,11 @@ def run_point(config: ProfileConfig, point: dict[str, Any], *, rank: int, local_
         compile_inner(model, config)
         ddp = None
         if use_ddp:
-            ddp, applied = _wrap(model, config, device, group)
+            ddp, applied = wrap_ddp(model, config, device, process_group=group)
             train_model = ddp
         else:
             train_model, applied = model, {"ddp": False}
-        trainer = _Trainer(config, train_model, batches, device)
+        trainer = Trainer(config, train_model, batches, device)
         sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
         warmup_s = time_steps(trainer.step, config.warmup, sync)
         facts.mark_warmup_done()
@@ -99,17 +85,11 @@ def run_point(config: ProfileConfig, point: dict[str, Any], *, rank: int, local_
             trace = {"rank": rank, "file": win.trace_path.name, "bytes": win.trace_path.stat().st_size}
         facts.mark_run_done()
         compile_facts = facts.facts()
-    topo, topo_why = _topology() if local_rank == 0 else (None, "reported by local rank 0")
-    reducer, reducer_why = _reducer_buckets(ddp) if ddp is not None else (None, "no DDP")
-    record = {
-        "rank": rank, "local_rank": local_rank, "hostname": socket.gethostname(), "pid": os.getpid(),
-        "device": str(device),
-        "gpu_name": torch.cuda.get_device_name(device) if device.type == "cuda" else None,
-        "warmup_step_s": warmup_s, "step_s": step_s,
-        "topology": topo, "topology_unavailable": topo_why,
-        "compile": dict(rank=rank, **compile_facts), "reducer": reducer, "reducer_unavailable": reducer_why,
-        "parallel_applied": applied, "trace": trace,
-    }
+    record = rank_record(rank=rank, local_rank=local_rank, device=device, warmup_s=warmup_s, step_s=step_s,
+                         compile_facts=compile_facts, ddp=ddp, applied=applied, trace=trace,
+                         backward_compiler=trainer.backward_compiler)
+    record["topology"], record["topology_unavailable"] = (
+        topology() if local_rank == 0 else (None, "reported by local rank 0"))
     gathered: list[Any] = [None] * world
     dist.all_gather_object(gathered, record, group=group)
     if rank != 0:
@@ -123,19 +103,14 @@ def run_point(config: ProfileConfig, point: dict[str, Any], *, rank: int, local_
 def _write_profile_manifest(config: ProfileConfig, records: list[dict[str, Any]], world: int, device: str,
                             backend: str, out_dir: Path, use_ddp: bool) -> None:
     """``run.json`` in the ``tracekit profile`` layout, so ``tracekit analyze <dir>`` reads the point."""
-    from tracekit.profile.manifest import write_manifest
-    from tracekit.profile.worker import _build_manifest
-
     cfg = dataclasses.replace(config, nproc=world, out_dir=str(out_dir))
-    manifest = _build_manifest(cfg, records, world, device, backend)
+    manifest = build_manifest(cfg, records, world, device, backend)
     manifest["bench_point"] = {"ddp": use_ddp, "world_size": world}
     write_manifest(out_dir, manifest)
 
 
 def main() -> int:
     """Entry of ``python -m tracekit.bench.ddp_worker`` (one rank of one point)."""
-    from tracekit.profile.failure import report_failure
-
     run_dir = os.environ.get("TRACEKIT_BENCH_RUN_DIR")
     rank = int(os.environ.get("RANK", "0"))
     try:

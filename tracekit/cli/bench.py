@@ -5,12 +5,14 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import sys
+from typing import Any
 
 import click
 
 from tracekit.cli.common import debug_option, emit, run_guarded
 from tracekit.errors import ConfigError, RunError
-from tracekit.profile.config import AMP_DTYPES, DEVICES, DYNAMO_BACKENDS, OPTIMIZE_DDP_MODES
+from tracekit.cli.options import MODEL_HELP, workload_options
+from tracekit.profile.config import DEVICES
 
 GROUP_EPILOG = """\b
 Examples:
@@ -59,27 +61,13 @@ def bench_group() -> None:
 
 @bench_group.command("ddp", epilog=DDP_EPILOG)
 @click.option("--model", "models", multiple=True, default=("toy",), show_default=True,
-              help="Repeatable. Same model names as `tracekit profile --model` (toy, transformer, "
-                   "torchvision names, hf:<type>, pkg.module:factory).")
+              help="Repeatable. " + MODEL_HELP)
 @click.option("--world-sizes", default=None,
               help="Comma-separated DDP world sizes, e.g. 1,2,4 (default: 1, 2, 4, ... up to the GPUs here; "
                    "2 ranks on cpu; under torchrun/srun up to the job's ranks).")
 @click.option("--warmup", type=int, default=5, show_default=True, help="Untimed iterations per point.")
 @click.option("--iters", type=int, default=10, show_default=True, help="Timed iterations per point and rank.")
-@click.option("--batch-size", type=int, default=32, show_default=True, help="Per-GPU (per-rank) batch size.")
-@click.option("--bucket-cap-mb", type=float, default=None, help="DDP bucket size in MiB (default: torch's 25).")
-@click.option("--dynamo", type=click.Choice(DYNAMO_BACKENDS), default="none", show_default=True,
-              help="torch.compile backend for the model.")
-@click.option("--optimize-ddp", type=click.Choice(OPTIMIZE_DDP_MODES), default=None,
-              help="Dynamo DDP mode with --dynamo (default ddp_optimizer).")
-@click.option("--amp", type=click.Choice(AMP_DTYPES), default="none", show_default=True, help="Autocast dtype.")
-@click.option("--device", type=click.Choice(DEVICES), default="auto", show_default=True,
-              help="auto: cuda+NCCL when there is a GPU per rank, else cpu+gloo ('GPU' = rank).")
-@click.option("--width", type=int, default=256, show_default=True, help="toy/transformer hidden size.")
-@click.option("--depth", type=int, default=4, show_default=True, help="toy layers / transformer blocks.")
-@click.option("--seq-len", type=int, default=128, show_default=True, help="transformer / HF sequence length.")
-@click.option("--timeout", "timeout_s", type=float, default=300.0, show_default=True,
-              help="Seconds for process-group init and each collective of a point.")
+@workload_options()
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
               help="Write the results (superset of benchmark.py's JSON) to this file.")
 @click.option("--profile", is_flag=True,
@@ -90,10 +78,8 @@ def bench_group() -> None:
 @click.option("--no-progress", is_flag=True, help="Do not show progress on stderr.")
 @debug_option
 @run_guarded
-def ddp_command(models: tuple[str, ...], world_sizes: str | None, warmup: int, iters: int, batch_size: int,
-                bucket_cap_mb: float | None, dynamo: str, optimize_ddp: str | None, amp: str, device: str,
-                width: int, depth: int, seq_len: int, timeout_s: float, json_path: str | None, profile: bool,
-                profile_dir: str | None, markdown: bool, no_progress: bool) -> None:
+def ddp_command(models: tuple[str, ...], world_sizes: str | None, warmup: int, iters: int, json_path: str | None,
+                profile: bool, profile_dir: str | None, markdown: bool, no_progress: bool, **workload: Any) -> None:
     """DDP scaling sweep: no-DDP baseline, then DDP on 1, 2, 4, ... ranks, per model.
 
     Each point is a fresh process group and model: --warmup then --iters iterations of
@@ -115,10 +101,7 @@ def ddp_command(models: tuple[str, ...], world_sizes: str | None, warmup: int, i
         profile_dir = f"traces/bench-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
     sizes = _sizes(world_sizes)
     # ProfileConfig wants warmup >= 1; the sweep's --warmup 0 maps to 1 warm-up step.
-    config = ProfileConfig(device=device, timeout_s=timeout_s, width=width, depth=depth, seq_len=seq_len,
-                           batch_size=batch_size, bucket_cap_mb=bucket_cap_mb, amp=amp, dynamo=dynamo,
-                           optimize_ddp=optimize_ddp, warmup=max(1, warmup), steps=iters,
-                           command_line=list(sys.argv))
+    config = ProfileConfig(**workload, warmup=max(1, warmup), steps=iters, command_line=list(sys.argv))
     progress = Progress(0, enabled=False) if no_progress else None
     doc = run_sweep(config, list(models), sizes, profile_dir=profile_dir, progress=progress)
     if doc is None:  # not rank 0 of an outer job

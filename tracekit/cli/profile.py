@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
 
 from tracekit.cli.common import debug_option, run_guarded
-from tracekit.profile.config import (
-    AMP_DTYPES, COMM_HOOKS, DEVICES, DYNAMO_BACKENDS, OPTIMIZE_DDP_MODES, OPTIMIZERS, ProfileConfig,
-)
+from tracekit.cli.options import MODEL_HELP, workload_options
+from tracekit.profile.config import OPTIMIZERS, ProfileConfig
 
 EPILOG = """\b
 Examples:
   tracekit profile --nproc 2 --out runs/eager
   tracekit profile --nproc 2 --dynamo inductor --optimize-ddp ddp_optimizer \\
       --model toy --width 4096 --depth 16 --bucket-cap-mb 25 --out runs/inductor
+  tracekit profile --dynamo inductor --optimize-ddp python_reducer --inductor-ddp-fusion coalesced
+  tracekit profile --nproc 4 --tp 2 --replicate --model transformer --out runs/tp2
   torchrun --nproc-per-node 8 -m tracekit profile --model transformer --fsdp
   tracekit analyze runs/inductor
 """
@@ -25,42 +27,25 @@ Examples:
 @click.command(epilog=EPILOG)
 @click.option("--nproc", type=int, default=None, help="Ranks to start (default: all GPUs, or 2 on cpu). "
               "Under torchrun/srun the launcher decides: omit it (or pass WORLD_SIZE).")
-@click.option("--device", type=click.Choice(DEVICES), default="auto", show_default=True,
-              help="auto: cuda+NCCL when there is a GPU per rank, else cpu+gloo (with a notice).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
               help="Run folder for rank<R>.trace.json.gz and run.json (default: traces/<time>-<model>-<mode>).")
-@click.option("--timeout", "timeout_s", type=float, default=300.0, show_default=True,
-              help="Seconds for process-group init and each collective before a rank gives up.")
-@click.option("--model", default="toy", show_default=True,
-              help="toy | transformer | a torchvision name (resnet50) | hf:<type> or a Hugging Face "
-                   "model type (gpt2) | pkg.module:factory returning (model, batch_fn).")
-@click.option("--width", type=int, default=256, show_default=True, help="toy/transformer hidden size.")
-@click.option("--depth", type=int, default=4, show_default=True, help="toy layers / transformer blocks.")
-@click.option("--seq-len", type=int, default=128, show_default=True, help="transformer / HF sequence length.")
-@click.option("--heads", type=int, default=4, show_default=True, help="transformer attention heads.")
+@click.option("--model", default="toy", show_default=True, help=MODEL_HELP)
+@workload_options()
 @click.option("--graph-break-at", type=int, default=None,
               help="Insert torch._dynamo.graph_break() after this layer/block (built-in models).")
-@click.option("--batch-size", type=int, default=32, show_default=True, help="Per-rank micro-batch size.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--ddp", "parallel", flag_value="ddp", default=True, help="DistributedDataParallel (default).")
 @click.option("--fsdp", "parallel", flag_value="fsdp", help="FSDP2 fully_shard per block.")
-@click.option("--bucket-cap-mb", type=float, default=None, help="DDP bucket size (default: torch's 25).")
-@click.option("--first-bucket-cap-mb", type=float, default=None,
-              help="DDP first bucket size (torch versions whose DDP has bucket_cap_mb_list).")
-@click.option("--static-graph", is_flag=True, help="DDP static_graph=True.")
-@click.option("--gradient-as-bucket-view", is_flag=True, help="DDP gradient_as_bucket_view=True.")
-@click.option("--comm-hook", type=click.Choice(COMM_HOOKS), default="none", show_default=True,
-              help="DDP default comm hook: compress gradients to bf16/fp16 for the allreduce.")
+@click.option("--replicate", "parallel", flag_value="replicate",
+              help="Composable torch.distributed._composable.replicate (DDP's reducer, module-level API).")
+@click.option("--tp", type=int, default=1, show_default=True,
+              help="Tensor-parallel degree: mesh (dp, tp), colwise/rowwise Linear pairs on the tp dimension, "
+                   "--replicate or --fsdp on the dp dimension (toy, transformer).")
 @click.option("--grad-accum", type=int, default=1, show_default=True,
-              help="Micro-batches per step; all but the last run under DDP no_sync().")
-@click.option("--activation-checkpointing", is_flag=True, help="FSDP: checkpoint each block.")
-@click.option("--amp", type=click.Choice(AMP_DTYPES), default="none", show_default=True, help="Autocast dtype.")
+              help="Micro-batches per step; all but the last skip gradient sync (no_sync).")
+@click.option("--activation-checkpointing", is_flag=True, help="FSDP/replicate: checkpoint each block.")
 @click.option("--optimizer", type=click.Choice(OPTIMIZERS), default="sgd", show_default=True)
 @click.option("--lr", type=float, default=1e-3, show_default=True)
-@click.option("--dynamo", type=click.Choice(DYNAMO_BACKENDS), default="none", show_default=True,
-              help="torch.compile backend (none = eager).")
-@click.option("--optimize-ddp", type=click.Choice(OPTIMIZE_DDP_MODES), default=None,
-              help="torch._dynamo.config.optimize_ddp for compiled DDP (default ddp_optimizer).")
 @click.option("--fullgraph", is_flag=True, help="torch.compile(fullgraph=True): a graph break is an error.")
 @click.option("--warmup", type=int, default=3, show_default=True,
               help="Warm-up steps (compilation happens here).")
@@ -76,12 +61,13 @@ Examples:
 @click.option("--fail-at", type=click.Choice(["warmup", "end"]), default="end", hidden=True,
               envvar="TRACEKIT_TEST_FAIL_AT")
 @click.option("--compare", default=None, metavar="VARIANTS",
-              help="Profile each variant (eager or BACKEND[:OPTIMIZE_DDP], comma-separated) into "
+              help="Profile each variant (comma-separated [PARALLEL:]BACKEND[:OPTIMIZE_DDP][:FUSION], e.g. "
+                   "eager,inductor,inductor:python_reducer,replicate:inductor:python_reducer:coalesced) into "
                    "OUT/<variant> with otherwise identical options, then print one comparison table.")
 @debug_option
 @run_guarded
 def profile_command(compare: str | None = None, **opts: Any) -> None:
-    """Train a model on N ranks (DDP/FSDP, eager or compiled) and profile a clean window.
+    """Train a model on N ranks (DDP/replicate/FSDP, optional tensor parallel, eager or compiled) and profile it.
 
     Writes one Chrome trace per rank and run.json (config, versions, hardware,
     step-time percentiles, compile facts, buckets) into the run folder, ready
@@ -93,29 +79,30 @@ def profile_command(compare: str | None = None, **opts: Any) -> None:
       tracekit profile --dynamo inductor --optimize-ddp no_optimization --out runs/nosplit
       tracekit profile --model transformer --width 1024 --depth 8 --fsdp --amp bf16
       tracekit profile --compare eager,inductor,inductor:no_optimization --out runs/cmp
+      tracekit profile --compare inductor,inductor:python_reducer,replicate:inductor:python_reducer
     """
     from tracekit.profile.launcher import run_profile
 
-    config = ProfileConfig(command_line=["tracekit", *sys.argv[1:]], **opts)
+    command_line = ["tracekit", *sys.argv[1:]]
     if compare:
-        _compare(config, compare)
+        _compare({**opts, "command_line": command_line}, compare)
         return
+    config = ProfileConfig(command_line=command_line, **opts)
     manifest = run_profile(config, notify=lambda m: click.echo(m, err=True))
     if manifest is None:  # a non-zero rank under torchrun/srun
         return
     click.echo(format_summary(manifest))
 
 
-def _compare(config: ProfileConfig, spec: str) -> None:
+def _compare(options: dict[str, Any], spec: str) -> None:
     """Profile every variant, then (rank 0 / elastic launcher only) analyze and compare them."""
-    import dataclasses
-
     from tracekit.compare import variant_configs
-    from tracekit.profile.launcher import default_out_dir, run_profile
+    from tracekit.profile.launcher import run_profile
 
-    root = config.out_dir or default_out_dir(dataclasses.replace(config, dynamo="none")).replace("-ddp-eager", "-compare")
+    configs = variant_configs(options, spec, options.get("out_dir"))  # all validated before any runs
+    root = str(Path(configs[0][1].out_dir).parent)
     dirs = {}
-    for label, cfg in variant_configs(config, spec, root):  # every variant is validated before any runs
+    for label, cfg in configs:
         click.echo(f"== {label}", err=True)
         manifest = run_profile(cfg, notify=lambda m: click.echo(m, err=True))
         if manifest is None:  # a non-zero rank under an outer launcher

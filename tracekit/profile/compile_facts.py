@@ -32,7 +32,8 @@ _BUCKET_COUNT_RE = re.compile(r"DDPOptimizer used bucket cap (\d+) and created (
 _TABLE_ROW_RE = re.compile(r"^[│|]\s*(\d*)\s*[│|]\s*(\d*)\s*[│|]\s*(\S+)\s*[│|]\s*$")
 
 # Graph breaks that come from DDP's own wrapper code, not the user's model.
-_WRAPPER_MARKERS = ("DistributedDataParallel", "set_runtime_stats_and_log", "torch/nn/parallel/")
+_WRAPPER_MARKERS = ("DistributedDataParallel", "set_runtime_stats_and_log", "torch/nn/parallel/",
+                    "torch/distributed/_composable/", "torch/distributed/tensor/")
 
 
 class _ListHandler(logging.Handler):

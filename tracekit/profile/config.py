@@ -9,7 +9,10 @@ Bad values and bad combinations raise :class:`tracekit.errors.ConfigError` in
 from __future__ import annotations
 
 import dataclasses
+import datetime as _dt
 import json
+import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +25,11 @@ OPTIMIZE_DDP_MODES = (
     "python_reducer",
     "python_reducer_without_compiled_forward",
 )
-PARALLELISMS = ("ddp", "fsdp")
+PARALLELISMS = ("ddp", "fsdp", "replicate")
+#: data-parallel wrappers built on DDP (its reducer, buckets, comm hooks, python reducer)
+DDP_LIKE = ("ddp", "replicate")
+#: inductor's DDP communication fusion: concat = fuse_ddp_with_concat_op, coalesced = fuse_ddp_with_coalesced_op
+INDUCTOR_DDP_FUSIONS = ("concat", "coalesced", "none")
 DEVICES = ("auto", "cuda", "cpu")
 COMM_HOOKS = ("none", "bf16", "fp16")
 AMP_DTYPES = ("none", "bf16", "fp16")
@@ -60,7 +67,8 @@ class ProfileConfig:
     batch_size: int = 32
     seed: int = 0
     # parallelism
-    parallel: str = "ddp"
+    parallel: str = "ddp"  # ddp | fsdp | replicate (torch.distributed._composable.replicate)
+    tp: int = 1  # tensor-parallel degree: mesh (dp, tp) with dp = world / tp
     bucket_cap_mb: float | None = None  # None: torch's default (25 MiB)
     first_bucket_cap_mb: float | None = None
     static_graph: bool = False
@@ -75,6 +83,8 @@ class ProfileConfig:
     dynamo: str = "none"
     optimize_ddp: str | None = None  # None: ddp_optimizer when compiling a DDP model
     fullgraph: bool = False
+    inductor_ddp_fusion: str | None = None  # None: torch's inductor config as it is
+    inductor_ddp_bucket_mb: int | None = None  # torch._inductor.config._fuse_ddp_bucket_size
     # profiling
     warmup: int = 3
     steps: int = 10
@@ -102,8 +112,10 @@ class ProfileConfig:
             raise ConfigError("fail_at must be 'warmup' or 'end'")
         if self.optimize_ddp is not None:
             _choice("optimize_ddp", self.optimize_ddp, OPTIMIZE_DDP_MODES)
+        if self.inductor_ddp_fusion is not None:
+            _choice("inductor_ddp_fusion", self.inductor_ddp_fusion, INDUCTOR_DDP_FUSIONS)
         for name in ("width", "depth", "seq_len", "heads", "batch_size", "grad_accum",
-                     "warmup", "steps", "profile_steps"):
+                     "warmup", "steps", "profile_steps", "tp"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"--{name.replace('_', '-')} must be at least 1 (got {getattr(self, name)})")
         for name in ("profile_wait", "profile_warmup"):
@@ -120,6 +132,7 @@ class ProfileConfig:
         if self.graph_break_at is not None and self.model not in BUILTIN_MODELS:
             raise ConfigError("--graph-break-at works with the built-in models (toy, transformer) only")
         self._check_parallel()
+        self._check_tp()
         self._check_compile()
 
     def _check_parallel(self) -> None:
@@ -134,9 +147,10 @@ class ProfileConfig:
             }
             bad = [k for k, v in ddp_only.items() if v]
             if bad:
-                raise ConfigError(f"{', '.join(bad)} {'applies' if len(bad) == 1 else 'apply'} only to --ddp, not --fsdp")
-        elif self.activation_checkpointing:
-            raise ConfigError("--activation-checkpointing is only supported with --fsdp")
+                raise ConfigError(f"{', '.join(bad)} {'applies' if len(bad) == 1 else 'apply'} "
+                                  "only to --ddp/--replicate, not --fsdp")
+        elif self.activation_checkpointing and self.parallel != "replicate":
+            raise ConfigError("--activation-checkpointing is only supported with --fsdp or --replicate")
         if self.bucket_cap_mb is not None and self.bucket_cap_mb <= 0:
             raise ConfigError("--bucket-cap-mb must be positive")
         if self.first_bucket_cap_mb is not None:
@@ -145,7 +159,34 @@ class ProfileConfig:
             if self.bucket_cap_mb is None:
                 raise ConfigError("--first-bucket-cap-mb needs --bucket-cap-mb")
 
+    def _check_tp(self) -> None:
+        if self.tp == 1:
+            return
+        if self.parallel == "ddp":
+            raise ConfigError("--tp needs --replicate or --fsdp for the data-parallel dimension "
+                              "(DistributedDataParallel does not take a device mesh here)")
+        if self.model not in BUILTIN_MODELS:
+            raise ConfigError("--tp works with the built-in models (toy, transformer) only")
+        if self.model == "toy" and self.depth < 2:
+            raise ConfigError("--tp with --model toy needs --depth >= 2 (a colwise/rowwise pair)")
+        if self.width % self.tp or (self.model == "transformer" and self.heads % self.tp):
+            raise ConfigError(f"--tp {self.tp} must divide --width {self.width}"
+                              + (f" and --heads {self.heads}" if self.model == "transformer" else ""))
+        if self.nproc is not None and self.nproc % self.tp:
+            raise ConfigError(f"--tp {self.tp} must divide the number of ranks ({self.nproc})")
+        if self.graph_break_at is not None:
+            raise ConfigError("--graph-break-at cannot be combined with --tp")
+
     def _check_compile(self) -> None:
+        if self.inductor_ddp_fusion is not None or self.inductor_ddp_bucket_mb is not None:
+            if self.dynamo != "inductor" or not (self.resolved_optimize_ddp or "").startswith("python_reducer"):
+                raise ConfigError("--inductor-ddp-fusion/--inductor-ddp-bucket-mb need --dynamo inductor and "
+                                  "--optimize-ddp python_reducer[_without_compiled_forward] (inductor fuses the "
+                                  "allreduces of the compiled-autograd backward)")
+            if self.inductor_ddp_bucket_mb is not None and self.inductor_ddp_bucket_mb <= 0:
+                raise ConfigError("--inductor-ddp-bucket-mb must be positive")
+            if self.inductor_ddp_fusion == "none" and self.inductor_ddp_bucket_mb is not None:
+                raise ConfigError("--inductor-ddp-bucket-mb has no effect with --inductor-ddp-fusion none")
         if self.dynamo == "none":
             if self.optimize_ddp is not None:
                 raise ConfigError("--optimize-ddp needs --dynamo (it only affects compiled DDP)")
@@ -157,6 +198,11 @@ class ProfileConfig:
             # DDPOptimizer asserts its 1 MiB first bucket is <= the bucket cap.
             raise ConfigError("--optimize-ddp ddp_optimizer needs --bucket-cap-mb >= 1")
         if mode and mode.startswith("python_reducer"):
+            if self.tp > 1:
+                # torch's own test (test_replicate_with_compiler.py, test_ddp_tp) expects compiled autograd
+                # to fail on DTensor gradients ("Expected ProxyTensor, got DTensor").
+                raise ConfigError("--optimize-ddp python_reducer cannot be combined with --tp "
+                                  "(compiled autograd does not trace DTensor gradients)")
             if self.comm_hook != "none":
                 raise ConfigError("--comm-hook is not supported by DDP's python reducer")
             if self.static_graph:
@@ -172,7 +218,7 @@ class ProfileConfig:
     @property
     def resolved_optimize_ddp(self) -> str | None:
         """The DDP optimization mode in effect (None when not compiling DDP)."""
-        if self.dynamo == "none" or self.parallel != "ddp":
+        if self.dynamo == "none" or self.parallel not in DDP_LIKE:
             return None
         return self.optimize_ddp or "ddp_optimizer"
 
@@ -194,7 +240,22 @@ class ProfileConfig:
 
     def mode_label(self) -> str:
         """Short name for folder names: ``ddp-eager``, ``ddp-inductor-ddp_optimizer``."""
-        parts = [self.parallel, "eager" if self.dynamo == "none" else self.dynamo]
+        parts = [self.parallel if self.tp == 1 else f"{self.parallel}-tp{self.tp}",
+                 "eager" if self.dynamo == "none" else self.dynamo]
         if self.resolved_optimize_ddp:
             parts.append(self.resolved_optimize_ddp)
+        if self.inductor_ddp_fusion:
+            parts.append(f"fuse_{self.inductor_ddp_fusion}")
         return "-".join(parts)
+
+    @property
+    def uses_python_reducer(self) -> bool:
+        """Backward runs under compiled autograd with DDP's python reducer."""
+        return (self.resolved_optimize_ddp or "").startswith("python_reducer")
+
+
+def default_out_dir(config: ProfileConfig) -> str:
+    """``traces/<YYYYmmdd-HHMMSS>-<model>-<mode>``: the run folder when ``--out`` is not given."""
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    model = re.sub(r"[^A-Za-z0-9_.-]+", "_", config.model)
+    return os.path.join("traces", f"{stamp}-{model}-{config.mode_label()}")

@@ -1,108 +1,31 @@
 """``run_profile``: validate, pick the device, start the ranks, report how it went.
 
 Without an outer launcher we start ``nproc`` ranks with torch's elastic launcher
-(``torch.distributed.launcher.api.elastic_launch``) and a c10d rendezvous on a
-free local port (port 0) -- the same machinery as ``torchrun --standalone``, so failure
+(:mod:`tracekit.profile.elastic`) -- the same machinery as ``torchrun --standalone``, so failure
 detection and child cleanup are torch's, not ours. Under torchrun or srun this
-process is one rank and runs it in-process.
+process is one rank and runs it in-process (:func:`tracekit.profile.worker.run_rank`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import datetime as _dt
-import logging
 import os
-import re
 import sys
-import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tracekit.errors import ConfigError, RunError
-from tracekit.profile.config import ProfileConfig
+from tracekit.profile.config import ProfileConfig, default_out_dir
+from tracekit.profile.elastic import launch_module
 from tracekit.profile.env import CHILD_MARKER, CONFIG_ENV, apply_gpu_safety_env, detect_rank_env
 from tracekit.profile.failure import describe_failure, last_line
 from tracekit.profile.manifest import read_manifest
 from tracekit.profile.models import check_model_available
+from tracekit.profile.preflight import check_torch_features, resolve_device
+from tracekit.profile.worker import run_rank
 
-
-def default_out_dir(config: ProfileConfig) -> str:
-    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    model = re.sub(r"[^A-Za-z0-9_.-]+", "_", config.model)
-    return os.path.join("traces", f"{stamp}-{model}-{config.mode_label()}")
-
-
-def resolve_device(config: ProfileConfig, local_ranks: int) -> tuple[str, str | None]:
-    """``(device, notice)``: cuda when enough GPUs for the ranks on this host, else cpu (with a notice)."""
-    import torch
-
-    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    if config.device == "cuda":
-        if gpus < local_ranks:
-            raise ConfigError(f"--device cuda with {local_ranks} ranks on this host needs {local_ranks} GPUs, "
-                              f"found {gpus}")
-        return "cuda", None
-    if config.device == "cpu":
-        return "cpu", None
-    if gpus >= local_ranks and gpus > 0:
-        return "cuda", None
-    why = "no CUDA GPU" if gpus == 0 else f"{gpus} GPU(s) for {local_ranks} ranks"
-    return "cpu", f"{why}: running on cpu with gloo (timings are not GPU timings)"
-
-
-def _check_torch_features(config: ProfileConfig, device: str) -> None:
-    if config.parallel == "fsdp":
-        try:
-            from tracekit.profile.parallel import _fully_shard
-
-            _fully_shard()
-        except ImportError as e:
-            raise ConfigError(f"--fsdp needs FSDP2 fully_shard (torch >= 2.4): {e}") from e
-    if config.first_bucket_cap_mb is not None:
-        import inspect
-
-        from torch.nn.parallel import DistributedDataParallel as DDP
-
-        if "bucket_cap_mb_list" not in inspect.signature(DDP.__init__).parameters:
-            import torch
-
-            raise ConfigError(f"--first-bucket-cap-mb is not supported by torch {torch.__version__}")
-    if config.dynamo == "inductor" and device == "cpu":
-        import shutil
-
-        if not (shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")):
-            raise ConfigError("--dynamo inductor on cpu needs a C++ compiler; use --dynamo aot_eager")
-    if config.amp == "fp16" and device == "cpu":
-        raise ConfigError("--amp fp16 needs cuda (use --amp bf16 on cpu)")
-
-
-@contextmanager
-def _scoped_env(values: dict[str, str]) -> Iterator[None]:
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
-@contextmanager
-def _quiet_elastic() -> Iterator[None]:
-    """The elastic agent logs every phase at INFO/WARNING; keep the console to our summary."""
-    lg = logging.getLogger("torch.distributed.elastic")
-    saved = lg.level
-    lg.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        lg.setLevel(saved)
+__all__ = ["run_profile", "default_out_dir", "resolve_device", "check_torch_features"]
 
 
 def _failure_error(out_dir: Path, exc: Exception) -> RunError:
@@ -131,14 +54,12 @@ def run_profile(config: ProfileConfig, *, notify: Callable[[str], None] | None =
             raise ConfigError(f"--nproc {config.nproc} disagrees with the launcher's WORLD_SIZE "
                               f"{rank_env.world_size}; drop --nproc under torchrun/srun")
         device, notice = resolve_device(config, rank_env.local_world_size)
-        _check_torch_features(config, device)
+        check_torch_features(config, device)
         if notice and rank_env.rank == 0 and not os.environ.get(CHILD_MARKER):
             notify(f"notice: {notice}")
         config = dataclasses.replace(config, device=device, nproc=rank_env.world_size,
                                      launcher=config.launcher or rank_env.launcher,
                                      device_notice=config.device_notice or notice)
-        from tracekit.profile.worker import run_rank
-
         try:
             return run_rank(config)
         except ConfigError:
@@ -154,7 +75,7 @@ def run_profile(config: ProfileConfig, *, notify: Callable[[str], None] | None =
     else:
         nproc = config.nproc
     device, notice = resolve_device(config, nproc)
-    _check_torch_features(config, device)
+    check_torch_features(config, device)
     if notice:
         notify(f"notice: {notice}")
     out_dir = Path(config.out_dir or default_out_dir(config))
@@ -173,48 +94,15 @@ def run_profile(config: ProfileConfig, *, notify: Callable[[str], None] | None =
     return manifest
 
 
-def local_launch_config(nproc: int, timeout_s: float, run_prefix: str) -> Any:
-    """Elastic ``LaunchConfig`` for ``nproc`` ranks on this host, as ``torchrun --standalone``.
-
-    ``max_restarts=0``: one failing rank stops the others, so nothing hangs.
-    """
-    from torch.distributed.launcher.api import LaunchConfig
-
-    return LaunchConfig(
-        min_nodes=1,
-        max_nodes=1,
-        nproc_per_node=nproc,
-        run_id=f"{run_prefix}-{uuid.uuid4().hex[:8]}",
-        rdzv_backend="c10d",
-        # Port 0, as torchrun --standalone: the OS picks a free port when the store
-        # binds, so two runs can never race for a port we picked earlier.
-        rdzv_endpoint="localhost:0",
-        rdzv_configs={"timeout": int(min(timeout_s, 900))},
-        max_restarts=0,
-        monitor_interval=0.1,
-        start_method="spawn",
-    )
-
-
 def _elastic_launch(config: ProfileConfig, out_dir: Path) -> None:
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
-    from torch.distributed.launcher.api import elastic_launch
 
-    lc = local_launch_config(config.nproc, config.timeout_s, "tracekit")
-    child_env = {
-        CONFIG_ENV: config.to_json(),
-        CHILD_MARKER: "1",
-        # One compute thread per rank would starve a small CPU box; let torch decide
-        # but avoid N ranks x all cores of oversubscription.
-        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // config.nproc))),
-        "PYTHONUNBUFFERED": "1",
-    }
-    with _scoped_env(child_env), _quiet_elastic():
-        try:
-            elastic_launch(lc, sys.executable)("-m", "tracekit.profile.worker")
-        except ChildFailedError as e:
-            raise _failure_error(out_dir, e) from None
-        except Exception as e:  # rendezvous errors, agent failures
-            if (out_dir / "run.json").exists():
-                return
-            raise _failure_error(out_dir, e) from e
+    try:
+        launch_module(config.nproc, "tracekit.profile.worker", {CONFIG_ENV: config.to_json()},
+                      config.timeout_s, "tracekit")
+    except ChildFailedError as e:
+        raise _failure_error(out_dir, e) from None
+    except Exception as e:  # rendezvous errors, agent failures
+        if (out_dir / "run.json").exists():
+            return
+        raise _failure_error(out_dir, e) from e

@@ -150,6 +150,7 @@ def _transformer(config: ProfileConfig) -> tuple[Any, BatchFn, list[Any]]:
     from torch import nn
 
     width, heads, seq_len, vocab = config.width, config.heads, config.seq_len, 1024
+    head_dim = width // heads
     cut = config.depth if config.graph_break_at is None else config.graph_break_at + 1
 
     class Block(nn.Module):
@@ -163,9 +164,12 @@ def _transformer(config: ProfileConfig) -> tuple[Any, BatchFn, list[Any]]:
 
         def forward(self, x: Any) -> Any:
             b, t, c = x.shape
-            q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, heads, c // heads).permute(2, 0, 3, 1, 4)
+            qkv = self.qkv(self.ln1(x))
+            # head-major columns (head, q|k|v, dim): a column shard (--tp) holds whole heads
+            local_heads = qkv.shape[-1] // (3 * head_dim)
+            q, k, v = qkv.view(b, t, local_heads, 3, head_dim).permute(3, 0, 2, 1, 4)
             a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-            x = x + self.proj(a.transpose(1, 2).reshape(b, t, c))
+            x = x + self.proj(a.transpose(1, 2).reshape(b, t, local_heads * head_dim))
             return x + self.mlp(self.ln2(x))
 
     class Transformer(nn.Module):
@@ -192,6 +196,28 @@ def _transformer(config: ProfileConfig) -> tuple[Any, BatchFn, list[Any]]:
         return torch.randint(0, vocab, (batch_size, seq_len), device=device)
 
     return model, batch_fn, list(model.blocks)
+
+
+def tp_plan(config: ProfileConfig, model: Any) -> dict[str, str]:
+    """Tensor-parallel plan of a built-in model: module path -> ``"colwise"`` | ``"rowwise"``.
+
+    toy: layers (0, 1), (2, 3), ... as colwise/rowwise pairs (an odd last layer stays
+    replicated); transformer: per block ``qkv`` and ``mlp.0`` colwise, ``proj`` and ``mlp.2``
+    rowwise (Megatron-style: one allreduce in forward and one in backward per pair).
+    """
+    if config.model == "toy":
+        layers = [f"front.{i}.0" for i in range(len(model.front))] + [f"back.{i}.0" for i in range(len(model.back))]
+        plan = {}
+        for i in range(0, len(layers) - 1, 2):
+            plan[layers[i]], plan[layers[i + 1]] = "colwise", "rowwise"
+        return plan
+    if config.model == "transformer":
+        plan = {}
+        for i in range(len(model.blocks)):
+            plan.update({f"blocks.{i}.qkv": "colwise", f"blocks.{i}.proj": "rowwise",
+                         f"blocks.{i}.mlp.0": "colwise", f"blocks.{i}.mlp.2": "rowwise"})
+        return plan
+    raise ConfigError(f"--tp: no tensor-parallel plan for --model {config.model}")
 
 
 def _torchvision(config: ProfileConfig) -> tuple[Any, BatchFn, list[Any]]:

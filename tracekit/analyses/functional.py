@@ -1,0 +1,119 @@
+"""Functional collectives (``_c10d_functional::*``) and process groups of gloo traces.
+
+Compiled autograd with DDP's python reducer, inductor's DDP fusion passes and DTensor
+(tensor parallel) issue collectives through the functional API: a
+``_c10d_functional::all_reduce_`` / ``all_reduce_coalesced_`` / ``all_gather_into_tensor`` ...
+CPU op launches the collective (it encloses the ``c10d::*`` op and, on NCCL, the
+``record_param_comms`` op), and a later ``_c10d_functional::wait_tensor`` on the same
+thread waits for it: on gloo the thread blocks there until the collective is done; on
+NCCL it only makes the current stream wait for the communication stream.
+
+* :func:`launch_ops` -- for collective launch times, the enclosing functional op's name.
+* :func:`wait_columns` -- per bucket, where the program waits on it (``wait_tensor``).
+* :func:`gloo_thread_groups` -- gloo traces carry no process-group args; each gloo process
+  group runs its own worker threads (``pt_gloo_runloop``), created together when the group
+  is created. Clusters of consecutive worker-thread ids, in ascending order, are mapped
+  onto the trace's ``distributedInfo.pg_config`` groups in creation (name) order, aligned
+  at the end (the default group, created first, is the one usually idle in the window).
+  A heuristic: when there are more clusters than groups, nothing is mapped.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from tracekit.traces import schema
+from tracekit.traces.traceset import RankTrace
+
+FUNCTIONAL_PREFIX = "_c10d_functional::"
+WAIT_OP = "_c10d_functional::wait_tensor"
+NS_PER_US = 1000.0
+
+
+def _functional_ops(rt: RankTrace) -> pd.DataFrame:
+    def build() -> pd.DataFrame:
+        ev = rt.events
+        hit = (ev["kind"] == schema.CPU_OP).to_numpy() & schema.name_mask(ev["name"], FUNCTIONAL_PREFIX, prefix=True)
+        ops = ev.loc[hit, ["name", "ts_ns", "end_ns", "tid"]].copy()
+        ops["name"] = ops["name"].astype(str)
+        return ops.sort_values("ts_ns", kind="stable").reset_index(drop=True)
+
+    return rt.memo("functional_ops", build)
+
+
+def launch_ops(rt: RankTrace, launch_ts: np.ndarray) -> np.ndarray:
+    """Name of the functional collective op (not ``wait_tensor``) enclosing each launch time, else None."""
+    ops = _functional_ops(rt)
+    ops = ops[ops["name"] != WAIT_OP]
+    out = np.full(launch_ts.size, None, dtype=object)
+    if ops.empty or launch_ts.size == 0:
+        return out
+    ts, end, names = ops["ts_ns"].to_numpy(), ops["end_ns"].to_numpy(), ops["name"].to_numpy()
+    i = np.searchsorted(ts, launch_ts, side="right") - 1
+    ok = (i >= 0) & (launch_ts >= 0)
+    j = np.clip(i, 0, None)
+    ok &= end[j] >= launch_ts
+    out[ok] = names[j[ok]]
+    return out
+
+
+def wait_columns(rt: RankTrace, launch_ns: np.ndarray, end_ns: np.ndarray, bwd_start_ns: np.ndarray,
+                 launch_tid: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(wait_offset_us, wait_cpu_us)`` per collective (NaN where no ``wait_tensor`` follows).
+
+    - ``wait_offset_us``: start of the first ``wait_tensor`` that begins after the launch,
+      relative to ``bwd_start_ns``: the first point where the program waits on a collective
+      after this one was launched (``schedule_comm_wait`` moves waits to just before the
+      first use of the result).
+    - ``wait_cpu_us``: time inside ``wait_tensor`` ops between the launch and the collective's
+      end (``end_ns``): how long the launching thread sat in a wait while this collective
+      was in flight. Large on gloo (the wait blocks); near zero on NCCL (the wait only
+      enqueues a stream dependency; the device-side cost is the bucket's ``exposed_us``).
+      Several buckets in flight at once can each count the same wait.
+    """
+    ops = _functional_ops(rt)
+    w = ops[ops["name"] == WAIT_OP]
+    if launch_tid is not None and len(w):
+        w = w[w["tid"] == launch_tid]
+    n = launch_ns.size
+    if w.empty or n == 0:
+        return np.full(n, np.nan), np.full(n, np.nan)
+    ws, we = w["ts_ns"].to_numpy(), w["end_ns"].to_numpy()
+    k = np.searchsorted(ws, launch_ns, side="right")
+    has = k < ws.size
+    first = np.where(has, ws[np.clip(k, 0, ws.size - 1)], -1)
+    offset = np.where(has, (first - bwd_start_ns) / NS_PER_US, np.nan)
+    blocked = np.empty(n)
+    for idx in range(n):  # a bucket table has tens of rows per step
+        lo, hi = launch_ns[idx], end_ns[idx]
+        if hi <= lo:
+            blocked[idx] = 0.0
+            continue
+        blocked[idx] = float(np.clip(np.minimum(we, hi) - np.maximum(ws, lo), 0, None).sum()) / NS_PER_US
+    return offset, blocked
+
+
+def gloo_thread_groups(rt: RankTrace, tids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(pg_name, pg_desc)`` for gloo worker-thread ids ``tids`` (None where not mapped; see module doc)."""
+    n = tids.size
+    names, descs = np.full(n, None, dtype=object), np.full(n, None, dtype=object)
+    cfg = rt.distributed_info.get("pg_config")
+    if not isinstance(cfg, list) or not cfg or n == 0:
+        return names, descs
+    groups = [g for g in cfg if isinstance(g, dict) and "pg_name" in g]
+    groups.sort(key=lambda g: (0, int(g["pg_name"])) if str(g["pg_name"]).isdigit() else (1, str(g["pg_name"])))
+    uniq = np.unique(tids[tids >= 0])
+    if uniq.size == 0:
+        return names, descs
+    cluster = np.concatenate([[0], np.cumsum(np.diff(uniq) > 1)])  # consecutive ids -> one group's threads
+    nclusters = int(cluster[-1]) + 1
+    if nclusters > len(groups):
+        return names, descs
+    chosen = groups[len(groups) - nclusters:]
+    by_tid = {int(t): chosen[int(c)] for t, c in zip(uniq, cluster)}
+    for i, t in enumerate(tids):
+        g = by_tid.get(int(t))
+        if g is not None:
+            names[i], descs[i] = str(g["pg_name"]), g.get("pg_desc")
+    return names, descs

@@ -1,0 +1,178 @@
+"""What a rank reports and how rank 0 assembles ``run.json`` (``tracekit profile`` and ``tracekit bench``).
+
+* :func:`versions`, :func:`topology` -- software versions and ``nvidia-smi topo -m``.
+* :func:`reducer_buckets` -- the C++ reducer's actual buckets (DDP logging data).
+* :func:`build_manifest` -- the manifest from every rank's record (see
+  :mod:`tracekit.profile.manifest` for the keys).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import platform
+import shutil
+import subprocess
+import sys
+from typing import Any
+
+from tracekit import __version__
+from tracekit.profile.config import ProfileConfig
+from tracekit.profile.harness import summarize_ranks
+from tracekit.profile.manifest import SCHEMA_VERSION
+
+
+def versions() -> dict[str, Any]:
+    import torch
+
+    nccl = None
+    if torch.cuda.is_available():
+        try:
+            v = torch.cuda.nccl.version()
+            nccl = ".".join(map(str, v)) if isinstance(v, tuple) else str(v)
+        except Exception:  # noqa: BLE001
+            nccl = None
+    cudnn = None
+    try:
+        cudnn = torch.backends.cudnn.version() if torch.cuda.is_available() else None
+    except Exception:  # noqa: BLE001
+        pass
+    return {
+        "tracekit": __version__,
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "nccl": nccl,
+        "cudnn": cudnn,
+        "platform": platform.platform(),
+    }
+
+
+def topology() -> tuple[str | None, str | None]:
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return None, "nvidia-smi not found"
+    try:
+        p = subprocess.run([exe, "topo", "-m"], capture_output=True, text=True, timeout=15, check=False)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return None, f"nvidia-smi topo -m failed: {e}"
+    if p.returncode != 0:
+        return None, f"nvidia-smi topo -m exited {p.returncode}: {p.stderr.strip()[-200:]}"
+    return p.stdout, None
+
+
+def reducer_buckets(ddp: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """The C++ reducer's actual bucket sizes, from DDP's own logging data."""
+    try:
+        data = ddp._get_ddp_logging_data()
+    except Exception as e:  # noqa: BLE001
+        return None, f"_get_ddp_logging_data failed: {type(e).__name__}: {e}"
+
+    def ints(key: str) -> list[int] | None:
+        v = data.get(key)
+        if v in (None, ""):
+            return None
+        return [int(x) for x in str(v).split(",") if x.strip()]
+
+    return {
+        "bucket_cap_bytes": data.get("bucket_cap_bytes"),
+        "bucket_sizes_bytes": ints("bucket_sizes"),
+        "rebuilt_bucket_sizes_bytes": ints("rebuilt_bucket_sizes"),
+        "rebuilt_per_bucket_param_indices": data.get("rebuilt_per_bucket_param_indices"),
+        "has_rebuilt_buckets": data.get("has_rebuilt_buckets"),
+        "gradient_as_bucket_view": data.get("gradient_as_bucket_view"),
+        "python_reducer": bool(getattr(ddp, "_use_python_reducer", False)),
+    }, None
+
+
+def rank_record(*, rank: int, local_rank: int, device: Any, warmup_s: list[float], step_s: list[float],
+                compile_facts: dict[str, Any], ddp: Any, applied: dict[str, Any], trace: dict[str, Any] | None,
+                backward_compiler: Any = None) -> dict[str, Any]:
+    """What one rank contributes to the manifest (gathered on rank 0 with ``all_gather_object``).
+
+    ``compiled_autograd`` (python reducer runs): the captured backward graphs (see
+    :class:`tracekit.profile.compiled_autograd.BackwardCompiler`) and the inductor DDP-fusion
+    settings in effect; None otherwise.
+    """
+    import os
+    import socket
+
+    import torch
+
+    reducer, reducer_why = reducer_buckets(ddp) if ddp is not None else (None, "no DDP reducer (FSDP or no DDP)")
+    ca = None
+    if backward_compiler is not None:
+        ca = {"graphs": backward_compiler.graphs, "inductor_ddp_fusion": backward_compiler.fusion_settings}
+    return {
+        "rank": rank, "local_rank": local_rank, "hostname": socket.gethostname(), "pid": os.getpid(),
+        "device": str(device),
+        "gpu_name": torch.cuda.get_device_name(device) if device.type == "cuda" else None,
+        "warmup_step_s": warmup_s, "step_s": step_s,
+        "compile": dict(rank=rank, **compile_facts),
+        "reducer": reducer, "reducer_unavailable": reducer_why,
+        "compiled_autograd": ca,
+        "parallel_applied": applied, "trace": trace,
+    }
+
+
+def build_manifest(config: ProfileConfig, ranks: list[dict[str, Any]], world: int, device: str,
+                    backend: str) -> dict[str, Any]:
+    ranks = sorted(ranks, key=lambda r: r["rank"])
+    local_examples = config.batch_size * config.grad_accum
+    timings = summarize_ranks([r["step_s"] for r in ranks], local_examples)
+    timings["method"] = ("wall time of each step between device synchronizes, profiler off, "
+                         "after the warm-up steps")
+    timings["warmup_step_s"] = {str(r["rank"]): r["warmup_step_s"] for r in ranks}
+    topo, topo_why = topology() if device == "cuda" or shutil.which("nvidia-smi") else (None, "cpu run")
+    r0 = ranks[0]
+    ddp_opt = (r0["compile"].get("ddp_optimizer") or {}).get("graphs") if r0["compile"].get("enabled") else None
+    bucket_why = {}
+    if r0["reducer"] is None:
+        bucket_why["reducer"] = r0["reducer_unavailable"]
+    if config.resolved_optimize_ddp != "ddp_optimizer":
+        bucket_why["ddp_optimizer"] = "DDPOptimizer not in use"
+    if not config.uses_python_reducer:
+        bucket_why["compiled_autograd"] = "python reducer not in use"
+    elif config.dynamo != "inductor":
+        bucket_why["inductor_ddp_buckets"] = "inductor does not compile the backward (no DDP fusion)"
+    cfg = config.to_dict()
+    cfg.pop("command_line", None)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "tracekit", "version": __version__},
+        "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "command_line": config.command_line or sys.argv,
+        "status": "ok",
+        "config": cfg,
+        "run": {
+            "world_size": world,
+            "device": device,
+            "backend": backend,
+            "launcher": config.launcher,
+            "notice": config.device_notice,
+            "examples_per_step_per_rank": local_examples,
+            "global_batch": local_examples * world,
+            "parallel_applied": r0["parallel_applied"],
+        },
+        "versions": versions(),
+        "hardware": {
+            "ranks": [{k: r[k] for k in ("rank", "local_rank", "hostname", "pid", "device", "gpu_name")}
+                      for r in ranks],
+            "topology": topo,
+            "topology_unavailable": topo_why,
+        },
+        "timings": timings,
+        "profile_window": {
+            "wait": config.profile_wait, "warmup": config.profile_warmup, "active": config.profile_steps,
+            "first_step": config.warmup + config.steps,
+            "record_shapes": config.record_shapes, "with_stack": config.with_stack,
+        },
+        "compile": {"per_rank": [r["compile"] for r in ranks]},
+        "buckets": {
+            "ddp_optimizer": ddp_opt,
+            "reducer": r0["reducer"],
+            "inductor_ddp_buckets": r0["compile"].get("inductor_ddp_buckets"),
+            "compiled_autograd": r0.get("compiled_autograd"),
+            "unavailable": bucket_why,
+        },
+        "traces": [r["trace"] for r in ranks],
+    }
