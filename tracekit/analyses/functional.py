@@ -10,12 +10,12 @@ NCCL it only makes the current stream wait for the communication stream.
 
 * :func:`launch_ops` -- for collective launch times, the enclosing functional op's name.
 * :func:`wait_columns` -- per bucket, where the program waits on it (``wait_tensor``).
-* :func:`gloo_thread_groups` -- gloo traces carry no process-group args; each gloo process
-  group runs its own worker threads (``pt_gloo_runloop``), created together when the group
-  is created. Clusters of consecutive worker-thread ids, in ascending order, are mapped
-  onto the trace's ``distributedInfo.pg_config`` groups in creation (name) order, aligned
-  at the end (the default group, created first, is the one usually idle in the window).
-  A heuristic: when there are more clusters than groups, nothing is mapped.
+* :func:`gloo_thread_groups` -- gloo traces carry no process-group args. When the rank
+  belongs to one group only (``distributedInfo.pg_config``), every collective is on it.
+  With several groups (a device mesh) the group stays unknown: each gloo group runs its own
+  worker threads, but their ids interleave with the other ranks' threads (all ranks create
+  their groups at the same time on one host), so no rule maps a thread to its group
+  reliably; NCCL traces name the group of every collective.
 """
 
 from __future__ import annotations
@@ -95,25 +95,11 @@ def wait_columns(rt: RankTrace, launch_ns: np.ndarray, end_ns: np.ndarray, bwd_s
 
 
 def gloo_thread_groups(rt: RankTrace, tids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(pg_name, pg_desc)`` for gloo worker-thread ids ``tids`` (None where not mapped; see module doc)."""
+    """``(pg_name, pg_desc)`` for gloo worker-thread ids ``tids`` (None where unknown; see module doc)."""
     n = tids.size
     names, descs = np.full(n, None, dtype=object), np.full(n, None, dtype=object)
     cfg = rt.distributed_info.get("pg_config")
-    if not isinstance(cfg, list) or not cfg or n == 0:
-        return names, descs
-    groups = [g for g in cfg if isinstance(g, dict) and "pg_name" in g]
-    groups.sort(key=lambda g: (0, int(g["pg_name"])) if str(g["pg_name"]).isdigit() else (1, str(g["pg_name"])))
-    uniq = np.unique(tids[tids >= 0])
-    if uniq.size == 0:
-        return names, descs
-    cluster = np.concatenate([[0], np.cumsum(np.diff(uniq) > 1)])  # consecutive ids -> one group's threads
-    nclusters = int(cluster[-1]) + 1
-    if nclusters > len(groups):
-        return names, descs
-    chosen = groups[len(groups) - nclusters:]
-    by_tid = {int(t): chosen[int(c)] for t, c in zip(uniq, cluster)}
-    for i, t in enumerate(tids):
-        g = by_tid.get(int(t))
-        if g is not None:
-            names[i], descs[i] = str(g["pg_name"]), g.get("pg_desc")
+    groups = [g for g in cfg if isinstance(g, dict) and "pg_name" in g] if isinstance(cfg, list) else []
+    if len(groups) == 1:
+        names[:], descs[:] = str(groups[0]["pg_name"]), groups[0].get("pg_desc")
     return names, descs

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from tracekit.cli.common import debug_option, run_guarded
+from tracekit.errors import RunError
 from tracekit.cli.options import MODEL_HELP, workload_options
 from tracekit.profile.config import OPTIMIZERS, ProfileConfig
 
@@ -101,21 +102,29 @@ def _compare(options: dict[str, Any], spec: str) -> None:
 
     configs = variant_configs(options, spec, options.get("out_dir"))  # all validated before any runs
     root = str(Path(configs[0][1].out_dir).parent)
-    dirs = {}
+    dirs, failed = {}, {}
     for label, cfg in configs:
         click.echo(f"== {label}", err=True)
-        manifest = run_profile(cfg, notify=lambda m: click.echo(m, err=True))
+        try:
+            manifest = run_profile(cfg, notify=lambda m: click.echo(m, err=True))
+        except RunError as e:  # a failing variant is reported and the others still run
+            click.echo(f"error: {label}: {e}", err=True)
+            failed[label] = str(e)
+            continue
         if manifest is None:  # a non-zero rank under an outer launcher
             continue
         dirs[label] = cfg.out_dir
-    if not dirs:
-        return
-    # analysis runs after every profile finished, so the profiled processes never import it
-    from tracekit.compare import compare_runs
-    from tracekit.report.fmt import table
+    if dirs:
+        # analysis runs after every profile finished, so the profiled processes never import it
+        from tracekit.compare import compare_runs
+        from tracekit.report.fmt import table
 
-    click.echo(f"Comparison ({root})")
-    click.echo(table(compare_runs(dirs), "table"))
+        click.echo(f"Comparison ({root})")
+        click.echo(table(compare_runs(dirs), "table"))
+    for label, why in failed.items():
+        click.echo(f"{label}: FAILED: {why}")
+    if failed:
+        raise RunError(f"{len(failed)} of {len(configs)} variants failed: {', '.join(failed)}")
 
 
 def _ms(v: float | None) -> str:

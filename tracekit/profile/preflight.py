@@ -52,6 +52,8 @@ def check_torch_features(config: ProfileConfig, device: str) -> None:
             raise ConfigError("--dynamo inductor on cpu needs a C++ compiler; use --dynamo aot_eager")
     if config.amp == "fp16" and device == "cpu":
         raise ConfigError("--amp fp16 needs cuda (use --amp bf16 on cpu)")
+    if config.comm_hook == "bf16" and device == "cpu":
+        raise ConfigError("--comm-hook bf16 needs cuda and NCCL (torch's bf16_compress_hook); use fp16 on cpu")
     _check_new_features(config)
 
 

@@ -1,0 +1,200 @@
+"""Compiled-autograd DDP (python reducer), replicate(), tensor parallel: options, analysis, structure.
+
+Hand-built traces check the functional-collective bucket columns and the process-group split
+with arithmetic; the real 2- and 4-rank gloo runs are in ``test_compiled_autograd_runs.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tracekit.analyses.run import analyze
+from tracekit.errors import ConfigError
+from tracekit.profile.config import ProfileConfig
+from tracekit.report.tables import bucket_summary, collective_summary
+from tracekit.traces.loader import load
+
+try:
+    from tests.tracebuilder import TraceBuilder
+except ImportError:  # pragma: no cover - run from tests/
+    from tracebuilder import TraceBuilder
+
+PKG = Path(__file__).resolve().parents[1] / "tracekit"
+MESH_PGS = [
+    {"pg_name": "0", "pg_desc": "default_pg", "pg_size": 4, "ranks": [0, 1, 2, 3]},
+    {"pg_name": "1", "pg_desc": "mesh_dp", "pg_size": 2, "ranks": [0, 2]},
+    {"pg_name": "3", "pg_desc": "mesh_tp", "pg_size": 2, "ranks": [0, 1]},
+]
+
+
+# -- options ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kw, msg", [
+    ({"inductor_ddp_fusion": "concat"}, "need --dynamo inductor"),
+    ({"dynamo": "aot_eager", "optimize_ddp": "python_reducer", "inductor_ddp_fusion": "concat"}, "need --dynamo inductor"),
+    ({"dynamo": "inductor", "inductor_ddp_fusion": "coalesced"}, "python_reducer"),  # ddp_optimizer: no CA graph
+    ({"dynamo": "inductor", "optimize_ddp": "python_reducer", "inductor_ddp_fusion": "none",
+      "inductor_ddp_bucket_mb": 5}, "no effect"),
+    ({"dynamo": "inductor", "optimize_ddp": "python_reducer", "inductor_ddp_bucket_mb": 0}, "positive"),
+    ({"inductor_ddp_fusion": "fast"}, "must be one of"),
+    ({"tp": 2}, "--replicate or --fsdp"),
+    ({"tp": 2, "parallel": "replicate", "model": "resnet50"}, "built-in models"),
+    ({"tp": 3, "parallel": "replicate", "width": 256}, "must divide --width"),
+    ({"tp": 2, "parallel": "fsdp", "model": "transformer", "heads": 3, "width": 258}, "must divide"),
+    ({"tp": 2, "parallel": "replicate", "nproc": 3}, "number of ranks"),
+    ({"tp": 2, "parallel": "replicate", "dynamo": "inductor", "optimize_ddp": "python_reducer"}, "DTensor"),
+    ({"tp": 0}, "at least 1"),
+    ({"parallel": "fsdp", "comm_hook": "bf16"}, "only to --ddp/--replicate"),
+    ({"activation_checkpointing": True}, "--fsdp or --replicate"),
+])
+def test_bad_combinations(kw: dict, msg: str) -> None:
+    with pytest.raises(ConfigError, match=msg):
+        ProfileConfig(**kw)
+
+
+def test_good_combinations_and_labels() -> None:
+    c = ProfileConfig(dynamo="inductor", optimize_ddp="python_reducer", inductor_ddp_fusion="coalesced",
+                      inductor_ddp_bucket_mb=10)
+    assert c.uses_python_reducer and c.mode_label() == "ddp-inductor-python_reducer-fuse_coalesced"
+    r = ProfileConfig(parallel="replicate", dynamo="inductor", optimize_ddp="python_reducer_without_compiled_forward",
+                      comm_hook="none", bucket_cap_mb=5)
+    assert r.resolved_optimize_ddp == "python_reducer_without_compiled_forward" and r.uses_python_reducer
+    assert ProfileConfig(parallel="replicate", dynamo="inductor").resolved_optimize_ddp == "ddp_optimizer"
+    assert ProfileConfig(parallel="fsdp", dynamo="inductor").resolved_optimize_ddp is None
+    t = ProfileConfig(parallel="replicate", tp=2, nproc=4, comm_hook="bf16", grad_accum=2,
+                      activation_checkpointing=True)
+    assert t.mode_label() == "replicate-tp2-eager"
+    assert ProfileConfig(parallel="fsdp", tp=2, model="transformer").tp == 2
+
+
+def test_tp_plan_pairs_layers() -> None:
+    from tracekit.profile.models import build_workload, tp_plan
+
+    cfg = ProfileConfig(parallel="replicate", tp=2, depth=5, width=16)
+    model, _, _ = build_workload(cfg)
+    plan = tp_plan(cfg, model)
+    assert plan == {"front.0.0": "colwise", "front.1.0": "rowwise", "front.2.0": "colwise", "front.3.0": "rowwise"}
+    cfg = ProfileConfig(parallel="fsdp", tp=2, model="transformer", depth=2, width=16, heads=4)
+    model, _, _ = build_workload(cfg)
+    assert sorted(tp_plan(cfg, model).values()).count("colwise") == 4  # qkv + mlp.0 in 2 blocks
+
+
+# -- analysis on hand-built traces ---------------------------------------------------------------
+def _functional_rank(rank: int) -> TraceBuilder:
+    """One step whose backward runs a compiled-autograd region with two functional buckets on the
+    data-parallel group, one tensor-parallel allreduce and two wait_tensor ops (times in µs)."""
+    tb = TraceBuilder(rank=rank, world_size=4, pg_config=MESH_PGS)
+    tb.step(1, 0, 1000)
+    tb.annotation("tracekit.backward", 200, 400)
+    tb.kernel("gemm", 300, 20, launch_at_us=240)                       # compute [300, 320)
+    tb.cpu_op("_c10d_functional::all_reduce_coalesced_", 250, 20)
+    tb.collective("allreduce_coalesced", 300, 40, launch_at_us=255, nelems=1000, pg="1", pg_desc="mesh_dp",
+                  group_size=2, pg_ranks=[0, 2], op_dur_us=5)           # kernel [300, 340)
+    tb.cpu_op("_c10d_functional::all_reduce_", 280, 20)
+    tb.collective("allreduce", 340, 20, launch_at_us=285, nelems=500, pg="1", pg_desc="mesh_dp",
+                  group_size=2, pg_ranks=[0, 2], op_dur_us=5)           # kernel [340, 360)
+    tb.cpu_op("_c10d_functional::all_reduce", 302, 10)
+    tb.collective("allreduce", 370, 10, launch_at_us=305, nelems=100, pg="3", pg_desc="mesh_tp",
+                  group_size=2, pg_ranks=[0, 1], op_dur_us=5)           # TP: not a gradient bucket
+    tb.cpu_op("_c10d_functional::wait_tensor", 330, 15)                 # [330, 345)
+    tb.cpu_op("_c10d_functional::wait_tensor", 350, 5)                  # [350, 355)
+    return tb
+
+
+def test_functional_buckets_and_waits(tmp_path: Path) -> None:
+    for r in range(4):
+        _functional_rank(r).write(tmp_path / f"rank{r}.trace.json.gz")
+    res = analyze(load(tmp_path))
+    b = res.buckets[res.buckets["rank"] == 0].sort_values("bucket")
+    assert b["launch_op"].tolist() == ["_c10d_functional::all_reduce_coalesced_", "_c10d_functional::all_reduce_"]
+    assert b["pg_name"].tolist() == ["1", "1"] and b["bytes"].tolist() == [4000, 2000]
+    assert b["launch_offset_us"].tolist() == [255 - 200, 285 - 200]
+    # first wait_tensor after each launch starts at 330; backward starts at 200
+    assert b["wait_offset_us"].tolist() == [330 - 200, 330 - 200]
+    # time inside wait_tensor while in flight: bucket 0 [255, 340) meets [330, 345) for 10 µs;
+    # bucket 1 [285, 360) meets [330, 345) and [350, 355): 15 + 5
+    assert b["wait_cpu_us"].tolist() == [340 - 330, (345 - 330) + (355 - 350)]
+    assert b["exposed_us"].tolist() == [40 - 20, 20]  # compute covers [300, 320) of bucket 0
+    s = bucket_summary(res)
+    assert s.loc[s["rank"] == 0, "op"].tolist() == ["all_reduce_coalesced_", "all_reduce_"]
+    # every table keeps the process groups apart
+    cs = collective_summary(res)
+    assert sorted(cs.loc[cs["rank"] == 0, "pg"]) == ["1:mesh_dp", "1:mesh_dp", "3:mesh_tp"]
+    # cross-rank matching: the same pg name on all four ranks (hand-built), 3 instances per step
+    assert len(res.instances) == 3 and set(res.instances["pg_name"]) == {"1", "3"}
+
+
+def test_gloo_group_only_when_unambiguous(tmp_path: Path) -> None:
+    # gloo records no group args: with one group it is that group; with a mesh it stays unknown
+    for pgs, want in (([{"pg_name": "0", "pg_desc": "default_pg", "pg_size": 2, "ranks": [0, 1]}], ["0", "0"]),
+                      (MESH_PGS, [None, None])):
+        for r in range(2):
+            tb = TraceBuilder(rank=r, world_size=2, backend="gloo", pg_config=pgs)
+            tb.step(1, 0, 1000)
+            tb.annotation("tracekit.backward", 100, 800)
+            tb.cpu_op("c10d::allreduce_", 200, 5)
+            tb.annotation("gloo:all_reduce", 210, 30, tid=60)
+            tb.cpu_op("c10d::allreduce_", 300, 5)
+            tb.annotation("gloo:all_reduce", 310, 100, tid=50)
+            tb.write(tmp_path / f"rank{r}.trace.json.gz")
+        res = analyze(load(tmp_path))
+        c = res.collectives[res.collectives["rank"] == 0].sort_values("launch_ts_ns")
+        assert c["pg_name"].tolist() == want
+        assert c["dur_us"].tolist() == [30, 100] and len(res.buckets[res.buckets["rank"] == 0]) == 2
+
+
+# -- structure (issue 11 item 5) ------------------------------------------------------------------
+def _imports(path: Path) -> list[tuple[str, list[str]]]:
+    """``(module, names)`` of every import in the file, at any nesting level."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            out.append((node.module, [a.name for a in node.names]))
+        elif isinstance(node, ast.Import):
+            out.extend((a.name, []) for a in node.names)
+    return out
+
+
+def test_profile_and_bench_have_no_import_cycles() -> None:
+    graph: dict[str, set[str]] = {}
+    for sub in ("profile", "bench"):
+        for f in (PKG / sub).glob("*.py"):
+            mod = f"tracekit.{sub}.{f.stem}" if f.stem != "__init__" else f"tracekit.{sub}"
+            deps = set()
+            for m, names in _imports(f):
+                deps.add(m)
+                deps.update(f"{m}.{n}" for n in names)  # from tracekit.profile import launcher
+            graph[mod] = {d for d in deps if d.startswith(("tracekit.profile.", "tracekit.bench."))}
+
+    def visit(node: str, path: list[str]) -> None:
+        for d in sorted(graph.get(node, ())):
+            assert d not in path, f"import cycle: {' -> '.join([*path, d])}"
+            visit(d, [*path, d])
+
+    for m in graph:
+        visit(m, [m])
+
+
+def test_bench_uses_no_private_profile_names() -> None:
+    for f in (PKG / "bench").glob("*.py"):
+        for m, names in _imports(f):
+            if m.startswith("tracekit.profile"):
+                private = [n for n in names if n.startswith("_")]
+                assert not private, f"{f.name} imports {private} from {m}"
+
+
+def test_profile_and_bench_share_option_definitions() -> None:
+    from tracekit.cli.bench import ddp_command
+    from tracekit.cli.profile import profile_command
+
+    def opts(cmd) -> dict:  # noqa: ANN001
+        return {p.name: (p.default, p.help) for p in cmd.params}
+
+    prof, bench = opts(profile_command), opts(ddp_command)
+    shared = {"device", "timeout_s", "width", "depth", "seq_len", "heads", "batch_size", "bucket_cap_mb",
+              "first_bucket_cap_mb", "static_graph", "gradient_as_bucket_view", "comm_hook", "amp", "dynamo",
+              "optimize_ddp", "inductor_ddp_fusion", "inductor_ddp_bucket_mb"}
+    assert shared <= set(prof) and shared <= set(bench)
+    assert all(prof[k] == bench[k] for k in shared)
