@@ -27,7 +27,7 @@ run() {  # run NAME LIMIT_S ARGS...: one tracekit command with a time limit, log
   $PY -c "import torch; print('torch', torch.__version__, 'gpus', torch.cuda.device_count())"
   # DDPOptimizer against the python reducer (each inductor fusion pass) and replicate(), same model
   run compare 330 $TK profile --nproc 2 --device "$DEVICE" --model toy $SIZE $BUCKET $STEPS \
-      --compare inductor,inductor:python_reducer:none,inductor:python_reducer:concat,inductor:python_reducer:coalesced,replicate:inductor:python_reducer:coalesced,replicate:inductor \
+      --compare inductor,replicate:inductor:python_reducer:coalesced,inductor:python_reducer:coalesced,inductor:python_reducer:concat,inductor:python_reducer:none,replicate:inductor \
       --out "$OUT/ca"
   run tp2_replicate 90 $TK profile --nproc 2 --device "$DEVICE" --tp 2 --replicate --model transformer $TSIZE $STEPS \
       --out "$OUT/ca/tp2-replicate-transformer"
