@@ -275,18 +275,22 @@ BUCKET_COLUMNS = ("rank", "step", "bucket", "pg_name", "launch_op", "bytes", "la
 ALLREDUCE_NAMES = ("allreduce", "allreduce_coalesced", "all_reduce", "all_reduce_coalesced")
 
 
-def data_parallel_groups(coll: pd.DataFrame) -> pd.Series:
+def data_parallel_groups(coll: pd.DataFrame, tp: int = 1, world_size: int | None = None) -> pd.Series:
     """Rows on the data-parallel process group: with a device mesh (``pg_desc`` ``mesh_*``) the
     ``mesh_dp`` group only (tensor-parallel allreduces in backward are not gradient buckets);
-    otherwise every row."""
+    with ``tp`` > 1 (from the manifest) also only groups of ``world_size / tp`` ranks that are not
+    the ``mesh_tp`` group (a mesh dimension over every rank reuses the default group); otherwise
+    every row."""
     desc = coll["pg_desc"].astype(object)
-    mesh = desc.astype(str).str.startswith("mesh_")
-    if not mesh.any():
-        return pd.Series(True, index=coll.index)
-    return desc == "mesh_dp"
+    keep = pd.Series(True, index=coll.index)
+    if desc.astype(str).str.startswith("mesh_").any():
+        keep &= desc == "mesh_dp"
+    if tp > 1 and world_size:
+        keep &= (coll["group_size"] == world_size // tp) & (desc != "mesh_tp")
+    return keep
 
 
-def bucket_table(rt: RankTrace, coll: pd.DataFrame) -> pd.DataFrame:
+def bucket_table(rt: RankTrace, coll: pd.DataFrame, tp: int = 1, world_size: int | None = None) -> pd.DataFrame:
     """DDP gradient buckets: the allreduces (plain or coalesced) launched during backward on the
     data-parallel group, per step.
 
@@ -302,7 +306,7 @@ def bucket_table(rt: RankTrace, coll: pd.DataFrame) -> pd.DataFrame:
     """
     name = coll["coll_name"].astype(object).astype(str).str.lower()
     keep = (coll["phase"] == "backward") & name.isin(ALLREDUCE_NAMES) & (coll["step"] >= 0)
-    b = coll[keep & data_parallel_groups(coll)].copy()
+    b = coll[keep & data_parallel_groups(coll, tp, world_size)].copy()
     if b.empty:
         return pd.DataFrame(columns=list(BUCKET_COLUMNS))
     bws, _ = phase_windows(rt)["backward"]

@@ -102,6 +102,9 @@ class BackwardCompiler:
             # compiled again without fullgraph, and the manifest says so (nothing ran yet).
             if state["checked"]:
                 return state["fn"](*args, **kwargs)
+            # compiled autograd passes boxed input lists that the graph empties as it reads them:
+            # keep copies so that a failed first attempt can be retried with the same inputs
+            saved = [list(a) if isinstance(a, list) else a for a in args]
             try:
                 out = state["fn"](*args, **kwargs)
             except torch._dynamo.exc.Unsupported as e:
@@ -109,7 +112,7 @@ class BackwardCompiler:
                 entry["fullgraph_failed"] = str(e).strip().splitlines()[0][:300]
                 entry["dynamo_graphs"], entry["allreduce_calls"] = 0, 0
                 state["fn"] = torch.compile(gm, fullgraph=False, backend=inner)
-                out = state["fn"](*args, **kwargs)
+                out = state["fn"](*saved, **kwargs)
             state["checked"] = True
             return out
 
