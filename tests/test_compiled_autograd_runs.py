@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tracekit.analyses.pipeline import analyze_paths
-from tracekit.report.tables import collective_summary
+from tracekit.analyses.collectives import collective_summary
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[1]
