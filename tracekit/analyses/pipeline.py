@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     from tracekit.analyses.registry import AnalysisResult
     from tracekit.traces.traceset import TraceSet
 
+#: from this many rank files on, the local engine decodes and analyses each rank in the same
+#: worker and ships back only its tables (the parse-then-analyse path pays per rank twice)
+ENGINE_MIN_FILES = 16
+
 
 def analyze_paths(
     paths: list[str],
@@ -30,10 +34,14 @@ def analyze_paths(
     timings: PhaseTimer | None = None,
     preload: tuple[str, ...] = (),
     table_names: tuple[str, ...] = (),
+    engine: Literal["local", "dask"] = "local",
+    scheduler: str | None = None,
+    progress: bool | None = None,
 ) -> AnalysisResult:
-    """:func:`load_and_analyze` without the traces (what ``tracekit analyze`` renders)."""
+    """:func:`load_and_analyze` without the traces (so many rank files may take the engine path)."""
     return load_and_analyze(paths, skip_bad=skip_bad, comm_pattern=comm_pattern, align=align, hta=hta,
-                            workers=workers, timings=timings, preload=preload, table_names=table_names)[1]
+                            workers=workers, timings=timings, preload=preload, table_names=table_names,
+                            engine=engine, scheduler=scheduler, progress=progress, keep_events=False)[1]
 
 
 def load_and_analyze(
@@ -47,8 +55,28 @@ def load_and_analyze(
     timings: PhaseTimer | None = None,
     preload: tuple[str, ...] = (),
     table_names: tuple[str, ...] = (),
+    engine: Literal["local", "dask"] = "local",
+    scheduler: str | None = None,
+    progress: bool | None = None,
+    keep_events: bool = True,
 ) -> tuple[TraceSet, AnalysisResult]:
     """Load ``paths`` and run :func:`~tracekit.analyses.run.analyze` (every registered table).
+
+    Two ways through, with the same results:
+
+    - the *parse path* (``keep_events``, ``hta``, or fewer than :data:`ENGINE_MIN_FILES`
+      rank files on ``engine="local"``): parse workers decode the files while the
+      analysis code is imported, the events come back to this process, and the
+      per-rank pass runs over them (:func:`~tracekit.analyses.per_rank.map_ranks`);
+    - the *engine path* (otherwise, and always with ``engine="dask"``): decode and rank
+      tables run together on the engine's workers, in batches, and only the rank tables
+      come back (:func:`tracekit.analyses.engine.map_paths`; ``scheduler``: the dask
+      scheduler's address, none starts a local cluster). The returned traces then hold
+      headers only (:meth:`~tracekit.traces.traceset.RankTrace.header_only`).
+
+    ``keep_events``: the returned traces must hold every rank's events (the HTML
+    report draws them). ``progress``: progress bars on stderr (None: when stderr is a
+    terminal; see :mod:`tracekit.progress`).
 
     ``timings``, when given, gets a lap per phase: ``start`` (find files, start
     workers), ``import`` (analysis code, while workers decode), ``load``
@@ -58,10 +86,12 @@ def load_and_analyze(
     report renderer), off the critical path. ``table_names``: tables the caller
     will ask the result for (``--table``); checked against the registry before
     the traces are waited for (:class:`~tracekit.errors.ConfigError` if unknown).
+    On the engine path the phases are ``import``, ``map`` (the per-rank map on the
+    engine) and ``run_tables``.
     """
     clock = timings if timings is not None else PhaseTimer()
     from tracekit.errors import ConfigError
-    from tracekit.traces.loader import start_load
+    from tracekit.traces.loader import find_trace_files, start_load
 
     if comm_pattern:
         try:
@@ -72,7 +102,14 @@ def load_and_analyze(
         from tracekit.analyses import registry
 
         registry.check_names(table_names, registry.AnalyzeOptions(comm_pattern=comm_pattern, align=align, hta=hta))
-    pending = start_load(paths if len(paths) != 1 else paths[0], skip_bad=skip_bad, workers=workers)
+    if engine != "local" and (hta or keep_events):
+        raise ConfigError(f"--engine {engine} leaves the events on its workers: "
+                          f"{'--hta' if hta else 'the HTML report'} needs them here (use --engine local)")
+    if engine != "local" or scheduler or not (keep_events or hta) and len(find_trace_files(paths)) >= ENGINE_MIN_FILES:
+        return _analyze_mapped(paths, clock, preload, engine=engine, scheduler=scheduler, skip_bad=skip_bad,
+                               comm_pattern=comm_pattern, align=align, workers=workers, progress=progress)
+    pending = start_load(paths if len(paths) != 1 else paths[0], skip_bad=skip_bad, workers=workers,
+                         progress=progress)
     clock.lap("start")
     # imported while the workers decode
     from tracekit.analyses import registry
@@ -86,6 +123,25 @@ def load_and_analyze(
     clock.lap("load")
     res = analyze(traces, comm_pattern=comm_pattern, align=align, hta=hta, workers=workers, on_phase=clock.lap)
     return traces, res
+
+
+def _analyze_mapped(paths: list[str], clock: PhaseTimer, preload: tuple[str, ...], *,
+                    engine: Literal["local", "dask"], scheduler: str | None, skip_bad: bool,
+                    comm_pattern: str | None, align: Literal["auto", "on", "off"], workers: int | None,
+                    progress: bool | None) -> tuple[TraceSet, AnalysisResult]:
+    """:func:`load_and_analyze` on the engine path (see there)."""
+    from tracekit.analyses.engine import map_paths
+    from tracekit.analyses.registry import AnalyzeOptions
+    from tracekit.analyses.run import analyze
+
+    for name in preload:
+        importlib.import_module(name)
+    clock.lap("import")
+    options = AnalyzeOptions(comm_pattern=comm_pattern, align=align)
+    traces, tables = map_paths(paths, engine=engine, scheduler=scheduler, skip_bad=skip_bad, options=options,
+                               workers=workers, show_progress=progress)
+    clock.lap("map")
+    return traces, analyze(traces, comm_pattern=comm_pattern, align=align, tables=tables, on_phase=clock.lap)
 
 
 class PhaseTimer:

@@ -29,6 +29,7 @@ def analyze(
     hta: bool = False,
     workers: int | None = None,
     on_phase: Callable[[str], None] | None = None,
+    tables: dict[str, pd.DataFrame] | None = None,
 ) -> AnalysisResult:
     """Every registered table of ``traces`` and the run facts: what ``tracekit analyze`` reports.
 
@@ -38,14 +39,18 @@ def analyze(
     ``hta``: also run HolisticTraceAnalysis (table ``hta``). ``workers``: processes
     for the per-rank pass (see :func:`tracekit.analyses.per_rank.map_ranks`).
     ``on_phase(name)`` is called after the per-rank pass (``"rank_tables"``) and
-    after the run tables (``"run_tables"``).
+    after the run tables (``"run_tables"``). ``tables``: the rank tables already
+    computed elsewhere and stacked over ranks in rank order (an engine's workers,
+    :func:`tracekit.analyses.engine.map_paths`); then only the run tables are computed here.
     """
     options = AnalyzeOptions(comm_pattern=comm_pattern, align=align, hta=hta)
     specs = registry.selected(options)
     rank_specs = [t for t in specs if t.scope == "rank"]
-    parts = map_ranks(traces, partial(registry.compute_rank_tables, specs=rank_specs, options=options,
-                                      world_size=traces.world_size, manifest=traces.manifest), workers)
-    tables = {t.name: concat_ranks([p[t.name] for p in parts.values()], tuple(t.column_names)) for t in rank_specs}
+    if tables is None:
+        parts = map_ranks(traces, partial(registry.compute_rank_tables, specs=rank_specs, options=options,
+                                          world_size=traces.world_size, manifest=traces.manifest), workers)
+        tables = {t.name: concat_ranks([p[t.name] for p in parts.values()], tuple(t.column_names))
+                  for t in rank_specs}
     if on_phase:
         on_phase("rank_tables")
     ctx = registry.RunContext(traces=traces, options=options, manifest=traces.manifest,

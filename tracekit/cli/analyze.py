@@ -26,12 +26,21 @@ from tracekit.cli.common import debug_option, emit, finish, format_options, run_
                    "CPU, 1 for small inputs).")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Also write the self-contained HTML report (as `tracekit report`) to FILE.")
+@click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Where each rank is decoded and reduced to its tables: this host's processes, or a "
+                   "dask.distributed cluster (needs tracekit[dask]; the paths must be readable by its workers).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="With --engine dask: the scheduler to use (tcp://host:8786); default: a local cluster of "
+                   "--workers processes.")
+@click.option("--progress/--no-progress", "progress", default=None,
+              help="Progress bars on stderr for long loads (default: on when stderr is a terminal).")
 @click.option("--timings", is_flag=True, help="Print the wall time of each phase (load, analyze, render) on stderr.")
 @debug_option
 @run_guarded
 def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_step: bool, table: str | None,
                     skip_bad: bool, comm_regex: str | None, align: bool | None, hta: bool,
-                    workers: int | None, html_path: str | None, timings: bool) -> None:
+                    workers: int | None, html_path: str | None, engine: str, scheduler: str | None,
+                    progress: bool | None, timings: bool) -> None:
     """Analyze per-rank torch.profiler traces: compute vs communication, overlap,
     exposed communication, idle time, collectives, DDP buckets and cross-rank waits.
 
@@ -45,6 +54,7 @@ def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_st
       tracekit analyze runs/demo --format csv --table collectives
       tracekit analyze runs/demo --table findings
       tracekit analyze runs/demo --html report.html
+      tracekit analyze /shared/run --engine dask --scheduler tcp://head:8786
     """
     single_threaded_blas()
     from tracekit.analyses.pipeline import PhaseTimer, load_and_analyze
@@ -53,7 +63,8 @@ def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_st
     traces, res = load_and_analyze(list(paths), skip_bad=skip_bad, comm_pattern=comm_regex,
                                    align={None: "auto", True: "on", False: "off"}[align], hta=hta,
                                    workers=workers, timings=clock, preload=("tracekit.report.render",),
-                                   table_names=(table,) if table else ())
+                                   table_names=(table,) if table else (), engine=engine, scheduler=scheduler,
+                                   progress=progress, keep_events=bool(html_path))
     from tracekit.report.render import render
 
     emit(render(res, fmt, per_step=per_step, table=table), output)

@@ -15,13 +15,14 @@ import re
 import sys
 import warnings
 from collections.abc import Iterable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from tracekit import progress
 from tracekit.errors import TraceInputError, TraceSetError
 from tracekit.traces import decode, shared
 
@@ -123,8 +124,10 @@ class PendingLoad:
     built here, in the parent, so the workers never import pandas.
     """
 
-    def __init__(self, paths: Any, files: list[Path], skip_bad: bool, n_workers: int) -> None:
+    def __init__(self, paths: Any, files: list[Path], skip_bad: bool, n_workers: int,
+                 show_progress: bool | None = None) -> None:
         self._paths, self._files, self._skip_bad = paths, files, skip_bad
+        self._progress = show_progress
         self._pool: ProcessPoolExecutor | None = None
         self._futures: list[Future] = []
         self._buffers: list[int] | None = None
@@ -148,11 +151,19 @@ class PendingLoad:
         from tracekit.traces.table import events_frame
         from tracekit.traces.traceset import RankTrace
 
+        sizes = [_size(f) for f in self._files]
         try:
-            if self._pool is not None:
-                decoded = [_worker_result(fu, f, fd) for fu, f, fd in zip(self._futures, self._files, self._fds())]
-            else:
-                decoded = [_guarded_decode(f) for f in self._files]
+            with progress.bar(sum(sizes), "decoding", self._progress) as bar:
+                if self._pool is not None:
+                    where = {fu: i for i, fu in enumerate(self._futures)}
+                    for fu in as_completed(self._futures):
+                        bar.update(sizes[where[fu]])
+                    decoded = [_worker_result(fu, f, fd) for fu, f, fd in zip(self._futures, self._files, self._fds())]
+                else:
+                    decoded = []
+                    for f, n in zip(self._files, sizes):
+                        decoded.append(_guarded_decode(f))
+                        bar.update(n)
         finally:
             if self._pool is not None:
                 self._pool.shutdown(cancel_futures=True)
@@ -184,6 +195,13 @@ class PendingLoad:
         return ts
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0  # reported by the decode
+
+
 def _worker_result(fu: Future, path: Path, fd: int | None) -> Any:
     try:
         r = fu.result()
@@ -213,8 +231,12 @@ def start_load(
     *,
     skip_bad: bool = False,
     workers: int | None = None,
+    progress: bool | None = None,
 ) -> PendingLoad:
     """Find the trace files and start decoding them; see :func:`load` for the arguments.
+
+    ``progress``: a progress bar on stderr while :meth:`PendingLoad.result` waits
+    (None: when stderr is a terminal, see :mod:`tracekit.progress`).
 
     Missing paths and empty directories raise here, before any worker starts.
     """
@@ -222,7 +244,7 @@ def start_load(
     total = sum(f.stat().st_size for f in files)
     n_workers = workers if workers is not None else min(len(files), os.cpu_count() or 1)
     parallel = n_workers > 1 and len(files) > 1 and (workers is not None or total >= PARALLEL_MIN_BYTES)
-    return PendingLoad(paths, files, skip_bad, min(n_workers, len(files)) if parallel else 1)
+    return PendingLoad(paths, files, skip_bad, min(n_workers, len(files)) if parallel else 1, progress)
 
 
 def load(
@@ -302,3 +324,9 @@ def _assemble(traces: list[RankTrace], skipped: list[tuple[str, str]]) -> TraceS
     from tracekit.traces.traceset import TraceSet
 
     return TraceSet(ranks=ranks, world_size=world_size or len(ranks), skipped=skipped)
+
+
+# the steps of load() that the engines (tracekit.analyses.engine) run themselves, one file at a time
+decode_file = _guarded_decode
+rank_of = _rank_of
+assemble = _assemble

@@ -43,6 +43,14 @@ class RankTrace:
     def from_decoded(cls, path: Path, meta: dict[str, Any], events: pd.DataFrame) -> RankTrace:
         return cls(path=Path(path), meta=meta, events=events)
 
+    @classmethod
+    def header_only(cls, path: Path, meta: dict[str, Any], *, has_gpu_activity: bool) -> RankTrace:
+        """A rank whose events stayed in the worker that computed its per-rank tables
+        (:mod:`tracekit.analyses.engine`): header facts only, ``events`` is empty."""
+        rt = cls(path=Path(path), meta=meta, events=pd.DataFrame({c: [] for c in schema.EVENT_COLUMNS}))
+        rt.__dict__["has_gpu_activity"] = has_gpu_activity  # the cached_property's slot
+        return rt
+
     def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
         """``compute()`` once per ``key`` for this rank: derived results that several
         analyses share (GPU classes, phase windows). Callers must not mutate them."""

@@ -1,0 +1,185 @@
+#!/usr/bin/env python
+"""Benchmark ``tracekit analyze`` on many small rank files against HTA on the same files.
+
+1. **Build** the rank files: a ~40 KB window of a real trace
+   (``sample_traces/eager_ddp/rank0.trace.json.gz``, 2 x H200 eager DDP: the
+   metadata events, the enclosing ``ProfilerStep#4`` and ``tracekit.backward``
+   annotations, and every CPU event in a stretch of the backward pass that
+   holds DDP allreduces, plus the GPU kernels/memcpys those CPU launches
+   started and their flow events) is written once per rank with
+   ``distributedInfo.rank`` and ``world_size`` rewritten, as
+   uncompressed ``rank<N>.trace.json``. Every copy carries the same collectives,
+   so the cross-rank step matches each allreduce over all N ranks. Files are
+   cached in ``.bench/`` (git-ignored) and removed at the end unless ``--keep``.
+2. **Measure** for each rank count (default 64, 512, 2048), each contender in a
+   fresh subprocess:
+
+   - ``tracekit``: ``tracekit analyze DIR -o /dev/null --timings`` (the console
+     script, exactly as a user runs it);
+   - ``hta``: ``TraceAnalysis(trace_files={rank: path}, trace_dir=DIR)`` +
+     ``get_comm_comp_overlap(visualize=False)``, with ``HTA_DISABLE_NS_ROUNDING=1``.
+
+   Wall time is taken around the subprocess; peak memory is the summed PSS and
+   RSS of the process tree (worker pools included), sampled every 50 ms in a
+   second, separate run (sampling costs CPU), as in ``bench_analyze.py``.
+   ``--repeat`` keeps the best time.
+
+Usage::
+
+    nice python benchmarks/bench_many_ranks.py                    # 64, 512, 2048 ranks
+    nice python benchmarks/bench_many_ranks.py --ranks 256 --skip-hta --repeat 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import platform
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from bench_analyze import _byte_compile_tracekit, _run  # noqa: E402 - shared measurement code
+
+SOURCE = REPO / "sample_traces" / "eager_ddp" / "rank0.trace.json.gz"
+GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
+LAUNCH_CATS = {"cuda_runtime", "cuda_driver"}
+#: the step whose backward the window cuts, and the annotations kept whole around it
+STEP_NAME = "ProfilerStep#4"
+KEEP_WHOLE = {STEP_NAME, "tracekit.backward"}
+
+
+def window(doc: dict[str, Any], target_bytes: int) -> list[dict[str, Any]]:
+    """The events of a ~``target_bytes`` window of ``doc`` (see module doc)."""
+    ev = doc["traceEvents"]
+    step = next(e for e in ev if e.get("name") == STEP_NAME)
+    s0, s1 = step["ts"], step["ts"] + step["dur"]
+    colls = sorted(e["ts"] for e in ev if e.get("cat") == "cpu_op" and s0 <= e.get("ts", -1) < s1
+                   and "Collective name" in (e.get("args") or {}))
+    start = colls[0] - 50.0  # just before the first allreduce launch of the step
+    meta = [e for e in ev if e.get("ph") == "M"]
+    whole = [e for e in ev if e.get("ph") == "X" and e.get("name") in KEEP_WHOLE and s0 <= e["ts"] < s1]
+
+    def pick(span: float) -> list[dict[str, Any]]:
+        cpu = [e for e in ev if e.get("ph") == "X" and e.get("cat") not in GPU_CATS
+               and e.get("cat") != "gpu_user_annotation" and start <= e.get("ts", -1) < start + span
+               and e.get("name") not in KEEP_WHOLE]
+        corr = {e["args"]["correlation"] for e in cpu
+                if e.get("cat") in LAUNCH_CATS and "correlation" in (e.get("args") or {})}
+        gpu = [e for e in ev if e.get("cat") in GPU_CATS and (e.get("args") or {}).get("correlation") in corr]
+        flows = [e for e in ev if e.get("cat") == "ac2g" and e.get("id") in corr]
+        return meta + whole + cpu + gpu + flows
+
+    lo, hi = 1.0, s1 - start
+    while hi - lo > 1.0:  # bisect the span to the target size
+        mid = (lo + hi) / 2
+        if len(json.dumps(pick(mid))) < target_bytes:
+            lo = mid
+        else:
+            hi = mid
+    return pick(lo)
+
+
+def build(out_dir: Path, ranks: int, target_bytes: int = 40_000) -> dict[str, Any]:
+    """Write ``rank0..rank{ranks-1}.trace.json`` into ``out_dir``; returns facts about them."""
+    t0 = time.perf_counter()
+    doc = json.loads(gzip.decompress(SOURCE.read_bytes()))
+    events = json.dumps(window(doc, target_bytes))
+    header = {k: v for k, v in doc.items() if k != "traceEvents"}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    total = 0
+    for r in range(ranks):
+        # pg_config is kept as recorded (the events' "Process Group Ranks" args say the same)
+        info = dict(header["distributedInfo"], rank=r, world_size=ranks)
+        text = json.dumps(dict(header, distributedInfo=info))[:-1] + ', "traceEvents": ' + events + "}"
+        (out_dir / f"rank{r}.trace.json").write_text(text)
+        total += len(text)
+    facts = {"ranks": ranks, "bytes_total": total, "bytes_per_rank": total // ranks,
+             "build_s": round(time.perf_counter() - t0, 2), "source": str(SOURCE.relative_to(REPO))}
+    (out_dir / "bench_info.txt").write_text(json.dumps(facts))  # not a trace (.txt)
+    return facts
+
+
+def _measure(name: str, d: Path, repeat: int) -> dict[str, Any]:
+    """Best-of-``repeat`` timed runs, then one memory-sampled run."""
+    best: dict[str, Any] | None = None
+    times = []
+    for _ in range(repeat):
+        r = _run(name, d, sample_memory=False)
+        if "error" in r:
+            return r
+        times.append(r["wall_s"])
+        if best is None or r["wall_s"] < best["wall_s"]:
+            best = r
+    assert best is not None
+    mem = _run(name, d, sample_memory=True)
+    if "error" in mem:
+        return mem
+    return {**best, "times_s": times, "rss_tree_mb": mem["rss_tree_mb"], "pss_tree_mb": mem["pss_tree_mb"],
+            "maxrss_mb": max(best["maxrss_mb"], mem["maxrss_mb"])}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--ranks", type=int, nargs="+", default=[64, 512, 2048], help="rank counts (default 64 512 2048)")
+    ap.add_argument("--kb", type=int, default=40, help="size of each rank file in KB (default 40)")
+    ap.add_argument("--repeat", type=int, default=1, help="timed runs per contender; the best is reported")
+    ap.add_argument("--skip-hta", action="store_true", help="do not run HTA")
+    ap.add_argument("--keep", action="store_true", help="keep the generated rank files")
+    ap.add_argument("--cache-dir", type=Path, default=REPO / ".bench")
+    ap.add_argument("--json", type=Path, default=None, help="write all results to this JSON file")
+    a = ap.parse_args(argv)
+
+    _byte_compile_tracekit()
+    names = ["tracekit"] + ([] if a.skip_hta else ["hta"])
+    rows: list[dict[str, Any]] = []
+    for n in a.ranks:
+        d = a.cache_dir / f"many_ranks_{n}x{a.kb}kb"
+        info_path = d / "bench_info.txt"
+        if info_path.exists() and len(list(d.glob("rank*.trace.json"))) == n:
+            facts = json.loads(info_path.read_text())
+        else:
+            shutil.rmtree(d, ignore_errors=True)
+            facts = build(d, n, a.kb * 1000)
+        print(f"{n} ranks x {facts['bytes_per_rank'] / 1e3:.1f} KB = {facts['bytes_total'] / 1e6:.1f} MB "
+              f"(built in {facts['build_s']} s)", flush=True)
+        for name in names:
+            r = _measure(name, d, a.repeat)
+            r.update(ranks=n, mb=facts["bytes_total"] / 1e6)
+            rows.append(r)
+            if "error" in r:
+                print(f"  {name}: FAILED {r['error'][:500]}", file=sys.stderr, flush=True)
+            else:
+                print(f"  {name}: {r['wall_s']:.2f} s (runs {', '.join(f'{t:.2f}' for t in r['times_s'])}), "
+                      f"tree PSS {r['pss_tree_mb']:.0f} MB, tree RSS {r['rss_tree_mb']:.0f} MB", flush=True)
+        if not a.keep:
+            shutil.rmtree(d, ignore_errors=True)
+
+    print(f"\nmachine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
+          f"best of {a.repeat}")
+    hdr = f"{'ranks':>6} {'MB':>6} {'contender':<9} {'wall s':>7} {'ms/rank':>7} {'PSS MB':>7} {'RSS MB':>7} {'× HTA time':>10}"
+    print(hdr)
+    print("-" * len(hdr))
+    for r in rows:
+        if "error" in r:
+            print(f"{r['ranks']:>6} {r['mb']:>6.1f} {r['name']:<9} failed")
+            continue
+        hta = next((h for h in rows if h["ranks"] == r["ranks"] and h["name"] == "hta" and "error" not in h), None)
+        ratio = f"{r['wall_s'] / hta['wall_s']:.3f}" if hta else "-"
+        print(f"{r['ranks']:>6} {r['mb']:>6.1f} {r['name']:<9} {r['wall_s']:>7.2f} {1000 * r['wall_s'] / r['ranks']:>7.2f} "
+              f"{r['pss_tree_mb']:>7.0f} {r['rss_tree_mb']:>7.0f} {ratio:>10}")
+    if a.json:
+        a.json.write_text(json.dumps({"machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+                                      "rows": rows}, indent=1))
+    return 0 if all("error" not in r for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

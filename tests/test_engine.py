@@ -1,0 +1,173 @@
+"""The engines (tracekit.analyses.engine): per-rank map on workers, cross-rank step here.
+
+- batching is pure logic;
+- many hand-built ranks through the local engine: the cross-rank numbers by hand,
+  and the same tables as the parse-then-analyse path;
+- ``--engine dask`` on a local 2-worker cluster started by the test gives the
+  results of ``--engine local``, skips a bad rank like local, and needs
+  ``distributed`` (one-line error without it);
+- progress bars appear only when asked for (or on a terminal).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import tracekit
+from tracekit import progress
+from tracekit.analyses import engine, pipeline
+from tracekit.analyses.pipeline import analyze_paths
+from tracekit.analyses.run import analyze
+from tracekit.errors import MissingDependencyError, TraceInputError
+from tracekit.report.render import to_json_dict
+from tracekit.cli import main as cli_main
+from tracekit.traces.loader import TraceLoadWarning, start_load
+
+try:
+    from tests.tracebuilder import TraceBuilder
+except ImportError:  # tests/ not a package
+    from tracebuilder import TraceBuilder
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "sample_traces" / "eager_ddp"
+N_RANKS = pipeline.ENGINE_MIN_FILES + 4  # enough files for the engine path of analyze_paths
+
+
+def _report(res) -> dict:  # noqa: ANN001
+    return json.loads(json.dumps(to_json_dict(res), default=str))
+
+
+def _classic(path: Path) -> dict:
+    """The parse path: events loaded here, then the per-rank pass over them."""
+    return _report(analyze(tracekit.load(path)))
+
+
+def _skewed_ranks(d: Path, n: int = N_RANKS) -> Path:
+    """``n`` ranks; rank r's allreduce kernel starts r µs late (all end together at 60 µs)."""
+    for r in range(n):
+        tb = TraceBuilder(rank=r, world_size=n)
+        tb.step(1, 0, 100)
+        tb.kernel("gemm", 10, 20, launch_at_us=5)
+        tb.nccl_allreduce(40 + r, 20 - r * 0.5, launch_at_us=30, nelems=1000)
+        tb.write(d / f"rank{r}.trace.json")
+    return d
+
+
+def test_batches_split_by_bytes_in_order() -> None:
+    files = [("a", 10), ("b", 10), ("c", 80), ("d", 10), ("e", 10)]
+    got = engine.batches(files, 3)
+    assert [f for b in got for f in b] == files  # every file once, in order
+    assert 1 < len(got) <= 3 and all(got)
+    assert engine.batches(files, 99) == [[f] for f in files]  # never more batches than files
+    assert engine.batches(files[:1], 4) == [files[:1]]
+
+
+def test_many_ranks_local_engine_by_hand(tmp_path: Path) -> None:
+    d = _skewed_ranks(tmp_path)
+    res = analyze_paths([str(d)])  # N_RANKS files: the engine path
+    last = N_RANKS - 1
+    inst = res.instances
+    assert len(inst) == 1 and inst.iloc[0]["ranks"] == N_RANKS
+    assert inst.iloc[0]["straggler"] == last
+    assert inst.iloc[0]["skew_us"] == pytest.approx(last)
+    wait = res.waits.set_index("rank")["wait_us"]
+    assert [wait[r] for r in range(N_RANKS)] == pytest.approx([last - r for r in range(N_RANKS)])
+    assert res.ranks["rank"].tolist() == list(range(N_RANKS))
+    assert _report(res) == _classic(d)
+
+
+@pytest.mark.parametrize("run", ["eager_ddp", "inductor_graph_break"])
+def test_local_engine_equals_parse_then_analyse(run: str) -> None:
+    d = REPO / "sample_traces" / run
+    ts, tables = engine.map_paths([str(d)], engine="local", workers=2)
+    assert _report(analyze(ts, tables=tables)) == _classic(d)
+
+
+def test_local_engine_skip_bad_and_named_error(tmp_path: Path) -> None:
+    d = _skewed_ranks(tmp_path, 3)
+    bad = d / "rank1.trace.json"
+    bad.write_text("{nope")
+    with pytest.raises(TraceInputError, match="rank1.trace.json"):
+        engine.map_paths([str(d)], workers=2)
+    with pytest.warns(TraceLoadWarning, match="skipped .*rank1"):
+        ts, tables = engine.map_paths([str(d)], workers=2, skip_bad=True)
+    assert sorted(ts.ranks) == [0, 2] and [p for p, _ in ts.skipped] == [str(bad)]
+    assert sorted(set(tables["steps"]["rank"])) == [0, 2]
+
+
+def test_dask_missing_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    with pytest.raises(MissingDependencyError, match=r"tracekit\[dask\]"):
+        analyze_paths([str(SAMPLE)], engine="dask")
+    r = CliRunner().invoke(cli_main, ["analyze", str(SAMPLE), "--engine", "dask"])
+    assert r.exit_code == 2 and r.output.count("\n") == 1 and "distributed" in r.output
+
+
+def test_engine_option_errors() -> None:
+    from tracekit.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="--hta"):
+        analyze_paths([str(SAMPLE)], engine="dask", hta=True)
+    with pytest.raises(ConfigError, match="HTML report"):
+        pipeline.load_and_analyze([str(SAMPLE)], engine="dask")
+    with pytest.raises(ConfigError, match="--scheduler needs --engine dask"):
+        analyze_paths([str(SAMPLE)], scheduler="tcp://127.0.0.1:1")
+
+
+@pytest.fixture(scope="module")
+def dask_cluster():  # noqa: ANN201
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        yield cluster.scheduler_address
+
+
+@pytest.mark.slow
+def test_dask_engine_equals_local(dask_cluster: str, tmp_path: Path) -> None:
+    got = analyze_paths([str(SAMPLE)], engine="dask", scheduler=dask_cluster)
+    assert _report(got) == _report(analyze_paths([str(SAMPLE)]))
+    d = _skewed_ranks(tmp_path)
+    assert _report(analyze_paths([str(d)], engine="dask", scheduler=dask_cluster)) == _classic(d)
+
+
+@pytest.mark.slow
+def test_dask_engine_skip_bad(dask_cluster: str, tmp_path: Path) -> None:
+    d = _skewed_ranks(tmp_path, 3)
+    (d / "rank2.trace.json").write_bytes(b"\x1f\x8b broken")
+    with pytest.raises(TraceInputError, match="rank2.trace.json"):
+        analyze_paths([str(d)], engine="dask", scheduler=dask_cluster)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        res = analyze_paths([str(d)], engine="dask", scheduler=dask_cluster, skip_bad=True)
+    assert res.ranks["rank"].tolist() == [0, 1]
+    assert any("skipped" in str(w.message) and "rank2" in str(w.message) for w in rec)
+
+
+def test_progress_only_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(progress, "DELAY_S", 0.0)
+    d = _skewed_ranks(tmp_path)
+    analyze_paths([str(d)])  # stderr is not a terminal here: no bar
+    assert capsys.readouterr().err == ""
+    analyze_paths([str(d)], progress=True)
+    assert "analyzing ranks" in capsys.readouterr().err
+    pending = start_load(SAMPLE, progress=True)
+    pending.result()
+    assert "decoding" in capsys.readouterr().err
+
+
+def test_progress_wanted_follows_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Tty:
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stderr", Tty())
+    assert progress.wanted(None) and not progress.wanted(False)
+    monkeypatch.setattr(sys, "stderr", object())
+    assert not progress.wanted(None) and progress.wanted(True)
