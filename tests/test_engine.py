@@ -12,8 +12,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import pytest
@@ -49,7 +49,8 @@ def _classic(path: Path) -> dict:
 
 
 def _skewed_ranks(d: Path, n: int = N_RANKS) -> Path:
-    """``n`` ranks; rank r's allreduce kernel starts r µs late (all end together at 60 µs)."""
+    """``n`` ranks; rank r's allreduce kernel starts r µs after rank 0's."""
+    d.mkdir(parents=True, exist_ok=True)
     for r in range(n):
         tb = TraceBuilder(rank=r, world_size=n)
         tb.step(1, 0, 100)
@@ -120,33 +121,54 @@ def test_engine_option_errors() -> None:
         analyze_paths([str(SAMPLE)], scheduler="tcp://127.0.0.1:1")
 
 
-@pytest.fixture(scope="module")
-def dask_cluster():  # noqa: ANN201
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
-        yield cluster.scheduler_address
+# The cluster runs in a child process: dask leaves threads behind (event loop, offload pool),
+# and the rest of the suite forks worker processes, which is unsafe in a process with threads.
+_DASK_SCRIPT = """
+import json, sys, warnings
+from distributed import LocalCluster
+from tracekit.analyses.pipeline import analyze_paths
+from tracekit.errors import TraceInputError
+from tracekit.report.render import to_json_dict
+
+if __name__ == "__main__":
+    out = {}
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        run = lambda path, **kw: analyze_paths([path], engine="dask", scheduler=cluster.scheduler_address, **kw)
+        for name, path in json.loads(sys.argv[1]).items():
+            out[name] = to_json_dict(run(path))
+        bad = sys.argv[2]
+        try:
+            run(bad)
+        except TraceInputError as e:
+            out["error"] = str(e)
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            out["skip_bad_ranks"] = [r["rank"] for r in to_json_dict(run(bad, skip_bad=True))["ranks"]]
+        out["warnings"] = [str(w.message) for w in rec]
+    print(json.dumps(out, default=str))
+"""
 
 
 @pytest.mark.slow
-def test_dask_engine_equals_local(dask_cluster: str, tmp_path: Path) -> None:
-    got = analyze_paths([str(SAMPLE)], engine="dask", scheduler=dask_cluster)
-    assert _report(got) == _report(analyze_paths([str(SAMPLE)]))
-    d = _skewed_ranks(tmp_path)
-    assert _report(analyze_paths([str(d)], engine="dask", scheduler=dask_cluster)) == _classic(d)
-
-
-@pytest.mark.slow
-def test_dask_engine_skip_bad(dask_cluster: str, tmp_path: Path) -> None:
-    d = _skewed_ranks(tmp_path, 3)
-    (d / "rank2.trace.json").write_bytes(b"\x1f\x8b broken")
-    with pytest.raises(TraceInputError, match="rank2.trace.json"):
-        analyze_paths([str(d)], engine="dask", scheduler=dask_cluster)
-    with warnings.catch_warnings(record=True) as rec:
-        warnings.simplefilter("always")
-        res = analyze_paths([str(d)], engine="dask", scheduler=dask_cluster, skip_bad=True)
-    assert res.ranks["rank"].tolist() == [0, 1]
-    assert any("skipped" in str(w.message) and "rank2" in str(w.message) for w in rec)
+def test_dask_engine_equals_local(tmp_path: Path) -> None:
+    """A local 2-worker dask cluster (processes, one thread each) gives the local results,
+    names a bad rank file, and skips it with --skip-bad like local."""
+    pytest.importorskip("distributed")
+    many = _skewed_ranks(tmp_path / "many")
+    bad = _skewed_ranks(tmp_path / "bad", 3)
+    (bad / "rank2.trace.json").write_bytes(b"\x1f\x8b broken")
+    script = tmp_path / "run_dask.py"
+    script.write_text(_DASK_SCRIPT)
+    runs = {"sample": str(SAMPLE), "many": str(many)}
+    r = subprocess.run([sys.executable, str(script), json.dumps(runs), str(bad)], capture_output=True, text=True,
+                       timeout=240, cwd=REPO)
+    assert r.returncode == 0, r.stderr[-3000:]
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    assert got["sample"] == _report(analyze_paths([str(SAMPLE)]))
+    assert got["many"] == _classic(many)
+    assert "rank2.trace.json" in got["error"]
+    assert got["skip_bad_ranks"] == [0, 1]
+    assert any("skipped" in w and "rank2" in w for w in got["warnings"])
 
 
 def test_progress_only_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -49,5 +49,10 @@ def bar(total_bytes: int, desc: str, enabled: bool | None = None) -> Any:
         return _Silent()
     from tqdm import tqdm
 
-    return tqdm(total=total_bytes, desc=desc, unit="B", unit_scale=True, unit_divisor=1024, file=sys.stderr,
+    class Bar(tqdm):
+        # no monitor thread: tracekit forks worker processes while a bar is open, and
+        # forking a process with extra threads risks children that hang on a lock
+        monitor_interval = 0
+
+    return Bar(total=total_bytes, desc=desc, unit="B", unit_scale=True, unit_divisor=1024, file=sys.stderr,
                 delay=DELAY_S, leave=False, dynamic_ncols=True)
