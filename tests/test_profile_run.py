@@ -85,6 +85,22 @@ def test_eager_ddp_two_ranks(tmp_path: Path) -> None:
     assert m["compile"]["per_rank"][0]["enabled"] is False
     assert m["buckets"]["reducer"]["bucket_sizes_bytes"]
     assert "p50" in r.stdout and str(out) in r.stdout
+    _check_profiled_and_bucket_timing(m, steps=3, profiled=2)
+
+
+def _check_profiled_and_bucket_timing(m: dict, steps: int, profiled: int) -> None:
+    """The profiled steps are timed per rank, and every timed step has host-clock bucket marks (gloo)."""
+    for row in m["timings"]["per_rank"]:
+        assert len(row["profiled_step_s"]) == profiled and all(x > 0 for x in row["profiled_step_s"])
+    assert m["timings"]["profiled"]["activities"] == "cpu,cuda" and m["timings"]["profiled"]["mean_sec_per_iter"] > 0
+    assert m["run"]["parallel_applied"]["bucket_timing"] == "on"
+    for r in m["bucket_timing"]["per_rank"]:
+        assert r["clock"] == "host" and len(r["steps"]) == steps
+        for s in r["steps"]:
+            assert s["buckets"] and s["bwd_end_us"] is not None
+            ready = [b["ready_us"] for b in s["buckets"]]
+            assert ready == sorted(ready) and 0 < ready[0] and s["buckets"][-1]["end_us"] <= s["step_us"]
+            assert 0 <= s["exposed_us"] <= s["comm_us"] and sum(b["bytes"] for b in s["buckets"]) > 0
 
 
 def test_aot_eager_graph_break_two_ranks(tmp_path: Path) -> None:
@@ -97,6 +113,8 @@ def test_aot_eager_graph_break_two_ranks(tmp_path: Path) -> None:
     graphs = m["buckets"]["ddp_optimizer"]
     assert len(graphs) == 2 and all(b["bytes"] > 0 and b["params"] for g in graphs for b in g["buckets"])
     assert m["buckets"]["reducer"]["rebuilt_bucket_sizes_bytes"]
+    _check_profiled_and_bucket_timing(m, steps=3, profiled=2)
+    assert all(len(s["buckets"]) >= 2 for r in m["bucket_timing"]["per_rank"] for s in r["steps"])  # 1 MB cap
 
 
 def test_simulated_torchrun_single_rank(tmp_path: Path, free_port: int) -> None:
@@ -138,6 +156,7 @@ def test_fsdp_two_ranks(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr[-3000:]
     m = json.loads((out / "run.json").read_text())
     assert m["run"]["parallel_applied"]["sharded_blocks"] == 4
+    assert all("fsdp" in r["unavailable"] for r in m["bucket_timing"]["per_rank"])
     assert m["buckets"]["reducer"] is None and m["buckets"]["unavailable"]["reducer"]
     for t in m["traces"]:
         names = _names(_load_trace(out / t["file"]))

@@ -44,15 +44,35 @@ def device_options() -> Deco:
     )
 
 
-def model_shape_options() -> Deco:
-    """Sizes of the built-in models and the per-rank batch."""
+def model_shape_options(per_model_defaults: bool = False) -> Deco:
+    """Sizes of the built-in models and the per-rank batch.
+
+    ``per_model_defaults`` (``profile``): width, depth and batch default to None, which
+    :class:`ProfileConfig` resolves per model and device (toy 2048 x 8, batch 4096 on cuda);
+    otherwise (``bench ddp``) fixed defaults 256 x 4, batch 32.
+    """
+    if per_model_defaults:
+        shape = (
+            click.option("--width", type=int, default=None,
+                         help="toy/transformer hidden size (default: toy 2048, transformer 256)."),
+            click.option("--depth", type=int, default=None,
+                         help="toy layers / transformer blocks (default: toy 8, transformer 4)."),
+        )
+        batch = click.option("--batch-size", type=int, default=None,
+                             help="Per-rank micro-batch size (default: 4096 for the toy model on cuda, else 32).")
+    else:
+        shape = (
+            click.option("--width", type=int, default=256, show_default=True, help="toy/transformer hidden size."),
+            click.option("--depth", type=int, default=4, show_default=True, help="toy layers / transformer blocks."),
+        )
+        batch = click.option("--batch-size", type=int, default=32, show_default=True,
+                             help="Per-rank micro-batch size.")
     return _stack(
-        click.option("--width", type=int, default=256, show_default=True, help="toy/transformer hidden size."),
-        click.option("--depth", type=int, default=4, show_default=True, help="toy layers / transformer blocks."),
+        *shape,
         click.option("--seq-len", type=int, default=128, show_default=True,
                      help="transformer / HF sequence length."),
         click.option("--heads", type=int, default=4, show_default=True, help="transformer attention heads."),
-        click.option("--batch-size", type=int, default=32, show_default=True, help="Per-rank micro-batch size."),
+        batch,
     )
 
 
@@ -88,6 +108,7 @@ def compile_options() -> Deco:
     )
 
 
-def workload_options() -> Deco:
-    """Everything :class:`ProfileConfig` needs to build and train the model, except ``--model``."""
-    return _stack(device_options(), model_shape_options(), ddp_options(), compile_options())
+def workload_options(per_model_defaults: bool = False) -> Deco:
+    """Everything :class:`ProfileConfig` needs to build and train the model, except ``--model``
+    (``per_model_defaults``: see :func:`model_shape_options`)."""
+    return _stack(device_options(), model_shape_options(per_model_defaults), ddp_options(), compile_options())

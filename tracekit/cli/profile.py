@@ -11,7 +11,7 @@ import click
 from tracekit.cli.common import debug_option, run_guarded
 from tracekit.errors import RunError
 from tracekit.cli.options import MODEL_HELP, workload_options
-from tracekit.profile.config import OPTIMIZERS, ProfileConfig
+from tracekit.profile.config import OPTIMIZERS, PROFILE_ACTIVITIES, ProfileConfig
 
 EPILOG = """\b
 Examples:
@@ -31,7 +31,7 @@ Examples:
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
               help="Run folder for rank<R>.trace.json.gz and run.json (default: traces/<time>-<model>-<mode>).")
 @click.option("--model", default="toy", show_default=True, help=MODEL_HELP)
-@workload_options()
+@workload_options(per_model_defaults=True)
 @click.option("--graph-break-at", type=int, default=None,
               help="Insert torch._dynamo.graph_break() after this layer/block (built-in models).")
 @click.option("--seed", type=int, default=0, show_default=True)
@@ -57,6 +57,12 @@ Examples:
               help="Profiler schedule: active (recorded) steps.")
 @click.option("--record-shapes", is_flag=True, help="Record operator input shapes.")
 @click.option("--with-stack", is_flag=True, help="Record Python stacks (bigger traces).")
+@click.option("--profile-activities", type=click.Choice(PROFILE_ACTIVITIES), default="cpu,cuda", show_default=True,
+              help="What the profiler records. cuda (GPU runs): less profiler overhead, but no CPU side: "
+                   "no steps, phases, launches or collective ops in the trace (see README).")
+@click.option("--bucket-timing/--no-bucket-timing", default=True, show_default=True,
+              help="DDP: time every bucket's allreduce with CUDA events (host clocks on CPU) during the "
+                   "timed steps, through a comm hook wrapping the active one; stored in run.json.")
 @click.option("--fail-rank", type=int, default=None, hidden=True, envvar="TRACEKIT_TEST_FAIL_RANK",
               help="Debug: make this rank raise.")
 @click.option("--fail-at", type=click.Choice(["warmup", "end"]), default="end", hidden=True,

@@ -35,6 +35,20 @@ COMM_HOOKS = ("none", "bf16", "fp16")
 AMP_DTYPES = ("none", "bf16", "fp16")
 OPTIMIZERS = ("sgd", "adamw")
 BUILTIN_MODELS = ("toy", "transformer")
+PROFILE_ACTIVITIES = ("cpu,cuda", "cuda")
+#: width, depth of the built-in models when not given: the toy MLP is 8 x Linear(2048, 2048) = 134 MB of
+#: fp32 gradients, six DDP buckets at the default 25 MiB cap (a 1 MB model fits one bucket and shows nothing)
+MODEL_SHAPE_DEFAULTS = {"toy": (2048, 8), "transformer": (256, 4)}
+#: per-rank batch when not given: large enough on a GPU that the toy MLP is compute-bound, small on CPU
+TOY_CUDA_BATCH = 4096
+DEFAULT_BATCH = 32
+
+
+def default_batch_size(model: str, device: str) -> int | None:
+    """``--batch-size`` when not given (None while the device is still ``auto``)."""
+    if device == "auto":
+        return None
+    return TOY_CUDA_BATCH if model == "toy" and device == "cuda" else DEFAULT_BATCH
 
 
 def _choice(name: str, value: str, choices: tuple[str, ...]) -> None:
@@ -59,12 +73,12 @@ class ProfileConfig:
     timeout_s: float = 300.0  # process-group init and every collective
     # model
     model: str = "toy"
-    width: int = 256
-    depth: int = 4
+    width: int | None = None  # None: MODEL_SHAPE_DEFAULTS (toy 2048 x 8, transformer 256 x 4)
+    depth: int | None = None
     seq_len: int = 128
     heads: int = 4
     graph_break_at: int | None = None  # insert torch._dynamo.graph_break() after this block
-    batch_size: int = 32
+    batch_size: int | None = None  # None: default_batch_size once the device is known
     seed: int = 0
     # parallelism
     parallel: str = "ddp"  # ddp | fsdp | replicate (torch.distributed._composable.replicate)
@@ -93,6 +107,8 @@ class ProfileConfig:
     profile_steps: int = 3
     record_shapes: bool = False
     with_stack: bool = False
+    profile_activities: str = "cpu,cuda"
+    bucket_timing: bool = True  # per-bucket CUDA-event timing in the timed steps (tracekit.profile.bucket_events)
     # provenance and test hooks
     command_line: list[str] = field(default_factory=list)
     fail_rank: int | None = None  # debug: this rank raises (see fail_at)
@@ -103,6 +119,16 @@ class ProfileConfig:
 
     def __post_init__(self) -> None:
         _choice("device", self.device, DEVICES)
+        _choice("profile_activities", self.profile_activities, PROFILE_ACTIVITIES)
+        if self.profile_activities == "cuda" and self.device == "cpu":
+            raise ConfigError("--profile-activities cuda needs a GPU run (--device cuda)")
+        shape = MODEL_SHAPE_DEFAULTS.get(self.model, MODEL_SHAPE_DEFAULTS["transformer"])
+        if self.width is None:
+            self.width = shape[0]
+        if self.depth is None:
+            self.depth = shape[1]
+        if self.batch_size is None:
+            self.batch_size = default_batch_size(self.model, self.device)
         _choice("parallel", self.parallel, PARALLELISMS)
         _choice("dynamo", self.dynamo, DYNAMO_BACKENDS)
         _choice("comm_hook", self.comm_hook, COMM_HOOKS)
@@ -116,7 +142,7 @@ class ProfileConfig:
             _choice("inductor_ddp_fusion", self.inductor_ddp_fusion, INDUCTOR_DDP_FUSIONS)
         for name in ("width", "depth", "seq_len", "heads", "batch_size", "grad_accum",
                      "warmup", "steps", "profile_steps", "tp"):
-            if getattr(self, name) < 1:
+            if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ConfigError(f"--{name.replace('_', '-')} must be at least 1 (got {getattr(self, name)})")
         for name in ("profile_wait", "profile_warmup"):
             if getattr(self, name) < 0:

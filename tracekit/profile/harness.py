@@ -45,20 +45,28 @@ class ProfilerWindow:
     """
 
     def __init__(self, out_dir: str | os.PathLike[str], rank: int, *, wait: int, warmup: int, active: int,
-                 device: str, record_shapes: bool = False, with_stack: bool = False) -> None:
+                 device: str, record_shapes: bool = False, with_stack: bool = False,
+                 activities: str = "cpu,cuda") -> None:
         self.out_dir = Path(out_dir)
         self.rank = rank
         self.wait, self.warmup, self.active = wait, warmup, active
         self.device = device
         self.record_shapes = record_shapes
         self.with_stack = with_stack
+        self.activities = activities
         self.trace_path: Path | None = None
         self.exports = 0
+        self.step_s: list[float] = []
         self._prof: Any = None
 
     @property
     def total_steps(self) -> int:
         return self.wait + self.warmup + self.active
+
+    @property
+    def active_step_s(self) -> list[float]:
+        """Wall times of the recorded steps (the last ``active`` of :attr:`step_s`)."""
+        return self.step_s[-self.active:] if len(self.step_s) >= self.total_steps else []
 
     def _on_trace_ready(self, prof: Any) -> None:
         self.out_dir.mkdir(parents=True, exist_ok=True)
@@ -73,9 +81,7 @@ class ProfilerWindow:
     def __enter__(self) -> ProfilerWindow:
         import torch
 
-        activities = [torch.profiler.ProfilerActivity.CPU]
-        if self.device == "cuda":
-            activities.append(torch.profiler.ProfilerActivity.CUDA)
+        activities = profiler_activities(self.activities, self.device)
         self._prof = torch.profiler.profile(
             activities=activities,
             schedule=torch.profiler.schedule(wait=self.wait, warmup=self.warmup, active=self.active, repeat=1),
@@ -97,6 +103,25 @@ class ProfilerWindow:
         if exc_type is None and self.trace_path is None:
             raise RunError(f"rank {self.rank}: the profiler exported no trace "
                            f"(ran fewer than {self.total_steps} steps?)")
+
+
+def profiler_activities(spec: str, device: str) -> list[Any]:
+    """``torch.profiler`` activities for ``--profile-activities`` (``cpu,cuda`` or ``cuda``) on ``device``.
+
+    ``cpu,cuda`` on a CPU run records the CPU only. ``cuda`` (GPU runs only) drops the CPU side:
+    no ProfilerStep, annotation or operator ranges, no launch calls.
+    """
+    import torch
+
+    names = {a.strip() for a in spec.split(",") if a.strip()}
+    acts = []
+    if "cpu" in names:
+        acts.append(torch.profiler.ProfilerActivity.CPU)
+    if "cuda" in names and device == "cuda":
+        acts.append(torch.profiler.ProfilerActivity.CUDA)
+    if not acts:
+        raise RunError(f"--profile-activities {spec!r} records nothing on {device}")
+    return acts
 
 
 def time_steps(step_fn: Callable[[], None], n: int, sync: Callable[[], None]) -> list[float]:
@@ -149,14 +174,38 @@ def run_profiled_steps(config: Any, out_dir: Any, rank: int, device_type: str,
                        step_fn: Callable[[], None], sync: Callable[[], None]) -> ProfilerWindow:
     """Run ``config``'s profiler window (wait + warmup + active steps of ``step_fn``) and export it.
 
-    Returns the closed window; its ``trace_path`` is the exported trace.
+    Each step is timed like the unprofiled ones (wall time between device synchronizes,
+    :func:`time_steps`); the profiler's own ``step()`` (and the export after the last
+    active step) is outside the timed part. Returns the closed window; its ``trace_path``
+    is the exported trace and ``step_s`` the wall time of every step of the window
+    (``active_step_s``: the recorded ones).
     """
     win = ProfilerWindow(out_dir, rank, wait=config.profile_wait, warmup=config.profile_warmup,
                          active=config.profile_steps, device=device_type,
-                         record_shapes=config.record_shapes, with_stack=config.with_stack)
+                         record_shapes=config.record_shapes, with_stack=config.with_stack,
+                         activities=getattr(config, "profile_activities", "cpu,cuda"))
     with win:
         for _ in range(win.total_steps):
-            step_fn()
+            win.step_s.extend(time_steps(step_fn, 1, sync))
             win.step()
     sync()
     return win
+
+
+def add_profiled_timings(timings: dict[str, Any], per_rank_profiled_s: list[list[float]], activities: str) -> None:
+    """Add the profiled window's step times to run.json ``timings`` (in place).
+
+    Per rank ``profiled_step_s`` (the recorded steps' wall times, measured as the unprofiled
+    ones) and ``profiled_mean_sec_per_iter``; ``profiled``: ``{"overall": mean over steps of
+    the slowest rank's time, "activities", "definition"}``.
+    """
+    for row, prof in zip(timings["per_rank"], per_rank_profiled_s):
+        row["profiled_step_s"] = prof
+        row["profiled_mean_sec_per_iter"] = statistics.fmean(prof) if prof else None
+    slowest = [max(v) for v in zip(*per_rank_profiled_s)] if per_rank_profiled_s else []
+    timings["profiled"] = {
+        "mean_sec_per_iter": statistics.fmean(slowest) if slowest else None,
+        "step_s": slowest,
+        "activities": activities,
+        "definition": "the profiler's recorded steps, timed as the unprofiled ones (per step the slowest rank)",
+    }

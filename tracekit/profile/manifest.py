@@ -22,8 +22,12 @@ Top-level keys (``schema_version`` 1)::
                       "per_rank": [{"rank", "steps", "sec_per_iter": {"p50","p75","p90","p95"},
                                     "mean_sec_per_iter", "examples_per_step",
                                     "examples_per_sec": {"p50",...}, "step_s": [..]}],
-                      "overall": {same keys, slowest rank per step, global batch, "definition"}}
-    profile_window   {"wait", "warmup", "active", "first_step", "record_shapes", "with_stack"}
+                      "overall": {same keys, slowest rank per step, global batch, "definition"},
+                      per rank also "profiled_step_s": [..] (the profiler's recorded steps, timed the
+                      same way) and "profiled_mean_sec_per_iter";
+                      "profiled": {"mean_sec_per_iter", "step_s" (slowest rank per step), "activities",
+                                   "definition"}}
+    profile_window   {"wait", "warmup", "active", "first_step", "record_shapes", "with_stack", "activities"}
     compile          {"per_rank": [{"rank", "enabled", "backend", "optimize_ddp", "fullgraph",
                        "graph_count", "frames": {"total","ok"},
                        "graph_breaks": {"total","model","ddp_wrapper",
@@ -41,6 +45,14 @@ Top-level keys (``schema_version`` 1)::
                                   "rebuilt_bucket_sizes_bytes": [..]|None,
                                   "rebuilt_per_bucket_param_indices": str|None, ...}|None,
                       "inductor_ddp_buckets": int|None, "unavailable": {what: reason}}
+    bucket_timing    {"method": str, "per_rank": [{"rank", "clock": "cuda_events"|"host",
+                       "steps": [{"step", "step_us", "bwd_end_us", "comm_us", "exposed_us", "overlap_us",
+                                  "overlap_pct", "buckets": [{"order", "index", "bytes", "ready_us",
+                                  "start_us", "end_us", "comm_us", "exposed_us", "overlap_us"}]}],
+                       "summary": {"steps", "step_us", "buckets_per_step", "comm_us_per_step",
+                                   "exposed_us_per_step", "overlap_pct"}}
+                      | {"rank", "unavailable": reason}]}
+                     (times in µs from the step start; see tracekit.profile.bucket_events)
     traces           [{"rank", "file" (relative to the run folder), "bytes"}]
 
 A fact that could not be read is null, with the reason next to it
@@ -58,7 +70,7 @@ MANIFEST_NAME = "run.json"
 SCHEMA_VERSION = 1
 TOP_LEVEL_KEYS = (
     "schema_version", "tool", "created_utc", "command_line", "status", "config", "run", "versions",
-    "hardware", "timings", "profile_window", "compile", "buckets", "traces",
+    "hardware", "timings", "profile_window", "compile", "buckets", "bucket_timing", "traces",
 )
 
 

@@ -22,6 +22,7 @@ import inspect
 from typing import Any
 
 from tracekit.errors import ConfigError
+from tracekit.profile import bucket_events
 from tracekit.profile.config import ProfileConfig
 from tracekit.profile.models import tp_plan
 
@@ -92,9 +93,15 @@ def wrap_ddp(model: Any, config: ProfileConfig, device: Any, process_group: Any 
     kwargs = ddp_kwargs(config, device)
     ddp = DDP(model, process_group=process_group, **kwargs)
     hook = comm_hook(config)
-    if hook is not None:
+    python_reducer = bool(getattr(ddp, "_use_python_reducer", False))
+    timing_off = bucket_events.unavailable_reason("ddp", python_reducer, config.bucket_timing)
+    if timing_off is None:  # the timer's hook wraps the active one (None: DDP's default allreduce)
+        bucket_events.install(ddp, hook, device.type, process_group)
+    elif hook is not None:
         ddp.register_comm_hook(state=None, hook=hook)
-    return ddp, _applied(kwargs, config, bool(getattr(ddp, "_use_python_reducer", False)))
+    applied = _applied(kwargs, config, python_reducer)
+    applied["bucket_timing"] = timing_off or "on"
+    return ddp, applied
 
 
 def _replicate() -> Any:

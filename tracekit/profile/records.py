@@ -16,8 +16,9 @@ import sys
 from typing import Any
 
 from tracekit import __version__
+from tracekit.profile import bucket_events
 from tracekit.profile.config import ProfileConfig
-from tracekit.profile.harness import summarize_ranks
+from tracekit.profile.harness import add_profiled_timings, summarize_ranks
 from tracekit.profile.manifest import SCHEMA_VERSION
 
 
@@ -86,12 +87,14 @@ def reducer_buckets(ddp: Any) -> tuple[dict[str, Any] | None, str | None]:
 
 def rank_record(*, rank: int, local_rank: int, device: Any, warmup_s: list[float], step_s: list[float],
                 compile_facts: dict[str, Any], ddp: Any, applied: dict[str, Any], trace: dict[str, Any] | None,
-                backward_compiler: Any = None) -> dict[str, Any]:
+                backward_compiler: Any = None, profiled_step_s: list[float] | None = None,
+                bucket_timing: dict[str, Any] | None = None) -> dict[str, Any]:
     """What one rank contributes to the manifest (gathered on rank 0 with ``all_gather_object``).
 
     ``compiled_autograd`` (python reducer runs): the captured backward graphs (see
     :class:`tracekit.profile.compiled_autograd.BackwardCompiler`) and the inductor DDP-fusion
-    settings in effect; None otherwise.
+    settings in effect; None otherwise. ``profiled_step_s``: the profiler's recorded steps, timed;
+    ``bucket_timing``: :meth:`tracekit.profile.bucket_events.BucketTimer.results` or ``{"unavailable": why}``.
     """
     import os
     import socket
@@ -111,6 +114,7 @@ def rank_record(*, rank: int, local_rank: int, device: Any, warmup_s: list[float
         "reducer": reducer, "reducer_unavailable": reducer_why,
         "compiled_autograd": ca,
         "parallel_applied": applied, "trace": trace,
+        "profiled_step_s": profiled_step_s or [], "bucket_timing": bucket_timing,
     }
 
 
@@ -122,6 +126,7 @@ def build_manifest(config: ProfileConfig, ranks: list[dict[str, Any]], world: in
     timings["method"] = ("wall time of each step between device synchronizes, profiler off, "
                          "after the warm-up steps")
     timings["warmup_step_s"] = {str(r["rank"]): r["warmup_step_s"] for r in ranks}
+    add_profiled_timings(timings, [r.get("profiled_step_s") or [] for r in ranks], config.profile_activities)
     topo, topo_why = topology() if device == "cuda" or shutil.which("nvidia-smi") else (None, "cpu run")
     r0 = ranks[0]
     ddp_opt = (r0["compile"].get("ddp_optimizer") or {}).get("graphs") if r0["compile"].get("enabled") else None
@@ -165,6 +170,7 @@ def build_manifest(config: ProfileConfig, ranks: list[dict[str, Any]], world: in
             "wait": config.profile_wait, "warmup": config.profile_warmup, "active": config.profile_steps,
             "first_step": config.warmup + config.steps,
             "record_shapes": config.record_shapes, "with_stack": config.with_stack,
+            "activities": config.profile_activities,
         },
         "compile": {"per_rank": [r["compile"] for r in ranks]},
         "buckets": {
@@ -174,5 +180,6 @@ def build_manifest(config: ProfileConfig, ranks: list[dict[str, Any]], world: in
             "compiled_autograd": r0.get("compiled_autograd"),
             "unavailable": bucket_why,
         },
+        "bucket_timing": bucket_events.manifest_section(ranks),
         "traces": [r["trace"] for r in ranks],
     }

@@ -22,6 +22,7 @@ from tracekit.errors import RunError
 from tracekit.profile.compile_facts import enter_compile_scope
 from tracekit.profile.config import ProfileConfig, default_out_dir
 from tracekit.profile.env import CONFIG_ENV, apply_gpu_safety_env, detect_rank_env
+from tracekit.profile import bucket_events
 from tracekit.profile.failure import report_failure
 from tracekit.profile.harness import run_profiled_steps, time_steps
 from tracekit.profile.manifest import write_manifest
@@ -104,7 +105,9 @@ def _run(config: ProfileConfig, rank: int, local_rank: int, world: int, device: 
             trainer.fail_now = config.fail_rank == rank and config.fail_at == "warmup" and i == 0
             warmup_s.extend(time_steps(trainer.step, 1, sync))
         facts.mark_warmup_done()
-        step_s = time_steps(trainer.step, config.steps, sync)
+        ddp = ddp_of(train_model, config)
+        timer = bucket_events.timer_of(ddp)
+        step_s = time_steps(timer.timed(trainer.step) if timer else trainer.step, config.steps, sync)
 
         win = run_profiled_steps(config, out_dir, rank, device.type, trainer.step, sync)
         facts.mark_run_done()
@@ -114,8 +117,11 @@ def _run(config: ProfileConfig, rank: int, local_rank: int, world: int, device: 
 
     trace = {"rank": rank, "file": win.trace_path.name, "bytes": win.trace_path.stat().st_size}
     record = rank_record(rank=rank, local_rank=local_rank, device=device, warmup_s=warmup_s, step_s=step_s,
-                         compile_facts=compile_facts, ddp=ddp_of(train_model, config), applied=applied,
-                         trace=trace, backward_compiler=trainer.backward_compiler)
+                         compile_facts=compile_facts, ddp=ddp, applied=applied,
+                         trace=trace, backward_compiler=trainer.backward_compiler,
+                         profiled_step_s=win.active_step_s,
+                         bucket_timing=timer.results() if timer else {"unavailable": bucket_events.unavailable_reason(
+                             config.parallel, config.uses_python_reducer, config.bucket_timing) or "not installed"})
     gathered: list[Any] = [None] * world
     dist.all_gather_object(gathered, record)
     if rank != 0:
