@@ -47,7 +47,7 @@ def test_compare_two_variants_on_cpu(tmp_path: Path) -> None:
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
     p = subprocess.run(
         [sys.executable, "-m", "tracekit", "profile", "--nproc", "2", "--device", "cpu", "--warmup", "2",
-         "--steps", "3", "--graph-break-at", "1", "--compare", "eager,aot_eager", "--out", str(out)],
+         "--steps", "3", "--width", "256", "--depth", "4", "--graph-break-at", "1", "--compare", "eager,aot_eager", "--out", str(out)],
         capture_output=True, text=True, timeout=240, env=env)
     assert p.returncode == 0, p.stderr[-2000:]
     for label in ("eager", "aot_eager"):
