@@ -193,8 +193,13 @@ def test_profile_and_bench_share_option_definitions() -> None:
         return {p.name: (p.default, p.help) for p in cmd.params}
 
     prof, bench = opts(profile_command), opts(ddp_command)
-    shared = {"device", "timeout_s", "width", "depth", "seq_len", "heads", "batch_size", "bucket_cap_mb",
+    shared = {"device", "timeout_s", "seq_len", "heads", "bucket_cap_mb",
               "first_bucket_cap_mb", "static_graph", "gradient_as_bucket_view", "comm_hook", "amp", "dynamo",
               "optimize_ddp", "inductor_ddp_fusion", "inductor_ddp_bucket_mb"}
     assert shared <= set(prof) and shared <= set(bench)
     assert all(prof[k] == bench[k] for k in shared)
+    # the model shape and batch are the same options, but profile resolves its defaults per model and
+    # device (ProfileConfig: toy 2048 x 8, batch 4096 on cuda) where bench keeps a fixed 256 x 4, batch 32
+    shape = {"width", "depth", "batch_size"}
+    assert shape <= set(prof) and shape <= set(bench)
+    assert all(prof[k][0] is None and bench[k][0] is not None for k in shape)
