@@ -163,3 +163,20 @@ def test_unknown_step_is_a_config_error(tmp_path: Path) -> None:
     traces, res = load_and_analyze([str(_one_step_rank(tmp_path))])
     with pytest.raises(ConfigError, match="--step 7: no such profiled step .*1"):
         collect.timeline(traces, res, 7)
+
+
+def test_coarsen_merges_the_closest_bars() -> None:
+    segs = [figures.Segment(0, 1, "a", 1), figures.Segment(2, 3, "b", 2), figures.Segment(3.5, 4, "c", 1),
+            figures.Segment(10, 11, "d", 1)]
+    # gaps 1, 0.5, 6: three bars -> close the 0.5 gap; two bars -> close 0.5 and 1
+    assert figures.coarsen(segs, 3) == [segs[0], figures.Segment(2, 4, "b", 3), segs[3]]
+    assert figures.coarsen(segs, 2) == [figures.Segment(0, 4, "a", 4), segs[3]]
+    assert figures.coarsen(segs, 4) == segs
+    many = [figures.Segment(float(i), i + 0.5, "k", 1) for i in range(10_000)]
+    out = figures.coarsen(many, 2000)
+    assert len(out) <= 2000 and sum(s.count for s in out) == 10_000
+    assert (out[0].start_us, out[-1].end_us) == (0.0, 9999.5)
+    # idle: the longest gaps stay, in time order
+    assert figures.longest(segs, 2) == [segs[0], segs[1]]  # equal lengths: the earlier ones
+    assert figures.longest([figures.Segment(0, 5), figures.Segment(6, 7), figures.Segment(8, 12)], 2) == [
+        figures.Segment(0, 5), figures.Segment(8, 12)]

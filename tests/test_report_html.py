@@ -114,3 +114,21 @@ def test_cpu_only_run_has_no_device_timeline(tmp_path: Path) -> None:
     page = out.read_text(encoding="utf-8")
     assert "No GPU activity in these traces (CPU-only run)" in page and 'id="timeline-0"' not in page
     assert "device-side metrics" in page  # the analysis note is shown
+
+
+def test_crowded_lanes_are_drawn_simplified(tmp_path: Path) -> None:
+    from tracekit.report import html
+
+    for r in (0, 1):
+        tb = TraceBuilder(rank=r, world_size=2)
+        tb.step(1, 0, 100_000)
+        for i in range(html.MAX_BARS + 500):  # disjoint 1 µs kernels, 1 µs apart
+            tb.kernel("k", 10 + 2 * i, 1, launch_at_us=5 + 0.001 * i)
+        tb.write(tmp_path / f"rank{r}.trace.json")
+    out = tmp_path / "big.html"
+    code, text = run_cli("report", str(tmp_path), "-o", str(out))
+    assert code == 0, text
+    page = out.read_text(encoding="utf-8")
+    n = html.MAX_BARS + 500
+    assert f"rank 0, compute: {n} bars drawn as {html.MAX_BARS}" in page
+    assert f"rank 1, idle: {n - 1} bars drawn as {html.MAX_BARS}" in page

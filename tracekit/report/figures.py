@@ -159,6 +159,35 @@ def merged_segments(ts_ns: np.ndarray, end_ns: np.ndarray, names: np.ndarray, or
     return [Segment(float(a), float(b), str(n), int(c)) for a, b, n, c in zip(ss, ee, top, counts)]
 
 
+def coarsen(segs: list[Segment], max_n: int) -> list[Segment]:
+    """At most ``max_n`` segments for drawing: the closest neighbours are merged (the smallest gaps
+    first), so every covered instant stays covered; counts add up; the name is the first segment's.
+    A figure with 100k bars per lane would be too slow to open."""
+    if len(segs) <= max_n or max_n < 1:
+        return segs
+    gap = np.array([b.start_us - a.end_us for a, b in zip(segs[:-1], segs[1:])])
+    cut = np.sort(gap)[len(segs) - max_n - 1]  # merging every gap <= cut leaves <= max_n segments
+    out: list[Segment] = []
+    cur = segs[0]
+    for g, s in zip(gap, segs[1:]):
+        if g <= cut:
+            cur = Segment(cur.start_us, max(cur.end_us, s.end_us), cur.name, cur.count + s.count)
+        else:
+            out.append(cur)
+            cur = s
+    out.append(cur)
+    return out
+
+
+def longest(segs: list[Segment], max_n: int) -> list[Segment]:
+    """The ``max_n`` longest segments, in time order (for the idle lane: merging idle gaps would
+    claim idle time where the GPU was busy, so the shortest gaps are left out instead)."""
+    if len(segs) <= max_n:
+        return segs
+    keep = np.sort(np.argsort([-s.dur_us for s in segs], kind="stable")[:max_n])
+    return [segs[i] for i in keep]
+
+
 # -- lanes -------------------------------------------------------------------------------------
 
 

@@ -45,6 +45,8 @@ COLORS = {"compute": "#0072B2", "comm": "#009E73", "memory": "#CC79A7", "idle": 
 LANES = ("compute", "comm", "memory", "idle", "compiled")
 #: above this many buckets per step they share one lane (one lane each would make the page very tall)
 MAX_BUCKET_LANES = 24
+#: bars drawn per lane at most (a page with 100k SVG bars per lane opens too slowly)
+MAX_BARS = 2000
 PLOT_CONFIG = {"displaylogo": False, "responsive": True}
 
 
@@ -92,10 +94,27 @@ def _seg_text(lane: str, s: figures.Segment) -> str:
     return f"{lane} {s.start_us:.1f} → {s.end_us:.1f} µs ({s.dur_us:.1f} µs){what}"
 
 
+def _drawn(lane: str, segs: list[figures.Segment]) -> list[figures.Segment]:
+    return figures.longest(segs, MAX_BARS) if lane == "idle" else figures.coarsen(segs, MAX_BARS)
+
+
+def simplified_lanes(tl: figures.Timeline) -> list[str]:
+    """One note per lane drawn with fewer bars than it has segments (see :data:`MAX_BARS`)."""
+    out = []
+    for r in tl.ranks:
+        for lane in LANES[:4]:
+            n = len(r.lanes.get(lane, []))
+            if n > MAX_BARS:
+                how = ("the shortest idle gaps are not drawn" if lane == "idle"
+                       else "the closest bars are merged; hover counts are summed")
+                out.append(f"rank {r.rank}, {lane}: {n} bars drawn as {MAX_BARS} ({how})")
+    return out
+
+
 def _rank_traces(r: figures.RankLanes, bucket_lanes: bool, first: bool) -> list[go.Bar]:
     out = []
     for y, lane in enumerate(LANES[:4]):
-        segs = r.lanes.get(lane, [])
+        segs = _drawn(lane, r.lanes.get(lane, []))
         out.append(_bar([s.start_us for s in segs], [s.end_us for s in segs], y, COLORS[lane], lane,
                         [_seg_text(lane, s) for s in segs], show=first))
     y = LANES.index("compiled")
@@ -290,6 +309,7 @@ def _run_context(view: RunView, idx: int) -> dict[str, Any]:
         "timeline_id": tl_id, "step": view.timeline.step if view.timeline else None,
         "timeline": figure_html(timeline_figure(view.timeline), tl_id) if view.timeline and view.timeline.ranks else "",
         "lanes": len(view.timeline.ranks) if view.timeline else 0,
+        "simplified": simplified_lanes(view.timeline) if view.timeline else [],
         "breakdown": figure_html(breakdown_figure(view.res.steps), f"breakdown-{idx}"),
         "buckets": figure_html(bucket_figure(collectives.bucket_summary(view.res.buckets)), f"buckets-{idx}"),
         "tables": run_tables(view.res), "aligned": m.get("clock_aligned"),
