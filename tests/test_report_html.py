@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from tests.explain_builders import manifest_for, write_run
@@ -132,3 +133,29 @@ def test_crowded_lanes_are_drawn_simplified(tmp_path: Path) -> None:
     n = html.MAX_BARS + 500
     assert f"rank 0, compute: {n} bars drawn as {html.MAX_BARS}" in page
     assert f"rank 1, idle: {n - 1} bars drawn as {html.MAX_BARS}" in page
+
+
+def test_html_renderer_consumes_the_registry(tmp_path: Path) -> None:
+    from tracekit.analyses import registry
+    from tracekit.analyses.pipeline import load_and_analyze
+    from tracekit.errors import ConfigError
+    from tracekit.report.html import HTMLRenderer
+    from tracekit.report.render import Renderer
+
+    traces, res = load_and_analyze([str(write_run(tmp_path / "s", "split", manifest=manifest_for("split")))])
+    page = HTMLRenderer(traces, label="s").render(res)
+    assert isinstance(HTMLRenderer(), Renderer) and HTMLRenderer.extension == "html"
+    # every table of the result but findings (own section) has a block, in the result's order
+    ids = re.findall(r'<h3 id="table-0-([a-z_]+)">', page)
+    assert ids == [n for n in res.tables if n != "findings"]
+    # header tooltips are the registry's column definitions
+    col = next(c for c in registry.tables()["ranks"].columns if c.name == "comm_us")
+    assert f'<th title="{col.doc} [{registry.UNITS[col.unit]}]">comm_us</th>' in page
+    # without traces: everything but the timeline
+    bare = HTMLRenderer(label="s").render(res)
+    assert 'id="timeline-0"' not in bare and 'id="breakdown-0"' in bare and "needs the loaded traces" in bare
+    # one table only, and an unknown one is a one-line error
+    only = HTMLRenderer(traces, table="buckets").render(res)
+    assert re.findall(r'<h3 id="table-0-([a-z_]+)">', only) == ["buckets"]
+    with pytest.raises(ConfigError, match="nope"):
+        HTMLRenderer(traces, table="nope").render(res)

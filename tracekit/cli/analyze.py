@@ -70,9 +70,9 @@ def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_st
     emit(render(res, fmt, per_step=per_step, table=table), output)
     clock.lap("render")
     if html_path:
-        from tracekit.report.html import render_html, run_view
+        from tracekit.report.html import HTMLRenderer
 
-        emit(render_html([run_view(" ".join(paths), traces, res)]), html_path)
+        emit(HTMLRenderer(traces, label=" ".join(paths), table=table).render(res), html_path)
         clock.lap("html")
     if timings:
         click.echo(clock.report(), err=True)

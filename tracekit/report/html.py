@@ -26,14 +26,13 @@ from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 
 from tracekit import __version__
-from tracekit.analyses.pipeline import load_and_analyze
-from tracekit.analyses import collectives, crossrank
+from tracekit.analyses import collectives, registry
 from tracekit.analyses.findings import as_dicts
-from tracekit.analyses.graphbreaks import graph_break_summary
+from tracekit.analyses.pipeline import load_and_analyze
 from tracekit.analyses.registry import AnalysisResult, ViewOptions
 from tracekit.errors import ConfigError
 from tracekit.report import collect, figures
-from tracekit.report.render import summary_rows
+from tracekit.report.render import Renderer, summary_rows
 from tracekit.traces.traceset import TraceSet
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -68,6 +67,8 @@ class RunView:
     res: AnalysisResult
     timeline: figures.Timeline | None
     targets: list[figures.Target | None] = field(default_factory=list)
+    #: False when the view was built from the tables alone (no timeline can be drawn)
+    traces_loaded: bool = True
 
 
 def run_view(label: str, traces: TraceSet, res: AnalysisResult, step: int | None = None) -> RunView:
@@ -251,32 +252,44 @@ def _cell(v: Any) -> tuple[str, str]:
     return display_name(v), display_name(v)
 
 
-def table_data(df: pd.DataFrame | None) -> dict[str, Any] | None:
-    """Columns and rows of cells (text, sort key) for the template; None when empty."""
+def table_data(df: pd.DataFrame | None, docs: dict[str, str] | None = None,
+               max_rows: int | None = None) -> dict[str, Any] | None:
+    """Columns (name, definition for the header tooltip) and rows of cells (text, sort key) for the
+    template, at most ``max_rows`` rows (``total`` says how many there are); None when empty."""
     if df is None or not isinstance(df, pd.DataFrame) or df.empty:
         return None
-    obj = df.astype(object).where(df.notna(), None)
-    return {"columns": [display_name(c) for c in df.columns],
-            "rows": [[_cell(v) for v in row] for row in obj.itertuples(index=False, name=None)]}
+    shown = df if max_rows is None else df.head(max_rows)
+    obj = shown.astype(object).where(shown.notna(), None)
+    docs = docs or {}
+    return {"columns": [(display_name(c), docs.get(str(c), "")) for c in df.columns],
+            "rows": [[_cell(v) for v in row] for row in obj.itertuples(index=False, name=None)],
+            "total": len(df)}
 
 
-def run_tables(res: AnalysisResult) -> list[tuple[str, dict[str, Any]]]:
-    """The report's tables (titled), the same as the text report's, plus the graph-break and bucket timelines."""
-    cand: list[tuple[str, Any]] = [
-        ("Per-rank breakdown (GPU time over the whole trace window, µs)", res.ranks),
-        ("Per-step breakdown (work launched in each ProfilerStep, µs)", res.steps),
-        ("Collectives (launched in the window)", collectives.collective_summary(res.collectives)),
-        ("DDP buckets (backward allreduces, mean over steps)", collectives.bucket_summary(res.buckets)),
-        ("Cross-rank wait", crossrank.wait_view(res.tables, ViewOptions()).body),
-        ("Largest arrival skew", getattr(crossrank.skew_view(res.tables, ViewOptions(), 20), "body", None)),
-    ]
-    gb = res.tables.get("graph_breaks")
-    if isinstance(gb, pd.DataFrame) and len(gb) and gb["compile_requested"].any():
-        cand.append(("Compiled regions and graph breaks (per rank, mean per step)", graph_break_summary(gb)))
-    cand.append(("Bucket timeline (per rank, step and bucket; µs from backward start)",
-                 res.tables.get("bucket_timeline")))
-    cand.append(("run.json check", res.tables.get("manifest_check")))
-    return [(t, d) for t, df in cand if (d := table_data(df)) is not None]
+#: rows of a full table embedded in the page (``--format csv --table NAME`` has them all)
+MAX_FULL_ROWS = 1000
+
+
+def run_tables(res: AnalysisResult, only: str | None = None) -> list[dict[str, Any]]:
+    """Every table of the result, in report order, through the registry: its text section's table
+    (the same summary the text report prints) and, collapsed, the full table (at most
+    :data:`MAX_FULL_ROWS` rows). Header tooltips carry the registry's column definitions.
+    ``only``: just that table. Findings have their own section and are left out here."""
+    out = []
+    specs = registry.tables()
+    for name, df in res.tables.items():
+        if (only and name != only) or name == "findings" or name not in specs:
+            continue
+        t = specs[name]
+        docs = {c.name: f"{c.doc} [{registry.UNITS[c.unit]}]" for c in t.columns}
+        view = t.view(res.tables, ViewOptions()) if t.view else None
+        summary = view.body if view is not None and isinstance(view.body, pd.DataFrame) else None
+        block = {"name": name, "title": display_name(view.title if summary is not None else t.title),
+                 "summary": table_data(summary, docs),
+                 "full": table_data(df, docs, MAX_FULL_ROWS), "full_title": display_name(t.title)}
+        if block["summary"] is not None or block["full"] is not None:
+            out.append(block)
+    return out
 
 
 # -- page --------------------------------------------------------------------------------------
@@ -298,7 +311,7 @@ def _findings(view: RunView, fig_id: str) -> list[dict[str, Any]]:
     return out
 
 
-def _run_context(view: RunView, idx: int) -> dict[str, Any]:
+def _run_context(view: RunView, idx: int, table: str | None = None) -> dict[str, Any]:
     tl_id = f"timeline-{idx}"
     m = view.res.meta
     return {
@@ -312,18 +325,47 @@ def _run_context(view: RunView, idx: int) -> dict[str, Any]:
         "simplified": simplified_lanes(view.timeline) if view.timeline else [],
         "breakdown": figure_html(breakdown_figure(view.res.steps), f"breakdown-{idx}"),
         "buckets": figure_html(bucket_figure(collectives.bucket_summary(view.res.buckets)), f"buckets-{idx}"),
-        "tables": run_tables(view.res), "aligned": m.get("clock_aligned"),
-        "device_metrics": m.get("device_metrics"),
+        "tables": run_tables(view.res, table), "aligned": m.get("clock_aligned"),
+        "device_metrics": m.get("device_metrics"), "traces_loaded": view.traces_loaded,
     }
 
 
-def render_html(views: list[RunView]) -> str:
-    """The whole page for one or two runs (two: every section side by side)."""
+def render_html(views: list[RunView], *, table: str | None = None) -> str:
+    """The whole page for one or two runs (two: every section side by side); ``table``: only that
+    table in the tables section."""
     env = jinja2.Environment(loader=jinja2.PackageLoader("tracekit.report", "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined)
     page = env.get_template("report.html.j2")
-    return page.render(runs=[_run_context(v, i) for i, v in enumerate(views)], plotlyjs=get_plotlyjs(),
+    return page.render(runs=[_run_context(v, i, table) for i, v in enumerate(views)], plotlyjs=get_plotlyjs(),
                        version=__version__, title=" vs ".join(display_name(v.label) for v in views))
+
+
+class HTMLRenderer(Renderer):
+    """The HTML report as one of the renderers (:mod:`tracekit.report.render`): ``render(res)`` is the
+    page of one run. The timeline draws raw kernel intervals, so it needs the loaded ``traces``
+    (without them the page has everything but the timeline); ``compare(res_a, other, res_b)``
+    puts two runs side by side."""
+
+    extension = "html"
+
+    def __init__(self, traces: TraceSet | None = None, *, label: str = "run", step: int | None = None,
+                 table: str | None = None) -> None:
+        super().__init__(table)
+        self.traces, self.label, self.step = traces, label, step
+
+    def view(self, res: AnalysisResult) -> RunView:
+        if self.table:
+            self._pick(res)  # an unknown --table is a one-line error, as in every renderer
+        if self.traces is None:
+            return RunView(label=self.label, res=res, timeline=None, targets=[None] * len(as_dicts(res.findings)),
+                           traces_loaded=False)
+        return run_view(self.label, self.traces, res, self.step)
+
+    def render(self, res: AnalysisResult) -> str:
+        return render_html([self.view(res)], table=self.table)
+
+    def compare(self, res: AnalysisResult, other: HTMLRenderer, other_res: AnalysisResult) -> str:
+        return render_html([self.view(res), other.view(other_res)], table=self.table)
 
 
 def report_paths(runs: list[list[str]], *, labels: list[str] | None = None, step: int | None = None,
@@ -340,6 +382,5 @@ def report_paths(runs: list[list[str]], *, labels: list[str] | None = None, step
     for i, paths in enumerate(runs):
         traces, res = load_and_analyze(paths, skip_bad=skip_bad, comm_pattern=comm_pattern, align=align,
                                        workers=workers)
-        label = labels[i] if labels else paths[0]
-        views.append(run_view(label, traces, res, step))
+        views.append(HTMLRenderer(traces, label=labels[i] if labels else paths[0], step=step).view(res))
     return render_html(views)
