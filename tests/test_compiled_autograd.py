@@ -126,6 +126,30 @@ def test_functional_buckets_and_waits(tmp_path: Path) -> None:
     assert len(res.instances) == 3 and set(res.instances["pg_name"]) == {"1", "3"}
 
 
+def test_gloo_groups_from_the_probe_map() -> None:
+    from tracekit.analyses.functional import gloo_thread_groups
+    from tracekit.profile.pg_probe import threads_by_group
+
+    # a probe trace: two annotations on the main thread, the gloo ranges they caused on worker threads
+    ev = [{"ph": "X", "name": "tracekit.pg_probe:1", "ts": 0, "dur": 100, "tid": 1},
+          {"ph": "X", "name": "tracekit.pg_probe:3", "ts": 200, "dur": 100, "tid": 1},
+          {"ph": "X", "name": "gloo:all_reduce", "ts": 10, "dur": 5, "tid": 50},
+          {"ph": "X", "name": "gloo:all_reduce", "ts": 20, "dur": 5, "tid": 53},
+          {"ph": "X", "name": "gloo:all_reduce", "ts": 210, "dur": 5, "tid": 51},
+          {"ph": "X", "name": "gloo:all_reduce", "ts": 220, "dur": 5, "tid": 52},
+          {"ph": "X", "name": "gloo:all_reduce", "ts": 230, "dur": 5, "tid": 53},   # 53 under both: dropped
+          {"ph": "X", "name": "gloo:all_reduce", "ts": 150, "dur": 5, "tid": 54}]   # under none: unmapped
+    tmap = threads_by_group(ev)
+    assert tmap == {"50": "1", "51": "3", "52": "3"}
+
+    class FakeRank:  # the one attribute gloo_thread_groups reads
+        distributed_info = {"pg_config": MESH_PGS}
+
+    import numpy as np
+    names, descs = gloo_thread_groups(FakeRank(), np.array([50, 51, 53]), tmap)
+    assert names.tolist() == ["1", "3", None] and descs.tolist() == ["mesh_dp", "mesh_tp", None]
+
+
 def test_gloo_group_only_when_unambiguous(tmp_path: Path) -> None:
     # gloo records no group args: with one group it is that group; with a mesh it stays unknown
     for pgs, want in (([{"pg_name": "0", "pg_desc": "default_pg", "pg_size": 2, "ranks": [0, 1]}], ["0", "0"]),

@@ -69,12 +69,23 @@ def test_replicate_python_reducer_and_knobs(tmp_path: Path) -> None:
 def test_tp_and_dp_on_four_ranks(tmp_path: Path) -> None:
     m = _profile(tmp_path / "tp", 4, "--replicate", "--tp", "2")
     assert m["run"]["parallel_applied"]["tensor_parallel"] == {"tp": 2, "colwise": 2, "rowwise": 2}
+    # the probe mapped each rank's gloo worker threads to its three groups (default, dp, tp)
+    threads = [r["gloo_threads"] for r in m["hardware"]["ranks"]]
+    assert all(len(set(t.values())) == 3 for t in threads)
     res = analyze_paths([str(tmp_path / "tp")])
     c = res.collectives
-    # gloo names no process group; with a (dp, tp) mesh tracekit leaves it unknown rather than guess
-    assert c["pg_name"].isna().all()
-    # per rank and step: 2 rowwise output allreduces in forward; in backward 1 for the input grad of the
-    # second colwise layer (the first one's input is the data, no grad) and 1 DP bucket
-    fwd = c[c["phase"] == "forward"].groupby("rank").size()
-    bwd = c[c["phase"] == "backward"].groupby("rank").size()
-    assert (fwd == 2).all() and (bwd == 1 + 1).all() and len(fwd) == 4
+    assert set(c["pg_desc"]) == {"mesh_dp", "mesh_tp"}
+    # TP groups {0, 1} and {2, 3}; DP groups {0, 2} and {1, 3}
+    groups = c.groupby("pg_name")["rank"].apply(lambda r: tuple(sorted(set(r))))
+    assert sorted(groups) == [(0, 1), (0, 2), (1, 3), (2, 3)]
+    # per rank and step: 2 rowwise output allreduces in forward (TP); in backward 1 for the input grad of
+    # the second colwise layer (the first one's input is the data, no grad) and 1 DP gradient bucket
+    assert (c.loc[c["phase"] == "forward", "pg_desc"] == "mesh_tp").all()
+    assert (c[c["phase"] == "forward"].groupby("rank").size() == 2).all()
+    bwd = c[c["phase"] == "backward"].groupby(["rank", "pg_desc"]).size()
+    assert (bwd == 1).all() and len(bwd) == 8
+    # buckets are the DP allreduces only; every matched instance spans one group's 2 ranks
+    assert len(res.buckets) == 4 and set(res.buckets["pg_name"]) == {"1", "2"}
+    assert (res.instances["ranks"] == 2).all() and len(res.instances) == 2 * 3 + 2
+    s = collective_summary(res.collectives)
+    assert set(s["pg"].str.split(":").str[1]) == {"mesh_dp", "mesh_tp"}

@@ -142,13 +142,14 @@ def _cpu_collective_ops(rt: RankTrace) -> pd.DataFrame:
     return ops[["ts_ns", "end_ns", "dur_ns", "external_id", "in_nelems", "out_nelems", "group_size", *ARG_COLUMNS]]
 
 
-def collective_table(rt: RankTrace, cls: pd.Series, world_size: int) -> pd.DataFrame:
+def collective_table(rt: RankTrace, cls: pd.Series, world_size: int,
+                     gloo_threads: dict[str, str] | None = None) -> pd.DataFrame:
     """The per-rank collective table described in the module docstring."""
     ops = _cpu_collective_ops(rt)
     if rt.has_gpu_activity:
         df = _gpu_instances(rt, cls, ops)
     else:
-        df = _cpu_instances(rt, ops)
+        df = _cpu_instances(rt, ops, gloo_threads)
     if df.empty:
         return pd.DataFrame(columns=list(COLLECTIVE_COLUMNS))
     df["rank"] = rt.rank
@@ -215,7 +216,7 @@ _BACKEND_COLL = {"all_reduce": "allreduce", "all_gather": "allgather", "reduce_s
                  "scatter": "scatter"}
 
 
-def _cpu_instances(rt: RankTrace, ops: pd.DataFrame) -> pd.DataFrame:
+def _cpu_instances(rt: RankTrace, ops: pd.DataFrame, gloo_threads: dict[str, str] | None = None) -> pd.DataFrame:
     """Collectives of a trace without GPU activity (gloo).
 
     An instance is the backend's CPU range (``gloo:all_reduce`` on the gloo worker
@@ -258,7 +259,7 @@ def _cpu_instances(rt: RankTrace, ops: pd.DataFrame) -> pd.DataFrame:
     coll = np.where(pd.isna(coll), kind_name.to_numpy(dtype=object), coll)
     pg_name, pg_desc = arg("pg_name", None), arg("pg_desc", None)
     if len(rng) and pd.isna(pg_name).all():  # gloo records no group args: infer from its worker threads
-        pg_name, pg_desc = functional.gloo_thread_groups(rt, rng["tid"].to_numpy())
+        pg_name, pg_desc = functional.gloo_thread_groups(rt, rng["tid"].to_numpy(), gloo_threads)
     return pd.DataFrame({
         "step": assign_steps(rt.steps, launch), "coll_name": coll, "pg_name": pg_name,
         "pg_desc": pg_desc, "dtype": arg("dtype", None), "in_nelems": arg("in_nelems", -1),
@@ -278,16 +279,23 @@ ALLREDUCE_NAMES = ("allreduce", "allreduce_coalesced", "all_reduce", "all_reduce
 def data_parallel_groups(coll: pd.DataFrame, tp: int = 1, world_size: int | None = None) -> pd.Series:
     """Rows on the data-parallel process group: with a device mesh (``pg_desc`` ``mesh_*``) the
     ``mesh_dp`` group only (tensor-parallel allreduces in backward are not gradient buckets);
-    with ``tp`` > 1 (from the manifest) also only groups of ``world_size / tp`` ranks that are not
-    the ``mesh_tp`` group (a mesh dimension over every rank reuses the default group); otherwise
-    every row."""
+    otherwise, with ``tp`` > 1 (from the manifest), only groups of ``world_size / tp`` ranks (a mesh
+    dimension over every rank reuses the default group); otherwise every row."""
     desc = coll["pg_desc"].astype(object)
     keep = pd.Series(True, index=coll.index)
     if desc.astype(str).str.startswith("mesh_").any():
         keep &= desc == "mesh_dp"
-    if tp > 1 and world_size:
-        keep &= (coll["group_size"] == world_size // tp) & (desc != "mesh_tp")
+    elif tp > 1 and world_size:  # groups not named after mesh dimensions: go by their size
+        keep &= coll["group_size"] == world_size // tp
     return keep
+
+
+def gradient_allreduces(coll: pd.DataFrame, tp: int = 1, world_size: int | None = None) -> pd.Series:
+    """Mask of the gradient-bucket rows of a collective table: allreduces (plain or coalesced) launched
+    in a step's backward on the data-parallel group (:func:`data_parallel_groups`)."""
+    name = coll["coll_name"].astype(object).astype(str).str.lower()
+    keep = (coll["phase"] == "backward") & name.isin(ALLREDUCE_NAMES) & (coll["step"] >= 0)
+    return keep & data_parallel_groups(coll, tp, world_size)
 
 
 def bucket_table(rt: RankTrace, coll: pd.DataFrame, tp: int = 1, world_size: int | None = None) -> pd.DataFrame:
@@ -304,9 +312,7 @@ def bucket_table(rt: RankTrace, coll: pd.DataFrame, tp: int = 1, world_size: int
     ``wait_offset_us`` / ``wait_cpu_us``: where ``wait_tensor`` waits on it (see
     :func:`tracekit.analyses.functional.wait_columns`; NaN without ``wait_tensor`` ops).
     """
-    name = coll["coll_name"].astype(object).astype(str).str.lower()
-    keep = (coll["phase"] == "backward") & name.isin(ALLREDUCE_NAMES) & (coll["step"] >= 0)
-    b = coll[keep & data_parallel_groups(coll, tp, world_size)].copy()
+    b = coll[gradient_allreduces(coll, tp, world_size)].copy()
     if b.empty:
         return pd.DataFrame(columns=list(BUCKET_COLUMNS))
     bws, _ = phase_windows(rt)["backward"]
@@ -328,7 +334,7 @@ def bucket_table(rt: RankTrace, coll: pd.DataFrame, tp: int = 1, world_size: int
 def collectives_table(ctx: RankContext) -> pd.DataFrame:
     rt = ctx.trace
     cls = classify_gpu(rt, ctx.options.comm_pattern) if rt.has_gpu_activity else pd.Series([], dtype=object)
-    return collective_table(rt, cls, ctx.world_size)
+    return collective_table(rt, cls, ctx.world_size, functional.manifest_gloo_threads(ctx.manifest, rt.rank))
 
 
 def process_group_label(c: pd.DataFrame) -> pd.Series:
@@ -374,7 +380,8 @@ def bucket_summary(b: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def _manifest_tp(manifest: Any) -> int:
+def manifest_tp(manifest: Any) -> int:
+    """``config.tp`` of a tracekit profile manifest (1 when absent)."""
     tp = ((manifest or {}).get("config") or {}).get("tp") if isinstance(manifest, dict) else None
     return tp if isinstance(tp, int) and tp > 0 else 1
 
@@ -442,7 +449,7 @@ TABLES = [
             Column("wait_cpu_us", "us", "time inside wait_tensor between the launch and the collective's end: "
                                         "blocking on gloo, ~0 on NCCL (there the device-side cost is exposed_us)"),
         ),
-        compute=lambda ctx: bucket_table(ctx.trace, ctx.tables["collectives"], _manifest_tp(ctx.manifest),
+        compute=lambda ctx: bucket_table(ctx.trace, ctx.tables["collectives"], manifest_tp(ctx.manifest),
                                          ctx.world_size),
         needs=("collectives",), order=40,
         view=lambda t, o: View("DDP buckets (backward allreduces, mean over steps)", bucket_summary(t["buckets"])),

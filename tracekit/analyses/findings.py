@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tracekit.analyses.collectives import gradient_allreduces, manifest_tp
 from tracekit.analyses.registry import Column, RunContext, Table, View
 from tracekit.analyses.timeline import rank_compile_facts
 
@@ -171,7 +172,8 @@ def backward_comm_exposed(result: Any, skip_ranks: set[Any]) -> list[dict[str, A
     c = result.collectives
     if c is None or len(c) == 0 or not result.meta.get("device_metrics"):
         return []
-    b = c[(c["phase"] == "backward") & (c["coll_name"] == "allreduce") & (c["step"] >= 0)]
+    # gradient buckets only: tensor-parallel allreduces in backward are not DDP's (see collectives)
+    b = c[gradient_allreduces(c, manifest_tp(result.meta.get("manifest")), result.meta.get("world_size"))]
     out = []
     for rank, g in b.groupby("rank"):
         if int(rank) in skip_ranks or None in skip_ranks:

@@ -12,13 +12,17 @@ NCCL it only makes the current stream wait for the communication stream.
 * :func:`wait_columns` -- per bucket, where the program waits on it (``wait_tensor``).
 * :func:`gloo_thread_groups` -- gloo traces carry no process-group args. When the rank
   belongs to one group only (``distributedInfo.pg_config``), every collective is on it.
-  With several groups (a device mesh) the group stays unknown: each gloo group runs its own
-  worker threads, but their ids interleave with the other ranks' threads (all ranks create
-  their groups at the same time on one host), so no rule maps a thread to its group
-  reliably; NCCL traces name the group of every collective.
+  With several groups (a device mesh) each gloo group runs its own worker threads, but their
+  ids interleave with the other ranks' threads (all ranks create their groups at the same
+  time on one host), so the trace alone cannot say which thread serves which group:
+  ``tracekit profile`` measures it before training (:mod:`tracekit.profile.pg_probe`) and
+  writes the map into the manifest; without it the group stays unknown, never guessed.
+  NCCL traces name the group of every collective.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -94,12 +98,33 @@ def wait_columns(rt: RankTrace, launch_ns: np.ndarray, end_ns: np.ndarray, bwd_s
     return offset, blocked
 
 
-def gloo_thread_groups(rt: RankTrace, tids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(pg_name, pg_desc)`` for gloo worker-thread ids ``tids`` (None where unknown; see module doc)."""
+def manifest_gloo_threads(manifest: Any, rank: int) -> dict[str, str] | None:
+    """``hardware.ranks[rank].gloo_threads`` of a tracekit profile manifest (thread id -> group), or None."""
+    ranks = ((manifest or {}).get("hardware") or {}).get("ranks") if isinstance(manifest, dict) else None
+    for r in ranks if isinstance(ranks, list) else []:
+        if isinstance(r, dict) and r.get("rank") == rank and isinstance(r.get("gloo_threads"), dict):
+            return {str(k): str(v) for k, v in r["gloo_threads"].items()}
+    return None
+
+
+def gloo_thread_groups(rt: RankTrace, tids: np.ndarray,
+                       thread_map: dict[str, str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(pg_name, pg_desc)`` for gloo worker-thread ids ``tids`` (None where unknown; see module doc).
+
+    ``thread_map``: thread id -> group name measured by ``tracekit profile``'s probe
+    (:mod:`tracekit.profile.pg_probe`); without it, only a rank in a single group is mapped.
+    """
     n = tids.size
     names, descs = np.full(n, None, dtype=object), np.full(n, None, dtype=object)
     cfg = rt.distributed_info.get("pg_config")
     groups = [g for g in cfg if isinstance(g, dict) and "pg_name" in g] if isinstance(cfg, list) else []
+    desc_of = {str(g["pg_name"]): g.get("pg_desc") for g in groups}
+    if thread_map:
+        for i, t in enumerate(tids):
+            name = thread_map.get(str(int(t)))
+            if name is not None:
+                names[i], descs[i] = name, desc_of.get(name)
+        return names, descs
     if len(groups) == 1:
         names[:], descs[:] = str(groups[0]["pg_name"]), groups[0].get("pg_desc")
     return names, descs

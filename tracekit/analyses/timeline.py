@@ -39,6 +39,7 @@ import pandas as pd
 
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import COMPUTE, classify_gpu
+from tracekit.analyses.collectives import gradient_allreduces, manifest_tp
 from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
 from tracekit.traces import schema
 from tracekit.traces.traceset import RankTrace, assign_steps
@@ -126,10 +127,13 @@ def backward_compute_end(rt: RankTrace, cls: pd.Series) -> pd.DataFrame:
     return out.reset_index()[cols]
 
 
-def bucket_timeline(rt: RankTrace, cls: pd.Series, coll: pd.DataFrame) -> pd.DataFrame:
-    """The bucket timeline of one rank (see module doc); ``coll`` is the rank's collective table."""
-    b = coll[(coll["rank"] == rt.rank) & (coll["phase"] == "backward") & (coll["coll_name"] == "allreduce")
-             & (coll["step"] >= 0) & (coll["start_ns"] >= 0)]
+def bucket_timeline(rt: RankTrace, cls: pd.Series, coll: pd.DataFrame, tp: int = 1,
+                    world_size: int | None = None) -> pd.DataFrame:
+    """The bucket timeline of one rank (see module doc); ``coll`` is the rank's collective table.
+
+    Buckets are the rows :func:`tracekit.analyses.collectives.gradient_allreduces` selects (data-parallel
+    group only: tensor-parallel allreduces are not buckets; ``tp`` from the manifest)."""
+    b = coll[(coll["rank"] == rt.rank) & gradient_allreduces(coll, tp, world_size) & (coll["start_ns"] >= 0)]
     if b.empty or not rt.has_gpu_activity:
         return pd.DataFrame(columns=list(TIMELINE_COLUMNS))
     b = b.sort_values(["step", "launch_ts_ns"], kind="stable").reset_index(drop=True)
@@ -286,7 +290,8 @@ def _timeline_table(ctx: RankContext) -> pd.DataFrame:
     rt = ctx.trace
     if not rt.has_gpu_activity:
         return pd.DataFrame(columns=list(TIMELINE_COLUMNS))
-    return bucket_timeline(rt, classify_gpu(rt, ctx.options.comm_pattern), ctx.tables["collectives"])
+    return bucket_timeline(rt, classify_gpu(rt, ctx.options.comm_pattern), ctx.tables["collectives"],
+                           manifest_tp(ctx.manifest), ctx.world_size)
 
 
 def _timeline_view(t: Mapping[str, pd.DataFrame], opts: ViewOptions) -> View | None:

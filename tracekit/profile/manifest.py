@@ -16,7 +16,8 @@ Top-level keys (``schema_version`` 1)::
                       "examples_per_step_per_rank", "global_batch", "parallel_applied": {...}}
     versions         {"tracekit", "python", "torch", "cuda", "nccl", "cudnn", "platform"}
                      (null when not applicable, e.g. cuda on a CPU build)
-    hardware         {"ranks": [{"rank", "local_rank", "hostname", "pid", "device", "gpu_name"}],
+    hardware         {"ranks": [{"rank", "local_rank", "hostname", "pid", "device", "gpu_name",
+                                 "gloo_threads" (gloo with --tp: {thread id: group name})}],
                       "topology": str|None, "topology_unavailable": str|None}
     timings          {"method": str, "warmup_step_s": {rank: [..]},
                       "per_rank": [{"rank", "steps", "sec_per_iter": {"p50","p75","p90","p95"},
@@ -44,7 +45,12 @@ Top-level keys (``schema_version`` 1)::
                       "reducer": {"bucket_cap_bytes", "bucket_sizes_bytes": [..],
                                   "rebuilt_bucket_sizes_bytes": [..]|None,
                                   "rebuilt_per_bucket_param_indices": str|None, ...}|None,
-                      "inductor_ddp_buckets": int|None, "unavailable": {what: reason}}
+                      "inductor_ddp_buckets": int|None,
+                      "compiled_autograd": {"graphs": [{"graph", "nodes", "dynamo_graphs", "allreduce_calls",
+                                            "fullgraph", "fullgraph_failed"?}],
+                                            "inductor_ddp_fusion": {"fuse_ddp_communication", "passes",
+                                                                    "bucket_size_mb"}|None}|None,
+                      "unavailable": {what: reason}}
     bucket_timing    {"method": str, "per_rank": [{"rank", "clock": "cuda_events"|"host",
                        "steps": [{"step", "step_us", "bwd_end_us", "comm_us", "exposed_us", "overlap_us",
                                   "overlap_pct", "buckets": [{"order", "index", "bytes", "ready_us",

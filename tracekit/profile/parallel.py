@@ -206,12 +206,14 @@ def wrap_fsdp(model: Any, blocks: list[Any], config: ProfileConfig, mesh_device:
     return model, {"sharded_blocks": len(blocks), "activation_checkpointing": config.activation_checkpointing}
 
 
-def parallelize(model: Any, blocks: list[Any], config: ProfileConfig, device: Any) -> tuple[Any, dict[str, Any]]:
+def parallelize(model: Any, blocks: list[Any], config: ProfileConfig, device: Any,
+                meshes: tuple[Any, Any] = (None, None)) -> tuple[Any, dict[str, Any]]:
     """Tensor parallel (if ``--tp``), the data-parallel wrapper and ``torch.compile``, in that order.
 
+    ``meshes``: ``(dp_mesh, tp_mesh)`` from :func:`device_meshes` (both None without ``--tp``).
     Returns ``(train_model, applied)``. Call inside the ``optimize_ddp`` scope (see module doc).
     """
-    dp_mesh, tp_mesh = device_meshes(config, device.type)
+    dp_mesh, tp_mesh = meshes
     tp_applied = apply_tp(model, tp_plan(config, model), tp_mesh) if tp_mesh is not None else None
     if config.parallel == "ddp":
         compile_inner(model, config)

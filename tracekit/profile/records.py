@@ -160,7 +160,8 @@ def build_manifest(config: ProfileConfig, ranks: list[dict[str, Any]], world: in
         },
         "versions": versions(),
         "hardware": {
-            "ranks": [{k: r[k] for k in ("rank", "local_rank", "hostname", "pid", "device", "gpu_name")}
+            "ranks": [{**{k: r[k] for k in ("rank", "local_rank", "hostname", "pid", "device", "gpu_name")},
+                       **({"gloo_threads": r["gloo_threads"]} if r.get("gloo_threads") else {})}
                       for r in ranks],
             "topology": topo,
             "topology_unavailable": topo_why,

@@ -27,7 +27,8 @@ from tracekit.profile.failure import report_failure
 from tracekit.profile.harness import run_profiled_steps, time_steps
 from tracekit.profile.manifest import write_manifest
 from tracekit.profile.models import build_workload
-from tracekit.profile.parallel import ddp_of, parallelize
+from tracekit.profile.parallel import ddp_of, device_meshes, parallelize
+from tracekit.profile.pg_probe import gloo_thread_map
 from tracekit.profile.records import build_manifest, rank_record
 from tracekit.profile.training import Trainer
 
@@ -96,7 +97,11 @@ def _run(config: ProfileConfig, rank: int, local_rank: int, world: int, device: 
     with ExitStack() as stack:
         facts = enter_compile_scope(stack, config, mode)  # before DDP is constructed
         model.to(device)
-        train_model, applied = parallelize(model, blocks, config, device)
+        meshes = device_meshes(config, device.type)
+        train_model, applied = parallelize(model, blocks, config, device, meshes)
+        # gloo names no group in its trace: with a mesh, learn which worker threads serve which group
+        gloo_threads = (gloo_thread_map([dist.group.WORLD, *(m.get_group() for m in meshes)])
+                        if backend == "gloo" and meshes[1] is not None else None)
         trainer = Trainer(config, train_model, batches, device)
         sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
 
@@ -122,6 +127,7 @@ def _run(config: ProfileConfig, rank: int, local_rank: int, world: int, device: 
                          profiled_step_s=win.active_step_s,
                          bucket_timing=timer.results() if timer else {"unavailable": bucket_events.unavailable_reason(
                              config.parallel, config.uses_python_reducer, config.bucket_timing) or "not installed"})
+    record["gloo_threads"] = gloo_threads
     gathered: list[Any] = [None] * world
     dist.all_gather_object(gathered, record)
     if rank != 0:

@@ -1,0 +1,80 @@
+"""Which gloo worker threads serve which process group, measured before training.
+
+gloo records no process-group args in a trace (NCCL does), and each gloo group runs its own
+worker threads whose ids interleave with other ranks' threads, so the analysis cannot tell
+groups apart from the trace alone. With several groups (``--tp``) each rank runs a short
+probe before training: under a CPU-only profiler it issues a few asynchronous allreduces on
+each group inside a ``tracekit.pg_probe:<name>`` annotation, exports that private trace to a
+temporary file and reads back which worker threads ran the ``gloo:*`` ranges of each group.
+The map (OS thread id -> group name) goes into the manifest (``hardware.ranks[].gloo_threads``);
+``tracekit analyze`` uses it to name the group of every gloo collective. Worker threads live as
+long as their group, so the ids stay valid for the profiled window. A thread the probe did
+not see stays unmapped (its collectives' group is reported unknown, never guessed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from typing import Any
+
+PROBE_PREFIX = "tracekit.pg_probe:"
+ROUNDS = 6  # asynchronous allreduces per group: enough that every worker thread takes one
+
+
+def group_name(group: Any) -> str | None:
+    """The process group's name as the trace's ``pg_config`` spells it."""
+    name = getattr(group, "group_name", None)
+    if name is None:
+        import torch.distributed as dist
+
+        try:
+            name = dist.distributed_c10d._get_process_group_name(group)
+        except Exception:  # noqa: BLE001 - torch without the helper
+            return None
+    return str(name)
+
+
+def gloo_thread_map(groups: list[Any]) -> dict[str, str]:
+    """``{os thread id: group name}`` for the gloo worker threads of ``groups`` (every rank calls this)."""
+    import torch
+    import torch.distributed as dist
+
+    names = [group_name(g) for g in groups]
+    t = torch.ones(8)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        for g, name in zip(groups, names):
+            with torch.profiler.record_function(f"{PROBE_PREFIX}{name}"):
+                works = [dist.all_reduce(t.clone(), group=g, async_op=True) for _ in range(ROUNDS)]
+                for w in works:
+                    w.wait()
+    fd, path = tempfile.mkstemp(suffix=".json", prefix="tracekit-pg-probe-")
+    os.close(fd)
+    try:
+        prof.export_chrome_trace(path)
+        with open(path, encoding="utf-8") as fh:
+            events = json.load(fh).get("traceEvents", [])
+    finally:
+        os.unlink(path)
+    return threads_by_group(events)
+
+
+def threads_by_group(events: list[dict[str, Any]]) -> dict[str, str]:
+    """From a probe trace: each ``gloo:*`` range's thread -> the group whose probe annotation contains its
+    start. A thread seen under two groups is dropped (ambiguous)."""
+    spans = [(float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0)), e["name"][len(PROBE_PREFIX):])
+             for e in events if e.get("ph") == "X" and str(e.get("name", "")).startswith(PROBE_PREFIX)]
+    out: dict[str, str] = {}
+    bad: set[str] = set()
+    for e in events:
+        if e.get("ph") != "X" or not str(e.get("name", "")).startswith("gloo:"):
+            continue
+        ts, tid = float(e["ts"]), str(e.get("tid"))
+        hit = [name for s, end, name in spans if s <= ts <= end]
+        if len(hit) != 1:
+            continue
+        if out.get(tid, hit[0]) != hit[0]:
+            bad.add(tid)
+        out[tid] = hit[0]
+    return {t: n for t, n in out.items() if t not in bad}
