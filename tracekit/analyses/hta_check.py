@@ -48,6 +48,7 @@ computes tracekit's overlap over HTA's scope, which agrees with HTA to 0.01 poin
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 import logging
 import math
@@ -92,6 +93,27 @@ def _import_hta() -> Any:
     except ImportError as e:
         raise MissingDependencyError("holistictraceanalysis", "--hta", "pip install 'tracekit[hta]'") from e
     return TraceAnalysis
+
+
+def _load_hta(trace_analysis: Any, files: dict[int, str], trace_dir: str, include_last: bool) -> Any:
+    """HTA's ``TraceAnalysis`` over ``files``, its traces parsed in this process.
+
+    ``TraceAnalysis(...)`` parses several ranks in a *fork*-context multiprocessing
+    pool. Forking a process that already runs threads (torch's intra-op pool after
+    a run in the same process, a progress bar, a dask client) can deadlock the
+    children on a lock held by a thread that does not exist in them: the test
+    suite hung there. A cross-check runs once, so serial parsing is the safe
+    choice. HTA versions whose ``load_traces`` has no ``use_multiprocessing``
+    are built through their own constructor.
+    """
+    from hta.common.trace import Trace  # noqa: PLC0415 - optional, lazy on purpose
+
+    if "use_multiprocessing" not in inspect.signature(Trace.load_traces).parameters:
+        return trace_analysis(trace_files=files, trace_dir=trace_dir, include_last_profiler_step=include_last)
+    ta = trace_analysis.__new__(trace_analysis)
+    ta.t = Trace(files, trace_dir)
+    ta.t.load_traces(include_last, use_multiprocessing=False)
+    return ta
 
 
 # -- scoped environment / logging ---------------------------------------------------------------
@@ -223,8 +245,7 @@ def hta_crosscheck(traces: TraceSet, *, include_last_profiler_step: bool = True)
         files, trace_dir = _trace_files(traces, Path(tmp))
         ta = None
         try:
-            ta = TraceAnalysis(trace_files=files, trace_dir=trace_dir,
-                               include_last_profiler_step=include_last_profiler_step)
+            ta = _load_hta(TraceAnalysis, files, trace_dir, include_last_profiler_step)
         except Exception as e:  # noqa: BLE001 - HTA raises anything; report it per rank
             fail(f"HTA could not load the traces ({_describe(e)})")
         if ta is not None:
