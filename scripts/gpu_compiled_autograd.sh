@@ -13,7 +13,7 @@ if [ "$DEVICE" = cpu ]; then
   SIZE="--width 128 --depth 4 --batch-size 4"; STEPS="--warmup 2 --steps 2 --profile-wait 0 --profile-warmup 1 --profile-steps 1"
   TSIZE="--width 64 --depth 2 --seq-len 16 --heads 4 --batch-size 2"; BUCKET="--bucket-cap-mb 1 --inductor-ddp-bucket-mb 1"
 else
-  # 8 x Linear(2048, 2048) fp32: 134 MB of gradients per step; 6 DDP buckets of 25 MB
+  # 8 x Linear(2048, 2048) fp32: 134 MB of gradients per step, 25 MB DDP buckets
   SIZE="--width 2048 --depth 8 --batch-size 128"; STEPS="--warmup 4 --steps 10 --profile-wait 1 --profile-warmup 1 --profile-steps 2"
   TSIZE="--width 1024 --depth 4 --seq-len 256 --heads 16 --batch-size 8"; BUCKET="--bucket-cap-mb 25"
 fi

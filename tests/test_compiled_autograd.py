@@ -227,3 +227,38 @@ def test_profile_and_bench_share_option_definitions() -> None:
     shape = {"width", "depth", "batch_size"}
     assert shape <= set(prof) and shape <= set(bench)
     assert all(prof[k][0] is None and bench[k][0] is not None for k in shape)
+
+
+# -- committed GPU samples (scripts/gpu_compiled_autograd.sh, 2 x H200) ----------------------------
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_traces" / "h200x2_compiled_autograd"
+
+
+def test_tp2_sample_has_no_gradient_buckets() -> None:
+    import tracekit
+
+    res = tracekit.analyze(SAMPLES / "tp2-replicate-transformer")
+    man = res.meta["manifest"]
+    assert man["config"]["tp"] == 2 and man["run"]["parallel_applied"]["tensor_parallel"]["colwise"] == 8
+    c = res.collectives
+    # mesh (1, 2): the tp dimension spans both ranks and reuses the default group; dp = 1 has no collectives
+    assert set(c["pg_desc"]) == {"default_pg"} and (c["group_size"] == 2).all()
+    per_step = c.groupby(["rank", "step", "phase"]).size()
+    assert (per_step.xs("forward", level="phase") == 8).all()  # 4 blocks x (proj + mlp.2) rowwise outputs
+    assert (per_step.xs("backward", level="phase") == 8).all()  # 4 blocks x (qkv + mlp.0) colwise input grads
+    assert len(res.buckets) == 0 and "backward_comm_exposed" not in set(res.findings["code"])
+
+
+def test_replicate_sample_breaks_are_in_the_wrapper() -> None:
+    import json
+
+    from tracekit.profile.compile_facts import _origin
+
+    def breaks(name: str) -> dict:
+        return json.loads((SAMPLES / name / "run.json").read_text())["compile"]["per_rank"][0]["graph_breaks"]
+
+    # the same model compiled inside DDP has no break: replicate's breaks come from its forward hooks
+    assert breaks("inductor")["total"] == 0
+    rep = breaks("replicate-inductor")
+    assert rep["total"] == 9 and rep["model"] == 6  # as recorded, before the markers below existed
+    # the reasons carry no file; the classifier now knows replicate's lazy init and the reducer by name
+    assert sum(r["count"] for r in rep["reasons"] if _origin(r["detail"]) == "ddp_wrapper") == 5

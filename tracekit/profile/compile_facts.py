@@ -33,7 +33,9 @@ _TABLE_ROW_RE = re.compile(r"^[│|]\s*(\d*)\s*[│|]\s*(\d*)\s*[│|]\s*(\S+)\s
 
 # Graph breaks that come from DDP's own wrapper code, not the user's model.
 _WRAPPER_MARKERS = ("DistributedDataParallel", "set_runtime_stats_and_log", "torch/nn/parallel/",
-                    "torch/distributed/_composable/", "torch/distributed/tensor/")
+                    "torch/distributed/_composable/", "torch/distributed/tensor/",
+                    # replicate()'s forward hooks (compiled with the module): its lazily built DDP and reducer
+                    "torch.distributed._composable", "_ReplicateState", "UserDefinedObjectVariable(Reducer)")
 
 
 class _ListHandler(logging.Handler):
