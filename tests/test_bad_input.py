@@ -7,6 +7,7 @@ one ``error: ...`` line naming the file, never a traceback.
 from __future__ import annotations
 
 import gzip
+import json
 import warnings
 from pathlib import Path
 
@@ -315,3 +316,197 @@ def test_cli_skip_bad(tmp_path):
 def test_cli_debug_shows_the_exception(tmp_path):
     r = cli(tmp_path / "no_such_run", "--debug")
     assert isinstance(r.exception, TraceInputError), (r.exception, r.output)
+
+
+# -- hostile input, through the CLI ---------------------------------------------------------------
+# Every case: either exit 2 with one ``error:`` line naming the file and the problem, or exit 0
+# with a ``warning:`` line naming the file and what was dropped; never a traceback.
+
+DEEP = 20_000  # beyond Python's recursion limit (1000) and msgspec's
+
+
+def _kernel(**over) -> dict:
+    e = {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 20.0, "dur": 5.0,
+         "args": {"stream": 7, "correlation": 11, "External id": 3}}
+    e.update(over)
+    return e
+
+
+def _coll(**args) -> dict:
+    a = {"stream": 7, "correlation": 12, "Collective name": "allreduce", "In msg nelems": 10,
+         "Out msg nelems": 10, "Group size": 2, "dtype": "Float", "Process Group Name": "0", "Seq": 1}
+    a.update(args)
+    return _kernel(name="ncclDevKernel_AllReduce_Sum_f32_RING_LL", ts=40.0, args=a)
+
+
+def _trace(*events, step: str = "ProfilerStep#1", **head) -> str:
+    doc = {"distributedInfo": {"rank": 0, "world_size": 1}, **head,
+           "traceEvents": [{"ph": "X", "cat": "user_annotation", "name": step, "pid": 1, "tid": 1, "ts": 0.0,
+                            "dur": 100.0}, *events]}
+    return json.dumps(doc)
+
+
+def _raw_event(ev_json: str) -> str:
+    """A trace whose one kernel is ``ev_json``, spliced in as text (for values json.dumps cannot write)."""
+    return _trace(_kernel()).replace(json.dumps(_kernel()), ev_json)
+
+
+#: case -> (file content, str or bytes; words the error line must hold)
+HOSTILE_ERRORS: dict[str, tuple[str | bytes, list[str]]] = {
+    "deep_args": (_raw_event('{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1, "args": {"x": '
+                             + "[" * DEEP + "]" * DEEP + "}}"), ["nested too deeply"]),
+    "deep_event_list": ('{"traceEvents": ' + "[" * DEEP + "]" * DEEP + "}", ["nested too deeply"]),
+    "deep_header_object": ('{"extra": ' + '{"a": ' * DEEP + "1" + "}" * DEEP + ', "traceEvents": []}',
+                           ["nested too deeply"]),
+    "ts_numeric_string": (_trace(_kernel(ts="1234.5")), ["'ts'", "gemm"]),
+    "ts_null": (_trace(_kernel(ts=None)), ["'ts'"]),
+    "ts_missing": (_raw_event('{"ph": "X", "cat": "kernel", "name": "no_ts", "dur": 1}'), ["'ts'", "no_ts"]),
+    "ts_bool": (_trace(_kernel(ts=True)), ["'ts'"]),
+    "ts_object": (_trace(_kernel(ts={"us": 5})), ["'ts'"]),
+    "ts_list": (_trace(_kernel(ts=[5])), ["'ts'"]),
+    "ts_infinity": (_raw_event('{"ph": "X", "cat": "kernel", "name": "k", "ts": Infinity, "dur": 1}'), ["'ts'"]),
+    "ts_minus_infinity": (_raw_event('{"ph": "X", "cat": "kernel", "name": "k", "ts": -Infinity, "dur": 1}'),
+                          ["'ts'"]),
+    "ts_beyond_float": (_raw_event('{"ph": "X", "cat": "kernel", "name": "k", "ts": 1e400, "dur": 1}'),
+                        ["Number out of range"]),
+    "dur_numeric_string": (_trace(_kernel(dur="5")), ["'dur'", "gemm"]),
+    "dur_list": (_trace(_kernel(dur=[5])), ["'dur'"]),
+    "dur_infinity": (_raw_event('{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": Infinity}'), ["'dur'"]),
+    "dur_minus_infinity": (_raw_event('{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": -Infinity}'),
+                           ["'dur'"]),
+    "trace_events_string": ('{"traceEvents": "abc"}', ["not a list"]),
+    "trace_events_object": ('{"traceEvents": {"ph": "X"}}', ["not a list"]),
+    "trace_events_null": ('{"traceEvents": null}', ["traceEvents"]),
+    "top_level_string": ('"hello"', ["not a Chrome trace"]),
+    "top_level_number": ("42", ["not a Chrome trace"]),
+    "top_level_null": ("null", ["not a Chrome trace"]),
+    "top_level_true": ("true", ["not a Chrome trace"]),
+    "nul_bytes": (b"\0" * 64, ["not valid JSON"]),
+    "binary_garbage": (bytes(range(256)) * 4, ["not valid JSON"]),
+    "trailing_garbage": (_trace(_kernel()) + " trailing", ["not valid JSON"]),
+    "two_documents": (_trace(_kernel()) * 2, ["not valid JSON"]),
+    "unclosed_string": ('{"traceEvents": [{"ph": "X", "name": "k', ["JSON"]),
+    "whitespace_only": (" \n\t \n", ["empty file"]),
+    "invalid_utf8_in_string": (_trace(_kernel(name="XX")).encode().replace(b'"XX"', b'"\xff\xfe"'),
+                               ["not valid JSON"]),
+    "event_string": ('{"traceEvents": ["X"]}', ["traceEvents[0]"]),
+    "event_null": ('{"traceEvents": [' + json.dumps(_kernel()) + ", null]}", ["traceEvents[1]"]),
+    "event_list": ('{"traceEvents": [[1, 2]]}', ["traceEvents[0]"]),
+    "gzip_of_nothing": (gzip.compress(b""), ["empty file"]),
+    "gzip_of_garbage": (gzip.compress(b"hello world"), ["not valid JSON"]),
+    "gzip_twice": (gzip.compress(gzip.compress(_trace(_kernel()).encode())), ["not valid JSON"]),
+}
+
+
+def _hostile_file(tmp_path: Path, case: str) -> Path:
+    content, _ = HOSTILE_ERRORS[case]
+    gz = isinstance(content, bytes) and content[:2] == b"\x1f\x8b"
+    p = tmp_path / ("rank0.json.gz" if gz else "rank0.json")
+    p.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return p
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_ERRORS))
+def test_cli_hostile_file_is_one_error_line(tmp_path, case):
+    p = _hostile_file(tmp_path, case)
+    assert_cli_error(cli(p), str(p), *HOSTILE_ERRORS[case][1])
+
+
+#: case -> (file content, words the warning must hold): the rest of the trace is analysed
+HOSTILE_WARNINGS: dict[str, tuple[str, list[str]]] = {
+    "correlation_beyond_int64": (_trace(_kernel(args={"stream": 7, "correlation": 2**70})), ["'correlation'"]),
+    "correlation_below_int64": (_trace(_kernel(args={"stream": 7, "correlation": -(2**70)})), ["'correlation'"]),
+    "external_id_beyond_int64": (_trace(_kernel(args={"stream": 7, "External id": 2**64})), ["'external_id'"]),
+    "stream_beyond_int64": (_trace(_kernel(args={"stream": 2**80, "correlation": 1})), ["'stream'"]),
+    "pid_beyond_int64": (_trace(_kernel(pid=2**70)), ["'pid'"]),
+    "tid_beyond_int64": (_trace(_kernel(tid=2**70)), ["'tid'"]),
+    "nelems_beyond_int64": (_trace(_coll(**{"In msg nelems": 2**90})), ["'in_nelems'"]),
+    "group_size_beyond_int64": (_trace(_coll(**{"Group size": 2**90})), ["'group_size'"]),
+    "seq_beyond_int64": (_trace(_coll(Seq=2**90)), ["'seq'"]),
+    "ts_minus_one": (_trace(_kernel(ts=-1.0), _kernel(ts=30.0)), ["1 event(s) with implausible times", "ts=-1"]),
+    "ts_1e308": (_trace(_kernel(ts=1e308)), ["implausible times", "ts=1e+308"]),
+    "ts_beyond_int64_ns": (_trace(_kernel(ts=9.3e15)), ["implausible times"]),
+    "dur_1e15_us": (_trace(_kernel(dur=1e15)), ["implausible times", "dur=1e+15"]),
+    "every_event_implausible": (_trace(_kernel(ts=-5.0), _kernel(dur=1e16)).replace('"ts": 0.0', '"ts": -3.0'),
+                                ["3 event(s) with implausible times"]),
+    "negative_step_number": (_trace(_kernel(), step="ProfilerStep#-3"), ["negative step number", "#-3"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_WARNINGS))
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_cli_hostile_values_dropped_with_a_warning(tmp_path, case, fmt):
+    content, words = HOSTILE_WARNINGS[case]
+    p = tmp_path / "rank0.json"
+    p.write_text(content)
+    r = cli(p, "--format", fmt)
+    assert "Traceback" not in r.output, r.output
+    assert r.exit_code == 0, r.output
+    warn = [ln for ln in r.output.splitlines() if ln.startswith("warning:") and str(p) in ln and "dropped" in ln]
+    assert len(warn) == 1, r.output
+    for w in words:
+        assert w in warn[0], (w, warn[0])
+
+
+def test_dropped_values_are_absent_not_wrong(tmp_path):
+    # the kernel whose correlation was dropped is kept, but not linked to a launch
+    p = tmp_path / "rank0.json"
+    p.write_text(_trace(_kernel(args={"stream": 7, "correlation": 2**70}), _kernel(ts=-1.0)))
+    with pytest.warns(TraceLoadWarning):
+        ts = load(p)
+    g = ts.ranks[0].gpu
+    assert len(g) == 1 and g["correlation"].tolist() == [-1] and g["ts_ns"].tolist() == [20_000]
+
+
+# -- what reaches the terminal, and where the report goes ----------------------------------------
+
+ANSI = "\x1b[31mred\r\x1b[0m\x07x"
+
+
+def test_ansi_escapes_in_names_are_escaped_in_text_and_exact_in_json(tmp_path):
+    p = tmp_path / "rank0.json"
+    p.write_text(_trace(_coll(**{"Collective name": f"allreduce{ANSI}"}), _kernel(name=f"gemm{ANSI}")))
+    text = cli(p, "--table", "collectives")
+    assert text.exit_code == 0, text.output
+    assert "\x1b" not in text.output and "\x07" not in text.output and "\r" not in text.output
+    assert "allreduce\\x1b[31mred\\x0d\\x1b[0m\\x07x" in text.output
+    js = cli(p, "--format", "json")
+    assert js.exit_code == 0
+    doc = json.loads(js.output[js.output.index("{"):])
+    assert {c["coll_name"] for c in doc["collectives"]} == {f"allreduce{ANSI}"}
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "json", "csv"])
+def test_file_name_with_invalid_utf8_and_escapes(tmp_path, fmt):
+    name = b"rank0\xff\x1b[2J.json".decode("utf-8", "surrogateescape")
+    d = tmp_path / "run"
+    d.mkdir()
+    p = d / name
+    p.write_text(_trace(_kernel()))
+    r = cli(d, "--format", fmt)
+    assert "Traceback" not in r.output, r.output
+    assert r.exit_code == 0, r.output
+    assert "\x1b" not in r.output.replace("\\u001b", "")
+
+
+def test_file_name_with_invalid_utf8_in_an_error(tmp_path):
+    name = b"rank0\xff\x1b[2J.json".decode("utf-8", "surrogateescape")
+    p = tmp_path / name
+    p.write_text("garbage")
+    line = assert_cli_error(cli(tmp_path), "rank0\\xff\\x1b[2J.json", "not valid JSON")
+    assert "\x1b" not in line
+
+
+@pytest.mark.parametrize("target, words", [
+    ("missing_dir/report.txt", ["missing_dir", "No such file or directory"]),
+    ("/dev/full", ["/dev/full", "No space left on device"]),
+])
+def test_cli_output_that_cannot_be_written(tmp_path, target, words):
+    if target == "/dev/full" and not Path("/dev/full").exists():
+        pytest.skip("no /dev/full here")
+    trace = tmp_path / "rank0.json"
+    trace.write_text(_trace(_kernel()))
+    out = target if target.startswith("/") else str(tmp_path / target)
+    r = CliRunner().invoke(__import__("tracekit.cli", fromlist=["main"]).main,
+                           ["analyze", str(trace), "-o", out])
+    assert_cli_error(r, "cannot write the report", *words)

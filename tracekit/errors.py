@@ -25,12 +25,20 @@ class TraceInputError(TracekitError):
         return (type(self), (self.path, self.problem))
 
 
+class TraceLoadWarning(UserWarning):
+    """Something about the inputs is suspicious but analysis can continue (the message names the file)."""
+
+
 class TraceSetError(TracekitError):
     """The traces are individually valid but do not form one run (duplicate ranks, mixed runs)."""
 
 
 class ConfigError(TracekitError):
     """A bad option or option combination, rejected before any work starts."""
+
+
+class OutputError(TracekitError):
+    """The report cannot be written where asked (missing directory, full disk, no permission)."""
 
 
 class RunError(TracekitError):

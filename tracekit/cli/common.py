@@ -12,7 +12,8 @@ from typing import Any
 
 import click
 
-from tracekit.errors import TracekitError
+from tracekit.errors import OutputError, TracekitError
+from tracekit.report.safe import safe_text
 
 FORMATS = ("table", "markdown", "json", "csv")
 
@@ -40,7 +41,7 @@ def format_options(formats: tuple[str, ...] = FORMATS) -> Callable[[Callable[...
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
-    click.echo(f"warning: {message}", err=True)
+    click.echo(safe_text(f"warning: {message}"), err=True)
 
 
 def run_guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -61,7 +62,7 @@ def run_guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
         except TracekitError as e:
             if debug:
                 raise
-            click.echo(f"error: {e}", err=True)
+            click.echo(safe_text(f"error: {e}"), err=True)
             sys.exit(e.exit_code)
         except KeyboardInterrupt:
             click.echo("error: interrupted", err=True)
@@ -73,11 +74,18 @@ def run_guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def emit(text: str, output: str | None) -> None:
-    """Write ``text`` to ``output`` (a file path) or stdout."""
+    """Write ``text`` to ``output`` (a file path) or stdout.
+
+    A file that cannot be written (missing directory, full disk, no permission) raises
+    :class:`OutputError` naming it: one ``error:`` line, exit 2.
+    """
     if output:
-        with open(output, "w", encoding="utf-8") as fh:
-            fh.write(text if text.endswith("\n") else text + "\n")
-        click.echo(f"wrote {output}", err=True)
+        try:
+            with open(output, "w", encoding="utf-8", errors="surrogateescape") as fh:
+                fh.write(text if text.endswith("\n") else text + "\n")
+        except OSError as e:
+            raise OutputError(f"{output}: cannot write the report ({e.strerror or e})") from None
+        click.echo(safe_text(f"wrote {output}"), err=True)
     else:
         click.echo(text)
 

@@ -27,6 +27,7 @@ from tabulate import tabulate
 from tracekit.analyses import registry
 from tracekit.analyses.registry import AnalysisResult, View, ViewOptions
 from tracekit.errors import ConfigError
+from tracekit.report.safe import safe_text
 from tracekit.report.fmt import table as fmt_table
 
 FORMATS = ("table", "markdown", "json", "csv")
@@ -123,7 +124,18 @@ def jsonable(v: Any) -> Any:
         return [jsonable(x) for x in v]
     if v is pd.NA or v is pd.NaT:
         return None
+    if isinstance(v, str) and not v.isascii():
+        return _utf8(v)
     return v
+
+
+def _utf8(s: str) -> str:
+    """``s`` encodable as UTF-8: the undecodable bytes of a file name (surrogate escapes) become ``\\xNN``."""
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return s.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return s
 
 
 def records(df: pd.DataFrame) -> list[dict[str, Any]]:
@@ -198,6 +210,10 @@ class TextRenderer(Renderer):
         self.extension = "md" if markdown else "txt"
 
     def render(self, res: AnalysisResult) -> str:
+        """The report; names from the traces have their control characters escaped (:func:`safe_text`)."""
+        return safe_text(self._render(res))
+
+    def _render(self, res: AnalysisResult) -> str:
         md = self.opts.fmt == "markdown"
         if self.table:
             df = self._pick(res)

@@ -142,14 +142,18 @@ def decode(path: Path, raw: bytes | None = None) -> tuple[dict[str, Any], list[A
     except msgspec.ValidationError:
         typed = False
         doc = None
-    except msgspec.DecodeError as e:
+    except (msgspec.DecodeError, UnicodeDecodeError) as e:  # invalid UTF-8 in a string: the latter
         doc = _decode_fallback(path, raw, e)
         typed = False
+    except RecursionError:
+        raise TraceInputError(path, TOO_DEEP) from None
     if doc is None:
         try:
             doc = _LOOSE.decode(raw)
         except msgspec.ValidationError as e:  # top level is not an object
             raise TraceInputError(path, f"not a Chrome trace: {e}") from None
+        except RecursionError:
+            raise TraceInputError(path, TOO_DEEP) from None
     if not typed:
         doc = _loose_doc(path, doc)
     if doc.traceEvents is None:
@@ -161,12 +165,17 @@ def decode(path: Path, raw: bytes | None = None) -> tuple[dict[str, Any], list[A
     return meta, events, typed
 
 
+TOO_DEEP = "JSON nested too deeply to be a profiler trace (recursion limit reached)"
+
+
 def _decode_fallback(path: Path, raw: bytes, err: Exception) -> Any:
     """Strict JSON failed; the stdlib accepts NaN/Infinity, which torch can write."""
     try:
         obj = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
         raise TraceInputError(path, _json_problem(raw, err)) from None
+    except RecursionError:
+        raise TraceInputError(path, TOO_DEEP) from None
     if not isinstance(obj, dict):
         raise TraceInputError(path, "not a Chrome trace: top-level JSON value is not an object")
     return _LooseTrace(**{k: obj.get(k) for k in _LooseTrace.__struct_fields__})
@@ -186,6 +195,10 @@ def _loose_doc(path: Path, doc: Any) -> Any:
 
 
 def _as_int(v: Any) -> int:
+    """An id or count as written: ints (and integral floats, numeric strings) pass; the rest is -1.
+
+    Values outside int64 pass unchanged here: :func:`_int64` drops them with a count.
+    """
     if isinstance(v, bool):
         return int(v)
     if isinstance(v, int):
@@ -201,13 +214,10 @@ def _as_int(v: Any) -> int:
 
 
 def _as_float(v: Any) -> float:
+    """A time as written: only JSON numbers count. A string (``"ts": "1234"``) is NaN: it is
+    rejected as a non-numeric time rather than guessed at."""
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return float(v)
-    if isinstance(v, str):
-        try:
-            return float(v)
-        except ValueError:
-            return math.nan
     return math.nan
 
 
@@ -251,13 +261,41 @@ def us_to_ns(us: np.ndarray) -> np.ndarray:
     return whole.astype(np.int64) * 1000 + np.rint((us - whole) * 1000.0).astype(np.int64)
 
 
-def _int_column(kept: list[_TypedEvent], attr: str) -> np.ndarray:
-    """Int64 column of ``pid``/``tid``; values that are not ints (string tids) become -1."""
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+#: what was dropped -> [count, detail of the first]: filled over all slices of one file
+Notes = dict[str, list]
+
+
+def _note(notes: Notes, what: str, count: int, detail: str = "") -> None:
+    entry = notes.setdefault(what, [0, detail])
+    entry[0] += count
+
+
+def _int_column(kept: list[_TypedEvent], attr: str, notes: Notes) -> np.ndarray:
+    """Int64 column of ``pid``/``tid``; values that are not ints (string tids: kineto's names such as
+    ``"stream 7"``) become -1, ints beyond int64 too, counted in ``notes``."""
     try:
         return np.fromiter(map(attrgetter(attr), kept), dtype=np.int64, count=len(kept))
     except (TypeError, ValueError, OverflowError):
-        return np.fromiter((v if isinstance(v, int) else _NO_INT for v in map(attrgetter(attr), kept)),
-                           dtype=np.int64, count=len(kept))
+        raw = list(map(attrgetter(attr), kept))
+        ok = [isinstance(v, int) and _I64_MIN <= v <= _I64_MAX for v in raw]
+        big = sum(1 for v, good in zip(raw, ok) if not good and isinstance(v, int))
+        if big:
+            _note(notes, f"value(s) of '{attr}' beyond the 64-bit integer range (treated as absent)", big)
+        return np.fromiter((v if good else _NO_INT for v, good in zip(raw, ok)), dtype=np.int64, count=len(raw))
+
+
+def _int64(values: list[Any], attr: str, notes: Notes) -> np.ndarray:
+    """Int64 column of an integer arg; a value beyond int64 (no real id or count is) is dropped
+    (-1, "absent") and counted in ``notes``."""
+    try:
+        return np.fromiter(map(attrgetter(attr), values), dtype=np.int64, count=len(values))
+    except OverflowError:
+        raw = list(map(attrgetter(attr), values))
+        bad = sum(1 for v in raw if not _I64_MIN <= v <= _I64_MAX)
+        _note(notes, f"value(s) of '{attr}' beyond the 64-bit integer range (treated as absent)", bad)
+        return np.fromiter((v if _I64_MIN <= v <= _I64_MAX else _NO_INT for v in raw), dtype=np.int64,
+                           count=len(raw))
 
 
 #: collective args that only a few events carry: stored for those rows only
@@ -290,20 +328,48 @@ class Columns:
     sparse: dict[str, Any]
 
 
+#: a ``ts`` (µs) at or beyond this is not a profiler clock reading (epoch µs today are ~1.8e15;
+#: 9.2e15 µs overflows int64 ns)
+MAX_TS_US = 4e15
+#: a ``dur`` (µs) above one day is not a profiled event
+MAX_DUR_US = 86_400e6
+
+
+def _plausible(kept: list[_TypedEvent], ts_us: np.ndarray, dur_us: np.ndarray,
+               notes: Notes) -> tuple[list[_TypedEvent], np.ndarray, np.ndarray]:
+    """``kept``, ``ts_us``, ``dur_us`` without the events whose ``ts`` is negative or ≥
+    :data:`MAX_TS_US`, or whose ``dur`` exceeds :data:`MAX_DUR_US` (counted in ``notes``)."""
+    bad = (ts_us < 0) | (ts_us >= MAX_TS_US) | (dur_us > MAX_DUR_US)
+    if not bad.any():
+        return kept, ts_us, dur_us
+    i = int(np.flatnonzero(bad)[0])
+    _note(notes, f"event(s) with implausible times (ts < 0 or ≥ {MAX_TS_US:.0e} µs, or dur > 1 day)", int(bad.sum()),
+          f"first {_printable(kept[i].name)!r} (ts={ts_us[i]:g}, dur={dur_us[i]:g})")
+    ok = ~bad
+    return [e for e, b in zip(kept, bad.tolist()) if not b], ts_us[ok], dur_us[ok]
+
+
+def _printable(name: str) -> str:
+    """``name`` with control characters escaped, for messages that reach a terminal."""
+    return name if name.isprintable() else name.encode("unicode_escape").decode("ascii")
+
+
 def _checked_times(path: Path, kept: list[_TypedEvent]) -> tuple[np.ndarray, np.ndarray]:
-    """``ts`` and ``dur`` in µs; missing/non-finite ``ts`` or NaN/negative ``dur`` raise."""
+    """``ts`` and ``dur`` in µs; missing/non-numeric/non-finite ``ts`` or NaN/negative ``dur`` raise."""
     n = len(kept)
     ts_us = np.fromiter(map(attrgetter("ts"), kept), dtype=np.float64, count=n)
     dur_us = np.fromiter(map(attrgetter("dur"), kept), dtype=np.float64, count=n)
     bad_ts = ~np.isfinite(ts_us)
     if bad_ts.any():
         i = int(np.flatnonzero(bad_ts)[0])
-        raise TraceInputError(path, f"event '{kept[i].name}' has a missing or non-finite 'ts'")
+        raise TraceInputError(path, f"event {_printable(kept[i].name)!r} has a missing, non-numeric or non-finite "
+                                    "'ts'")
     bad_dur = ~np.isfinite(dur_us) | (dur_us < 0)
     if bad_dur.any():
         i = int(np.flatnonzero(bad_dur)[0])
         raise TraceInputError(
-            path, f"{int(bad_dur.sum())} event(s) with NaN or negative 'dur', first '{kept[i].name}' (dur={dur_us[i]})"
+            path, f"{int(bad_dur.sum())} event(s) with NaN or negative 'dur', first {_printable(kept[i].name)!r} "
+                  f"(dur={dur_us[i]})"
         )
     return ts_us, dur_us
 
@@ -316,28 +382,29 @@ class _NameCodes(dict):
         return code
 
 
-def _arrays(path: Path, events: list[Any], names: _NameCodes) -> Columns:
+def _arrays(path: Path, events: list[Any], names: _NameCodes, notes: Notes) -> Columns:
     """Columns of one batch of events; ``names`` (name -> code) is shared by all batches of a file.
 
     One pass per column over the kept structs (``map``/``attrgetter`` into
     ``np.fromiter``): that is the cheapest way out of Python objects. Names are
-    coded through a dict, so each distinct kernel name is stored once.
+    coded through a dict, so each distinct kernel name is stored once. Dropped
+    values are counted in ``notes`` (see :func:`_plausible`, :func:`_int64`).
     """
     kinds = schema.CATEGORY_KIND
     x = _TypedEvent
     kept = [e for e in events if e.__class__ is x and e.cat in kinds]
+    kept, ts_us, dur_us = _plausible(kept, *_checked_times(path, kept), notes)
     n = len(kept)
-    ts_us, dur_us = _checked_times(path, kept)
     args = list(map(attrgetter("args"), kept))
     dense = {
         "kind": np.fromiter(map(kinds.__getitem__, map(attrgetter("cat"), kept)), dtype=np.int8, count=n),
         "ts_ns": us_to_ns(ts_us),
         "dur_ns": np.rint(dur_us * 1000.0).astype(np.int64),
-        "pid": _int_column(kept, "pid"),
-        "tid": _int_column(kept, "tid"),
+        "pid": _int_column(kept, "pid", notes),
+        "tid": _int_column(kept, "tid", notes),
     }
     for col in _INT_ARGS:
-        dense[col] = np.fromiter(map(attrgetter(col), args), dtype=np.int64, count=n)
+        dense[col] = _int64(args, col, notes)
     codes = np.fromiter(map(names.__getitem__, map(attrgetter("name"), kept)), dtype=np.int32, count=n)
     # only collective events carry these args: read them from those rows alone
     has = np.fromiter((i for i, a in enumerate(args)
@@ -346,7 +413,7 @@ def _arrays(path: Path, events: list[Any], names: _NameCodes) -> Columns:
     coll_args = [args[i] for i in has]
     sparse: dict[str, Any] = {col: list(map(attrgetter(col), coll_args)) for col in SPARSE_COLUMNS}
     for col in SPARSE_INT_COLUMNS:
-        sparse[col] = np.fromiter(map(attrgetter(col), coll_args), dtype=np.int64, count=len(coll_args))
+        sparse[col] = _int64(coll_args, col, notes)
     return Columns(n=n, dense=dense, name_codes=codes, names=[], sparse_idx=has, sparse=sparse)
 
 
@@ -368,10 +435,10 @@ def _concat(parts: list[Columns], names: _NameCodes) -> Columns:
     )
 
 
-def columns(path: Path, events: list[Any]) -> Columns:
+def columns(path: Path, events: list[Any], notes: Notes | None = None) -> Columns:
     """Filter decoded events to the kept categories and turn them into :class:`Columns`."""
     names = _NameCodes()
-    return _concat([_arrays(path, events, names)], names)
+    return _concat([_arrays(path, events, names, {} if notes is None else notes)], names)
 
 
 #: target size of one decoded slice of ``traceEvents``. Small on purpose: one
@@ -486,14 +553,26 @@ def decode_columns(path: Path, chunk_bytes: int = CHUNK_BYTES) -> tuple[dict[str
     """
     parts: list[Columns] = []
     names = _NameCodes()
+    notes: Notes = {}
     try:
         for kind, data in _event_slices(path, chunk_bytes):
             if kind == "events":
-                parts.append(_arrays(path, _EVENT_LIST.decode(data), names))
+                parts.append(_arrays(path, _EVENT_LIST.decode(data), names, notes))
             else:
                 head = _TYPED.decode(data)
-    except (_NotChunkable, msgspec.DecodeError, msgspec.ValidationError, OSError, EOFError, zlib.error):
+    except (_NotChunkable, msgspec.DecodeError, msgspec.ValidationError, OSError, EOFError, zlib.error,
+            RecursionError, UnicodeDecodeError):
         parts.clear()
+        notes.clear()
         meta, events, _typed = decode(path)
-        return meta, columns(path, events)
-    return {k: getattr(head, k) for k in META_KEYS}, _concat(parts, names)
+        cols = columns(path, events, notes)
+    else:
+        meta, cols = {k: getattr(head, k) for k in META_KEYS}, _concat(parts, names)
+    if notes:
+        meta[NOTES_KEY] = [f"dropped {n} {what}" + (f", {detail}" if detail else "")
+                           for what, (n, detail) in notes.items()]
+    return meta, cols
+
+
+#: ``meta`` key of the notes on dropped values (:meth:`RankTrace.from_decoded` warns them, naming the file)
+NOTES_KEY = "tracekit_dropped"

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from tracekit import progress
-from tracekit.errors import TraceInputError, TraceSetError
+from tracekit.errors import TraceInputError, TraceLoadWarning, TraceSetError
 from tracekit.traces import decode, shared
 
 if TYPE_CHECKING:
@@ -35,10 +35,6 @@ NON_TRACE_NAMES = {"run.json", "manifest.json"}
 _RANK_IN_NAME = re.compile(r"rank[_-]?(\d+)", re.IGNORECASE)
 #: below this many bytes in total, worker start-up costs more than it saves
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
-
-
-class TraceLoadWarning(UserWarning):
-    """Something about the inputs is suspicious but analysis can continue."""
 
 
 def find_trace_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:

@@ -9,6 +9,7 @@ lazily and once, the tables every analysis shares:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -18,7 +19,9 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
+from tracekit.errors import TraceLoadWarning
 from tracekit.traces import schema
+from tracekit.traces.decode import NOTES_KEY
 
 STEP_PREFIX = "ProfilerStep#"
 T = TypeVar("T")
@@ -41,6 +44,9 @@ class RankTrace:
 
     @classmethod
     def from_decoded(cls, path: Path, meta: dict[str, Any], events: pd.DataFrame) -> RankTrace:
+        """The rank of a decoded file; the values the decoder dropped are warned about here, naming the file."""
+        for note in meta.pop(NOTES_KEY, None) or ():
+            warnings.warn(f"{path}: {note}", TraceLoadWarning, stacklevel=2)
         return cls(path=Path(path), meta=meta, events=events)
 
     @classmethod
@@ -84,13 +90,19 @@ class RankTrace:
         """ProfilerStep ranges: columns ``step``, ``ts_ns``, ``end_ns``, ``dur_ns``, sorted by ``ts_ns``.
 
         Taken from the CPU ``ProfilerStep#N`` annotations. If the same step
-        number appears on several threads, the longest range wins.
+        number appears on several threads, the longest range wins. Negative step
+        numbers (no profiler writes them) are dropped with a warning naming the file.
         """
         ev = self.events
         ann = ev[(ev["kind"] == schema.ANNOTATION).to_numpy() & schema.name_mask(ev["name"], STEP_PREFIX, prefix=True)]
         step_no = pd.to_numeric(ann["name"].astype(str).str.slice(len(STEP_PREFIX)), errors="coerce")
         df = pd.DataFrame({"step": step_no, "ts_ns": ann["ts_ns"], "end_ns": ann["end_ns"], "dur_ns": ann["dur_ns"]})
         df = df.dropna(subset=["step"]).astype({"step": np.int64})
+        if (df["step"] < 0).any():
+            neg = df[df["step"] < 0]
+            warnings.warn(f"{self.path}: dropped {len(neg)} ProfilerStep range(s) with a negative step number "
+                          f"(first #{int(neg['step'].iloc[0])})", TraceLoadWarning, stacklevel=2)
+            df = df[df["step"] >= 0]
         df = df.sort_values("dur_ns", ascending=False).drop_duplicates("step").sort_values("ts_ns")
         return df.reset_index(drop=True)
 
