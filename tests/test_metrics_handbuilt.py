@@ -307,7 +307,7 @@ def test_phase_labels(tmp_path):
 
 
 def test_phase_labels_with_backward_ops_outside_steps(tmp_path):
-    tb = TraceBuilder(rank=0, world_size=1)
+    tb = TraceBuilder(rank=0, world_size=1, t0_us=1000.0)  # the op at -300 must stay a valid ts (>= 0)
     _phase_trace(tb)
     tb.cpu_op(BWD, -300, 20)     # tail of the step before the window
     tb.cpu_op(BWD, 1200, 20)     # after the last step
