@@ -62,39 +62,52 @@ def _finding(code: str, rank: int | None, message: str, cost_us: float | None, s
     return {"code": code, "severity": _severity(cost_us, step_us), "rank": rank, "message": message, "evidence": ev}
 
 
-def _step_us(result: Any, rank: int) -> float:
+def _step_means(result: Any) -> dict[int, float]:
+    """Mean CPU step time per rank (µs), from the ``steps`` table: one groupby for all ranks."""
     s = result.steps
-    v = s.loc[s["rank"] == rank, "step_us"] if len(s) and "rank" in s else pd.Series(dtype=float)
-    return float(v.mean()) if len(v) else float("nan")
+    if s is None or not len(s) or "rank" not in s:
+        return {}
+    return {int(r): float(v) for r, v in s.groupby("rank")["step_us"].mean().items()}
+
+
+def _step_us(result: Any, rank: int, means: dict[int, float] | None = None) -> float:
+    means = _step_means(result) if means is None else means
+    return means.get(int(rank), float("nan"))
+
+
+# Each finding below aggregates its table per rank with one groupby over all ranks, then
+# builds a message only for the ranks where it fires: its cost is one pass over the rows,
+# not a few pandas calls per rank (which dominated runs of thousands of ranks).
 
 
 def allreduce_after_backward(result: Any, timeline: pd.DataFrame, gb: pd.DataFrame,
                              manifest: dict[str, Any] | None) -> list[dict[str, Any]]:
+    tl = timeline[timeline["bwd_compute_end_ns"] >= 0] if len(timeline) else timeline
+    if not len(tl):
+        return []
+    agg = tl.groupby("rank").agg(steps=("step", "nunique"), n_after=("starts_after_backward", "sum"),
+                                 n=("step", "size"), tail=("tail_exposed_us", "sum"))
+    agg = agg[agg["n_after"] >= AFTER_BACKWARD_SHARE * agg["n"]]
+    bwd_sub = gb.groupby("rank")["bwd_subgraphs"].median() if len(gb) else pd.Series(dtype=float)
+    means = _step_means(result)
     out = []
-    for rank, tl in timeline.groupby("rank") if len(timeline) else []:
-        tl = tl[tl["bwd_compute_end_ns"] >= 0]
-        if tl.empty:
-            continue
-        steps = tl["step"].nunique()
-        n_after, n = int(tl["starts_after_backward"].sum()), len(tl)
-        if n_after < AFTER_BACKWARD_SHARE * n:
-            continue
+    for rank, a in agg.iterrows():
+        steps, n_after, n = int(a["steps"]), int(a["n_after"]), int(a["n"])
         per_step = n / steps
-        cost = float(tl["tail_exposed_us"].sum() / steps)
-        g = gb[gb["rank"] == rank] if len(gb) else gb
-        bwd_sub = float(g["bwd_subgraphs"].median()) if len(g) else 0.0
+        cost = float(a["tail"] / steps)
+        sub = float(bwd_sub.get(rank, 0.0))
         facts = rank_compile_facts(manifest, int(rank))
         why = ""
-        if bwd_sub == 1:
+        if sub == 1:
             od = facts.get("optimize_ddp")
             why = (f": the backward ran as one compiled graph (optimize_ddp={od})" if od is not None
                    else ": the backward ran as one compiled graph (DDPOptimizer off?)")
         who = "all" if n_after == n else f"{n_after} of"
         msg = (f"{who} {per_step:.0f} allreduces per step start after backward compute ends{why}; "
                f"{cost:.0f} µs of communication per step is exposed at the tail")
-        out.append(_finding("allreduce_after_backward", int(rank), msg, cost, _step_us(result, int(rank)),
+        out.append(_finding("allreduce_after_backward", int(rank), msg, cost, _step_us(result, rank, means),
                             allreduces_per_step=round(per_step, 1), after_backward=n_after, allreduces=n,
-                            bwd_subgraphs_per_step=bwd_sub, tail_exposed_us=_r(cost)))
+                            bwd_subgraphs_per_step=sub, tail_exposed_us=_r(cost)))
     return out
 
 
@@ -102,65 +115,85 @@ def rank_waiting(result: Any, *_: Any) -> list[dict[str, Any]]:
     w, r = result.waits, result.ranks
     if w is None or len(w) == 0 or len(r) == 0:
         return []
+    agg = w.groupby("rank").agg(steps=("step", "nunique"), wait=("wait_us", "sum"))
+    comm = r.drop_duplicates("rank").set_index("rank")["comm_us"].reindex(agg.index).astype(float)
+    steps = agg["steps"].clip(lower=1)
+    share = (100.0 * agg["wait"] / comm).where(comm.notna() & np.isfinite(comm) & (comm != 0))
+    fire = agg[(share >= WAIT_SHARE_PCT) & (agg["wait"] / steps >= WAIT_MIN_US_PER_STEP)].index
+    if not len(fire):
+        return []
+    # who each firing rank waited for: the straggler with the most of its wait
+    waited = w[w["rank"].isin(fire) & ~w["is_straggler"].astype(bool)]
+    inst = result.instances
+    strag = waited.merge(inst[["pg_name", "step", "step_seq", "straggler"]], on=["pg_name", "step", "step_seq"],
+                         how="left", suffixes=("", "_i")) if len(inst) else waited.assign(straggler=np.nan)
+    by = strag.groupby(["rank", "straggler"])["wait_us"].sum().reset_index()
+    by = by.sort_values("wait_us", ascending=False, kind="stable").drop_duplicates("rank")
+    top = dict(zip(by["rank"], by["straggler"]))
+    means = _step_means(result)
     out = []
-    for rank, ww in w.groupby("rank"):
-        row = r[r["rank"] == rank]
-        comm = float(row["comm_us"].iloc[0]) if len(row) else float("nan")
-        steps = max(int(ww["step"].nunique()), 1)
-        wait = float(ww["wait_us"].sum())
-        share = 100.0 * wait / comm if comm and np.isfinite(comm) else float("nan")
-        if not (share >= WAIT_SHARE_PCT and wait / steps >= WAIT_MIN_US_PER_STEP):
-            continue
-        waited = ww[~ww["is_straggler"].astype(bool)]
-        inst = result.instances
-        strag = waited.merge(inst[["pg_name", "step", "step_seq", "straggler"]], on=["pg_name", "step", "step_seq"],
-                             how="left", suffixes=("", "_i")) if len(inst) else waited.assign(straggler=np.nan)
-        by = strag.groupby("straggler")["wait_us"].sum().sort_values(ascending=False)
-        straggler = int(by.index[0]) if len(by) else None
-        cost = wait / steps
-        msg = (f"rank {int(rank)} spends {share:.0f}% of its communication time ({cost:.0f} µs per step) "
+    for rank in fire:
+        straggler = int(top[rank]) if rank in top else None
+        cost = float(agg.at[rank, "wait"] / steps[rank])
+        sh, cm = float(share[rank]), float(comm[rank])
+        msg = (f"rank {int(rank)} spends {sh:.0f}% of its communication time ({cost:.0f} µs per step) "
                f"waiting for rank {straggler}, which arrives later at the collectives")
-        out.append(_finding("rank_waiting", int(rank), msg, cost, _step_us(result, int(rank)),
-                            wait_share_pct=_r(share), wait_us_per_step=_r(cost), straggler=straggler,
-                            comm_us=_r(comm)))
+        out.append(_finding("rank_waiting", int(rank), msg, cost, _step_us(result, rank, means),
+                            wait_share_pct=_r(sh), wait_us_per_step=_r(cost), straggler=straggler,
+                            comm_us=_r(cm)))
     return out
 
 
+def _first_reason(g: pd.DataFrame) -> pd.Series:
+    """Per rank, the first non-null ``break_reasons`` (index: the ranks that have one)."""
+    r = g[["rank", "break_reasons"]].dropna()
+    return r.drop_duplicates("rank").set_index("rank")["break_reasons"]
+
+
 def graph_break(result: Any, timeline: pd.DataFrame, gb: pd.DataFrame, manifest: Any) -> list[dict[str, Any]]:
+    if not len(gb):
+        return []
+    g = gb[~gb["compile_skipped"].astype(bool)]
+    agg = g.groupby("rank").agg(breaks=("real_breaks", "mean"), cost=("break_cost_us", "mean"),
+                                regions=("graph_regions", "mean"), splits=("ddp_splits", "mean"),
+                                eager=("eager_at_breaks_us", "mean"))
+    agg = agg[agg["breaks"] > 0]
+    reasons = _first_reason(g)
+    means = _step_means(result)
     out = []
-    for rank, g in gb.groupby("rank") if len(gb) else []:
-        g = g[~g["compile_skipped"].astype(bool)]
-        breaks = float(g["real_breaks"].mean()) if len(g) else 0.0
-        if breaks <= 0:
-            continue
-        cost = float(g["break_cost_us"].mean())
-        reasons = g["break_reasons"].dropna()
-        reason = f"; dynamo's reasons: {reasons.iloc[0]}" if len(reasons) else ""
-        msg = (f"{breaks:.0f} graph break(s) per step split the model into {g['graph_regions'].mean():.0f} compiled "
-               f"regions (DDPOptimizer splits, {g['ddp_splits'].mean():.0f} per step, not counted); estimated "
+    for rank, a in agg.iterrows():
+        breaks, cost = float(a["breaks"]), float(a["cost"])
+        why = reasons.get(rank)
+        reason = f"; dynamo's reasons: {why}" if why is not None else ""
+        msg = (f"{breaks:.0f} graph break(s) per step split the model into {a['regions']:.0f} compiled "
+               f"regions (DDPOptimizer splits, {a['splits']:.0f} per step, not counted); estimated "
                f"cost {cost / max(breaks, 1):.0f} µs of idle GPU per break, {cost / 1000:.2f} ms per step{reason}")
-        out.append(_finding("graph_break", int(rank), msg, cost, _step_us(result, int(rank)),
-                            breaks_per_step=_r(breaks), ddp_splits_per_step=_r(float(g["ddp_splits"].mean())),
-                            cost_per_break_us=_r(cost / breaks), eager_at_breaks_us=_r(float(g["eager_at_breaks_us"].mean())),
-                            reasons=reasons.iloc[0] if len(reasons) else None))
+        out.append(_finding("graph_break", int(rank), msg, cost, _step_us(result, rank, means),
+                            breaks_per_step=_r(breaks), ddp_splits_per_step=_r(float(a["splits"])),
+                            cost_per_break_us=_r(cost / breaks), eager_at_breaks_us=_r(float(a["eager"])),
+                            reasons=why))
     return out
 
 
 def compile_skipped(result: Any, timeline: pd.DataFrame, gb: pd.DataFrame, manifest: Any) -> list[dict[str, Any]]:
+    if not len(gb):
+        return []
+    agg = gb.assign(sk=gb["compile_skipped"].astype(bool)).groupby("rank").agg(
+        skipped=("sk", "sum"), steps=("sk", "size"), lookups=("cache_lookups", "mean"), regions=("regions", "mean"))
+    agg = agg[agg["skipped"] > 0]
+    means = _step_means(result)
     out = []
-    for rank, g in gb.groupby("rank") if len(gb) else []:
-        sk = g[g["compile_skipped"].astype(bool)]
-        if sk.empty:
-            continue
+    for rank, a in agg.iterrows():
         facts = rank_compile_facts(manifest, int(rank))
         why = [f"{s.get('function')}: {s.get('reason')}" for s in facts.get("skipped_frames") or [] if isinstance(s, dict)]
         src = "run.json asked for torch.compile" if facts.get("enabled") else "the trace shows dynamo cache lookups"
-        msg = (f"compilation was requested ({src}) but no compiled graph ran in {len(sk)} of {len(g)} steps: "
+        n_sk, n = int(a["skipped"]), int(a["steps"])
+        msg = (f"compilation was requested ({src}) but no compiled graph ran in {n_sk} of {n} steps: "
                f"the model ran eagerly" + (f" (dynamo skipped {'; '.join(why)})" if why else
                                            " (dynamo skipped the frame; a graph break inside a loop does this)"))
-        out.append(_finding("compile_skipped", int(rank), msg, None, _step_us(result, int(rank)),
-                            steps_skipped=len(sk), steps=len(g), cache_lookups_per_step=_r(float(g["cache_lookups"].mean())),
-                            regions_per_step=_r(float(g["regions"].mean())), compiled_subgraphs=0,
+        out.append(_finding("compile_skipped", int(rank), msg, None, _step_us(result, rank, means),
+                            steps_skipped=n_sk, steps=n, cache_lookups_per_step=_r(float(a["lookups"])),
+                            regions_per_step=_r(float(a["regions"])), compiled_subgraphs=0,
                             skipped_frames=why or None))
     return out
 
@@ -170,46 +203,57 @@ def backward_comm_exposed(result: Any, skip_ranks: set[Any]) -> list[dict[str, A
     all start after backward (that case is ``allreduce_after_backward``). Typical of a python_reducer /
     compiled-autograd backward that serialises communication between its compute."""
     c = result.collectives
-    if c is None or len(c) == 0 or not result.meta.get("device_metrics"):
+    if c is None or len(c) == 0 or not result.meta.get("device_metrics") or None in skip_ranks:
         return []
     # gradient buckets only: tensor-parallel allreduces in backward are not DDP's (see collectives)
     b = c[gradient_allreduces(c, manifest_tp(result.meta.get("manifest")), result.meta.get("world_size"))]
+    if not len(b):
+        return []
+    agg = b.groupby("rank").agg(dur=("dur_us", "sum"), exposed=("exposed_us", "sum"), steps=("step", "nunique"),
+                                n=("step", "size"))
+    means = _step_means(result)
     out = []
-    for rank, g in b.groupby("rank"):
-        if int(rank) in skip_ranks or None in skip_ranks:
+    for rank, a in agg.iterrows():
+        if int(rank) in skip_ranks:
             continue
-        dur, exposed = float(g["dur_us"].sum()), float(g["exposed_us"].sum())
-        steps = max(int(g["step"].nunique()), 1)
-        step_us = _step_us(result, int(rank))
+        dur, exposed = float(a["dur"]), float(a["exposed"])
+        steps = max(int(a["steps"]), 1)
+        step_us = _step_us(result, rank, means)
         overlap_pct = 100.0 * (dur - exposed) / dur if dur > 0 else float("nan")
         cost = exposed / steps
         if not (overlap_pct < LOW_OVERLAP_PCT and np.isfinite(step_us)
                 and cost >= LOW_OVERLAP_MIN_STEP_PCT / 100.0 * step_us):
             continue
+        per = int(a["n"]) / steps
         msg = (f"only {overlap_pct:.0f}% of the backward allreduce time overlaps compute: {cost:.0f} µs per step "
-               f"of {len(g) / steps:.0f} allreduces is exposed although they start during backward")
+               f"of {per:.0f} allreduces is exposed although they start during backward")
         out.append(_finding("backward_comm_exposed", int(rank), msg, cost, step_us,
                             overlap_pct=_r(overlap_pct), exposed_us_per_step=_r(cost),
-                            allreduces_per_step=_r(len(g) / steps)))
+                            allreduces_per_step=_r(per)))
     return out
 
 
 def _exposed_bucket(code: str, which: str, result: Any, timeline: pd.DataFrame, manifest: Any,
                     skip_ranks: set[int]) -> list[dict[str, Any]]:
+    if not len(timeline):
+        return []
+    pick = timeline.groupby(["rank", "step"])["bucket"].transform("max" if which == "last" else "min")
+    b = timeline[timeline["bucket"] == pick]
+    agg = b.groupby("rank").agg(exposed=("exposed_us", "mean"), dur=("dur_us", "mean"), bytes=("bytes", "mean"),
+                                ready=("ready_us", "mean"))
+    cap = ((manifest or {}).get("buckets") or {}).get("reducer") or {}
+    cap_mb = (cap.get("bucket_cap_bytes") or 0) / 1e6 or None
+    means = _step_means(result)
     out = []
-    for rank, tl in timeline.groupby("rank") if len(timeline) else []:
+    for rank, a in agg.iterrows():
         if int(rank) in skip_ranks:
             continue
-        pick = tl.groupby("step")["bucket"].transform("max" if which == "last" else "min")
-        b = tl[tl["bucket"] == pick]
-        exposed, dur = float(b["exposed_us"].mean()), float(b["dur_us"].mean())
-        step_us = _step_us(result, int(rank))
+        exposed, dur = float(a["exposed"]), float(a["dur"])
+        step_us = _step_us(result, rank, means)
         if not (dur > 0 and exposed >= EXPOSED_BUCKET_SHARE * dur
                 and 100.0 * exposed / step_us >= EXPOSED_BUCKET_MIN_STEP_PCT):
             continue
-        mb = float(b["bytes"].mean()) / 1e6
-        cap = ((manifest or {}).get("buckets") or {}).get("reducer") or {}
-        cap_mb = (cap.get("bucket_cap_bytes") or 0) / 1e6 or None
+        mb = float(a["bytes"]) / 1e6
         if which == "last":
             hint = (f"a smaller bucket_cap_mb (now {cap_mb:.0f} MB) shrinks the last bucket" if cap_mb and mb <= cap_mb * 1.05
                     else "the bucket is larger than bucket_cap_mb: it holds one large parameter, which no bucket "
@@ -220,7 +264,7 @@ def _exposed_bucket(code: str, which: str, result: Any, timeline: pd.DataFrame, 
         else:
             hint = ("a smaller first bucket lets communication start earlier in the backward "
                     "(DDP caps it at 1 MB by default; bucket_cap_mb sizes the rest)")
-            msg = (f"the first bucket's allreduce ({mb:.1f} MB, ready {float(b['ready_us'].mean()):.0f} µs into the "
+            msg = (f"the first bucket's allreduce ({mb:.1f} MB, ready {float(a['ready']):.0f} µs into the "
                    f"backward) is {100 * exposed / dur:.0f}% exposed: {exposed:.0f} µs per step; {hint}")
         out.append(_finding(code, int(rank), msg, exposed, step_us, bucket_mb=_r(mb, 2), exposed_us=_r(exposed),
                             dur_us=_r(dur), bucket_cap_mb=_r(cap_mb) if cap_mb else None))
