@@ -352,8 +352,10 @@ def _run(name: str, d: Path, sample_memory: bool) -> dict[str, Any]:
     else:
         lines = [ln for ln in bufs.get("out", b"").decode().splitlines() if ln.startswith("BENCH_RESULT ")]
         inner = json.loads(lines[-1][len("BENCH_RESULT "):]) if lines else {}
-    return {"name": name, "wall_s": wall, "rss_tree_mb": peak[0] / 2**20, "pss_tree_mb": peak[1] / 2**20,
-            "maxrss_mb": ru.ru_maxrss / 1024.0, **inner}
+    # cpu_s: user + system CPU of the process and the children it waited for (worker pools):
+    # unlike wall time, hardly affected by other load on a shared machine
+    return {"name": name, "wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "rss_tree_mb": peak[0] / 2**20,
+            "pss_tree_mb": peak[1] / 2**20, "maxrss_mb": ru.ru_maxrss / 1024.0, **inner}
 
 
 def _warm_page_cache(d: Path) -> None:

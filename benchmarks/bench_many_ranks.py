@@ -19,7 +19,9 @@
    - ``hta``: ``TraceAnalysis(trace_files={rank: path}, trace_dir=DIR)`` +
      ``get_comm_comp_overlap(visualize=False)``, with ``HTA_DISABLE_NS_ROUNDING=1``.
 
-   Wall time is taken around the subprocess; peak memory is the summed PSS and
+   Wall time is taken around the subprocess, CPU time (user + system, the
+   worker pools included) from its rusage: on a shared machine CPU time moves
+   much less with other load than wall time does. Peak memory is the summed PSS and
    RSS of the process tree (worker pools included), sampled every 50 ms in a
    second, separate run (sampling costs CPU), as in ``bench_analyze.py``.
    ``--repeat`` keeps the best time.
@@ -108,7 +110,7 @@ def build(out_dir: Path, ranks: int, target_bytes: int = 40_000) -> dict[str, An
 
 
 def _measure(name: str, d: Path, repeat: int) -> dict[str, Any]:
-    """Best-of-``repeat`` timed runs, then one memory-sampled run."""
+    """Best-of-``repeat`` timed runs (``cpu_s`` of the best one), then one memory-sampled run."""
     best: dict[str, Any] | None = None
     times = []
     for _ in range(repeat):
@@ -158,13 +160,15 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {name}: FAILED {r['error'][:500]}", file=sys.stderr, flush=True)
             else:
                 print(f"  {name}: {r['wall_s']:.2f} s (runs {', '.join(f'{t:.2f}' for t in r['times_s'])}), "
+                      f"CPU {r['cpu_s']:.1f} s, "
                       f"tree PSS {r['pss_tree_mb']:.0f} MB, tree RSS {r['rss_tree_mb']:.0f} MB", flush=True)
         if not a.keep:
             shutil.rmtree(d, ignore_errors=True)
 
     print(f"\nmachine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
           f"best of {a.repeat}")
-    hdr = f"{'ranks':>6} {'MB':>6} {'contender':<9} {'wall s':>7} {'ms/rank':>7} {'PSS MB':>7} {'RSS MB':>7} {'× HTA time':>10}"
+    hdr = (f"{'ranks':>6} {'MB':>6} {'contender':<9} {'wall s':>7} {'ms/rank':>7} {'CPU s':>7} {'PSS MB':>7} "
+           f"{'RSS MB':>7} {'× HTA time':>10}")
     print(hdr)
     print("-" * len(hdr))
     for r in rows:
@@ -174,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         hta = next((h for h in rows if h["ranks"] == r["ranks"] and h["name"] == "hta" and "error" not in h), None)
         ratio = f"{r['wall_s'] / hta['wall_s']:.3f}" if hta else "-"
         print(f"{r['ranks']:>6} {r['mb']:>6.1f} {r['name']:<9} {r['wall_s']:>7.2f} {1000 * r['wall_s'] / r['ranks']:>7.2f} "
-              f"{r['pss_tree_mb']:>7.0f} {r['rss_tree_mb']:>7.0f} {ratio:>10}")
+              f"{r['cpu_s']:>7.1f} {r['pss_tree_mb']:>7.0f} {r['rss_tree_mb']:>7.0f} {ratio:>10}")
     if a.json:
         a.json.write_text(json.dumps({"machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
                                       "rows": rows}, indent=1))

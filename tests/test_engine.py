@@ -178,10 +178,24 @@ def test_progress_only_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     analyze_paths([str(d)])  # stderr is not a terminal here: no bar
     assert capsys.readouterr().err == ""
     analyze_paths([str(d)], progress=True)
-    assert "analyzing ranks" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "analyzing ranks" in err and "%|" in err  # tqdm's bar
     pending = start_load(SAMPLE, progress=True)
     pending.result()
-    assert "decoding" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "decoding" in err and "%|" in err
+
+
+def test_missing_ranks_warning_is_one_short_line(tmp_path: Path) -> None:
+    from tracekit.traces.loader import rank_ranges
+
+    assert rank_ranges([0, 1, 2, 3, 7, 9, 10]) == "[0-3, 7, 9-10]" and rank_ranges([]) == "[]"
+    for r in (0, 1, 5):
+        TraceBuilder(rank=r, world_size=2048).write(tmp_path / f"rank{r}.trace.json")
+    with pytest.warns(TraceLoadWarning) as rec:
+        tracekit.load(tmp_path)
+    msg = str(rec[0].message)
+    assert "no trace for rank(s) [2-4, 6-2047]" in msg and "analyzing ranks [0-1, 5]" in msg
 
 
 def test_progress_wanted_follows_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -156,6 +156,8 @@ def _boundaries(rt: RankTrace, sub: pd.DataFrame, kinds_of: pd.Series | None) ->
 def boundary_table(rt: RankTrace) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(ops, boundaries)``: the compiled ops of the rank and its subgraph boundaries (both passes)."""
     ops = compiled_ops(rt)
+    if ops.empty:  # an eager rank: nothing compiled, no boundaries (the common case, kept cheap)
+        return ops.assign(region=pd.Series(dtype=np.int64)), pd.DataFrame(columns=list(BOUNDARY_COLUMNS))
     regions = ops[ops["what"] == "region"]
     fwd = ops[ops["what"] == "fwd"].copy()
     fwd["region"] = _innermost_region(fwd, regions)
@@ -187,6 +189,8 @@ def graph_break_table(rt: RankTrace, manifest: dict[str, Any] | None = None) -> 
     if steps.empty:
         return pd.DataFrame(columns=list(GB_COLUMNS)), bnd
     idx = pd.Index(steps, name="step")
+    if ops.empty:
+        return _eager_steps(rt.rank, idx, facts), bnd
     cnt = ops.groupby(["step", "what"]).size().unstack(fill_value=0).reindex(idx, fill_value=0)
     col = lambda w: cnt[w] if w in cnt else pd.Series(0, index=idx)  # noqa: E731
     fwd = ops[ops["what"] == "fwd"]
@@ -223,6 +227,27 @@ def graph_break_table(rt: RankTrace, manifest: dict[str, Any] | None = None) -> 
     out["compile_skipped"] = requested & (compiled_any == 0)
     out["break_reasons"] = _reasons(facts)
     return out.reset_index()[list(GB_COLUMNS)], bnd
+
+
+def _eager_steps(rank: int, idx: pd.Index, facts: dict[str, Any]) -> pd.DataFrame:
+    """:func:`graph_break_table`'s rows for a rank without any compiled op: nothing compiled,
+    no boundaries, so every count and time is zero (built directly: per-rank cost matters
+    on runs of thousands of ranks)."""
+    n = len(idx)
+    zero_i, zero_f = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.float64)
+    requested = bool(facts.get("enabled"))
+    out = pd.DataFrame({"step": idx.to_numpy(), "rank": rank})
+    for c in ("regions", "graph_regions", "fwd_subgraphs", "bwd_subgraphs", "cache_lookups", "ddp_splits",
+              "real_breaks"):
+        out[c] = zero_i
+    for c in ("compiled_cpu_us", "eager_between_us", "eager_at_breaks_us", "eager_at_splits_us",
+              "idle_at_breaks_us", "idle_at_splits_us", "break_cost_us"):
+        out[c] = zero_f
+    out["cost_per_break_us"] = np.full(n, np.nan)
+    out["compile_requested"] = requested
+    out["compile_skipped"] = requested
+    out["break_reasons"] = _reasons(facts)
+    return out[list(GB_COLUMNS)]
 
 
 # -- registered tables (see tracekit.analyses.registry) ------------------------------------------

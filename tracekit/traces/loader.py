@@ -297,6 +297,19 @@ def _guarded_decode(path: Path, fd: int | None = None) -> tuple[dict[str, Any], 
     return meta, (cols if fd is None else shared.share(cols, fd))
 
 
+def rank_ranges(ranks: list[int]) -> str:
+    """Sorted ranks as ``[0-3, 7, 9-12]``: one line however many ranks a run has."""
+    runs: list[str] = []
+    i = 0
+    while i < len(ranks):
+        j = i
+        while j + 1 < len(ranks) and ranks[j + 1] == ranks[j] + 1:
+            j += 1
+        runs.append(str(ranks[i]) if i == j else f"{ranks[i]}-{ranks[j]}")
+        i = j + 1
+    return "[" + ", ".join(runs) + "]"
+
+
 def _assemble(traces: list[RankTrace], skipped: list[tuple[str, str]]) -> TraceSet:
     by_rank: dict[int, RankTrace] = {}
     for rt in traces:
@@ -313,7 +326,8 @@ def _assemble(traces: list[RankTrace], skipped: list[tuple[str, str]]) -> TraceS
         missing = sorted(set(range(world_size)) - set(by_rank))
         if missing:
             warnings.warn(
-                f"world_size is {world_size} but no trace for rank(s) {missing}; analyzing ranks {sorted(by_rank)}",
+                f"world_size is {world_size} but no trace for rank(s) {rank_ranges(missing)}; "
+                f"analyzing ranks {rank_ranges(sorted(by_rank))}",
                 TraceLoadWarning, stacklevel=3,
             )
     ranks = dict(sorted(by_rank.items()))
