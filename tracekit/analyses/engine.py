@@ -68,6 +68,8 @@ class RankJob:
     options: registry.AnalyzeOptions = field(default_factory=registry.AnalyzeOptions)
     manifest: dict[str, Any] | None = None
     world_size: int | None = None
+    #: rank files given (a lone file without rank information is rank 0)
+    n_files: int = 2
 
 
 @dataclass
@@ -115,7 +117,7 @@ def rank_tables(path: str, nbytes: int, job: RankJob,
             del cols, r
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # gather() infers the rank again, and warns there
-                rt.rank = loader.rank_of(rt)
+                rt.rank = loader.rank_of(rt, job.n_files)
             out.meta, out.has_gpu_activity = meta, rt.has_gpu_activity
             tables = registry.compute_rank_tables(rt, specs=specs, options=job.options, manifest=job.manifest,
                                                   world_size=_declared_world(meta, job.world_size))
@@ -322,4 +324,4 @@ def map_paths(paths: list[str], *, engine: Engine = "local", scheduler: str | No
 
 
 def _job(found: Survey, options: registry.AnalyzeOptions) -> RankJob:
-    return RankJob(options=options, manifest=found.manifest, world_size=len(found.files))
+    return RankJob(options=options, manifest=found.manifest, world_size=len(found.files), n_files=len(found.files))

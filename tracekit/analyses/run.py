@@ -74,7 +74,7 @@ def _meta(traces: TraceSet, tables: dict[str, pd.DataFrame], options: AnalyzeOpt
     # derived tables (steps, GPU join) in this one, and recomputing them costs ~30 ms a rank
     first = next(iter(traces))
     info = first.distributed_info
-    notes: list[str] = []
+    notes: list[str] = list(traces.notes)
     if not traces.has_gpu_activity:
         notes.append("no GPU activity in the traces (CPU-only run, e.g. gloo): device-side metrics "
                      "(compute, comm, overlap, idle, kernel timings) are unavailable; CPU step times and "

@@ -65,19 +65,48 @@ def find_trace_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> 
     return sorted(dict.fromkeys(found))
 
 
-def _rank_of(rt: RankTrace) -> int:
+_WORKER_IN_NAME = re.compile(r"(?<![a-z])worker[_-]?(\d+)", re.IGNORECASE)
+
+
+def _rank_of(rt: RankTrace, n_files: int = 2) -> int:
+    """The rank of one trace file of ``n_files`` given, by the first rule that applies:
+
+    1. ``distributedInfo.rank`` in the trace;
+    2. ``rank<N>`` (``rank_N``, ``rank-N``) in the file name, with a warning;
+    3. ``worker<N>`` in the file name (kineto's ``tensorboard_trace_handler`` names files
+       ``WORKER.TIMESTAMP.pt.trace.json``), with a warning;
+    4. the only file given: rank 0 (:func:`_assemble` adds a note: world size 1).
+
+    Several files that none of these tells apart raise :class:`TraceInputError`.
+    """
     info = rt.meta.get("distributedInfo") or {}
     rank = info.get("rank") if isinstance(info, dict) else None
     if isinstance(rank, int) and not isinstance(rank, bool) and rank >= 0:
         return rank
-    m = _RANK_IN_NAME.search(rt.path.name)
-    if m:
-        warnings.warn(
-            f"{rt.path}: no distributedInfo.rank in the trace; took rank {m.group(1)} from the file name",
-            TraceLoadWarning, stacklevel=3,
-        )
-        return int(m.group(1))
-    raise TraceInputError(rt.path, "no distributedInfo.rank in the trace and no 'rank<N>' in the file name")
+    for pattern, what in ((_RANK_IN_NAME, "rank<N>"), (_WORKER_IN_NAME, "worker<N>")):
+        m = pattern.search(rt.path.name)
+        if m:
+            warnings.warn(
+                f"{rt.path}: no distributedInfo.rank in the trace; took rank {int(m.group(1))} from the file name "
+                f"('{what}')", TraceLoadWarning, stacklevel=3,
+            )
+            return int(m.group(1))
+    if n_files == 1:
+        return 0
+    raise TraceInputError(rt.path, f"cannot tell which rank this file is (one of {n_files} trace files): no "
+                                   "distributedInfo.rank in the trace and no 'rank<N>' or 'worker<N>' in its name")
+
+
+def single_file_note(rt: RankTrace) -> str | None:
+    """The note for a lone trace whose rank was not recorded (rule 4 of :func:`_rank_of`), else None."""
+    info = rt.meta.get("distributedInfo")
+    rank = info.get("rank") if isinstance(info, dict) else None
+    if isinstance(rank, int) and not isinstance(rank, bool) and rank >= 0:
+        return None
+    if _RANK_IN_NAME.search(rt.path.name) or _WORKER_IN_NAME.search(rt.path.name):
+        return None
+    return (f"{rt.path.name}: a single trace with no distributedInfo and no rank in its name: "
+            "analyzed as rank 0 of world size 1")
 
 
 def _pg_ranks(rt: RankTrace) -> dict[str, str]:
@@ -253,7 +282,9 @@ def load(
 
     - ``paths``: a run directory (searched recursively), a file, or a list of them.
     - The rank comes from the parsed ``distributedInfo.rank`` (never a regex over
-      raw text); the file name's ``rank<N>`` is a fallback, with a warning.
+      raw text); the file name's ``rank<N>``, then ``worker<N>``, is a fallback, with a
+      warning; a single file without either is rank 0 of world size 1 (a note in
+      :attr:`TraceSet.notes`). See :func:`_rank_of`.
     - Two files with one rank, or files whose ``world_size``/process-group config
       differ, raise :class:`TraceSetError`. Ranks missing for the declared world
       size give a :class:`TraceLoadWarning` and analysis goes on with the rest.
@@ -312,8 +343,9 @@ def rank_ranges(ranks: list[int]) -> str:
 
 def _assemble(traces: list[RankTrace], skipped: list[tuple[str, str]]) -> TraceSet:
     by_rank: dict[int, RankTrace] = {}
+    n_files = len(traces) + len(skipped)
     for rt in traces:
-        rt.rank = _rank_of(rt)
+        rt.rank = _rank_of(rt, n_files)
         if rt.rank in by_rank:
             raise TraceSetError(f"rank {rt.rank} appears twice: {by_rank[rt.rank].path} and {rt.path}")
         by_rank[rt.rank] = rt
@@ -333,7 +365,8 @@ def _assemble(traces: list[RankTrace], skipped: list[tuple[str, str]]) -> TraceS
     ranks = dict(sorted(by_rank.items()))
     from tracekit.traces.traceset import TraceSet
 
-    return TraceSet(ranks=ranks, world_size=world_size or len(ranks), skipped=skipped)
+    notes = [n for n in (single_file_note(traces[0]),) if n] if n_files == 1 else []
+    return TraceSet(ranks=ranks, world_size=world_size or len(ranks), skipped=skipped, notes=notes)
 
 
 # the steps of load() that the engines (tracekit.analyses.engine) run themselves, one file at a time

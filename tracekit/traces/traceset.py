@@ -181,6 +181,8 @@ class TraceSet:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     manifest: dict[str, Any] | None = None
     root: Path | None = None
+    #: one-line facts about how the traces were read (e.g. a rank inferred), shown as report notes
+    notes: list[str] = field(default_factory=list)
 
     def __iter__(self):  # noqa: ANN204
         return iter(self.ranks.values())
