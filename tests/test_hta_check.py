@@ -169,3 +169,90 @@ def test_analyze_never_imports_hta():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "HTA_MODULES []" in r.stdout, r.stdout
+
+
+# -- --hta never raises (issue 12 item 4) ---------------------------------------------------------
+try:
+    from tests.tracebuilder import TraceBuilder
+except ImportError:  # tests/ not a package
+    from tracebuilder import TraceBuilder
+
+
+def _no_dist_trace(path: Path) -> Path:
+    """A GPU trace without distributedInfo: compute [10, 30), allreduce [20, 40) -> overlap 10 of 20 µs = 50 %."""
+    tb = TraceBuilder(rank=0, world_size=1, distributed=False)
+    tb.step(1, 0, 100)
+    tb.kernel("gemm", 10, 20, launch_at_us=5)
+    tb.nccl_allreduce(20, 20, launch_at_us=8, nelems=1000)
+    tb.step(2, 100, 200)
+    return tb.write(path)
+
+
+def _cli(*args: str):
+    from click.testing import CliRunner
+
+    from tracekit.cli import main
+
+    return CliRunner().invoke(main, ["analyze", *map(str, args)])
+
+
+def test_rank_map_disagreeing_with_hta_is_remapped(tmp_path):
+    """We take rank 3 from the name; HTA reads rank 0 (no distributedInfo): the one row is rank 3's."""
+    _no_dist_trace(tmp_path / "rank3.json.gz")
+    h = hta_crosscheck(tracekit.load(tmp_path))
+    assert h["rank"].tolist() == [3] and h["hta_error"].tolist() == [None]
+    assert h["hta_overlap_pct"].iloc[0] == pytest.approx(10 / 20 * 100, abs=0.01)
+
+
+def test_two_ranks_named_by_file_only(tmp_path):
+    """Two files whose only rank hint is the name: HTA keeps the explicit map; no warning, figures per rank."""
+    _no_dist_trace(tmp_path / "rank1.json.gz")
+    _no_dist_trace(tmp_path / "rank2.json.gz")
+    r = _cli(tmp_path, "--hta", "--format", "json")
+    assert r.exit_code == 0, r.output
+    assert not [ln for ln in r.output.splitlines() if ln.startswith("warning: --hta")], r.output
+    doc = json.loads(r.output[r.output.index("{"):])
+    assert [(h["rank"], h["hta_overlap_pct"], h["hta_error"]) for h in doc["hta"]] == [(1, 50.0, None), (2, 50.0, None)]
+    assert doc["meta"]["world_size"] == 3 and doc["meta"]["missing_ranks"] == [0]
+
+
+class _Boom(Exception):
+    pass
+
+
+@pytest.mark.parametrize("where", ["init", "overlap", "temporal", "traces_attr"])
+def test_any_hta_failure_is_one_warning_per_rank(monkeypatch, tmp_path, where):
+    import tracekit.analyses.hta_check as hc
+
+    real = hc._import_hta()
+
+    class Flaky(real):  # type: ignore[misc, valid-type]
+        def __init__(self, *a, **kw):
+            if where == "init":
+                raise _Boom("init\nsecond line")
+            super().__init__(*a, **kw)
+            if where == "traces_attr":
+                self.t.traces = None  # an HTA whose internals changed shape
+
+        def get_comm_comp_overlap(self, *a, **kw):
+            if where == "overlap":
+                raise KeyError(3)
+            return super().get_comm_comp_overlap(*a, **kw)
+
+        def get_temporal_breakdown(self, *a, **kw):
+            if where == "temporal":
+                raise _Boom("temporal")
+            return super().get_temporal_breakdown(*a, **kw)
+
+    monkeypatch.setattr(hc, "_import_hta", lambda: Flaky)
+    for k in (0, 1):
+        tb = TraceBuilder(rank=k, world_size=2)
+        tb.step(1, 0, 100)
+        tb.kernel("gemm", 10, 20, launch_at_us=5)
+        tb.nccl_allreduce(20, 20, launch_at_us=8, nelems=1000)
+        tb.write(tmp_path / f"rank{k}.json.gz")
+    r = _cli(tmp_path, "--hta")
+    assert r.exit_code == 0 and "Traceback" not in r.output, r.output
+    warn = [ln for ln in r.output.splitlines() if ln.startswith("warning: --hta:")]
+    assert len(warn) == 2 and "rank 0" in warn[0] and "rank 1" in warn[1], r.output
+    assert "Per-rank breakdown" in r.output

@@ -2,8 +2,8 @@
 
 A GPU kernel is **communication** when either
 
-- its name matches :data:`DEFAULT_COMM_PATTERN` (``nccl*``, which covers
-  ``ncclDevKernel_*`` and ``ncclKernel_*``) or the user's extra regex, or
+- its name matches :data:`DEFAULT_COMM_PATTERN` (``nccl*``/``rccl*``, which covers
+  ``ncclDevKernel_*``, ``ncclKernel_*`` and ROCm RCCL kernels) or the user's extra regex, or
 - it was launched from a collective CPU op (``record_param_comms``,
   ``c10d::*``, ``_c10d_functional::*``, ``nccl:*``, ``gloo:*``) — linked by the
   profiler's External id, taken from the kernel or from its launch call.
@@ -21,7 +21,7 @@ import pandas as pd
 from tracekit.traces import schema
 from tracekit.traces.traceset import RankTrace
 
-DEFAULT_COMM_PATTERN = r"^nccl"
+DEFAULT_COMM_PATTERN = r"^(?:nccl|rccl)"
 #: CPU ops whose launches are collectives
 COLLECTIVE_OP_PATTERN = r"^(?:record_param_comms$|c10d::|_c10d_functional::|c10d_functional::|nccl:|gloo:)"
 

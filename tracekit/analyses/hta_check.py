@@ -23,7 +23,13 @@ How HTA is driven (and which of its pitfalls are avoided):
   ``tracekit.hta`` logger at DEBUG level, and its warnings are suppressed.
 - Each HTA call is guarded: an exception, an empty/None result or NaN values
   (HTA's behaviour on CPU-only traces or traces without communication kernels)
-  become a message in ``hta_error`` instead of a crash or a silent blank.
+  become a message in ``hta_error`` instead of a crash or a silent blank; so does
+  anything else raised while driving HTA. The registered table
+  (:func:`hta_table`) prints one warning line per rank with an ``hta_error``, and
+  the rest of the report prints as usual: ``--hta`` never stops a report.
+- HTA numbers ranks by its own reading of each file even with explicit
+  ``trace_files``; its result rows are mapped back to tracekit's ranks (with one
+  file, its only rank), and a disagreement that cannot be resolved is an ``hta_error``.
 
 Aggregation of ``hta_overlap_pct``: HTA 0.5's ``get_comm_comp_overlap`` returns
 *one* value per rank, computed over every GPU kernel it keeps as
@@ -62,7 +68,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tracekit.analyses.registry import Column, Table
+from tracekit.analyses.registry import AnalysisWarning, Column, Table
 from tracekit.errors import MissingDependencyError
 from tracekit.traces.traceset import TraceSet
 
@@ -240,6 +246,19 @@ def hta_crosscheck(traces: TraceSet, *, include_last_profiler_step: bool = True)
         for r in which if which is not None else ranks:
             errors[r].append(msg)
 
+    try:
+        _run_hta(TraceAnalysis, traces, ranks, rows, fail, include_last_profiler_step)
+    except (Exception, SystemExit) as e:  # noqa: BLE001 - whatever HTA (or driving it) raises, the report still prints
+        fail(f"HTA cross-check failed ({_describe(e)})")
+    for r in ranks:
+        rows[r]["hta_error"] = "; ".join(dict.fromkeys(errors[r])) or None
+    out = pd.DataFrame([rows[r] for r in ranks], columns=list(HTA_COLUMNS))
+    out["rank"] = out["rank"].astype(np.int64)
+    return out
+
+
+def _run_hta(TraceAnalysis: Any, traces: TraceSet, ranks: list[int], rows: dict[int, dict[str, Any]],  # noqa: N803
+             fail: Any, include_last_profiler_step: bool) -> None:
     with tempfile.TemporaryDirectory(prefix="tracekit-hta-") as tmp, \
             _scoped_env(NS_ROUNDING_ENV, "1"), _quiet_hta():
         files, trace_dir = _trace_files(traces, Path(tmp))
@@ -268,11 +287,6 @@ def hta_crosscheck(traces: TraceSet, *, include_last_profiler_step: bool = True)
                     _temporal(ta, usable, rows, fail)
                 finally:
                     ta.t.traces = loaded
-    for r in ranks:
-        rows[r]["hta_error"] = "; ".join(dict.fromkeys(errors[r])) or None
-    out = pd.DataFrame([rows[r] for r in ranks], columns=list(HTA_COLUMNS))
-    out["rank"] = out["rank"].astype(np.int64)
-    return out
 
 
 def _call(fn: Any, what: str, fail: Any, usable: list[int]) -> pd.DataFrame | None:
@@ -287,6 +301,23 @@ def _call(fn: Any, what: str, fail: Any, usable: list[int]) -> pd.DataFrame | No
     return df
 
 
+def _own_ranks(df: pd.DataFrame, usable: list[int], what: str, fail: Any) -> pd.Series | None:
+    """The ``rank`` column of an HTA result in tracekit's numbering, or None (reported) when HTA's own
+    rank detection disagrees with the rank map in a way that cannot be resolved.
+
+    HTA numbers ranks by its own reading of each file (``distributedInfo.rank``, default 0), even with
+    explicit ``trace_files``; with one file the only rank is unambiguous and is renamed.
+    """
+    got = pd.to_numeric(df["rank"], errors="coerce")
+    seen = sorted({int(v) for v in got.dropna()})
+    if set(seen) <= set(usable):
+        return got
+    if len(seen) == 1 and len(usable) == 1:
+        return pd.Series(usable[0], index=df.index)
+    fail(f"HTA {what}: HTA's rank detection disagrees with the rank map (HTA ranks {seen})", usable)
+    return None
+
+
 def _overlap(ta: Any, usable: list[int], rows: dict[int, dict[str, Any]], fail: Any) -> None:
     df = _call(ta.get_comm_comp_overlap, "get_comm_comp_overlap", fail, usable)
     if df is None:
@@ -295,16 +326,18 @@ def _overlap(ta: Any, usable: list[int], rows: dict[int, dict[str, Any]], fail: 
     if col is None:
         fail(f"HTA get_comm_comp_overlap returned unexpected columns {list(df.columns)}", usable)
         return
+    ranks = _own_ranks(df, usable, "get_comm_comp_overlap", fail)
+    if ranks is None:
+        return
     scale = 100.0 if col.endswith("ratio") else 1.0
-    vals = pd.to_numeric(df[col], errors="coerce") * scale
-    per_rank = vals.groupby(df["rank"].astype(int))
+    vals = (pd.to_numeric(df[col], errors="coerce") * scale).to_numpy(dtype=float)
     for r in usable:
-        if r not in per_rank.groups:
+        v = vals[(ranks == r).to_numpy()]
+        if len(v) == 0:
             fail("HTA get_comm_comp_overlap has no row for this rank", [r])
             continue
-        v = per_rank.get_group(r)
         finite = v[np.isfinite(v)]
-        if finite.empty:
+        if len(finite) == 0:
             fail("HTA overlap is undefined (no communication kernels seen by HTA)", [r])
             continue
         rows[r]["hta_overlap_pct"] = float(finite.mean())
@@ -315,15 +348,18 @@ def _temporal(ta: Any, usable: list[int], rows: dict[int, dict[str, Any]], fail:
     df = _call(ta.get_temporal_breakdown, "get_temporal_breakdown", fail, usable)
     if df is None:
         return
-    df = df.set_index(df["rank"].astype(int))
+    ranks = _own_ranks(df, usable, "get_temporal_breakdown", fail)
+    if ranks is None:
+        return
     for r in usable:
-        if r not in df.index:
-            fail("HTA get_temporal_breakdown has no row for this rank", [r])
+        mine = df[(ranks == r).to_numpy()]
+        if len(mine) != 1:
+            fail(f"HTA get_temporal_breakdown has {len(mine)} rows for this rank", [r])
             continue
         got = False
         for src, dst in _TEMPORAL.items():
-            if src in df.columns:
-                v = pd.to_numeric(pd.Series([df.at[r, src]]), errors="coerce").iloc[0]
+            if src in mine.columns:
+                v = pd.to_numeric(mine[src], errors="coerce").iloc[0]
                 if v is not None and not (isinstance(v, float) and math.isnan(v)):
                     rows[r][dst] = float(v)
                     got = True
@@ -368,12 +404,24 @@ def merge_hta(ranks_df: pd.DataFrame, hta_df: pd.DataFrame) -> pd.DataFrame:
 
 # -- registered table (see tracekit.analyses.registry) -------------------------------------------
 
+def hta_table(traces: TraceSet) -> pd.DataFrame:
+    """:func:`hta_crosscheck`, plus one :class:`AnalysisWarning` line per rank whose HTA figures are
+    missing (``hta_error``): an HTA failure never stops the report."""
+    df = hta_crosscheck(traces)
+    for r, err in zip(df["rank"], df["hta_error"]):
+        if err:
+            warnings.warn(f"--hta: rank {int(r)}: {err}", AnalysisWarning, stacklevel=2)
+    return df
+
+
 TABLES = [
     Table(
         name="hta", scope="run", title="HTA's own numbers per rank (--hta)",
         doc="HolisticTraceAnalysis run on the same files (HTA_DISABLE_NS_ROUNDING=1, explicit trace_files). HTA "
             "sees only kernels launched inside the ProfilerStep window, so pre-window kernels explain differences "
-            "to ranks. The text report adds the overlap, compute and idle shares to the per-rank breakdown.",
+            "to ranks. The text report adds the overlap, compute and idle shares to the per-rank breakdown. `--hta` "
+            "never stops the report: whatever HTA raises or misses becomes `hta_error` and one warning line per "
+            "rank (HTA's own rank numbering is mapped back to tracekit's; with one file, to its only rank).",
         columns=(
             Column("rank", "rank", "the rank"),
             Column("hta_overlap_pct", "pct", "HTA's comp_comm_overlap_pctg (|∪comm ∩ ∪comp| / |∪comm|)"),
@@ -387,6 +435,6 @@ TABLES = [
             Column("hta_non_compute_pct", "pct", "hta_non_compute_us as % of hta_kernel_us"),
             Column("hta_error", "text", "null, or why some values are missing (HTA raised or returned nothing)"),
         ),
-        compute=lambda ctx: hta_crosscheck(ctx.traces), enabled=lambda o: o.hta, order=95,
+        compute=lambda ctx: hta_table(ctx.traces), enabled=lambda o: o.hta, order=95,
     ),
 ]

@@ -44,6 +44,8 @@ class _TypedArgs(msgspec.Struct, frozen=True, gc=False):
     pg_desc: str | None = msgspec.field(default=None, name="Process Group Description")
     pg_ranks: str | None = msgspec.field(default=None, name="Process Group Ranks")
     seq: int = msgspec.field(default=_NO_INT, name="Seq")
+    #: 2021 kineto (torch 1.8-1.9) spelled it in lower case
+    external_id_lc: int = msgspec.field(default=_NO_INT, name="external id")
 
 
 _EMPTY_TYPED_ARGS = _TypedArgs()
@@ -234,7 +236,8 @@ def _coerce_event(e: dict[str, Any]) -> Any:
     args = _EMPTY_TYPED_ARGS
     if isinstance(a, dict) and a:
         args = _TypedArgs(
-            external_id=_as_int(a.get("External id")), correlation=_as_int(a.get("correlation")),
+            external_id=_as_int(a.get("External id")), external_id_lc=_as_int(a.get("external id")),
+            correlation=_as_int(a.get("correlation")),
             stream=_as_int(a.get("stream")), coll_name=_as_str(a.get("Collective name")),
             in_nelems=_as_int(a.get("In msg nelems")), out_nelems=_as_int(a.get("Out msg nelems")),
             group_size=_as_int(a.get("Group size")), dtype=_as_str(a.get("dtype")),
@@ -272,12 +275,14 @@ def _note(notes: Notes, what: str, count: int, detail: str = "") -> None:
 
 
 def _int_column(kept: list[_TypedEvent], attr: str, notes: Notes) -> np.ndarray:
-    """Int64 column of ``pid``/``tid``; values that are not ints (string tids: kineto's names such as
-    ``"stream 7"``) become -1, ints beyond int64 too, counted in ``notes``."""
+    """Int64 column of ``pid``/``tid``; decimal strings (2021 kineto wrote ``"tid": "25738"``) are read
+    as ints, other values that are not ints (kineto's names such as ``"stream 7"``) become -1, ints
+    beyond int64 too, counted in ``notes``."""
     try:
         return np.fromiter(map(attrgetter(attr), kept), dtype=np.int64, count=len(kept))
     except (TypeError, ValueError, OverflowError):
-        raw = list(map(attrgetter(attr), kept))
+        raw = [int(v) if isinstance(v, str) and v.isdecimal() and len(v) < 19 else v
+               for v in map(attrgetter(attr), kept)]
         ok = [isinstance(v, int) and _I64_MIN <= v <= _I64_MAX for v in raw]
         big = sum(1 for v, good in zip(raw, ok) if not good and isinstance(v, int))
         if big:
@@ -374,6 +379,12 @@ def _checked_times(path: Path, kept: list[_TypedEvent]) -> tuple[np.ndarray, np.
     return ts_us, dur_us
 
 
+#: category -> kind code for the decoder: the 2021 spellings carry :data:`_LEGACY` on top, so one
+#: ``max()`` over a slice's codes says whether the lower-case ``external id`` must be read
+_LEGACY = 16
+_CAT_CODE = {cat: k | (_LEGACY if cat in schema.LEGACY_CATEGORIES else 0) for cat, k in schema.CATEGORY_KIND.items()}
+
+
 class _NameCodes(dict):
     """name -> code, a new name getting the next code on first lookup (in C via ``map``)."""
 
@@ -390,14 +401,16 @@ def _arrays(path: Path, events: list[Any], names: _NameCodes, notes: Notes) -> C
     coded through a dict, so each distinct kernel name is stored once. Dropped
     values are counted in ``notes`` (see :func:`_plausible`, :func:`_int64`).
     """
-    kinds = schema.CATEGORY_KIND
+    kinds = _CAT_CODE
     x = _TypedEvent
     kept = [e for e in events if e.__class__ is x and e.cat in kinds]
     kept, ts_us, dur_us = _plausible(kept, *_checked_times(path, kept), notes)
     n = len(kept)
     args = list(map(attrgetter("args"), kept))
+    kind = np.fromiter(map(kinds.__getitem__, map(attrgetter("cat"), kept)), dtype=np.int8, count=n)
+    legacy = bool(n) and int(kind.max()) >= _LEGACY
     dense = {
-        "kind": np.fromiter(map(kinds.__getitem__, map(attrgetter("cat"), kept)), dtype=np.int8, count=n),
+        "kind": kind & (_LEGACY - 1) if legacy else kind,
         "ts_ns": us_to_ns(ts_us),
         "dur_ns": np.rint(dur_us * 1000.0).astype(np.int64),
         "pid": _int_column(kept, "pid", notes),
@@ -405,6 +418,10 @@ def _arrays(path: Path, events: list[Any], names: _NameCodes, notes: Notes) -> C
     }
     for col in _INT_ARGS:
         dense[col] = _int64(args, col, notes)
+    if legacy:  # a 2021 trace: take the lower-case "external id" where "External id" is absent
+        lc = _int64(args, "external_id_lc", notes)
+        ext = dense["external_id"]
+        dense["external_id"] = np.where(ext >= 0, ext, lc)
     codes = np.fromiter(map(names.__getitem__, map(attrgetter("name"), kept)), dtype=np.int32, count=n)
     # only collective events carry these args: read them from those rows alone
     has = np.fromiter((i for i, a in enumerate(args)
@@ -422,9 +439,9 @@ def _concat(parts: list[Columns], names: _NameCodes) -> Columns:
     if len(parts) == 1:
         out = parts[0]
         out.names = list(names)
-        return out
+        return _steps_as_annotations(out, names)
     offsets = np.cumsum([0] + [p.n for p in parts[:-1]])
-    return Columns(
+    return _steps_as_annotations(Columns(
         n=sum(p.n for p in parts),
         dense={c: np.concatenate([p.dense[c] for p in parts]) for c in DENSE_COLUMNS},
         name_codes=np.concatenate([p.name_codes for p in parts]),
@@ -432,7 +449,18 @@ def _concat(parts: list[Columns], names: _NameCodes) -> Columns:
         sparse_idx=np.concatenate([p.sparse_idx + o for p, o in zip(parts, offsets)]),
         sparse={c: [v for p in parts for v in p.sparse[c]] for c in SPARSE_COLUMNS}
         | {c: np.concatenate([p.sparse[c] for p in parts]) for c in SPARSE_INT_COLUMNS},
-    )
+    ), names)
+
+
+def _steps_as_annotations(cols: Columns, names: _NameCodes) -> Columns:
+    """``ProfilerStep#N`` written as an operator (torch 1.8-1.9 ``Operator``) becomes the step annotation it is."""
+    step_codes = [c for name, c in names.items() if name.startswith(schema.STEP_PREFIX)]
+    if step_codes:
+        kind = cols.dense["kind"]
+        hit = np.isin(cols.name_codes, step_codes) & (kind == schema.CPU_OP)
+        if hit.any():
+            kind[hit] = schema.ANNOTATION
+    return cols
 
 
 def columns(path: Path, events: list[Any], notes: Notes | None = None) -> Columns:

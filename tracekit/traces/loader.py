@@ -366,7 +366,9 @@ def _assemble(traces: list[RankTrace], skipped: list[tuple[str, str]]) -> TraceS
     from tracekit.traces.traceset import TraceSet
 
     notes = [n for n in (single_file_note(traces[0]),) if n] if n_files == 1 else []
-    return TraceSet(ranks=ranks, world_size=world_size or len(ranks), skipped=skipped, notes=notes)
+    # no declared world size: at least every rank seen (ranks from file names need not start at 0)
+    world = world_size or max(len(ranks), max(ranks) + 1)
+    return TraceSet(ranks=ranks, world_size=world, skipped=skipped, notes=notes)
 
 
 # the steps of load() that the engines (tracekit.analyses.engine) run themselves, one file at a time

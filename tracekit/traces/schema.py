@@ -5,17 +5,28 @@ Times are integer nanoseconds on the trace's own clock (``ts`` in the Chrome
 trace is microseconds with three decimals, i.e. exact nanoseconds; tracekit never
 rounds them to microseconds). Missing integer ids are ``-1``.
 
-Event kinds (column ``kind``, small ints so filters are vectorised):
+Event kinds (column ``kind``, small ints so filters are vectorised), from the
+trace's ``cat`` in every spelling torch.profiler/kineto has written since torch 1.8
+(2021 TensorBoard-plugin traces: ``Kernel``, ``Memcpy``, ``Memset``, ``Runtime``,
+``Operator``; ROCm traces use the CUDA spellings with HIP call names):
 
-==================  =====================================================
-``KERNEL``          GPU kernel (``cat == "kernel"``)
-``MEMCPY``          GPU memcpy (``gpu_memcpy``)
-``MEMSET``          GPU memset (``gpu_memset``)
-``CPU_OP``          CPU operator (``cpu_op``), incl. ``record_param_comms``
-``LAUNCH``          CUDA runtime/driver call (``cuda_runtime``/``cuda_driver``)
-``ANNOTATION``      CPU ``record_function`` range (``user_annotation``)
-``GPU_ANNOTATION``  GPU-side projection of an annotation (``gpu_user_annotation``)
-==================  =====================================================
+==================  =====================================================================
+``KERNEL``          GPU kernel (``kernel``, ``Kernel``)
+``MEMCPY``          GPU memcpy (``gpu_memcpy``, ``Memcpy``)
+``MEMSET``          GPU memset (``gpu_memset``, ``Memset``)
+``CPU_OP``          CPU operator (``cpu_op``, ``Operator``), incl. ``record_param_comms``
+``LAUNCH``          runtime/driver call (``cuda_runtime``, ``cuda_driver``, ``Runtime``,
+                    ``xpu_runtime``/``xpu_driver``, ``privateuse1_runtime``/``_driver``):
+                    ``cudaLaunchKernel``, ``cuLaunchKernel(Ex)``, ``hipLaunchKernel``,
+                    ``hipExtModuleLaunchKernel``, ``hipModuleLaunchKernel``, ``hipMemcpyAsync``...
+``ANNOTATION``      CPU ``record_function`` range (``user_annotation``); a ``ProfilerStep#N``
+                    written as an ``Operator``/``cpu_op`` (torch 1.8-1.9) is one too
+``GPU_ANNOTATION``  GPU-side projection of an annotation (``gpu_user_annotation``,
+                    ``gpu_user_Annotation``, ``User`` on a GPU stream in 2021 kineto)
+==================  =====================================================================
+
+The link from a launch to its CPU op is ``args["External id"]`` (``"external id"`` in
+2021 traces: both are read).
 
 Dropped at load time because no analysis needs them: ``python_function``,
 flow events (``ph`` s/f), metadata (``ph == "M"``), instant events and
@@ -28,15 +39,19 @@ KERNEL, MEMCPY, MEMSET, CPU_OP, LAUNCH, ANNOTATION, GPU_ANNOTATION = range(7)
 
 #: trace ``cat`` -> kind code; categories not listed are dropped.
 CATEGORY_KIND: dict[str, int] = {
-    "kernel": KERNEL,
-    "gpu_memcpy": MEMCPY,
-    "gpu_memset": MEMSET,
-    "cpu_op": CPU_OP,
-    "cuda_runtime": LAUNCH,
-    "cuda_driver": LAUNCH,
+    "kernel": KERNEL, "Kernel": KERNEL,
+    "gpu_memcpy": MEMCPY, "Memcpy": MEMCPY,
+    "gpu_memset": MEMSET, "Memset": MEMSET,
+    "cpu_op": CPU_OP, "Operator": CPU_OP,
+    "cuda_runtime": LAUNCH, "cuda_driver": LAUNCH, "Runtime": LAUNCH,
+    "xpu_runtime": LAUNCH, "xpu_driver": LAUNCH, "privateuse1_runtime": LAUNCH, "privateuse1_driver": LAUNCH,
     "user_annotation": ANNOTATION,
-    "gpu_user_annotation": GPU_ANNOTATION,
+    "gpu_user_annotation": GPU_ANNOTATION, "gpu_user_Annotation": GPU_ANNOTATION, "User": GPU_ANNOTATION,
 }
+#: the 2021 (torch 1.8-1.9) spellings, whose traces also spell the link ``"external id"``
+LEGACY_CATEGORIES = frozenset({"Kernel", "Memcpy", "Memset", "Runtime", "Operator", "User"})
+#: CPU ops with this name prefix are step annotations (torch 1.8-1.9 wrote ``ProfilerStep#N`` as an operator)
+STEP_PREFIX = "ProfilerStep#"
 KIND_NAMES = {v: k for k, v in {
     "kernel": KERNEL, "memcpy": MEMCPY, "memset": MEMSET, "cpu_op": CPU_OP,
     "launch": LAUNCH, "annotation": ANNOTATION, "gpu_annotation": GPU_ANNOTATION,

@@ -23,7 +23,7 @@ from tracekit.errors import TraceLoadWarning
 from tracekit.traces import schema
 from tracekit.traces.decode import NOTES_KEY
 
-STEP_PREFIX = "ProfilerStep#"
+STEP_PREFIX = schema.STEP_PREFIX
 T = TypeVar("T")
 
 
