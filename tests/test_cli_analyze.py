@@ -68,7 +68,7 @@ def test_help_has_example() -> None:
 
 def test_bad_regex_is_clean_error() -> None:
     code, out, err = _run("analyze", str(REF / "eager"), "--comm-regex", "([")
-    assert code == 2 and err.startswith("error: --comm-regex") and "Traceback" not in err
+    assert code == 2 and err.startswith("error: --comm-pattern") and "Traceback" not in err
 
 
 def test_comm_regex_reclassifies() -> None:

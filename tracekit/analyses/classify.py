@@ -1,40 +1,89 @@
-"""Which GPU activity is communication, compute or memory.
+"""Which GPU activity is communication, compute or memory, and which rule said so.
 
-A GPU kernel is **communication** when either
+A GPU kernel is **communication** when one of :data:`RULES` matches it; the first
+match (in this order) is the rule reported for it (table ``comm_rules``):
 
-- its name matches :data:`DEFAULT_COMM_PATTERN` (``nccl*``/``rccl*``, which covers
-  ``ncclDevKernel_*``, ``ncclKernel_*`` and ROCm RCCL kernels) or the user's extra regex, or
-- it was launched from a collective CPU op (``record_param_comms``,
-  ``c10d::*``, ``_c10d_functional::*``, ``nccl:*``, ``gloo:*``) — linked by the
-  profiler's External id, taken from the kernel or from its launch call.
+1. ``nccl_kernel``: its name matches ``^(?:nccl|rccl)`` (``ncclDevKernel_*``,
+   ``ncclKernel_*``, ROCm's RCCL kernels);
+2. ``collective_op``: it was launched by a c10d collective CPU op
+   (``record_param_comms``, ``c10d::*``, ``_c10d_functional::*``, ``nccl:*``,
+   ``gloo:*``), linked by the profiler's External id (the kernel's own, else its
+   launch call's): the op is the innermost one around the launch;
+3. ``custom_kernel``: its name is a known non-NCCL collective kernel
+   (:data:`CUSTOM_KERNEL_PATTERN`: vLLM/TRT-LLM custom all-reduce
+   ``cross_device_reduce*``, torch symmetric memory ``one_shot_all_reduce``,
+   ``two_shot_all_reduce``, ``multimem_*``, NVSHMEM ``nvshmem*``, DeepEP ``deep_ep::*``);
+4. ``custom_op``: its launch lies inside a collective-like CPU op or
+   ``record_function`` range on the same thread (:data:`CUSTOM_OP_PATTERN`:
+   ``vllm::all_reduce`` and its in/out-of-place variants, ``vllm::all_gather``,
+   ``vllm::reduce_scatter``, ``_C_custom_ar::*``, ``symm_mem::*`` collectives,
+   DeepEP ``dispatch``/``combine``, ``nvshmem*``) -- the enclosing op at any depth,
+   so kernels of the ops it calls count too; kernels launched before the window
+   (no launch event) match by External id instead;
+5. ``user_pattern``: its name matches the user's ``--comm-pattern`` regex.
 
-**Memory** activity is every memcpy and memset. **Compute** is every other kernel.
+Name patterns are case-insensitive searches. **Memory** activity is every memcpy
+and memset. **Compute** is every other kernel.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from tracekit.analyses import intervals as iv
+from tracekit.analyses.registry import Column, Table, View
 from tracekit.traces import schema
 from tracekit.traces.traceset import RankTrace
 
 DEFAULT_COMM_PATTERN = r"^(?:nccl|rccl)"
-#: CPU ops whose launches are collectives
+#: CPU ops whose launches are collectives (matched by External id)
 COLLECTIVE_OP_PATTERN = r"^(?:record_param_comms$|c10d::|_c10d_functional::|c10d_functional::|nccl:|gloo:)"
+#: kernel names of collectives that are not NCCL's
+CUSTOM_KERNEL_PATTERN = (r"cross_device_reduce|one_shot_all_reduce|two_shot_all_reduce|multimem_|nvshmem|"
+                         r"deep_ep::|allreduce_fusion_kernel")
+#: CPU ops / record_function ranges whose launches (at any depth) are collectives
+CUSTOM_OP_PATTERN = (r"^(?:vllm::(?:inplace_|outplace_)?(?:all_reduce|all_gather|reduce_scatter|all_to_all)"
+                     r"|_C_custom_ar::|symm_mem::(?!fused)|deep_?ep|nvshmem)"
+                     r"|\bBuffer(?:\.|::)(?:low_latency_|intranode_|internode_)?(?:dispatch|combine)$")
 
 COMPUTE, COMM, MEMORY = "compute", "comm", "memory"
 CLASSES = (COMPUTE, COMM, MEMORY)
 
 
-def collective_external_ids(rt: RankTrace) -> np.ndarray:
-    """External ids of the CPU ops that launch collectives."""
+@dataclass(frozen=True)
+class Rule:
+    """A communication rule: ``name``, what it looks at (``kernel`` name, ``op_id`` = the launching
+    op by External id, ``op_span`` = any enclosing op on the launch thread), its regex and a doc line."""
+
+    name: str
+    by: str
+    pattern: str | None
+    doc: str
+
+
+RULES = (
+    Rule("nccl_kernel", "kernel", DEFAULT_COMM_PATTERN, "kernel name ^nccl / ^rccl"),
+    Rule("collective_op", "op_id", COLLECTIVE_OP_PATTERN,
+         "launched by record_param_comms, c10d::*, _c10d_functional::*, nccl:*, gloo:* (External id)"),
+    Rule("custom_kernel", "kernel", CUSTOM_KERNEL_PATTERN,
+         "custom all-reduce / symmetric-memory / NVSHMEM / DeepEP kernel name"),
+    Rule("custom_op", "op_span", CUSTOM_OP_PATTERN,
+         "launched inside vllm::all_reduce, _C_custom_ar::*, symm_mem::*, DeepEP dispatch/combine, nvshmem*"),
+    Rule("user_pattern", "kernel", None, "kernel name matches --comm-pattern"),
+)
+RULE_NAMES = tuple(r.name for r in RULES)
+
+
+def collective_external_ids(rt: RankTrace, pattern: str = COLLECTIVE_OP_PATTERN) -> np.ndarray:
+    """External ids of the CPU ops whose name matches ``pattern`` (default: the c10d collectives)."""
     ev = rt.events
     ext = ev["external_id"].to_numpy()
     # numpy masks, not a DataFrame filter: the CPU ops are ~40 % of a trace's rows
-    hit = (ev["kind"].to_numpy() == schema.CPU_OP) & (ext >= 0) & schema.name_mask(ev["name"], COLLECTIVE_OP_PATTERN)
+    hit = (ev["kind"].to_numpy() == schema.CPU_OP) & (ext >= 0) & schema.name_mask(ev["name"], pattern)
     return np.unique(ext[hit])
 
 
@@ -43,16 +92,115 @@ def classify_gpu(rt: RankTrace, comm_pattern: str | None = None) -> pd.Series:
     return rt.memo(("classify_gpu", comm_pattern or None), lambda: _classify(rt, comm_pattern))
 
 
+def comm_rule(rt: RankTrace, comm_pattern: str | None = None) -> np.ndarray:
+    """Per row of ``rt.gpu``: the index in :data:`RULES` of the first rule that makes it communication,
+    -1 for compute kernels and memory activity (computed once per pattern)."""
+    return rt.memo(("comm_rule", comm_pattern or None), lambda: _comm_rule(rt, comm_pattern))
+
+
+def _name_hits(g: pd.DataFrame, pattern: str) -> np.ndarray:
+    """Kernel names matching ``pattern`` (case-insensitive search), tested once per distinct name."""
+    rx = re.compile(pattern, re.IGNORECASE)
+    cats = g["name"].cat.categories if isinstance(g["name"].dtype, pd.CategoricalDtype) else pd.Index(g["name"].unique())
+    hit = pd.Series([bool(rx.search(str(c))) for c in cats], index=cats, dtype=bool)
+    return g["name"].map(hit).fillna(False).astype(bool).to_numpy()
+
+
+def _inside_ops(rt: RankTrace, pattern: str) -> np.ndarray:
+    """Rows of ``rt.gpu`` launched inside (at any depth) a CPU op or annotation matching ``pattern`` on the
+    launching thread; rows without a launch event match by External id."""
+    g, ev = rt.gpu, rt.events
+    hit = np.zeros(len(g), dtype=bool)
+    m = ev["kind"].isin((schema.CPU_OP, schema.ANNOTATION)).to_numpy() & schema.name_mask(ev["name"], pattern)
+    if not m.any():
+        return hit
+    ops = ev.loc[m, ["tid", "ts_ns", "end_ns", "external_id"]]
+    lts, ltid = g["launch_ts_ns"].to_numpy(), g["launch_tid"].to_numpy()
+    launched = ~g["pre_window"].to_numpy(dtype=bool)
+    for tid, grp in ops.groupby("tid", sort=False):
+        s, e = iv.union(grp["ts_ns"].to_numpy(), grp["end_ns"].to_numpy())
+        sel = np.flatnonzero(launched & (ltid == tid))
+        i = np.searchsorted(s, lts[sel], side="right") - 1
+        ok = i >= 0
+        ok[ok] = lts[sel][ok] <= e[i[ok]]
+        hit[sel[ok]] = True
+    ext = ops["external_id"].to_numpy()
+    hit |= ~launched & g["external_id"].isin(ext[ext >= 0]).to_numpy()
+    return hit
+
+
+def _comm_rule(rt: RankTrace, comm_pattern: str | None) -> np.ndarray:
+    g = rt.gpu
+    kernel = (g["kind"] == schema.KERNEL).to_numpy()
+    out = np.full(len(g), -1, dtype=np.int8)
+    todo = kernel.copy()
+    for i, rule in enumerate(RULES):
+        if not todo.any():
+            break
+        pattern = comm_pattern if rule.name == "user_pattern" else rule.pattern
+        if not pattern:
+            continue
+        if rule.by == "kernel":
+            hit = _name_hits(g, pattern)
+        elif rule.by == "op_id":
+            hit = g["external_id"].isin(collective_external_ids(rt, pattern)).to_numpy()
+        else:
+            hit = _inside_ops(rt, pattern)
+        hit = hit & todo
+        out[hit] = i
+        todo &= ~hit
+    return out
+
+
 def _classify(rt: RankTrace, comm_pattern: str | None) -> pd.Series:
     g = rt.gpu
-    pattern = DEFAULT_COMM_PATTERN if not comm_pattern else f"(?:{DEFAULT_COMM_PATTERN})|(?:{comm_pattern})"
-    rx = re.compile(pattern, re.IGNORECASE)
-    # classify the (few) distinct names once, then map: cheap on millions of kernels
-    cats = g["name"].cat.categories if isinstance(g["name"].dtype, pd.CategoricalDtype) else pd.Index(g["name"].unique())
-    name_is_comm = pd.Series([bool(rx.search(str(c))) for c in cats], index=cats)
-    by_name = g["name"].map(name_is_comm).astype(bool).to_numpy()
-    by_op = g["external_id"].isin(collective_external_ids(rt)).to_numpy()
     kernel = (g["kind"] == schema.KERNEL).to_numpy()
-    codes = np.where(~kernel, 2, np.where(by_name | by_op, 1, 0)).astype(np.int8)
+    codes = np.where(~kernel, 2, np.where(comm_rule(rt, comm_pattern) >= 0, 1, 0)).astype(np.int8)
     # a Categorical: comparisons (``cls == COMPUTE``) run on the codes, not on strings
     return pd.Series(pd.Categorical.from_codes(codes, categories=CLASSES), index=g.index, name="cls")
+
+
+# -- registered table (see tracekit.analyses.registry) -------------------------------------------
+
+def comm_rules_table(ctx) -> pd.DataFrame:  # noqa: ANN001 - a RankContext
+    """One row per rule that classified at least one kernel of this rank as communication."""
+    rt = ctx.trace
+    if not rt.has_gpu_activity:
+        return None
+    rule = comm_rule(rt, ctx.options.comm_pattern)
+    g = rt.gpu
+    rows = []
+    for i in np.unique(rule[rule >= 0]):
+        sel = rule == i
+        names = g["name"].to_numpy()[sel].astype(str)
+        dur = g["dur_ns"].to_numpy()[sel]
+        by_name = pd.Series(dur).groupby(names).sum().sort_values(ascending=False)
+        rows.append({"rank": rt.rank, "rule": RULES[i].name, "kernels": int(sel.sum()),
+                     "kernel_names": int(len(by_name)), "kernel_total_us": float(dur.sum()) / 1e3,
+                     "top_kernel": str(by_name.index[0])})
+    return pd.DataFrame(rows)
+
+
+def _view(tables, opts) -> View | None:  # noqa: ANN001
+    t = tables["comm_rules"]
+    if t.empty or set(t["rule"]) <= {"nccl_kernel", "collective_op"}:
+        return None  # plain NCCL traffic: nothing to explain
+    return View("Communication kernels by classification rule", t)
+
+
+TABLES = [
+    Table(
+        name="comm_rules", scope="rank", title="Which rule classified which kernels as communication",
+        doc="Rules in order (the first match is reported): " + "; ".join(f"`{r.name}`: {r.doc}" for r in RULES)
+            + ". The text report shows this table when a rule other than the NCCL ones classified something.",
+        columns=(
+            Column("rank", "rank", "the rank"),
+            Column("rule", "name", "the first rule that made these kernels communication"),
+            Column("kernels", "count", "kernels it classified"),
+            Column("kernel_names", "count", "distinct kernel names among them"),
+            Column("kernel_total_us", "us", "summed kernel durations (not a union: concurrent kernels add up)"),
+            Column("top_kernel", "name", "the kernel name with the most time under this rule"),
+        ),
+        compute=comm_rules_table, view=_view, order=25,
+    ),
+]

@@ -15,8 +15,8 @@ from tracekit.cli.common import debug_option, emit, finish, format_options, run_
               help="Output only this table, in full (any format; --format csv writes 'ranks' without it). "
                    "Tables: see README, 'Tables and metrics'; a wrong name lists them.")
 @click.option("--skip-bad", is_flag=True, help="Skip unreadable rank files (listed in the report) instead of failing.")
-@click.option("--comm-regex", default=None, metavar="REGEX",
-              help="Extra regex for kernel names to count as communication (added to nccl*).")
+@click.option("--comm-pattern", "--comm-regex", "comm_regex", default=None, metavar="REGEX",
+              help="Extra regex for kernel names to count as communication (rule user_pattern; --comm-regex is an alias).")
 @click.option("--align/--no-align", "align", default=None,
               help="Force / disable cross-rank clock alignment (default: align when the manifest "
                    "shows more than one host).")
