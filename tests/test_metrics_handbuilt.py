@@ -417,9 +417,13 @@ def test_clock_offsets_with_shifted_rank(tmp_path):
 
 
 def test_inconsistent_match_warns(tmp_path):
-    with pytest.warns(AnalysisWarning, match="differ in name or size"):
+    with pytest.warns(AnalysisWarning, match=r"3 rejected \(3 size differs\)"):
         res = run(tmp_path, *_two_ranks(nelems=(1000, 2000)))
     assert not res.instances["consistent"].any()
+    assert not res.instances["accepted"].any() and set(res.instances["check"]) == {"size differs"}
+    assert res.waits.empty and res.ranks["wait_us"].isna().all()
+    assert res.meta["matching"] == {"matched": 3, "accepted": 0, "rejected": 3, "rejected_by": {"size differs": 3},
+                                    "flagged": {}}
 
 
 # -- decoding: precision, compact JSON, rank fallback ------------------------------------------

@@ -212,8 +212,9 @@ TABLES = [
         doc="Every time is the length of a union of GPU intervals over all GPU activity in the trace window, "
             "pre-window kernels included.",
         columns=(*_RANK_HEAD, *_BREAKDOWN_DOCS,
-                 Column("wait_us", "us", "sum over matched collectives of (latest peer kernel start − own kernel "
-                                         "start): time spent waiting for peers"),
+                 Column("wait_us", "us", "sum over accepted matched collectives of max(0, min(own kernel end, "
+                                         "latest peer kernel start) − own kernel start): time spent waiting for "
+                                         "peers, at most the rank's communication kernel time"),
                  Column("last_count", "count", "matched collectives this rank arrived at last (was the straggler)"),
                  *_RANK_TAIL),
         compute=ranks_table, needs=("rank_totals", "waits", "instances"), view=ranks_view, order=10,

@@ -110,6 +110,8 @@ class View:
 
     title: str
     body: pd.DataFrame | list[str]
+    #: a line printed under the body (``note: ...``): how far to trust the figures above
+    note: str | None = None
 
 
 @dataclass(frozen=True)

@@ -95,6 +95,8 @@ def _meta(traces: TraceSet, tables: dict[str, pd.DataFrame], options: AnalyzeOpt
         "hosts": _hosts(traces.manifest),
         "clock_aligned": False,  # set by the cross-rank match (tracekit.analyses.crossrank)
         "clock_offsets_us": {},
+        # matched / accepted / rejected cross-rank matches (set by tracekit.analyses.crossrank)
+        "matching": {"matched": 0, "accepted": 0, "rejected": 0, "rejected_by": {}, "flagged": {}},
         "notes": notes,
         "manifest": traces.manifest,
         "comm_pattern": options.comm_pattern,

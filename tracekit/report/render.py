@@ -231,7 +231,8 @@ class TextRenderer(Renderer):
     def _section(self, v: View) -> str:
         head = f"## {v.title}\n" if self.opts.fmt == "markdown" else f"{v.title}\n{'=' * len(v.title)}"
         body = "\n".join(v.body) if isinstance(v.body, list) else fmt_table(v.body, self.opts.fmt)
-        return f"{head}\n{body}\n"
+        note = f"\nnote: {v.note}\n" if v.note else ""
+        return f"{head}\n{body}\n{note}"
 
 
 def _kv(rows: list[tuple[str, Any]], markdown: bool) -> str:
