@@ -17,12 +17,9 @@ from pathlib import Path
 import pytest
 
 import tracekit
-from tracekit.traces import loader, schema
+from tracekit.traces import schema
 
 EXT = Path(__file__).parent / "data" / "external"
-#: a lone file without rank information is rank 0 of world size 1, and the 2021 category spellings
-#: (issue 12 items 1 and 2, landing separately)
-LONE_FILES = hasattr(loader, "single_file_note") and "Kernel" in schema.CATEGORY_KIND
 #: folder -> (has GPU activity, has comm kernels)
 CORPUS = {
     "hta_distributed_info_unavailable": (False, False),
@@ -78,8 +75,6 @@ def independent(path: Path) -> dict[str, float]:
 def results():
     out = {}
     for name in CORPUS:
-        if not LONE_FILES and name != "hta_trace_filter":
-            continue
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             out[name] = (tracekit.analyze(EXT / name), [str(w.message) for w in caught])
@@ -87,8 +82,6 @@ def results():
 
 
 def _result(results, name):
-    if name not in results:
-        pytest.skip("needs lone-file rank inference (issue 12 item 1)")
     return results[name]
 
 
@@ -148,7 +141,6 @@ def test_hta_agrees_on_overlap():
         assert abs(hta.at[r, "hta_overlap_pct"] - tk.at[r, "tk_overlap_pct_launched"]) < 1.0
 
 
-@pytest.mark.skipif(not LONE_FILES, reason="needs the 2021 category spellings (issue 12 item 2)")
 def test_2021_schema_decodes_categories_and_lowercase_external_id():
     # decode level (no rank inference): every 2021 spelling maps to a kind, "external id" is read
     from tracekit.traces.decode import decode_columns

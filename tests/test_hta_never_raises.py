@@ -17,9 +17,6 @@ from tracekit.analyses import hta_check
 from tracekit.analyses.registry import AnalysisWarning
 from tracekit.traces.loader import load
 
-if not hasattr(hta_check, "hta_table"):  # the per-rank warnings land with issue 12 item 4
-    pytest.skip("needs hta_check.hta_table (one warning per failing rank)", allow_module_level=True)
-
 try:
     from tests.tracebuilder import TraceBuilder
 except ImportError:  # tests/ not a package
