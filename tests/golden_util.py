@@ -27,6 +27,12 @@ CASES = {
     "sample_ca_inductor": "sample_traces/h200x2_compiled_autograd/inductor",
     "sample_ca_replicate_inductor": "sample_traces/h200x2_compiled_autograd/replicate-inductor",
     "sample_ca_tp2_replicate_transformer": "sample_traces/h200x2_compiled_autograd/tp2-replicate-transformer",
+    # the lead's --compare run on 2 x H200: DDPOptimizer against the python reducer (each fusion, replicate)
+    "sample_pr_inductor": "sample_traces/h200x2_python_reducer/inductor",
+    "sample_pr_concat": "sample_traces/h200x2_python_reducer/inductor-python_reducer",
+    "sample_pr_coalesced": "sample_traces/h200x2_python_reducer/inductor-python_reducer-coalesced",
+    "sample_pr_none": "sample_traces/h200x2_python_reducer/inductor-python_reducer-none",
+    "sample_pr_replicate": "sample_traces/h200x2_python_reducer/replicate-inductor-python_reducer",
 }
 KEEP = ("ranks", "steps", "buckets")
 

@@ -262,3 +262,35 @@ def test_replicate_sample_breaks_are_in_the_wrapper() -> None:
     assert rep["total"] == 9 and rep["model"] == 6  # as recorded, before the markers below existed
     # the reasons carry no file; the classifier now knows replicate's lazy init and the reducer by name
     assert sum(r["count"] for r in rep["reasons"] if _origin(r["detail"]) == "ddp_wrapper") == 5
+
+
+# -- python reducer + inductor on 2 x H200 (sample_traces/h200x2_python_reducer, one --compare run) ---------
+PR_SAMPLES = Path(__file__).resolve().parents[1] / "sample_traces" / "h200x2_python_reducer"
+
+
+@pytest.mark.parametrize(("variant", "op", "per_step"), [
+    ("inductor-python_reducer", "all_reduce_", 5),                     # concat fusion: 25 MB buckets
+    # a bucket of one tensor (the last weight, 16.8 MB) stays a plain all_reduce_
+    ("inductor-python_reducer-coalesced", "all_reduce_coalesced_|all_reduce_", 5),
+    ("inductor-python_reducer-none", "all_reduce_", 16),               # no fusion: one allreduce per gradient
+    ("replicate-inductor-python_reducer", "all_reduce_", 5),
+])
+def test_python_reducer_gpu_samples(variant: str, op: str, per_step: int) -> None:
+    import json
+
+    import tracekit
+
+    man = json.loads((PR_SAMPLES / variant / "run.json").read_text())
+    graphs = man["buckets"]["compiled_autograd"]["graphs"]
+    # torch 2.11 + CUDA: fullgraph compile of the captured backward fails, the recorded fallback runs
+    assert len(graphs) == 1 and graphs[0]["fullgraph"] is False
+    assert graphs[0]["fullgraph_failed"] == "Attempt to trace generator"
+    fused = man["buckets"]["compiled_autograd"]["inductor_ddp_fusion"]["fuse_ddp_communication"]
+    assert fused is (not variant.endswith("-none"))
+    res = tracekit.analyze(PR_SAMPLES / variant)
+    b = res.buckets
+    assert set(b["launch_op"]) == {f"_c10d_functional::{o}" for o in op.split("|")}
+    # 8 x Linear(2048): 16 gradients of 16.8 MB (weights) and 8 KB (biases); 5 buckets hold all 134 MB
+    assert (b.groupby(["rank", "step"]).size() == per_step).all()
+    total_mb = b.groupby(["rank", "step"])["bytes"].sum() / 1e6
+    assert ((total_mb - 8 * (2048 * 2048 + 2048) * 4 / 1e6).abs() < 0.01).all()
