@@ -33,6 +33,10 @@ CASES = {
     "sample_pr_coalesced": "sample_traces/h200x2_python_reducer/inductor-python_reducer-coalesced",
     "sample_pr_none": "sample_traces/h200x2_python_reducer/inductor-python_reducer-none",
     "sample_pr_replicate": "sample_traces/h200x2_python_reducer/replicate-inductor-python_reducer",
+    # issue 13: real models whose profiled window is distorted, and the default workload (not distorted)
+    "sample_h200x2_resnet50_inductor": "sample_traces/h200x2_resnet50_inductor",
+    "sample_h200x2_gpt2_inductor_bf16": "sample_traces/h200x2_gpt2_inductor_bf16",
+    "sample_h200x2_default_inductor": "sample_traces/h200x2_default_inductor",
 }
 KEEP = ("ranks", "steps", "buckets")
 

@@ -201,14 +201,14 @@ def test_bytes_algbw_busbw(tmp_path):
     c = run(tmp_path, tb).collectives.set_index("coll_name")
     ar, ag, rs, bc = c.loc["allreduce"], c.loc["allgather"], c.loc["reduce_scatter"], c.loc["broadcast"]
     assert ar.bytes == 1_000_000 * 4 and ar.nelems == 1_000_000 and ar.group_size == 4
-    assert ar.algbw_gbps == pytest.approx(4e6 / 1e9 / 100e-6)
-    assert ar.busbw_gbps == pytest.approx(4e6 / 1e9 / 100e-6 * 2 * (4 - 1) / 4)
+    assert ar.algbw_incl_wait_gbps == pytest.approx(4e6 / 1e9 / 100e-6)
+    assert ar.busbw_incl_wait_gbps == pytest.approx(4e6 / 1e9 / 100e-6 * 2 * (4 - 1) / 4)
     assert ag.bytes == 1_000_000 * 2
-    assert ag.algbw_gbps == pytest.approx(2e6 / 1e9 / 50e-6)
-    assert ag.busbw_gbps == pytest.approx(2e6 / 1e9 / 50e-6 * (4 - 1) / 4)
+    assert ag.algbw_incl_wait_gbps == pytest.approx(2e6 / 1e9 / 50e-6)
+    assert ag.busbw_incl_wait_gbps == pytest.approx(2e6 / 1e9 / 50e-6 * (4 - 1) / 4)
     assert rs.bytes == 1_000_000 * 4
-    assert rs.busbw_gbps == pytest.approx(4e6 / 1e9 / 80e-6 * (4 - 1) / 4)
-    assert bc.bytes == 1000 * 8 and bc.busbw_gbps == pytest.approx(8000 / 1e9 / 10e-6)
+    assert rs.busbw_incl_wait_gbps == pytest.approx(4e6 / 1e9 / 80e-6 * (4 - 1) / 4)
+    assert bc.bytes == 1000 * 8 and bc.busbw_incl_wait_gbps == pytest.approx(8000 / 1e9 / 10e-6)
     assert ar.dur_us == 100 and ar.start_ns == 1000 * 1000 and ar.end_ns == 1100 * 1000
 
 
@@ -225,7 +225,7 @@ def test_args_recovered_from_record_param_comms(tmp_path):
     assert c.nelems == 3000 and c.bytes == 3000 * 2 and c.group_size == 2
     assert c.launch_ts_ns == 10 * 1000  # the record_param_comms op's start
     assert c.step == 1 and not c.pre_window
-    assert c.busbw_gbps == pytest.approx(6000 / 1e9 / 50e-6 * 2 * (2 - 1) / 2)
+    assert c.busbw_incl_wait_gbps == pytest.approx(6000 / 1e9 / 50e-6 * 2 * (2 - 1) / 2)
 
 
 def test_coll_name_guessed_from_kernel_name_without_args(tmp_path):
@@ -233,7 +233,7 @@ def test_coll_name_guessed_from_kernel_name_without_args(tmp_path):
     tb.kernel("ncclDevKernel_ReduceScatter_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 10, 5,
               pre_window=True)
     c = row(run(tmp_path, tb).collectives, rank=0)
-    assert c.coll_name == "reduce_scatter" and math.isnan(c.bytes) and math.isnan(c.busbw_gbps)
+    assert c.coll_name == "reduce_scatter" and math.isnan(c.bytes) and math.isnan(c.busbw_incl_wait_gbps)
 
 
 def test_comm_by_external_id_link(tmp_path):
@@ -340,7 +340,7 @@ def _check_buckets(b):
     assert b["start_offset_us"].tolist() == [300 - 200, 400 - 200, 1260 - 1200, 1400 - 1200]
     assert b["dur_us"].tolist() == [40, 20, 30, 10]
     assert b["exposed_us"].tolist() == [40, 20, 30, 10]
-    assert b["busbw_gbps"].tolist() == pytest.approx([4000 / 1e9 / 40e-6, 8000 / 1e9 / 20e-6,
+    assert b["busbw_incl_wait_gbps"].tolist() == pytest.approx([4000 / 1e9 / 40e-6, 8000 / 1e9 / 20e-6,
                                                       12000 / 1e9 / 30e-6, 16000 / 1e9 / 10e-6])
 
 

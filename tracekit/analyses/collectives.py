@@ -17,8 +17,12 @@ Columns (times in µs, bandwidth in GB/s = 1e9 bytes/s):
 - ``bytes`` = max(in, out) elements × dtype size: the full buffer, as nccl-tests count it.
 - ``launch_ts_ns``: CPU time of the collective op (or its launch call).
 - ``start_ns``, ``end_ns``, ``dur_us``: the kernel.
-- ``algbw_gbps`` = bytes / dur; ``busbw_gbps`` = algbw × factor, the nccl-tests
-  factor: allreduce 2(n−1)/n; allgather, reduce_scatter, all_to_all (n−1)/n; others 1.
+- ``algbw_incl_wait_gbps`` = bytes / dur; ``busbw_incl_wait_gbps`` = algbw × factor, the
+  nccl-tests factor: allreduce 2(n−1)/n; allgather, reduce_scatter, all_to_all (n−1)/n; others 1.
+  ``dur`` is this rank's kernel, which spins while a peer is late: waiting included, so an early
+  rank shows a low figure (0.5 GB/s beside its peer's 209 GB/s). The bandwidth of the transfer
+  itself is ``busbw_gbps`` of the matched instance (:mod:`tracekit.analyses.crossrank`: on the
+  shortest kernel across ranks, the last arriver's), which the summaries report as ``busbw_gbps``.
 - ``overlap_us``: the part of the kernel covered by compute kernels (any step);
   ``exposed_us`` = ``dur_us − overlap_us``.
 - ``launch_op``: the functional collective op that launched it (``_c10d_functional::all_reduce_``,
@@ -61,7 +65,7 @@ _NCCL_KERNEL_COLL = {
 }
 COLLECTIVE_COLUMNS = (
     "rank", "step", "seq", "step_seq", "phase", "coll_name", "pg_name", "pg_desc", "dtype", "nelems", "bytes",
-    "group_size", "launch_ts_ns", "start_ns", "end_ns", "dur_us", "algbw_gbps", "busbw_gbps", "overlap_us",
+    "group_size", "launch_ts_ns", "start_ns", "end_ns", "dur_us", "algbw_incl_wait_gbps", "busbw_incl_wait_gbps", "overlap_us",
     "exposed_us", "pre_window", "kernel", "launch_op",
 )
 
@@ -160,10 +164,10 @@ def collective_table(rt: RankTrace, cls: pd.Series, world_size: int,
     df["nelems"] = nel
     df["bytes"] = nel * dbytes
     dur_s = df["dur_us"] / 1e6
-    df["algbw_gbps"] = (df["bytes"] / 1e9) / dur_s.where(dur_s > 0)
+    df["algbw_incl_wait_gbps"] = (df["bytes"] / 1e9) / dur_s.where(dur_s > 0)
     factors = np.array([bus_factor(c if isinstance(c, str) else None, int(k))
                         for c, k in zip(df["coll_name"].astype(object), n)])
-    df["busbw_gbps"] = df["algbw_gbps"] * factors
+    df["busbw_incl_wait_gbps"] = df["algbw_incl_wait_gbps"] * factors
     df["phase"] = label_phases(rt, df["launch_ts_ns"].to_numpy())
     df["launch_op"] = functional.launch_ops(rt, df["launch_ts_ns"].to_numpy())
     df["seq"] = -1
@@ -270,8 +274,8 @@ def _cpu_instances(rt: RankTrace, ops: pd.DataFrame, gloo_threads: dict[str, str
     })
 
 
-BUCKET_COLUMNS = ("rank", "step", "bucket", "pg_name", "launch_op", "bytes", "launch_offset_us", "start_offset_us",
-                  "dur_us", "exposed_us", "busbw_gbps", "wait_offset_us", "wait_cpu_us")
+BUCKET_COLUMNS = ("rank", "step", "bucket", "pg_name", "step_seq", "launch_op", "bytes", "launch_offset_us",
+                  "start_offset_us", "dur_us", "exposed_us", "busbw_incl_wait_gbps", "wait_offset_us", "wait_cpu_us")
 #: collective names of a data-parallel gradient allreduce (the C++ reducer, the python reducer, inductor's fusion)
 ALLREDUCE_NAMES = ("allreduce", "allreduce_coalesced", "all_reduce", "all_reduce_coalesced")
 
@@ -344,15 +348,31 @@ def process_group_label(c: pd.DataFrame) -> pd.Series:
     return name.where(desc.isna(), name + ":" + desc.astype(str))
 
 
-def collective_summary(c: pd.DataFrame) -> pd.DataFrame:
-    """Per rank, process group, collective and phase: count, total bytes, total/mean duration, exposed, busbw.
+_KEY = ["pg_name", "step", "step_seq"]
+
+
+def with_transfer_busbw(rows: pd.DataFrame, instances: pd.DataFrame | None) -> pd.DataFrame:
+    """``rows`` (collectives or buckets) with ``busbw_gbps``: the matched instance's bus bandwidth on its
+    transfer time (the last arriver's kernel, see :mod:`tracekit.analyses.crossrank`); NaN when unmatched."""
+    if instances is None or instances.empty or rows.empty:
+        return rows.assign(busbw_gbps=np.nan)
+    key = rows[_KEY].assign(pg_name=rows["pg_name"].astype(object).fillna("?").astype(str))
+    inst = instances[_KEY + ["busbw_gbps"]].assign(pg_name=instances["pg_name"].astype(object).astype(str))
+    bw = key.merge(inst.drop_duplicates(_KEY), on=_KEY, how="left")["busbw_gbps"].to_numpy()
+    return rows.assign(busbw_gbps=bw)
+
+
+def collective_summary(c: pd.DataFrame, instances: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per rank, process group, collective and phase: count, total bytes, total/mean duration, exposed,
+    mean ``busbw_gbps`` (on the transfer time, from ``instances``) and mean ``busbw_incl_wait_gbps``
+    (on this rank's kernel time, waiting included).
 
     Only collectives launched inside the window (pre-window kernels are counted in the run summary).
     """
     if c.empty:
         return pd.DataFrame()
     c = c[~c["pre_window"].astype(bool)]
-    c = c.assign(pg=process_group_label(c))
+    c = with_transfer_busbw(c, instances).assign(pg=process_group_label(c))
     g = c.groupby(["rank", "pg", "coll_name", "phase"], dropna=False, observed=True)
 
     def total(x: pd.Series) -> float:  # NaN when nothing is known (CPU traces), not 0
@@ -360,18 +380,21 @@ def collective_summary(c: pd.DataFrame) -> pd.DataFrame:
 
     out = g.agg(count=("dur_us", "size"), total_mb=("bytes", lambda x: total(x) / 1e6),
                 total_us=("dur_us", total), mean_us=("dur_us", "mean"),
-                exposed_us=("exposed_us", total), busbw_gbps=("busbw_gbps", "mean"))
+                exposed_us=("exposed_us", total), busbw_gbps=("busbw_gbps", "mean"),
+                busbw_incl_wait_gbps=("busbw_incl_wait_gbps", "mean"))
     return out.reset_index()
 
 
-def bucket_summary(b: pd.DataFrame) -> pd.DataFrame:
-    """Per rank and bucket index: mean over steps of bytes, launch offset, duration, exposed time, busbw."""
+def bucket_summary(b: pd.DataFrame, instances: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per rank and bucket index: mean over steps of bytes, launch offset, duration, exposed time,
+    ``busbw_gbps`` (transfer time, from ``instances``) and ``busbw_incl_wait_gbps`` (own kernel time)."""
     if b.empty:
         return pd.DataFrame()
-    g = b.groupby(["rank", "bucket"])
+    g = with_transfer_busbw(b, instances).groupby(["rank", "bucket"])
     out = g.agg(steps=("step", "nunique"), mb=("bytes", lambda x: x.mean() / 1e6),
                 launch_offset_us=("launch_offset_us", "mean"), start_offset_us=("start_offset_us", "mean"),
-                dur_us=("dur_us", "mean"), exposed_us=("exposed_us", "mean"), busbw_gbps=("busbw_gbps", "mean"))
+                dur_us=("dur_us", "mean"), exposed_us=("exposed_us", "mean"), busbw_gbps=("busbw_gbps", "mean"),
+                busbw_incl_wait_gbps=("busbw_incl_wait_gbps", "mean"))
     if "launch_op" in b and b["launch_op"].notna().any():  # compiled-autograd buckets: op and where it is waited on
         ops = g["launch_op"].agg(lambda x: ",".join(sorted({str(v).split("::")[-1] for v in x.dropna()})) or "-")
         out.insert(1, "op", ops)
@@ -411,9 +434,10 @@ TABLES = [
             Column("start_ns", "ns", "kernel (CPU: backend range) start"),
             Column("end_ns", "ns", "kernel (CPU: backend range) end"),
             Column("dur_us", "us", "end − start"),
-            Column("algbw_gbps", "GB/s", "bytes / dur"),
-            Column("busbw_gbps", "GB/s", "algbw × nccl-tests factor: allreduce 2(n−1)/n; allgather, reduce_scatter, "
-                                         "all_to_all (n−1)/n; others 1"),
+            Column("algbw_incl_wait_gbps", "GB/s", "bytes / dur: this rank's kernel time, waiting for late peers "
+                                                   "included (the transfer's bandwidth is instances.busbw_gbps)"),
+            Column("busbw_incl_wait_gbps", "GB/s", "algbw_incl_wait × nccl-tests factor: allreduce 2(n−1)/n; "
+                                                   "allgather, reduce_scatter, all_to_all (n−1)/n; others 1"),
             Column("overlap_us", "us", "part of the kernel covered by compute kernels (any step)"),
             Column("exposed_us", "us", "dur_us − overlap_us"),
             Column("pre_window", "bool", "launched before the profiler window (no launch event)"),
@@ -423,7 +447,9 @@ TABLES = [
                                         "DTensor); null for the C++ reducer, FSDP and eager calls"),
         ),
         compute=collectives_table, order=30,
-        view=lambda t, o: View("Collectives (launched in the window)", collective_summary(t["collectives"])),
+        view=lambda t, o: View("Collectives (launched in the window; busbw_gbps on the transfer time, "
+                               "busbw_incl_wait_gbps on the own kernel)",
+                               collective_summary(t["collectives"], t.get("instances"))),
     ),
     Table(
         name="buckets", scope="rank", title="DDP buckets (backward allreduces per rank and step)",
@@ -435,6 +461,8 @@ TABLES = [
             Column("step", "step", "the ProfilerStep"),
             Column("bucket", "index", "launch order within the step (0 = first launched = last layers)"),
             Column("pg_name", "name", "the data-parallel process group (with a device mesh: mesh_dp only)"),
+            Column("step_seq", "index", "the collective's ordinal in its group within the step (the cross-rank "
+                                        "match key, see instances)"),
             Column("launch_op", "name", "functional op of a compiled-autograd bucket (all_reduce_ with inductor's "
                                         "concat fusion, all_reduce_coalesced_ with the coalesced one); null for "
                                         "the C++ reducer"),
@@ -443,7 +471,9 @@ TABLES = [
             Column("start_offset_us", "us", "kernel start − backward start"),
             Column("dur_us", "us", "kernel duration"),
             Column("exposed_us", "us", "part of the kernel overlapped by no compute kernel"),
-            Column("busbw_gbps", "GB/s", "bus bandwidth (see collectives)"),
+            Column("busbw_incl_wait_gbps", "GB/s", "bus bandwidth on this rank's kernel time, waiting included "
+                                                   "(see collectives; the text report adds busbw_gbps on the "
+                                                   "transfer time)"),
             Column("wait_offset_us", "us", "first _c10d_functional::wait_tensor on the launching thread after the "
                                            "launch − backward start (null without wait_tensor ops)"),
             Column("wait_cpu_us", "us", "time inside wait_tensor between the launch and the collective's end: "
@@ -452,6 +482,7 @@ TABLES = [
         compute=lambda ctx: bucket_table(ctx.trace, ctx.tables["collectives"], manifest_tp(ctx.manifest),
                                          ctx.world_size),
         needs=("collectives",), order=40,
-        view=lambda t, o: View("DDP buckets (backward allreduces, mean over steps)", bucket_summary(t["buckets"])),
+        view=lambda t, o: View("DDP buckets (backward allreduces, mean over steps)",
+                               bucket_summary(t["buckets"], t.get("instances"))),
     ),
 ]

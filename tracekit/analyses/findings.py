@@ -8,8 +8,14 @@ high, ≥ :data:`SEVERITY_MEDIUM_PCT` medium, else low; ``compile_skipped`` is
 always high. A finding that fires on every rank is reported once with
 ``rank = None`` (evidence of the costliest rank, ``ranks`` listing them all).
 
-Codes (stable): ``allreduce_after_backward``, ``backward_comm_exposed``, ``rank_waiting``,
-``graph_break``, ``compile_skipped``, ``exposed_first_bucket``, ``exposed_last_bucket``.
+Codes (stable): ``profiler_distortion``, ``allreduce_after_backward``, ``backward_comm_exposed``,
+``rank_waiting``, ``gpu_idle``, ``graph_break``, ``compile_skipped``, ``exposed_first_bucket``,
+``exposed_last_bucket``.
+
+``profiler_distortion`` (the profiled step is more than
+:data:`~tracekit.analyses.distortion.DISTORTED_RATIO` times the unprofiled one) always ranks
+first; the timing findings of the same run (:data:`TIMING_CODES`) then carry
+``evidence["distorted_window"] = True`` and say "measured under a distorted window".
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from tracekit.analyses.collectives import gradient_allreduces, manifest_tp
+from tracekit.analyses.distortion import DISTORTED_RATIO
 from tracekit.analyses.registry import Column, RunContext, Table, View
 from tracekit.analyses.timeline import rank_compile_facts
 
@@ -43,6 +50,16 @@ LOW_OVERLAP_MIN_STEP_PCT = 5.0
 SEVERITY_HIGH_PCT = 10.0
 SEVERITY_MEDIUM_PCT = 3.0
 _SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
+#: a rank's GPU is "mostly idle" when nothing runs on it for this % of its step (mean over steps) ...
+GPU_IDLE_PCT = 30.0
+#: ... and the idle time is at least this many µs per step
+GPU_IDLE_MIN_US = 100.0
+#: idle time is "waiting for the CPU" (CPU-bound) when launch gaps make up this share of it
+LAUNCH_BOUND_SHARE = 0.5
+#: findings whose numbers are times measured in the profiled window (a distorted window may fake them)
+TIMING_CODES = ("allreduce_after_backward", "backward_comm_exposed", "rank_waiting", "gpu_idle", "graph_break",
+                "exposed_first_bucket", "exposed_last_bucket")
+MIB = 1024 * 1024
 
 
 def _severity(cost_us: float | None, step_us: float) -> str:
@@ -86,35 +103,105 @@ def allreduce_after_backward(result: Any, timeline: pd.DataFrame, gb: pd.DataFra
     if not len(tl):
         return []
     agg = tl.groupby("rank").agg(steps=("step", "nunique"), n_after=("starts_after_backward", "sum"),
-                                 n=("step", "size"), tail=("tail_exposed_us", "sum"))
+                                 n=("step", "size"), tail=("tail_exposed_us", "sum"), bytes=("bytes", "sum"))
     agg = agg[agg["n_after"] >= AFTER_BACKWARD_SHARE * agg["n"]]
     bwd_sub = gb.groupby("rank")["bwd_subgraphs"].median() if len(gb) else pd.Series(dtype=float)
     means = _step_means(result)
     out = []
     for rank, a in agg.iterrows():
         steps, n_after, n = int(a["steps"]), int(a["n_after"]), int(a["n"])
-        per_step = n / steps
+        per_step, after_per_step = n / steps, n_after / steps  # both per step: never "39 of 14"
         cost = float(a["tail"] / steps)
         sub = float(bwd_sub.get(rank, 0.0))
         facts = rank_compile_facts(manifest, int(rank))
-        why = ""
-        if sub == 1:
-            od = facts.get("optimize_ddp")
-            why = (f": the backward ran as one compiled graph (optimize_ddp={od})" if od is not None
-                   else ": the backward ran as one compiled graph (DDPOptimizer off?)")
-        who = "all" if n_after == n else f"{n_after} of"
-        msg = (f"{who} {per_step:.0f} allreduces per step start after backward compute ends{why}; "
-               f"{cost:.0f} µs of communication per step is exposed at the tail")
+        grad_mb = float(a["bytes"]) / steps / 1e6
+        why = _after_backward_why(per_step, sub, facts.get("optimize_ddp"), grad_mb, _bucket_cap_bytes(manifest))
+        who = "all" if n_after == n else f"{_num(after_per_step)} of"
+        msg = (f"{who} {_num(per_step)} allreduce{'s' if per_step != 1 else ''} per step start after backward "
+               f"compute ends{why}; {cost:.0f} µs of communication per step is exposed at the tail")
         out.append(_finding("allreduce_after_backward", int(rank), msg, cost, _step_us(result, rank, means),
-                            allreduces_per_step=round(per_step, 1), after_backward=n_after, allreduces=n,
+                            allreduces_per_step=round(per_step, 1), after_backward_per_step=round(after_per_step, 1),
+                            after_backward=n_after, allreduces=n, steps=steps,
                             bwd_subgraphs_per_step=sub, tail_exposed_us=_r(cost)))
     return out
 
 
+def _num(x: float) -> str:
+    """A per-step count: an integer when it is one, else one decimal."""
+    return f"{x:.0f}" if abs(x - round(x)) < 0.05 else f"{x:.1f}"
+
+
+def _bucket_cap_bytes(manifest: Any) -> int | None:
+    """DDP's bucket cap in bytes from run.json (``bucket_cap_mb`` is MiB: 25 -> 26214400), or None."""
+    reducer = (((manifest or {}).get("buckets") or {}).get("reducer") or {}) if isinstance(manifest, dict) else {}
+    cap = reducer.get("bucket_cap_bytes") if isinstance(reducer, dict) else None
+    return int(cap) if isinstance(cap, (int, float)) and not isinstance(cap, bool) and cap > 0 else None
+
+
+def _mib(nbytes: float) -> str:
+    return f"{nbytes / MIB:.3g} MiB"
+
+
+def _after_backward_why(per_step: float, bwd_sub: float, optimize_ddp: Any, grad_mb: float,
+                        cap_bytes: int | None) -> str:
+    """Why every allreduce waits for the end of backward: one bucket, or one compiled backward graph."""
+    if round(per_step) == 1:
+        cap = f", bucket cap {_mib(cap_bytes)}" if cap_bytes else ""
+        split = " and DDPOptimizer has nothing to split" if optimize_ddp == "ddp_optimizer" else ""
+        return (f": the whole model's gradients ({grad_mb:.1f} MB{cap}) fit one DDP bucket, so its allreduce can "
+                f"only start when the last gradient is ready{split} (a smaller bucket_cap_mb makes several buckets)")
+    if bwd_sub == 1:
+        return (f": the backward ran as one compiled graph (optimize_ddp={optimize_ddp})" if optimize_ddp is not None
+                else ": the backward ran as one compiled graph (DDPOptimizer off?)")
+    return ""
+
+
+def _clipped_waits(result: Any) -> pd.DataFrame:
+    """``waits`` with ``wait_us`` clipped to the rank's own kernel time: a kernel cannot wait longer than it
+    runs (a root's broadcast may finish before its peer's kernel starts; its "wait" is not time spent)."""
+    w = result.waits
+    c = result.collectives
+    if len(c) == 0 or "dur_us" not in c:
+        return w
+    key = ["rank", "pg_name", "step", "step_seq"]
+    durs = c[key + ["dur_us"]].assign(pg_name=c["pg_name"].astype(object).fillna("?"))
+    m = w.assign(pg_name=w["pg_name"].astype(object)).merge(durs.drop_duplicates(key), on=key, how="left")
+    return m.assign(wait_us=np.minimum(m["wait_us"], m["dur_us"].fillna(np.inf)))
+
+
+def _late_cause(rank: int, straggler: int | None, idle: pd.DataFrame, ranks: pd.DataFrame) -> tuple[str, dict]:
+    """Why ``straggler`` arrives late, from its ``gpu_idle`` rows and the ranks' compute time (text, evidence)."""
+    if straggler is None or idle is None or idle.empty or not (idle["rank"] == straggler).any():
+        return "", {"late_cause": None}
+    si = idle[idle["rank"] == straggler]
+    idle_pct, launch_pct = float(si["gpu_idle_pct"].mean()), float(si["launch_idle_pct"].mean())
+    kernels = float(si["kernels"].mean())
+    ev = {"straggler_gpu_idle_pct": _r(idle_pct), "straggler_launch_idle_pct": _r(launch_pct),
+          "straggler_kernels_per_step": _r(kernels)}
+    if idle_pct >= GPU_IDLE_PCT and launch_pct >= LAUNCH_BOUND_SHARE * idle_pct:
+        return (f"; rank {straggler} is CPU-bound: its GPU is idle {idle_pct:.0f}% of the step, {launch_pct:.0f}% "
+                f"waiting for the CPU to launch the next kernel ({kernels:.0f} kernels per step)",
+                {**ev, "late_cause": "cpu_launch_bound"})
+    if idle_pct >= GPU_IDLE_PCT:
+        return (f"; rank {straggler}'s GPU is idle {idle_pct:.0f}% of the step, mostly not waiting for launches "
+                f"(synchronizes or waits on other streams)", {**ev, "late_cause": "gpu_idle"})
+    comp = ranks.set_index("rank")["compute_us"] if len(ranks) and "compute_us" in ranks else pd.Series(dtype=float)
+    mine, theirs = comp.get(rank, np.nan), comp.get(straggler, np.nan)
+    if np.isfinite(mine) and np.isfinite(theirs) and theirs > 1.1 * mine:
+        return (f"; rank {straggler} has more GPU compute ({theirs:.0f} µs vs {mine:.0f} µs in the window): "
+                f"load imbalance", {**ev, "late_cause": "more_compute"})
+    return (f"; the trace shows no cause on rank {straggler} (its GPU is idle only {idle_pct:.0f}% of the step, "
+            f"compute similar): look at its CPU timeline", {**ev, "late_cause": "unknown"})
+
+
 def rank_waiting(result: Any, *_: Any) -> list[dict[str, Any]]:
+    """``rank_waiting``: a rank's communication kernels spend a large share waiting for a peer to arrive; the
+    message names the late rank and, from its ``gpu_idle`` rows, why it is late."""
     w, r = result.waits, result.ranks
     if w is None or len(w) == 0 or len(r) == 0:
         return []
+    w = _clipped_waits(result)
+    idle = result.tables.get("gpu_idle") if hasattr(result, "tables") else None
     agg = w.groupby("rank").agg(steps=("step", "nunique"), wait=("wait_us", "sum"))
     comm = r.drop_duplicates("rank").set_index("rank")["comm_us"].reindex(agg.index).astype(float)
     steps = agg["steps"].clip(lower=1)
@@ -136,11 +223,42 @@ def rank_waiting(result: Any, *_: Any) -> list[dict[str, Any]]:
         straggler = int(top[rank]) if rank in top else None
         cost = float(agg.at[rank, "wait"] / steps[rank])
         sh, cm = float(share[rank]), float(comm[rank])
+        cause, cause_ev = _late_cause(int(rank), straggler, idle, r)
         msg = (f"rank {int(rank)} spends {sh:.0f}% of its communication time ({cost:.0f} µs per step) "
-               f"waiting for rank {straggler}, which arrives later at the collectives")
+               f"waiting for rank {straggler}, which arrives later at the collectives{cause}")
         out.append(_finding("rank_waiting", int(rank), msg, cost, _step_us(result, rank, means),
                             wait_share_pct=_r(sh), wait_us_per_step=_r(cost), straggler=straggler,
-                            comm_us=_r(cm)))
+                            comm_us=_r(cm), **cause_ev))
+    return out
+
+
+def gpu_idle(result: Any, waiting: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``gpu_idle``: nothing runs on a rank's GPU for at least :data:`GPU_IDLE_PCT` % of its step (mean over
+    steps, table ``gpu_idle``); says whether it waited for CPU launches and which ranks wait for it."""
+    idle = result.tables.get("gpu_idle") if hasattr(result, "tables") else None
+    if idle is None or idle.empty:
+        return []
+    agg = idle.groupby("rank").agg(idle_us=("gpu_idle_us", "mean"), step_us=("step_us", "mean"),
+                                   idle_pct=("gpu_idle_pct", "mean"), launch_pct=("launch_idle_pct", "mean"),
+                                   kernels=("kernels", "mean"))
+    agg = agg[(agg["idle_pct"] >= GPU_IDLE_PCT) & (agg["idle_us"] >= GPU_IDLE_MIN_US)]
+    out = []
+    for rank, a in agg.iterrows():
+        idle_us, step_us, idle_pct, launch_pct = (float(a[k]) for k in ("idle_us", "step_us", "idle_pct", "launch_pct"))
+        kernels = float(a["kernels"])
+        bound = launch_pct >= LAUNCH_BOUND_SHARE * idle_pct
+        what = (f"{launch_pct:.0f}% of the step waiting for the CPU to launch the next kernel ({kernels:.0f} "
+                f"kernels per step): the rank is CPU-bound" if bound else
+                f"only {launch_pct:.0f}% of the step in launch gaps: the rest waits on synchronizes, other streams "
+                f"or the step's end")
+        victims = sorted(f["rank"] for f in waiting if f["evidence"].get("straggler") == int(rank))
+        hurts = (f"; rank{'s' if len(victims) > 1 else ''} {', '.join(map(str, victims))} wait{'' if len(victims) > 1 else 's'} "
+                 f"for it at the collectives (rank_waiting)") if victims else ""
+        msg = (f"rank {int(rank)}'s GPU is idle {idle_pct:.0f}% of each step ({idle_us:.0f} of {step_us:.0f} µs), "
+               f"{what}{hurts}")
+        out.append(_finding("gpu_idle", int(rank), msg, idle_us, step_us, gpu_idle_pct=_r(idle_pct),
+                            launch_idle_pct=_r(launch_pct), gpu_idle_us_per_step=_r(idle_us),
+                            kernels_per_step=_r(kernels), cpu_bound=bound, makes_wait=victims or None))
     return out
 
 
@@ -253,12 +371,16 @@ def _exposed_bucket(code: str, which: str, result: Any, timeline: pd.DataFrame, 
         if not (dur > 0 and exposed >= EXPOSED_BUCKET_SHARE * dur
                 and 100.0 * exposed / step_us >= EXPOSED_BUCKET_MIN_STEP_PCT):
             continue
-        mb = float(a["bytes"]) / 1e6
+        nbytes = float(a["bytes"])
+        mb = nbytes / 1e6
+        cap_bytes = _bucket_cap_bytes(manifest)
+        cap_mb = cap_bytes / 1e6 if cap_bytes else None
         if which == "last":
-            hint = (f"a smaller bucket_cap_mb (now {cap_mb:.0f} MB) shrinks the last bucket" if cap_mb and mb <= cap_mb * 1.05
-                    else "the bucket is larger than bucket_cap_mb: it holds one large parameter, which no bucket "
-                         "size can split" if cap_mb else "a smaller bucket_cap_mb shrinks the last bucket, unless it "
-                         "is one parameter larger than the cap")
+            hint = (f"a smaller bucket_cap_mb (now {cap_bytes / MIB:g}, i.e. {_mib(cap_bytes)}) shrinks the last bucket"
+                    if cap_bytes and nbytes <= cap_bytes * 1.05
+                    else f"the bucket is larger than the cap ({_mib(cap_bytes)}): it holds one large parameter, which "
+                         f"no bucket size can split" if cap_bytes else "a smaller bucket_cap_mb shrinks the last bucket, "
+                         "unless it is one parameter larger than the cap")
             msg = (f"the last bucket's allreduce ({mb:.1f} MB) is {100 * exposed / dur:.0f}% exposed: {exposed:.0f} µs "
                    f"per step with no compute to hide behind; {hint}")
         else:
@@ -267,7 +389,8 @@ def _exposed_bucket(code: str, which: str, result: Any, timeline: pd.DataFrame, 
             msg = (f"the first bucket's allreduce ({mb:.1f} MB, ready {float(a['ready']):.0f} µs into the "
                    f"backward) is {100 * exposed / dur:.0f}% exposed: {exposed:.0f} µs per step; {hint}")
         out.append(_finding(code, int(rank), msg, exposed, step_us, bucket_mb=_r(mb, 2), exposed_us=_r(exposed),
-                            dur_us=_r(dur), bucket_cap_mb=_r(cap_mb) if cap_mb else None))
+                            dur_us=_r(dur), bucket_cap_mb=_r(cap_mb) if cap_mb else None,
+                            bucket_cap_mib=_r(cap_bytes / MIB, 2) if cap_bytes else None))
     return out
 
 
@@ -287,23 +410,82 @@ def _collapse(found: list[dict[str, Any]], ranks: list[int]) -> list[dict[str, A
     return out
 
 
-def _sort_key(f: dict[str, Any]) -> tuple[int, float]:
+def _sort_key(f: dict[str, Any]) -> tuple[int, int, float]:
     c = f["evidence"].get("cost_us")
-    return (_SEVERITY_ORDER.get(f["severity"], 3), -(c if c is not None else float("inf")))
+    first = 0 if f["code"] == "profiler_distortion" else 1  # it qualifies every other finding: always first
+    return (first, _SEVERITY_ORDER.get(f["severity"], 3), -(c if c is not None else float("inf")))
+
+
+def profiler_distortion(result: Any, others: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``profiler_distortion``: the profiled step is more than :data:`DISTORTED_RATIO` × the unprofiled one.
+
+    Names the likely cause from the profiled window (GPU idle share, launch gaps, kernels per step;
+    table ``profiler_distortion``), the timing findings it may invalidate, and the ranks where the
+    unprofiled bucket timing disagrees with the trace (table ``bucket_events``). Cost: profiled −
+    unprofiled step, per step.
+    """
+    d = result.meta.get("profiler_distortion") if isinstance(result.meta, dict) else None
+    if not d or not d.get("distorted"):
+        return []
+    ratio, u, p = d["ratio"], d["unprofiled_step_us"], d["profiled_step_us"]
+    rows = result.tables.get("profiler_distortion", pd.DataFrame())
+    rows = rows.dropna(subset=["gpu_idle_pct"]) if len(rows) else rows
+    if len(rows):
+        worst = rows.loc[rows["gpu_idle_pct"].idxmax()]
+        idle, launch, kern = float(worst["gpu_idle_pct"]), float(worst["launch_idle_pct"]), float(worst["kernels_per_step"])
+        cpu_bound = launch >= LAUNCH_BOUND_SHARE * idle and idle >= GPU_IDLE_PCT
+        cause = (f"likely cause: the ranks are CPU-bound under the profiler (rank {int(worst['rank'])}'s GPU is idle "
+                 f"{idle:.0f}% of the profiled step, {launch:.0f}% waiting for kernel launches; {kern:.0f} kernels per "
+                 f"step, each paying the profiler's per-launch cost)" if cpu_bound else
+                 f"likely cause: per-kernel profiler cost ({kern:.0f} kernels per step; GPU idle up to {idle:.0f}% "
+                 f"of the profiled step)")
+    else:
+        cause, idle, launch, kern, cpu_bound = "the trace has no GPU activity to say why", None, None, None, None
+    hit = sorted({f["code"] for f in others if f["code"] in TIMING_CODES})
+    ev_rows = result.tables.get("bucket_events", pd.DataFrame())
+    disagree = sorted(int(x) for x in ev_rows.loc[ev_rows["agree"] == False, "rank"]) if len(ev_rows) else []  # noqa: E712
+    msg = (f"the profiled window runs {ratio:.2f}× the unprofiled step ({p / 1000:.1f} ms vs {u / 1000:.1f} ms per "
+           f"step): {cause}. Timings from this window over-state idle, waiting and exposed communication"
+           + (f"; findings that may be artefacts of it: {', '.join(hit)}" if hit else "")
+           + (f"; the bucket timing of the unprofiled steps disagrees with the trace on rank(s) "
+              f"{', '.join(map(str, disagree))} (table bucket_events)" if disagree else "")
+           + " (profile fewer kernels per step: a larger batch, or compare with the bucket_events table)")
+    return [_finding("profiler_distortion", None, msg, p - u, u, ratio=ratio, unprofiled_step_us=u,
+                     profiled_step_us=p, source=d.get("source"), threshold=DISTORTED_RATIO,
+                     worst_gpu_idle_pct=_r(idle), worst_launch_idle_pct=_r(launch), kernels_per_step=_r(kern),
+                     cpu_bound=cpu_bound, may_invalidate=hit, bucket_events_disagree=disagree or None)]
+
+
+def _mark_distorted(found: list[dict[str, Any]], ratio: float) -> list[dict[str, Any]]:
+    """The timing findings, flagged as measured under a distorted window (text and evidence)."""
+    out = []
+    for f in found:
+        if f["code"] in TIMING_CODES:
+            f = {**f, "message": f"{f['message']} [measured under a distorted window: the profiled step is "
+                                 f"{ratio:.2f}× the unprofiled one]",
+                 "evidence": {**f["evidence"], "distorted_window": True}}
+        out.append(f)
+    return out
 
 
 def findings(result: Any, timeline: pd.DataFrame, gb: pd.DataFrame, manifest: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """All findings, most costly first (see module doc)."""
+    """All findings, most costly first, ``profiler_distortion`` always first (see module doc)."""
     found = allreduce_after_backward(result, timeline, gb, manifest)
     after = {f["rank"] for f in found}
     found += backward_comm_exposed(result, after)
-    found += rank_waiting(result)
+    waiting = rank_waiting(result)
+    found += waiting
+    found += gpu_idle(result, waiting)
     found += graph_break(result, timeline, gb, manifest)
     found += compile_skipped(result, timeline, gb, manifest)
     found += _exposed_bucket("exposed_first_bucket", "first", result, timeline, manifest, after)
     found += _exposed_bucket("exposed_last_bucket", "last", result, timeline, manifest, after)
     ranks = sorted(int(r) for r in result.meta.get("ranks", [])) if isinstance(result.meta, dict) else []
-    return sorted(_collapse(found, ranks), key=_sort_key)
+    found = _collapse(found, ranks)
+    distortion = profiler_distortion(result, found)
+    if distortion:
+        found = _mark_distorted(found, distortion[0]["evidence"]["ratio"]) + distortion
+    return sorted(found, key=_sort_key)
 
 
 # -- registered table (see tracekit.analyses.registry) -------------------------------------------
@@ -359,7 +541,8 @@ TABLES = [
                                        "(null when not estimable)"),
         ),
         compute=_findings_table,
-        needs=("ranks", "steps", "collectives", "instances", "waits", "bucket_timeline", "graph_breaks"),
+        needs=("ranks", "steps", "collectives", "instances", "waits", "bucket_timeline", "graph_breaks", "gpu_idle",
+               "profiler_distortion", "bucket_events"),
         view=lambda t, o: View("Findings", finding_lines(as_dicts(t["findings"]), o.fmt == "markdown")), order=5,
     ),
 ]

@@ -13,6 +13,7 @@ Top-level keys (``schema_version`` 1)::
                      plus "optimize_ddp_resolved"
     run              {"world_size", "device": "cuda"|"cpu", "backend": "nccl"|"gloo",
                       "launcher": "elastic"|"torchrun"|"slurm"|"single", "notice": str|None,
+                      "model_kind": "toy"|"transformer"|"torchvision"|"hf"|"factory",
                       "examples_per_step_per_rank", "global_batch", "parallel_applied": {...}}
     versions         {"tracekit", "python", "torch", "cuda", "nccl", "cudnn", "platform"}
                      (null when not applicable, e.g. cuda on a CPU build)

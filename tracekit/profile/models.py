@@ -33,6 +33,20 @@ def _kind(name: str) -> str:
     return "named"  # torchvision or Hugging Face, decided by what is installed
 
 
+def workload_kind(name: str) -> str:
+    """``toy``, ``transformer``, ``torchvision``, ``hf`` or ``factory``: which builder :func:`build_workload`
+    uses for ``--model name`` (run.json ``run.model_kind``; decides which shape options apply)."""
+    kind = _kind(name)
+    if kind != "named":
+        return kind
+    if importlib.util.find_spec("torchvision") is not None:
+        import torchvision
+
+        if name in torchvision.models.list_models():
+            return "torchvision"
+    return "hf"
+
+
 def check_model_available(config: ProfileConfig) -> None:
     """Raise ConfigError / MissingDependencyError if ``config.model`` cannot be built here."""
     kind = _kind(config.model)

@@ -20,6 +20,7 @@ from tracekit.profile import bucket_events
 from tracekit.profile.config import ProfileConfig
 from tracekit.profile.harness import add_profiled_timings, summarize_ranks
 from tracekit.profile.manifest import SCHEMA_VERSION
+from tracekit.profile.models import workload_kind
 
 
 def versions() -> dict[str, Any]:
@@ -153,6 +154,7 @@ def build_manifest(config: ProfileConfig, ranks: list[dict[str, Any]], world: in
             "device": device,
             "backend": backend,
             "launcher": config.launcher,
+            "model_kind": workload_kind(config.model),
             "notice": config.device_notice,
             "examples_per_step_per_rank": local_examples,
             "global_batch": local_examples * world,

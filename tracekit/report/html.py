@@ -206,7 +206,7 @@ def bucket_figure(summary: pd.DataFrame) -> go.Figure | None:
     if summary is None or summary.empty:
         return None
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
-                        subplot_titles=("allreduce duration and exposed part (µs, mean per step)", "busbw (GB/s)"))
+                        subplot_titles=("allreduce duration and exposed part (µs, mean per step)", "busbw on the transfer time (GB/s)"))
     palette = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
     for i, (rank, g) in enumerate(summary.groupby("rank")):
         c = palette[i % len(palette)]
@@ -324,7 +324,7 @@ def _run_context(view: RunView, idx: int, table: str | None = None) -> dict[str,
         "lanes": len(view.timeline.ranks) if view.timeline else 0,
         "simplified": simplified_lanes(view.timeline) if view.timeline else [],
         "breakdown": figure_html(breakdown_figure(view.res.steps), f"breakdown-{idx}"),
-        "buckets": figure_html(bucket_figure(collectives.bucket_summary(view.res.buckets)), f"buckets-{idx}"),
+        "buckets": figure_html(bucket_figure(collectives.bucket_summary(view.res.buckets, view.res.instances)), f"buckets-{idx}"),
         "tables": run_tables(view.res, table), "aligned": m.get("clock_aligned"),
         "device_metrics": m.get("device_metrics"), "traces_loaded": view.traces_loaded,
     }

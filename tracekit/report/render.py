@@ -60,6 +60,7 @@ def summary_rows(res: AnalysisResult) -> list[tuple[str, Any]]:
         ("nccl", m.get("nccl_version")),
         ("gpus", ", ".join(m.get("gpus") or [])),
         ("profiled steps", step_ranges(m.get("steps") or []) or "none found"),
+        ("profiler distortion", distortion_text(m.get("profiler_distortion"))),
         ("pre-window kernels", m.get("pre_window_kernels") if m.get("device_metrics") else None),
         ("clock offsets (us)", {k: round(v, 1) for k, v in m["clock_offsets_us"].items()} if m.get("clock_aligned")
          else None),
@@ -69,17 +70,55 @@ def summary_rows(res: AnalysisResult) -> list[tuple[str, Any]]:
     return rows
 
 
+def distortion_text(d: Any) -> str | None:
+    """The run summary's ``profiler distortion`` line from ``meta["profiler_distortion"]``."""
+    if not isinstance(d, dict) or d.get("ratio") is None:
+        return None
+    verdict = (f" -- distorted (> {d['threshold']}): see the finding profiler_distortion" if d.get("distorted")
+               else "")
+    return (f"{d['ratio']:.2f}x: profiled step {d['profiled_step_us'] / 1000:.2f} ms vs unprofiled "
+            f"{d['unprofiled_step_us'] / 1000:.2f} ms (from {d['source']}){verdict}")
+
+
+#: run.json config keys that only some workloads read (by ``run.model_kind``)
+_SHAPE_KEYS = {"toy": ("width", "depth"), "transformer": ("width", "depth", "seq_len", "heads"), "hf": ("seq_len",)}
+_DDP_KEYS = ("bucket_cap_mb", "comm_hook", "static_graph", "gradient_as_bucket_view")
+
+
+def _model_kind(model: Any) -> str | None:
+    """The workload kind from the model name when run.json does not say (None: cannot tell)."""
+    if model in ("toy", "transformer"):
+        return str(model)
+    if isinstance(model, str) and model.startswith("hf:"):
+        return "hf"
+    return "factory" if isinstance(model, str) and ":" in model else None
+
+
+def config_line(cfg: dict[str, Any], model_kind: Any = None) -> str:
+    """``key=value`` for the options that affected the run: the model's shape options only for the
+    workloads that read them (toy: width, depth; transformer: + seq_len, heads; Hugging Face: seq_len;
+    none for torchvision, factories or an unknown kind), DDP knobs only under DDP/replicate, the
+    DDP mode only when compiling; unset or default-off values are left out."""
+    kind = model_kind if isinstance(model_kind, str) else _model_kind(cfg.get("model"))
+    keys = ["model", "parallel", "dynamo", "optimize_ddp_resolved", "amp", "batch_size", "device",
+            *_SHAPE_KEYS.get(kind or "", ())]
+    if cfg.get("parallel") in ("ddp", "replicate"):
+        keys += _DDP_KEYS
+    keys += [k for k in ("grad_accum", "tp") if isinstance(cfg.get(k), int) and cfg[k] > 1]
+    if cfg.get("parallel") == "fsdp":
+        keys.append("activation_checkpointing")
+    return ", ".join(f"{k}={cfg[k]}" for k in keys if cfg.get(k) not in (None, "", "none", False))
+
+
 def manifest_rows(man: dict[str, Any]) -> list[tuple[str, Any]]:
     """Config, unprofiled step-time percentiles and compile facts from a ``run.json``."""
     if not man:
         return []
     rows: list[tuple[str, Any]] = []
     cfg = man.get("config") or {}
-    if cfg:
-        keys = ("model", "parallel", "dynamo", "optimize_ddp_resolved", "amp", "batch_size", "bucket_cap_mb",
-                "device", "width", "depth")
-        rows.append(("config", ", ".join(f"{k}={cfg[k]}" for k in keys
-                                          if cfg.get(k) not in (None, "", "none", False))))
+    if isinstance(cfg, dict) and cfg:
+        run = man.get("run") if isinstance(man.get("run"), dict) else {}
+        rows.append(("config", config_line(cfg, run.get("model_kind"))))
     overall = (man.get("timings") or {}).get("overall") or {}
     spi = overall.get("sec_per_iter") or {}
     if spi:

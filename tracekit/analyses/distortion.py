@@ -1,0 +1,229 @@
+"""How far the profiled window is from the real step, and the bucket timing recorded without the profiler.
+
+``profiler_distortion`` (per rank; run facts in ``meta["profiler_distortion"]``):
+
+- ``unprofiled_step_us``: mean of run.json ``timings.per_rank[].step_s`` (the timed steps,
+  profiler off, each between device synchronizes);
+- ``profiled_step_us``: mean of ``timings.per_rank[].profiled_step_s`` (the profiler's
+  recorded steps timed the same way; ``source`` = ``run.json``), or, for runs that did not
+  record it, the mean ProfilerStep CPU range in the trace (``source`` = ``trace``);
+- ``ratio`` = profiled / unprofiled; the window is *distorted* above :data:`DISTORTED_RATIO`;
+- ``gpu_idle_pct``, ``launch_idle_pct``, ``kernels_per_step``: the profiled window's means
+  (table ``gpu_idle``): what makes a rank CPU-bound under the profiler.
+
+``meta["profiler_distortion"]``: ``ratio`` of the run (per step the slowest rank, profiled
+over unprofiled: ``timings.profiled`` / ``timings.overall``; else the largest rank ratio),
+``unprofiled_step_us``, ``profiled_step_us``, ``source``, ``distorted`` (bool), ``threshold``.
+
+``bucket_events`` (per rank): the bucket figures measured with CUDA events in the unprofiled
+steps (run.json ``bucket_timing``, see :mod:`tracekit.profile.bucket_events`) beside the same
+figures from the trace's bucket timeline (``comm``: sum of the bucket allreduce kernels per
+step; ``exposed``: their part after the step's last backward compute kernel). ``agree`` is
+false when the bucket counts differ or a figure differs by more than
+:data:`AGREE_REL` of the event figure and :data:`AGREE_MIN_US`.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tracekit.analyses.registry import Column, RunContext, Table, View
+
+#: the profiled window counts as distorted when its step is this many times the unprofiled one
+DISTORTED_RATIO = 1.15
+#: event and trace figures agree within this share of the event figure ...
+AGREE_REL = 0.25
+#: ... or within this many µs per step (small figures are noisy)
+AGREE_MIN_US = 200.0
+
+DISTORTION_COLUMNS = ("rank", "unprofiled_step_us", "profiled_step_us", "ratio", "source", "gpu_idle_pct",
+                      "launch_idle_pct", "kernels_per_step")
+EVENT_COLUMNS = ("rank", "clock", "event_steps", "event_buckets_per_step", "trace_buckets_per_step",
+                 "event_comm_us_per_step", "trace_comm_us_per_step", "event_exposed_us_per_step",
+                 "trace_exposed_us_per_step", "event_overlap_pct", "trace_overlap_pct", "agree", "note")
+
+
+def _floats(v: Any) -> list[float]:
+    if not isinstance(v, list):
+        return []
+    return [float(x) for x in v if isinstance(x, (int, float)) and not isinstance(x, bool) and np.isfinite(x)]
+
+
+def _mean_us(v: Any) -> float:
+    xs = _floats(v)
+    return 1e6 * statistics.fmean(xs) if xs else np.nan
+
+
+def _timings(manifest: Any) -> dict[str, Any]:
+    t = manifest.get("timings") if isinstance(manifest, dict) else None
+    return t if isinstance(t, dict) else {}
+
+
+def distortion_rows(manifest: Any, steps: pd.DataFrame, idle: pd.DataFrame) -> pd.DataFrame:
+    """The ``profiler_distortion`` rows (see module doc); empty without run.json timings."""
+    per = _timings(manifest).get("per_rank")
+    if not isinstance(per, list):
+        return pd.DataFrame(columns=list(DISTORTION_COLUMNS))
+    rows = []
+    for r in per:
+        if not isinstance(r, dict) or not isinstance(r.get("rank"), int):
+            continue
+        rank = r["rank"]
+        unprof = _mean_us(r.get("step_s"))
+        prof, source = _mean_us(r.get("profiled_step_s")), "run.json"
+        if not np.isfinite(prof) and len(steps):
+            s = steps.loc[steps["rank"] == rank, "step_us"]
+            prof, source = (float(s.mean()), "trace") if len(s) else (np.nan, None)
+        ig = idle[idle["rank"] == rank] if len(idle) else idle
+        rows.append({"rank": rank, "unprofiled_step_us": unprof, "profiled_step_us": prof,
+                     "ratio": prof / unprof if unprof > 0 else np.nan, "source": source,
+                     "gpu_idle_pct": float(ig["gpu_idle_pct"].mean()) if len(ig) else np.nan,
+                     "launch_idle_pct": float(ig["launch_idle_pct"].mean()) if len(ig) else np.nan,
+                     "kernels_per_step": float(ig["kernels"].mean()) if len(ig) else np.nan})
+    return pd.DataFrame(rows, columns=list(DISTORTION_COLUMNS))
+
+
+def run_distortion(manifest: Any, rows: pd.DataFrame) -> dict[str, Any] | None:
+    """``meta["profiler_distortion"]`` (see module doc), or None when it cannot be computed."""
+    t = _timings(manifest)
+    overall = t.get("overall") if isinstance(t.get("overall"), dict) else {}
+    profiled = t.get("profiled") if isinstance(t.get("profiled"), dict) else {}
+    unprof, prof = overall.get("mean_sec_per_iter"), profiled.get("mean_sec_per_iter")
+    if all(isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 for x in (unprof, prof)):
+        u, p, source = 1e6 * float(unprof), 1e6 * float(prof), "run.json"
+    else:
+        ok = rows.dropna(subset=["ratio"]) if len(rows) else rows
+        if ok.empty:
+            return None
+        worst = ok.loc[ok["ratio"].idxmax()]
+        u, p, source = float(worst["unprofiled_step_us"]), float(worst["profiled_step_us"]), str(worst["source"])
+    ratio = p / u
+    return {"ratio": round(ratio, 3), "unprofiled_step_us": round(u, 1), "profiled_step_us": round(p, 1),
+            "source": source, "distorted": bool(ratio > DISTORTED_RATIO), "threshold": DISTORTED_RATIO}
+
+
+def _distortion_table(ctx: RunContext) -> pd.DataFrame:
+    rows = distortion_rows(ctx.manifest, ctx.tables["steps"], ctx.tables["gpu_idle"])
+    ctx.meta["profiler_distortion"] = run_distortion(ctx.manifest, rows)
+    return rows
+
+
+def _trace_bucket_figures(tl: pd.DataFrame) -> dict[str, float]:
+    """Per step means from a rank's bucket timeline: buckets, comm (sum of kernels), exposed after backward."""
+    if tl.empty:
+        return {"buckets": np.nan, "comm": np.nan, "exposed": np.nan}
+    g = tl.groupby("step").agg(n=("bucket", "size"), comm=("dur_us", "sum"), exp=("tail_exposed_us", "sum"))
+    return {"buckets": float(g["n"].mean()), "comm": float(g["comm"].mean()), "exposed": float(g["exp"].mean())}
+
+
+def _differs(ev: float | None, tr: float) -> bool:
+    if ev is None or not np.isfinite(tr):
+        return False
+    return abs(tr - ev) > max(AGREE_REL * abs(ev), AGREE_MIN_US)
+
+
+def event_rows(manifest: Any, timeline: pd.DataFrame) -> pd.DataFrame:
+    """The ``bucket_events`` rows (see module doc); empty when run.json has no bucket timing."""
+    bt = manifest.get("bucket_timing") if isinstance(manifest, dict) else None
+    per = bt.get("per_rank") if isinstance(bt, dict) else None
+    rows = []
+    for r in per if isinstance(per, list) else []:
+        if not isinstance(r, dict) or not isinstance(r.get("rank"), int):
+            continue
+        s = r.get("summary") if isinstance(r.get("summary"), dict) else {}
+        num = {k: (float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None) for k, v in s.items()}
+        tl = timeline[timeline["rank"] == r["rank"]] if len(timeline) else timeline
+        tr = _trace_bucket_figures(tl)
+        ev_comm, ev_exp = num.get("comm_us_per_step"), num.get("exposed_us_per_step")
+        why = [w for w, bad in (
+            ("bucket count", num.get("buckets_per_step") is not None and np.isfinite(tr["buckets"])
+             and round(tr["buckets"], 1) != round(num["buckets_per_step"], 1)),
+            ("comm per step", _differs(ev_comm, tr["comm"])), ("exposed per step", _differs(ev_exp, tr["exposed"])))
+            if bad]
+        unavailable = r.get("unavailable")
+        known = ev_comm is not None and np.isfinite(tr["comm"])
+        note = (f"unavailable: {unavailable}" if unavailable else "no bucket allreduces in the trace" if not known
+                else f"trace differs from the unprofiled steps: {', '.join(why)}" if why else "")
+        rows.append({
+            "rank": r["rank"], "clock": r.get("clock"), "event_steps": num.get("steps"),
+            "event_buckets_per_step": num.get("buckets_per_step"), "trace_buckets_per_step": tr["buckets"],
+            "event_comm_us_per_step": ev_comm, "trace_comm_us_per_step": tr["comm"],
+            "event_exposed_us_per_step": ev_exp, "trace_exposed_us_per_step": tr["exposed"],
+            "event_overlap_pct": num.get("overlap_pct"),
+            "trace_overlap_pct": 100.0 * (tr["comm"] - tr["exposed"]) / tr["comm"] if tr["comm"] > 0 else np.nan,
+            "agree": (not why) if known else None, "note": note})
+    return pd.DataFrame(rows, columns=list(EVENT_COLUMNS))
+
+
+def _events_table(ctx: RunContext) -> pd.DataFrame:
+    rows = event_rows(ctx.manifest, ctx.tables["bucket_timeline"])
+    bad = rows[rows["agree"] == False] if len(rows) else rows  # noqa: E712 (null: not compared)
+    if len(bad):
+        ctx.meta.setdefault("notes", []).append(
+            f"bucket timing: the trace's DDP bucket figures differ from the unprofiled steps' (measured with "
+            f"{bad['clock'].iloc[0]}) on rank(s) {', '.join(str(int(r)) for r in bad['rank'])} "
+            f"({bad['note'].iloc[0].split(': ', 1)[-1]}); see table bucket_events")
+    return rows
+
+
+def _events_view(t: Any, opts: Any) -> View | None:
+    e = t["bucket_events"]
+    if e.empty:
+        return None
+    return View("DDP buckets: unprofiled steps (CUDA events) vs the profiled window (trace), µs per step", e)
+
+
+def _distortion_view(t: Any, opts: Any) -> View | None:
+    d = t["profiler_distortion"]
+    return View("Profiler distortion (profiled step vs unprofiled step, per rank)", d) if len(d) else None
+
+
+TABLES = [
+    Table(
+        name="profiler_distortion", scope="run", title="Profiler distortion (profiled vs unprofiled step, per rank)",
+        doc=f"From run.json timings (tracekit profile times the profiler's recorded steps like the unprofiled ones); "
+            f"older runs fall back to the trace's ProfilerStep ranges (source trace). The run's ratio is in "
+            f"meta.profiler_distortion; above {DISTORTED_RATIO} the finding profiler_distortion ranks first.",
+        columns=(
+            Column("rank", "rank", "the rank"),
+            Column("unprofiled_step_us", "us", "mean of the timed steps, profiler off (run.json step_s)"),
+            Column("profiled_step_us", "us", "mean of the profiler's recorded steps (run.json profiled_step_s, "
+                                             "else the trace's ProfilerStep ranges)"),
+            Column("ratio", "count", "profiled_step_us / unprofiled_step_us"),
+            Column("source", "name", "run.json or trace (where profiled_step_us comes from)"),
+            Column("gpu_idle_pct", "pct", "mean gpu_idle_pct of the profiled steps (table gpu_idle)"),
+            Column("launch_idle_pct", "pct", "mean launch_idle_pct of the profiled steps: GPU waiting for launches"),
+            Column("kernels_per_step", "count", "GPU activities launched per profiled step"),
+        ),
+        compute=_distortion_table, needs=("steps", "gpu_idle"), view=_distortion_view, order=12,
+    ),
+    Table(
+        name="bucket_events", scope="run", title="DDP buckets measured without the profiler vs the trace",
+        doc=f"Event figures: run.json bucket_timing (tracekit profile --bucket-timing: CUDA events, or host clocks "
+            f"on gloo, per bucket in the unprofiled steps). Trace figures: the bucket timeline of the profiled "
+            f"window. agree is false when bucket counts differ or comm/exposed differ by more than "
+            f"{AGREE_REL:.0%} of the event figure and {AGREE_MIN_US:.0f} µs.",
+        columns=(
+            Column("rank", "rank", "the rank"),
+            Column("clock", "name", "cuda_events or host"),
+            Column("event_steps", "count", "unprofiled steps with bucket marks"),
+            Column("event_buckets_per_step", "count", "bucket allreduces per step (events)"),
+            Column("trace_buckets_per_step", "count", "bucket allreduces per step (trace)"),
+            Column("event_comm_us_per_step", "us", "|∪ bucket allreduce [start, end]| per step (events)"),
+            Column("trace_comm_us_per_step", "us", "sum of the bucket allreduce kernels per step (trace)"),
+            Column("event_exposed_us_per_step", "us", "bucket allreduce time after backward end per step (events)"),
+            Column("trace_exposed_us_per_step", "us", "bucket allreduce time after the last backward compute "
+                                                      "kernel per step (trace: tail_exposed_us)"),
+            Column("event_overlap_pct", "pct", "100 · (comm − exposed) / comm over all steps (events)"),
+            Column("trace_overlap_pct", "pct", "the same from the trace figures"),
+            Column("agree", "bool", "the trace's figures match the unprofiled ones (null when either is missing)"),
+            Column("note", "text", "what differs, or why the events are unavailable"),
+        ),
+        compute=lambda ctx: _events_table(ctx),
+        needs=("bucket_timeline",), view=_events_view, order=45,
+    ),
+]

@@ -1,0 +1,95 @@
+"""GPU idle time inside each step, and how much of it waited for the CPU to launch work.
+
+Per rank and ProfilerStep (window = the step's CPU range ``[ts, end]``; GPU and CPU
+timestamps share kineto's clock):
+
+- ``gpu_busy_us`` = |∪ all GPU activity (any step, any stream) ∩ window|;
+- ``gpu_idle_us`` = window length − ``gpu_busy_us``: no kernel, memcpy or memset running;
+- ``launch_idle_us``: the part of ``gpu_idle_us`` in *launch gaps*: for each gap of the busy
+  union, from its start until the launch call (CUDA runtime/driver call start) of the activity
+  that ends it, when that call came after the gap began: the GPU had nothing queued and waited
+  for the CPU. The rest of the idle time waited on something else (the launch latency, a
+  synchronize, an event on another stream, the step's end);
+- ``*_pct`` = 100 · value / ``step_us``; ``kernels``: activities launched in the step.
+
+A busy-waiting NCCL kernel counts as busy: a rank that waits for its peers is not idle,
+the peer that arrives late (CPU-bound) is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from tracekit.analyses import intervals as iv
+from tracekit.analyses.registry import Column, RankContext, Table
+
+NS_PER_US = 1000.0
+COLUMNS = ("rank", "step", "step_us", "gpu_busy_us", "gpu_idle_us", "gpu_idle_pct", "launch_idle_us",
+           "launch_idle_pct", "kernels")
+
+
+def launch_gaps(gpu: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """The launch gaps (see module doc) of a rank's GPU activity, as disjoint ``(starts, ends)`` in ns."""
+    if len(gpu) < 2:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    ts, end = gpu["ts_ns"].to_numpy(np.int64), gpu["end_ns"].to_numpy(np.int64)
+    order = np.argsort(ts, kind="stable")
+    ts, end, launch = ts[order], end[order], gpu["launch_ts_ns"].to_numpy(np.int64)[order]
+    s, e = iv.union(ts, end)
+    if s.size < 2:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    opener = np.searchsorted(ts, s[1:], side="left")  # the first activity of each later busy interval
+    gap_s, gap_e, at = e[:-1], s[1:], launch[opener]
+    late = (at >= 0) & (at > gap_s)
+    return gap_s[late], np.minimum(gap_e[late], at[late])
+
+
+def idle_rows(gpu: pd.DataFrame, steps: pd.DataFrame, rank: int) -> pd.DataFrame:
+    """One row per step of ``steps`` (columns :data:`COLUMNS`) from a rank's GPU activity."""
+    busy = iv.union(gpu["ts_ns"].to_numpy(np.int64), gpu["end_ns"].to_numpy(np.int64))
+    gaps = launch_gaps(gpu)
+    kernels = gpu["step"].value_counts() if len(gpu) else pd.Series(dtype=np.int64)
+    rows = []
+    for st in steps.itertuples(index=False):
+        win = (np.array([st.ts_ns], np.int64), np.array([st.end_ns], np.int64))
+        step_ns = int(st.end_ns - st.ts_ns)
+        busy_ns = iv.intersect_length(busy, win)
+        launch_ns = iv.intersect_length(gaps, win)
+        pct = (lambda x: 100.0 * x / step_ns if step_ns > 0 else np.nan)
+        rows.append({"rank": rank, "step": int(st.step), "step_us": step_ns / NS_PER_US,
+                     "gpu_busy_us": busy_ns / NS_PER_US, "gpu_idle_us": (step_ns - busy_ns) / NS_PER_US,
+                     "gpu_idle_pct": pct(step_ns - busy_ns), "launch_idle_us": launch_ns / NS_PER_US,
+                     "launch_idle_pct": pct(launch_ns), "kernels": int(kernels.get(int(st.step), 0))})
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def gpu_idle_table(ctx: RankContext) -> pd.DataFrame:
+    rt = ctx.trace
+    if not rt.has_gpu_activity or rt.steps.empty:
+        return pd.DataFrame(columns=list(COLUMNS))
+    return idle_rows(rt.gpu, rt.steps, rt.rank)
+
+
+TABLES = [
+    Table(
+        name="gpu_idle", scope="rank", title="GPU idle time per step (and how much waited for CPU launches)",
+        doc="Window: the step's CPU range (ProfilerStep#N). A launch gap is the part of a gap between GPU "
+            "activities before the launch call of the activity that ends it: the GPU had nothing queued. "
+            "Busy-waiting NCCL kernels count as busy. Used by the gpu_idle and rank_waiting findings.",
+        columns=(
+            Column("rank", "rank", "the rank"),
+            Column("step", "step", "the ProfilerStep"),
+            Column("step_us", "us", "CPU duration of the ProfilerStep#N range"),
+            Column("gpu_busy_us", "us", "|∪ all GPU activity ∩ the step's range| (any stream, any step's work)"),
+            Column("gpu_idle_us", "us", "step_us − gpu_busy_us: nothing running on the GPU"),
+            Column("gpu_idle_pct", "pct", "100 · gpu_idle_us / step_us"),
+            Column("launch_idle_us", "us", "part of gpu_idle_us in launch gaps: from a gap's start until the launch "
+                                           "call of the activity that ends it, when that call came later (the GPU "
+                                           "waited for the CPU)"),
+            Column("launch_idle_pct", "pct", "100 · launch_idle_us / step_us"),
+            Column("kernels", "count", "GPU activities launched in the step"),
+        ),
+        compute=gpu_idle_table, order=25,
+    ),
+]
