@@ -150,6 +150,12 @@ def format_summary(manifest: dict[str, Any]) -> str:
         f"step p50 {_ms(sec.get('p50'))}, p90 {_ms(sec.get('p90'))}; "
         f"{eps.get('p50', 0) or 0:.0f} examples/s (p50)",
     ]
+    prof = (manifest.get("timings", {}).get("profiled") or {}).get("mean_sec_per_iter")
+    unprof = overall.get("mean_sec_per_iter")
+    if prof and unprof:
+        lines.append(f"profiled steps {_ms(prof)} per step, {prof / unprof:.2f}x the unprofiled mean "
+                     f"{_ms(unprof)}" + ("; the window is distorted (> 1.15x): see tracekit analyze"
+                                         if prof / unprof > 1.15 else ""))
     per_rank = manifest.get("compile", {}).get("per_rank", [])
     if per_rank and per_rank[0].get("enabled"):
         c = per_rank[0]
