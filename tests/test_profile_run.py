@@ -86,6 +86,12 @@ def test_eager_ddp_two_ranks(tmp_path: Path) -> None:
     assert m["buckets"]["reducer"]["bucket_sizes_bytes"]
     assert "p50" in r.stdout and str(out) in r.stdout
     _check_profiled_and_bucket_timing(m, steps=3, profiled=2)
+    import tracekit
+
+    ev = tracekit.analyze(tracekit.load(out)).bucket_events  # gloo: host clock beside the trace's gloo ranges
+    assert ev["clock"].tolist() == ["host", "host"]
+    assert (ev["event_buckets_per_step"] == ev["trace_buckets_per_step"]).all()
+    assert (ev["event_comm_us_per_step"] > 0).all() and (ev["trace_comm_us_per_step"] > 0).all()
 
 
 def _check_profiled_and_bucket_timing(m: dict, steps: int, profiled: int) -> None:

@@ -112,10 +112,15 @@ def _distortion_table(ctx: RunContext) -> pd.DataFrame:
     return rows
 
 
-def _trace_bucket_figures(tl: pd.DataFrame) -> dict[str, float]:
-    """Per step means from a rank's bucket timeline: buckets, comm (sum of kernels), exposed after backward."""
+def _trace_bucket_figures(tl: pd.DataFrame, b: pd.DataFrame) -> dict[str, float]:
+    """Per step means from a rank's bucket timeline: buckets, comm (sum of kernels), exposed after backward.
+    Without a timeline (CPU traces: no kernels) the ``buckets`` table gives the count and comm (the gloo
+    ranges) and exposed is unknown."""
     if tl.empty:
-        return {"buckets": np.nan, "comm": np.nan, "exposed": np.nan}
+        if b.empty:
+            return {"buckets": np.nan, "comm": np.nan, "exposed": np.nan}
+        g = b.groupby("step").agg(n=("bucket", "size"), comm=("dur_us", "sum"))
+        return {"buckets": float(g["n"].mean()), "comm": float(g["comm"].mean()), "exposed": np.nan}
     g = tl.groupby("step").agg(n=("bucket", "size"), comm=("dur_us", "sum"), exp=("tail_exposed_us", "sum"))
     return {"buckets": float(g["n"].mean()), "comm": float(g["comm"].mean()), "exposed": float(g["exp"].mean())}
 
@@ -126,7 +131,7 @@ def _differs(ev: float | None, tr: float) -> bool:
     return abs(tr - ev) > max(AGREE_REL * abs(ev), AGREE_MIN_US)
 
 
-def event_rows(manifest: Any, timeline: pd.DataFrame) -> pd.DataFrame:
+def event_rows(manifest: Any, timeline: pd.DataFrame, buckets: pd.DataFrame | None = None) -> pd.DataFrame:
     """The ``bucket_events`` rows (see module doc); empty when run.json has no bucket timing."""
     bt = manifest.get("bucket_timing") if isinstance(manifest, dict) else None
     per = bt.get("per_rank") if isinstance(bt, dict) else None
@@ -137,7 +142,8 @@ def event_rows(manifest: Any, timeline: pd.DataFrame) -> pd.DataFrame:
         s = r.get("summary") if isinstance(r.get("summary"), dict) else {}
         num = {k: (float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None) for k, v in s.items()}
         tl = timeline[timeline["rank"] == r["rank"]] if len(timeline) else timeline
-        tr = _trace_bucket_figures(tl)
+        b = buckets if buckets is not None else pd.DataFrame(columns=["rank"])
+        tr = _trace_bucket_figures(tl, b[b["rank"] == r["rank"]] if len(b) else b)
         ev_comm, ev_exp = num.get("comm_us_per_step"), num.get("exposed_us_per_step")
         why = [w for w, bad in (
             ("bucket count", num.get("buckets_per_step") is not None and np.isfinite(tr["buckets"])
@@ -160,7 +166,7 @@ def event_rows(manifest: Any, timeline: pd.DataFrame) -> pd.DataFrame:
 
 
 def _events_table(ctx: RunContext) -> pd.DataFrame:
-    rows = event_rows(ctx.manifest, ctx.tables["bucket_timeline"])
+    rows = event_rows(ctx.manifest, ctx.tables["bucket_timeline"], ctx.tables["buckets"])
     bad = rows[rows["agree"] == False] if len(rows) else rows  # noqa: E712 (null: not compared)
     if len(bad):
         ctx.meta.setdefault("notes", []).append(
@@ -174,7 +180,8 @@ def _events_view(t: Any, opts: Any) -> View | None:
     e = t["bucket_events"]
     if e.empty:
         return None
-    return View("DDP buckets: unprofiled steps (CUDA events) vs the profiled window (trace), µs per step", e)
+    return View("DDP buckets: unprofiled steps (bucket timing: CUDA events, host clock on CPU) vs the profiled "
+                "window (trace), µs per step", e)
 
 
 def _distortion_view(t: Any, opts: Any) -> View | None:
@@ -214,7 +221,8 @@ TABLES = [
             Column("event_buckets_per_step", "count", "bucket allreduces per step (events)"),
             Column("trace_buckets_per_step", "count", "bucket allreduces per step (trace)"),
             Column("event_comm_us_per_step", "us", "|∪ bucket allreduce [start, end]| per step (events)"),
-            Column("trace_comm_us_per_step", "us", "sum of the bucket allreduce kernels per step (trace)"),
+            Column("trace_comm_us_per_step", "us", "sum of the bucket allreduce kernels per step (trace; CPU traces: "
+                                                   "the gloo ranges of the buckets table)"),
             Column("event_exposed_us_per_step", "us", "bucket allreduce time after backward end per step (events)"),
             Column("trace_exposed_us_per_step", "us", "bucket allreduce time after the last backward compute "
                                                       "kernel per step (trace: tail_exposed_us)"),
@@ -224,6 +232,6 @@ TABLES = [
             Column("note", "text", "what differs, or why the events are unavailable"),
         ),
         compute=lambda ctx: _events_table(ctx),
-        needs=("bucket_timeline",), view=_events_view, order=45,
+        needs=("bucket_timeline", "buckets"), view=_events_view, order=45,
     ),
 ]
