@@ -167,6 +167,10 @@ def event_rows(manifest: Any, timeline: pd.DataFrame, buckets: pd.DataFrame | No
 
 def _events_table(ctx: RunContext) -> pd.DataFrame:
     rows = event_rows(ctx.manifest, ctx.tables["bucket_timeline"], ctx.tables["buckets"])
+    if rows.empty and isinstance(ctx.manifest, dict):  # say why there is nothing, per rank
+        rows = pd.DataFrame([dict.fromkeys(EVENT_COLUMNS) | {
+            "rank": int(r), "note": "unavailable: run.json has no bucket_timing (an older tracekit)"}
+            for r in ctx.meta.get("ranks", [])], columns=list(EVENT_COLUMNS))
     bad = rows[rows["agree"] == False] if len(rows) else rows  # noqa: E712 (null: not compared)
     if len(bad):
         ctx.meta.setdefault("notes", []).append(
@@ -178,7 +182,7 @@ def _events_table(ctx: RunContext) -> pd.DataFrame:
 
 def _events_view(t: Any, opts: Any) -> View | None:
     e = t["bucket_events"]
-    if e.empty:
+    if e.empty or e["event_steps"].isna().all():
         return None
     return View("DDP buckets: unprofiled steps (bucket timing: CUDA events, host clock on CPU) vs the profiled "
                 "window (trace), µs per step", e)
