@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from tracekit.cli.common import debug_option, emit, finish, format_options, run_guarded, single_threaded_blas
+from tracekit.cli.common import (comm_pattern_option, debug_option, emit, finish, format_options, run_guarded,
+                                 single_threaded_blas)
 
 
 @click.command(context_settings={"max_content_width": 100})
@@ -15,8 +16,7 @@ from tracekit.cli.common import debug_option, emit, finish, format_options, run_
               help="Output only this table, in full (any format; --format csv writes 'ranks' without it). "
                    "Tables: see README, 'Tables and metrics'; a wrong name lists them.")
 @click.option("--skip-bad", is_flag=True, help="Skip unreadable rank files (listed in the report) instead of failing.")
-@click.option("--comm-pattern", "--comm-regex", "comm_regex", default=None, metavar="REGEX",
-              help="Extra regex for kernel names to count as communication (rule user_pattern; --comm-regex is an alias).")
+@comm_pattern_option
 @click.option("--align/--no-align", "align", default=None,
               help="Force / disable cross-rank clock alignment (default: align when the manifest "
                    "shows more than one host).")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from tracekit.cli.common import debug_option, run_guarded, single_threaded_blas
+from tracekit.cli.common import comm_pattern_option, debug_option, run_guarded, single_threaded_blas
 
 
 @click.command(context_settings={"max_content_width": 100})
@@ -13,8 +13,7 @@ from tracekit.cli.common import debug_option, run_guarded, single_threaded_blas
 @click.option("--output", "-o", "out_dir", type=click.Path(file_okay=False), required=True,
               help="Folder for the annotated copies (same file names as the inputs; never the input folder).")
 @click.option("--skip-bad", is_flag=True, help="Skip unreadable rank files (not copied) instead of failing.")
-@click.option("--comm-pattern", "--comm-regex", "comm_regex", default=None, metavar="REGEX",
-              help="Extra regex for kernel names to count as communication (rule user_pattern; --comm-regex is an alias).")
+@comm_pattern_option
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Parse/analysis processes (as for analyze).")
 @debug_option
 @run_guarded

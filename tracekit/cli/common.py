@@ -23,6 +23,15 @@ def debug_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--debug", is_flag=True, help="Show tracebacks for errors.")(f)
 
 
+def comm_pattern_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--comm-pattern REGEX`` (alias ``--comm-regex``), passed as ``comm_regex``: one definition for
+    analyze, report and annotate."""
+    return click.option(
+        "--comm-pattern", "--comm-regex", "comm_regex", default=None, metavar="REGEX",
+        help="Extra regex for kernel names to count as communication (rule user_pattern; --comm-regex is an alias).",
+    )(f)
+
+
 def format_options(formats: tuple[str, ...] = FORMATS) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """``--format`` and ``--output`` as one decorator."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from tracekit.cli.common import debug_option, emit, run_guarded, single_threaded_blas
+from tracekit.cli.common import comm_pattern_option, debug_option, emit, run_guarded, single_threaded_blas
 
 
 @click.command(context_settings={"max_content_width": 100})
@@ -15,8 +15,7 @@ from tracekit.cli.common import debug_option, emit, run_guarded, single_threaded
               help="ProfilerStep number the timeline shows (default: the step of median duration).")
 @click.option("--label", "labels", multiple=True, help="Name of each run on the page (once per run; default: its path).")
 @click.option("--skip-bad", is_flag=True, help="Skip unreadable rank files (listed in the report) instead of failing.")
-@click.option("--comm-pattern", "--comm-regex", "comm_regex", default=None, metavar="REGEX",
-              help="Extra regex for kernel names to count as communication (rule user_pattern; --comm-regex is an alias).")
+@comm_pattern_option
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Parse/analysis processes (as for analyze).")
 @debug_option
 @run_guarded
