@@ -14,7 +14,7 @@ from tracekit.profile.compile_facts import parse_ddp_optimizer_logs
 from tracekit.profile.config import ProfileConfig
 from tracekit.profile.env import detect_rank_env
 from tracekit.profile.harness import percentile, summarize_ranks
-from tracekit.profile.manifest import read_manifest, write_manifest
+from tracekit.profile.manifest import Manifest, ManifestWarning, read_manifest, write_manifest
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -119,10 +119,12 @@ def test_manifest_reader_needs_no_torch_and_profile_cli_no_analysis(tmp_path: Pa
 def test_read_write_manifest(tmp_path: Path) -> None:
     assert read_manifest(tmp_path) is None
     (tmp_path / "run.json").write_text("{not json")
-    assert read_manifest(tmp_path) is None
-    write_manifest(tmp_path, {"schema_version": 1, "traces": []})
-    assert read_manifest(tmp_path) == {"schema_version": 1, "traces": []}
-    assert read_manifest(tmp_path / "run.json")["schema_version"] == 1
+    with pytest.warns(ManifestWarning, match="run.json: ignoring unreadable manifest"):
+        assert read_manifest(tmp_path) is None
+    write_manifest(tmp_path, {"schema_version": 1, "traces": [{"rank": 0, "file": "rank0.trace.json", "bytes": 9}]})
+    m = read_manifest(tmp_path)
+    assert isinstance(m, Manifest) and m.traces[0].file == "rank0.trace.json" and m.traces[0].bytes == 9
+    assert read_manifest(tmp_path / "run.json").schema_version == 1
     assert not list(tmp_path.glob(".*tmp*"))
 
 

@@ -31,6 +31,7 @@ import pandas as pd
 
 from tracekit.errors import ConfigError
 from tracekit.profile.config import ProfileConfig, default_out_dir
+from tracekit.profile.manifest import CompileFacts
 
 _BACKENDS = ("eager", "aot_eager", "inductor")
 _PARALLEL = ("ddp", "replicate", "fsdp")
@@ -104,20 +105,20 @@ def compare_runs(run_dirs: dict[str, str | Path]) -> pd.DataFrame:
     rows = []
     for label, d in run_dirs.items():
         res = analyze_paths([str(d)])
-        man = res.meta.get("manifest") or {}
-        spi = ((man.get("timings") or {}).get("overall") or {}).get("sec_per_iter") or {}
-        comp = ((man.get("compile") or {}).get("per_rank") or [{}])[0] or {}
+        man = res.meta.get("manifest")
+        p50, p95 = (man.step_time_s("p50"), man.step_time_s("p95")) if man else (None, None)
+        comp = (man.first_compile_facts() if man else None) or CompileFacts()
         r = res.ranks
         steps = r["steps"].where(r["steps"] > 0)
         rows.append({
             "variant": label,
-            "step_p50_ms": spi.get("p50", float("nan")) * 1e3 if spi.get("p50") is not None else float("nan"),
-            "step_p95_ms": spi.get("p95", float("nan")) * 1e3 if spi.get("p95") is not None else float("nan"),
+            "step_p50_ms": p50 * 1e3 if p50 is not None else float("nan"),
+            "step_p95_ms": p95 * 1e3 if p95 is not None else float("nan"),
             "overlap_pct": float(r["overlap_pct"].mean()),
             "exposed_comm_ms": float((r["exposed_comm_us"] / steps).mean() / 1e3),
-            "graph_breaks": (comp.get("graph_breaks") or {}).get("model") if comp.get("enabled") else None,
-            "ddp_splits": (comp.get("ddp_optimizer") or {}).get("intended_splits") if comp.get("enabled") else None,
-            "inductor_buckets": comp.get("inductor_ddp_buckets") if comp.get("enabled") else None,
+            "graph_breaks": comp.graph_breaks.model if comp.enabled and comp.graph_breaks else None,
+            "ddp_splits": comp.ddp_optimizer.intended_splits if comp.enabled and comp.ddp_optimizer else None,
+            "inductor_buckets": comp.inductor_ddp_buckets if comp.enabled else None,
             "buckets_per_step": (len(res.buckets) / max(int(steps.sum()), 1)) if len(res.buckets) else 0.0,
             "findings": ", ".join(sorted(set(res.findings["code"]))) or "-",
         })

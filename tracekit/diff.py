@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from tracekit.analyses.findings import as_dicts
+from tracekit.profile.manifest import Manifest
 
 DIFF_COLUMNS = ("metric", "a", "b", "delta", "delta_pct")
 RANK_METRICS = ("compute_us", "comm_us", "overlap_pct", "exposed_comm_us", "idle_us")
@@ -44,9 +45,8 @@ def _rows(pairs: list[tuple[str, Any, Any]]) -> pd.DataFrame:
     return df[list(DIFF_COLUMNS)]
 
 
-def _step_ms(manifest: dict[str, Any] | None, q: str) -> float:
-    t = ((manifest or {}).get("timings") or {}).get("overall") or {}
-    v = (t.get("sec_per_iter") or {}).get(q)
+def _step_ms(manifest: Manifest | None, q: str) -> float:
+    v = manifest.step_time_s(q) if manifest else None
     return _num(v) * 1000.0 if v is not None else float("nan")
 
 
@@ -69,19 +69,19 @@ def _buckets(res: Any) -> dict[str, float]:
             "bucket_mb_per_step": float(per["sum"].mean() / 1e6)}
 
 
-def _compile(res: Any, manifest: dict[str, Any] | None) -> dict[str, float]:
+def _compile(res: Any, manifest: Manifest | None) -> dict[str, float]:
     gb = res.tables.get("graph_breaks")
     out = {f"{m}_per_step": (float(gb[m].mean()) if isinstance(gb, pd.DataFrame) and len(gb) else float("nan"))
            for m in GB_METRICS}
-    per = ((manifest or {}).get("compile") or {}).get("per_rank") or []
-    per = [p for p in per if isinstance(p, dict)]
-    def mx(key: str, sub: str | None = None) -> float:
-        vals = [_num((p.get(key) or {}).get(sub) if sub else p.get(key)) for p in per]
-        vals = [v for v in vals if np.isfinite(v)]
-        return max(vals) if vals else float("nan")
-    out["dynamo_graph_breaks"] = mx("graph_breaks", "total")
-    out["dynamo_graph_count"] = mx("graph_count")
-    out["compile_time_s"] = mx("compile_time_s")
+    per = manifest.compile.per_rank if manifest and manifest.compile else []
+
+    def mx(vals: list[Any]) -> float:
+        ok = [v for v in map(_num, vals) if np.isfinite(v)]
+        return max(ok) if ok else float("nan")
+
+    out["dynamo_graph_breaks"] = mx([p.graph_breaks.total if p.graph_breaks else None for p in per])
+    out["dynamo_graph_count"] = mx([p.graph_count for p in per])
+    out["compile_time_s"] = mx([p.compile_time_s for p in per])
     return out
 
 
@@ -94,8 +94,8 @@ def _fkey(f: dict[str, Any]) -> tuple[str, Any]:
     return (f.get("code"), f.get("rank"))
 
 
-def diff_runs(a: Any, b: Any, manifest_a: dict[str, Any] | None = None,
-              manifest_b: dict[str, Any] | None = None) -> dict[str, Any]:
+def diff_runs(a: Any, b: Any, manifest_a: Manifest | None = None,
+              manifest_b: Manifest | None = None) -> dict[str, Any]:
     """Side-by-side tables of two :class:`~tracekit.analyses.registry.AnalysisResult` (see module doc)."""
     step_a = float(a.steps["step_us"].mean()) if len(a.steps) else float("nan")
     step_b = float(b.steps["step_us"].mean()) if len(b.steps) else float("nan")

@@ -46,6 +46,7 @@ from tracekit.analyses import functional
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import COMM, COMPUTE, classify_gpu
 from tracekit.analyses.registry import Column, RankContext, Table, View
+from tracekit.profile.manifest import Manifest
 from tracekit.traces import schema
 from tracekit.traces.traceset import RankTrace, assign_steps
 
@@ -403,9 +404,9 @@ def bucket_summary(b: pd.DataFrame, instances: pd.DataFrame | None = None) -> pd
     return out.reset_index()
 
 
-def manifest_tp(manifest: Any) -> int:
+def manifest_tp(manifest: Manifest | None) -> int:
     """``config.tp`` of a tracekit profile manifest (1 when absent)."""
-    tp = ((manifest or {}).get("config") or {}).get("tp") if isinstance(manifest, dict) else None
+    tp = manifest.config.get("tp") if manifest is not None else None
     return tp if isinstance(tp, int) and tp > 0 else 1
 
 

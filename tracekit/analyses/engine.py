@@ -43,6 +43,7 @@ from tracekit import progress
 from tracekit.analyses import registry
 from tracekit.analyses.per_rank import concat_ranks
 from tracekit.errors import ConfigError, MissingDependencyError, TraceInputError, TraceSetError
+from tracekit.profile.manifest import Manifest, read_manifest
 from tracekit.traces import loader
 from tracekit.traces.table import events_frame
 from tracekit.traces.traceset import RankTrace, TraceSet
@@ -66,7 +67,7 @@ class RankJob:
     """
 
     options: registry.AnalyzeOptions = field(default_factory=registry.AnalyzeOptions)
-    manifest: dict[str, Any] | None = None
+    manifest: Manifest | None = None
     world_size: int | None = None
     #: rank files given (a lone file without rank information is rank 0)
     n_files: int = 2
@@ -165,7 +166,7 @@ class Survey:
 
     files: list[tuple[str, int]]
     root: str | None
-    manifest: dict[str, Any] | None
+    manifest: Manifest | None
     warnings: list[tuple[str, type[Warning]]]
 
 
@@ -176,7 +177,7 @@ def survey(paths: list[str]) -> Survey:
         warnings.simplefilter("always")
         files = [(str(p), p.stat().st_size) for p in loader.find_trace_files(paths)]
         root = paths[0] if len(paths) == 1 and Path(paths[0]).is_dir() else None
-        manifest = loader.read_run_manifest(Path(root)) if root else None
+        manifest = read_manifest(Path(root)) if root else None
     return Survey(files, root, manifest, [(str(w.message), w.category) for w in caught])
 
 
@@ -262,7 +263,7 @@ def map_dask(client: Any, files: list[tuple[str, int]], job: RankJob,
 
 # -- both --------------------------------------------------------------------------------------
 
-def gather(outcomes: list[BatchOutcome], *, skip_bad: bool, manifest: dict[str, Any] | None,
+def gather(outcomes: list[BatchOutcome], *, skip_bad: bool, manifest: Manifest | None,
            root: Path | None) -> tuple[TraceSet, dict[str, pd.DataFrame]]:
     """The :class:`TraceSet` (headers only, see :meth:`RankTrace.header_only`) and the rank tables,
     stacked over all ranks in rank order (what :func:`tracekit.analyses.run.analyze` takes as ``tables``).

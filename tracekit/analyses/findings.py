@@ -29,6 +29,7 @@ from tracekit.analyses.collectives import gradient_allreduces, manifest_tp
 from tracekit.analyses.distortion import DISTORTED_RATIO
 from tracekit.analyses.registry import Column, RunContext, Table, View
 from tracekit.analyses.timeline import rank_compile_facts
+from tracekit.profile.manifest import Manifest
 
 #: share of a rank's backward allreduces that must start after its last backward
 #: compute kernel: "nearly all", so one late bucket in an overlapped run never fires
@@ -98,7 +99,7 @@ def _step_us(result: Any, rank: int, means: dict[int, float] | None = None) -> f
 
 
 def allreduce_after_backward(result: Any, timeline: pd.DataFrame, gb: pd.DataFrame,
-                             manifest: dict[str, Any] | None) -> list[dict[str, Any]]:
+                             manifest: Manifest | None) -> list[dict[str, Any]]:
     tl = timeline[timeline["bwd_compute_end_ns"] >= 0] if len(timeline) else timeline
     if not len(tl):
         return []
@@ -115,7 +116,7 @@ def allreduce_after_backward(result: Any, timeline: pd.DataFrame, gb: pd.DataFra
         sub = float(bwd_sub.get(rank, 0.0))
         facts = rank_compile_facts(manifest, int(rank))
         grad_mb = float(a["bytes"]) / steps / 1e6
-        why = _after_backward_why(per_step, sub, facts.get("optimize_ddp"), grad_mb, _bucket_cap_bytes(manifest))
+        why = _after_backward_why(per_step, sub, facts.optimize_ddp, grad_mb, _bucket_cap_bytes(manifest))
         who = "all" if n_after == n else f"{_num(after_per_step)} of"
         msg = (f"{who} {_num(per_step)} allreduce{'s' if per_step != 1 else ''} per step start after backward "
                f"compute ends{why}; {cost:.0f} µs of communication per step is exposed at the tail")
@@ -131,11 +132,12 @@ def _num(x: float) -> str:
     return f"{x:.0f}" if abs(x - round(x)) < 0.05 else f"{x:.1f}"
 
 
-def _bucket_cap_bytes(manifest: Any) -> int | None:
-    """DDP's bucket cap in bytes from run.json (``bucket_cap_mb`` is MiB: 25 -> 26214400), or None."""
-    reducer = (((manifest or {}).get("buckets") or {}).get("reducer") or {}) if isinstance(manifest, dict) else {}
-    cap = reducer.get("bucket_cap_bytes") if isinstance(reducer, dict) else None
-    return int(cap) if isinstance(cap, (int, float)) and not isinstance(cap, bool) and cap > 0 else None
+def _bucket_cap_bytes(manifest: Manifest | None) -> int | None:
+    """DDP's bucket cap in bytes from run.json's ``buckets.reducer`` (``bucket_cap_mb`` is MiB: 25 ->
+    26214400), or None."""
+    reducer = manifest.reducer() if manifest is not None else None
+    cap = reducer.bucket_cap_bytes if reducer is not None else None
+    return int(cap) if cap is not None and cap > 0 else None
 
 
 def _mib(nbytes: float) -> str:
@@ -303,8 +305,8 @@ def compile_skipped(result: Any, timeline: pd.DataFrame, gb: pd.DataFrame, manif
     out = []
     for rank, a in agg.iterrows():
         facts = rank_compile_facts(manifest, int(rank))
-        why = [f"{s.get('function')}: {s.get('reason')}" for s in facts.get("skipped_frames") or [] if isinstance(s, dict)]
-        src = "run.json asked for torch.compile" if facts.get("enabled") else "the trace shows dynamo cache lookups"
+        why = [f"{s.function}: {s.reason}" for s in facts.skipped_frames or []]
+        src = "run.json asked for torch.compile" if facts.enabled else "the trace shows dynamo cache lookups"
         n_sk, n = int(a["skipped"]), int(a["steps"])
         msg = (f"compilation was requested ({src}) but no compiled graph ran in {n_sk} of {n} steps: "
                f"the model ran eagerly" + (f" (dynamo skipped {'; '.join(why)})" if why else
@@ -359,8 +361,8 @@ def _exposed_bucket(code: str, which: str, result: Any, timeline: pd.DataFrame, 
     b = timeline[timeline["bucket"] == pick]
     agg = b.groupby("rank").agg(exposed=("exposed_us", "mean"), dur=("dur_us", "mean"), bytes=("bytes", "mean"),
                                 ready=("ready_us", "mean"))
-    cap = ((manifest or {}).get("buckets") or {}).get("reducer") or {}
-    cap_mb = (cap.get("bucket_cap_bytes") or 0) / 1e6 or None
+    reducer = manifest.reducer() if manifest else None
+    cap_mb = (reducer.bucket_cap_bytes or 0) / 1e6 or None if reducer else None
     means = _step_means(result)
     out = []
     for rank, a in agg.iterrows():
@@ -468,7 +470,7 @@ def _mark_distorted(found: list[dict[str, Any]], ratio: float) -> list[dict[str,
     return out
 
 
-def findings(result: Any, timeline: pd.DataFrame, gb: pd.DataFrame, manifest: dict[str, Any] | None) -> list[dict[str, Any]]:
+def findings(result: Any, timeline: pd.DataFrame, gb: pd.DataFrame, manifest: Manifest | None) -> list[dict[str, Any]]:
     """All findings, most costly first, ``profiler_distortion`` always first (see module doc)."""
     found = allreduce_after_backward(result, timeline, gb, manifest)
     after = {f["rank"] for f in found}

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tracekit.profile.manifest import Manifest
 from tracekit.traces import schema
 from tracekit.traces.traceset import RankTrace
 
@@ -98,12 +99,11 @@ def wait_columns(rt: RankTrace, launch_ns: np.ndarray, end_ns: np.ndarray, bwd_s
     return offset, blocked
 
 
-def manifest_gloo_threads(manifest: Any, rank: int) -> dict[str, str] | None:
+def manifest_gloo_threads(manifest: Manifest | None, rank: int) -> dict[str, str] | None:
     """``hardware.ranks[rank].gloo_threads`` of a tracekit profile manifest (thread id -> group), or None."""
-    ranks = ((manifest or {}).get("hardware") or {}).get("ranks") if isinstance(manifest, dict) else None
-    for r in ranks if isinstance(ranks, list) else []:
-        if isinstance(r, dict) and r.get("rank") == rank and isinstance(r.get("gloo_threads"), dict):
-            return {str(k): str(v) for k, v in r["gloo_threads"].items()}
+    for h in manifest.hardware.ranks if manifest is not None and manifest.hardware else []:
+        if h.rank == rank:
+            return h.gloo_threads
     return None
 
 

@@ -46,6 +46,7 @@ import pandas as pd
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.registry import Column, RankContext, Table, View, ViewOptions
 from tracekit.analyses.timeline import cpu_ops, rank_compile_facts
+from tracekit.profile.manifest import CompileFacts, Manifest
 from tracekit.traces.traceset import RankTrace, assign_steps
 
 NS_PER_US = 1000.0
@@ -171,17 +172,15 @@ def boundary_table(rt: RankTrace) -> tuple[pd.DataFrame, pd.DataFrame]:
     return ops, both[list(BOUNDARY_COLUMNS)] if len(both) else pd.DataFrame(columns=list(BOUNDARY_COLUMNS))
 
 
-def _reasons(facts: dict[str, Any]) -> str | None:
-    gb = facts.get("graph_breaks") or {}
-    rs = [f"{r.get('reason')} (x{r.get('count')})" for r in gb.get("reasons") or []
-          if isinstance(r, dict) and r.get("origin", "model") == "model"]
-    skipped = [f"skipped {s.get('function')}: {s.get('reason')}" for s in facts.get("skipped_frames") or []
-               if isinstance(s, dict)]
+def _reasons(facts: CompileFacts) -> str | None:
+    reasons = facts.graph_breaks.reasons if facts.graph_breaks else []
+    rs = [f"{r.reason} (x{r.count})" for r in reasons if (r.origin or "model") == "model"]
+    skipped = [f"skipped {s.function}: {s.reason}" for s in facts.skipped_frames or []]
     out = "; ".join(rs + skipped)
     return out or None
 
 
-def graph_break_table(rt: RankTrace, manifest: dict[str, Any] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def graph_break_table(rt: RankTrace, manifest: Manifest | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(per_step, boundaries)`` for one rank (see module doc)."""
     ops, bnd = boundary_table(rt)
     steps = rt.steps["step"].astype(np.int64)
@@ -221,7 +220,7 @@ def graph_break_table(rt: RankTrace, manifest: dict[str, Any] | None = None) -> 
     out["break_cost_us"] = out["idle_at_breaks_us"]
     out["cost_per_break_us"] = (out["break_cost_us"] / out["real_breaks"].where(out["real_breaks"] > 0))
     requested_trace = bool(len(ops[ops["what"].isin(("lookup", "region"))]))
-    requested = bool(facts.get("enabled")) or requested_trace
+    requested = facts.enabled or requested_trace
     out["compile_requested"] = requested
     compiled_any = col("fwd") + col("bwd") + col("fxgraph")
     out["compile_skipped"] = requested & (compiled_any == 0)

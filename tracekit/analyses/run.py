@@ -62,13 +62,6 @@ def analyze(
     return AnalysisResult(meta=ctx.meta, tables={n: ctx.tables[n] for n in public})
 
 
-def _hosts(manifest: dict[str, Any] | None) -> dict[int, str]:
-    """rank -> hostname from a ``tracekit profile`` manifest (``hardware.ranks``)."""
-    ranks = ((manifest or {}).get("hardware") or {}).get("ranks") or []
-    return {int(r["rank"]): str(r.get("hostname")) for r in ranks
-            if isinstance(r, dict) and isinstance(r.get("rank"), int)}
-
-
 def _meta(traces: TraceSet, tables: dict[str, pd.DataFrame], options: AnalyzeOptions) -> dict[str, Any]:
     # built from the per-rank tables: ranks analysed in a child process have no
     # derived tables (steps, GPU join) in this one, and recomputing them costs ~30 ms a rank
@@ -92,13 +85,13 @@ def _meta(traces: TraceSet, tables: dict[str, pd.DataFrame], options: AnalyzeOpt
         "device_metrics": traces.has_gpu_activity,
         "pre_window_kernels": int(totals["pre_window_kernels"].sum()) if len(totals) else 0,
         "files": {rt.rank: str(rt.path) for rt in traces},
-        "hosts": _hosts(traces.manifest),
+        "hosts": traces.manifest.hosts() if traces.manifest else {},
         "clock_aligned": False,  # set by the cross-rank match (tracekit.analyses.crossrank)
         "clock_offsets_us": {},
         # matched / accepted / rejected cross-rank matches (set by tracekit.analyses.crossrank)
         "matching": {"matched": 0, "accepted": 0, "rejected": 0, "rejected_by": {}, "flagged": {}},
         "notes": notes,
-        "manifest": traces.manifest,
+        "manifest": traces.manifest,  # a tracekit.profile.manifest.Manifest (JSON: its fields)
         "comm_pattern": options.comm_pattern,
     }
 

@@ -41,6 +41,7 @@ from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import COMPUTE, classify_gpu
 from tracekit.analyses.collectives import gradient_allreduces, manifest_tp
 from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
+from tracekit.profile.manifest import CompileFacts, Manifest
 from tracekit.traces import schema
 from tracekit.traces.traceset import RankTrace, assign_steps
 
@@ -178,15 +179,11 @@ def bucket_timeline(rt: RankTrace, cls: pd.Series, coll: pd.DataFrame, tp: int =
 # -- manifest ----------------------------------------------------------------------------------
 
 
-def rank_compile_facts(manifest: dict[str, Any] | None, rank: int) -> dict[str, Any]:
-    """The ``compile.per_rank`` entry of ``rank`` in ``run.json`` (``{}`` when absent)."""
-    per = ((manifest or {}).get("compile") or {}).get("per_rank") or []
-    if isinstance(per, dict):
-        per = list(per.values())
-    for entry in per:
-        if isinstance(entry, dict) and entry.get("rank") == rank:
-            return entry
-    return per[0] if rank == 0 and per and isinstance(per[0], dict) else {}
+def rank_compile_facts(manifest: Manifest | None, rank: int) -> CompileFacts:
+    """The compile facts of ``rank`` (:meth:`Manifest.compile_facts`); empty ones (nothing
+    enabled, every fact null) without a manifest or an entry for the rank."""
+    facts = manifest.compile_facts(rank) if manifest is not None else None
+    return facts if facts is not None else CompileFacts()
 
 
 def _sizes_match(a: list[float], b: list[float]) -> bool:
@@ -206,7 +203,7 @@ def _fmt_sizes(sizes: list[float] | None) -> str | None:
 CHECK_COLUMNS = ("rank", "check", "expected", "observed", "status", "note")
 
 
-def manifest_check(timeline: pd.DataFrame, graph_breaks: pd.DataFrame, manifest: dict[str, Any] | None,
+def manifest_check(timeline: pd.DataFrame, graph_breaks: pd.DataFrame, manifest: Manifest | None,
                    ranks: list[int]) -> pd.DataFrame:
     """Check DDPOptimizer's bucket assignment and the reducer's buckets (``run.json``) against what ran.
 
@@ -216,34 +213,32 @@ def manifest_check(timeline: pd.DataFrame, graph_breaks: pd.DataFrame, manifest:
     profiled step), ``ddp_optimizer_vs_reducer``. ``status``: match / mismatch /
     unknown (a fact is missing). Empty without a manifest.
     """
-    if not manifest:
+    if manifest is None:
         return pd.DataFrame(columns=list(CHECK_COLUMNS))
-    buckets = manifest.get("buckets") or {}
-    reducer = buckets.get("reducer") or {}
-    initial = reducer.get("bucket_sizes_bytes")
-    rebuilt = reducer.get("rebuilt_bucket_sizes_bytes")
+    reducer = manifest.reducer()
+    initial = reducer.bucket_sizes_bytes if reducer else None
+    rebuilt = reducer.rebuilt_bucket_sizes_bytes if reducer else None
     rows: list[dict[str, Any]] = []
     for r in ranks:
         facts = rank_compile_facts(manifest, r)
-        ddpo = facts.get("ddp_optimizer") or {}
-        graphs = ddpo.get("graphs") if isinstance(ddpo, dict) else None
-        if graphs is None and facts.get("optimize_ddp") == "ddp_optimizer":
-            graphs = buckets.get("ddp_optimizer")
+        graphs = facts.ddp_optimizer.graphs if facts.ddp_optimizer else None
+        if graphs is None and facts.optimize_ddp == "ddp_optimizer" and manifest.buckets:
+            graphs = manifest.buckets.ddp_optimizer
         tl = timeline[timeline["rank"] == r] if len(timeline) else timeline
         gb = graph_breaks[graph_breaks["rank"] == r] if len(graph_breaks) else graph_breaks
         # backward subgraphs
         obs_sub = int(gb["bwd_subgraphs"].median()) if len(gb) else None
         if graphs:
-            exp_sub = int(sum(int(g.get("bucket_count") or 0) for g in graphs))
+            exp_sub = int(sum(g.bucket_count or 0 for g in graphs))
             st = "match" if obs_sub == exp_sub else "mismatch"
             note = ("one compiled backward subgraph per DDPOptimizer bucket" if st == "match" else
                     "DDPOptimizer's buckets do not map one-to-one to compiled backward subgraphs "
                     "(graph breaks add subgraphs; a skipped frame removes them)")
             rows.append(dict(rank=r, check="backward_subgraphs_per_step", expected=exp_sub, observed=obs_sub,
                              status=st, note=note))
-        elif facts.get("enabled"):
+        elif facts.enabled:
             rows.append(dict(rank=r, check="backward_subgraphs_per_step", expected=None, observed=obs_sub,
-                             status="unknown", note=f"DDPOptimizer not in use (optimize_ddp={facts.get('optimize_ddp')})"))
+                             status="unknown", note=f"DDPOptimizer not in use (optimize_ddp={facts.optimize_ddp})"))
         # reducer buckets vs allreduces
         if len(tl):
             last = tl[tl["step"] == tl["step"].max()]
@@ -268,8 +263,8 @@ def manifest_check(timeline: pd.DataFrame, graph_breaks: pd.DataFrame, manifest:
         else:
             rows.append(dict(rank=r, check="allreduce_bytes", expected=None, observed=_fmt_sizes(obs_sizes),
                              status="unknown", note="run.json has no reducer bucket sizes"))
-        if graphs and any(g.get("buckets") for g in graphs):
-            ddpo_sizes = [float(b.get("bytes") or 0) for g in graphs for b in (g.get("buckets") or [])]
+        if graphs and any(g.buckets for g in graphs):
+            ddpo_sizes = [float(b.bytes or 0) for g in graphs for b in g.buckets]
             same = _sizes_match(ddpo_sizes, obs_sizes)
             note = ("DDPOptimizer's buckets equal the reducer's allreduces" if same else
                     "DDPOptimizer buckets differ from the reducer's allreduces"

@@ -87,9 +87,10 @@ def run_profile(config: ProfileConfig, *, notify: Callable[[str], None] | None =
     if device == "cuda":
         apply_gpu_safety_env()
     _elastic_launch(config, out_dir)
-    manifest = read_manifest(out_dir)
-    if manifest is None:
+    typed = read_manifest(out_dir)
+    if typed is None:
         raise RunError(f"the ranks finished but {out_dir}/run.json is missing or unreadable")
+    manifest = typed.to_dict()
     manifest["_out_dir"] = str(out_dir)
     return manifest
 

@@ -64,14 +64,33 @@ Top-level keys (``schema_version`` 1)::
 
 A fact that could not be read is null, with the reason next to it
 (``unavailable`` maps) -- readers must accept nulls.
+
+The file is described by the msgspec Structs below (:class:`Manifest` at the
+top). The writer (:func:`write_manifest`, called by ``tracekit profile`` and
+``tracekit bench ddp --profile``) converts what it is given into a
+:class:`Manifest` before encoding it, and the one reader (:func:`read_manifest`)
+decodes into the same Structs, so writer and reader cannot disagree. Readers
+ask the Manifest, never the raw JSON: :meth:`Manifest.compile_facts` is the one
+rule for which rank's entry applies, :meth:`Manifest.hosts`,
+:meth:`Manifest.step_time_s` and :meth:`Manifest.reducer` the others.
+
+Reading is tolerant, because analysis works on bare traces too: a field whose
+value has the wrong type (``"graph_count": "two"``) is dropped with one
+:class:`ManifestWarning` naming the file and the field (``$.compile.per_rank[0].graph_count``),
+and the rest is used; a file that is not JSON, or not an object, is ignored with
+a warning. ``schema_version`` above :data:`SCHEMA_VERSION` warns that fields of
+the newer format are ignored.
 """
 
 from __future__ import annotations
 
-import json
 import os
+import re
+import warnings
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 MANIFEST_NAME = "run.json"
 SCHEMA_VERSION = 1
@@ -81,29 +100,339 @@ TOP_LEVEL_KEYS = (
 )
 
 
-def read_manifest(run_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """Return the manifest of a run folder, or None when the folder has none or it is unreadable.
+class ManifestWarning(UserWarning):
+    """A ``run.json`` (or part of it) could not be used; the analysis goes on without it."""
 
-    ``run_dir`` may also be the path of the ``run.json`` file itself. Never raises
-    for a missing or malformed file (analyze works on bare traces too).
+
+class _S(msgspec.Struct, kw_only=True, omit_defaults=False):
+    """Base of the manifest Structs: every field optional (a fact that could not be read is null)."""
+
+
+class Tool(_S):
+    name: str = "tracekit"
+    version: str | None = None
+
+
+class RunInfo(_S):
+    world_size: int | None = None
+    device: str | None = None
+    #: the workload kind (toy, transformer, torchvision, hf, factory): which shape options apply
+    model_kind: str | None = None
+    backend: str | None = None
+    launcher: str | None = None
+    notice: str | None = None
+    examples_per_step_per_rank: int | None = None
+    global_batch: int | None = None
+    #: the DDP kwargs as applied, or FSDP's (free-form: depends on the parallelism)
+    parallel_applied: dict[str, Any] | None = None
+
+
+class Versions(_S):
+    tracekit: str | None = None
+    python: str | None = None
+    torch: str | None = None
+    cuda: str | None = None
+    nccl: str | None = None
+    cudnn: int | str | None = None
+    platform: str | None = None
+
+
+class RankHost(_S):
+    rank: int
+    local_rank: int | None = None
+    hostname: str | None = None
+    pid: int | None = None
+    device: str | None = None
+    gpu_name: str | None = None
+    #: gloo with --tp: OS thread id -> process group name (tracekit.profile.pg_probe)
+    gloo_threads: dict[str, str] | None = None
+
+
+class Hardware(_S):
+    ranks: list[RankHost] = []
+    topology: str | None = None
+    topology_unavailable: str | None = None
+
+
+class Percentiles(_S):
+    p50: float | None = None
+    p75: float | None = None
+    p90: float | None = None
+    p95: float | None = None
+
+
+class StepTimes(_S):
+    """Unprofiled step times of one rank (``timings.per_rank``) or of the run (``timings.overall``)."""
+
+    rank: int | None = None
+    steps: int | None = None
+    sec_per_iter: Percentiles | None = None
+    mean_sec_per_iter: float | None = None
+    examples_per_step: float | None = None
+    examples_per_sec: Percentiles | None = None
+    step_s: list[float] = []
+    definition: str | None = None
+
+
+class Timings(_S):
+    method: str | None = None
+    warmup_step_s: dict[str, list[float]] = {}
+    per_rank: list[StepTimes] = []
+    overall: StepTimes | None = None
+
+
+class ProfileWindow(_S):
+    wait: int | None = None
+    warmup: int | None = None
+    active: int | None = None
+    first_step: int | None = None
+    record_shapes: bool | None = None
+    with_stack: bool | None = None
+
+
+class BreakReason(_S):
+    reason: str | None = None
+    detail: str | None = None
+    count: int | None = None
+    origin: str | None = None
+
+
+class GraphBreaks(_S):
+    total: int | None = None
+    model: int | None = None
+    ddp_wrapper: int | None = None
+    reasons: list[BreakReason] = []
+
+
+class DDPOBucket(_S):
+    index: int | None = None
+    bytes: int | None = None
+    params: list[str] = []
+
+
+class DDPOGraph(_S):
+    graph: int | None = None
+    bucket_cap_bytes: int | None = None
+    bucket_count: int | None = None
+    buckets: list[DDPOBucket] = []
+
+
+class DDPOptimizer(_S):
+    intended_splits: int | None = None
+    graphs: list[DDPOGraph] | None = None
+
+
+class Recompiles(_S):
+    count: int | None = None
+    events: list[dict[str, Any]] = []
+
+
+class SkippedFrame(_S):
+    function: str | None = None
+    file: str | None = None
+    line: int | None = None
+    fail_type: str | None = None
+    reason: str | None = None
+    detail: str | None = None
+
+
+class CompileFacts(_S):
+    """One rank's ``compile.per_rank`` entry."""
+
+    rank: int | None = None
+    enabled: bool = False
+    backend: str | None = None
+    #: a DDPOptimizer mode, or None / False when not compiling a DDP model
+    optimize_ddp: str | bool | None = None
+    fullgraph: bool | None = None
+    graph_count: int | None = None
+    frames: dict[str, int | None] | None = None
+    graph_breaks: GraphBreaks | None = None
+    ddp_optimizer: DDPOptimizer | None = None
+    recompiles: Recompiles | None = None
+    skipped_frames: list[SkippedFrame] | None = None
+    compile_time_s: float | None = None
+    frame_compiles: list[dict[str, Any]] | None = None
+    compiles_after_warmup: int | None = None
+    compiled_autograd_captures: int | None = None
+    inductor_ddp_buckets: int | None = None
+    unimplemented: list[dict[str, Any]] | None = None
+    unavailable: dict[str, str] = {}
+
+
+class Compile(_S):
+    per_rank: list[CompileFacts] = []
+
+
+class Reducer(_S):
+    bucket_cap_bytes: int | None = None
+    bucket_sizes_bytes: list[int] | None = None
+    rebuilt_bucket_sizes_bytes: list[int] | None = None
+    rebuilt_per_bucket_param_indices: str | None = None
+    has_rebuilt_buckets: int | bool | None = None
+    gradient_as_bucket_view: int | bool | None = None
+    python_reducer: bool | None = None
+
+
+class Buckets(_S):
+    ddp_optimizer: list[DDPOGraph] | None = None
+    reducer: Reducer | None = None
+    inductor_ddp_buckets: int | None = None
+    unavailable: dict[str, str] = {}
+
+
+class TraceFile(_S):
+    rank: int | None = None
+    file: str | None = None
+    bytes: int | None = None
+
+
+class Manifest(_S):
+    """``run.json`` (see the module doc for every key)."""
+
+    schema_version: int = SCHEMA_VERSION
+    tool: Tool | None = None
+    created_utc: str | None = None
+    command_line: list[str] = []
+    status: str | None = None
+    #: the resolved ProfileConfig by field name (tracekit.profile.config validates and types it)
+    config: dict[str, Any] = {}
+    run: RunInfo | None = None
+    versions: Versions | None = None
+    hardware: Hardware | None = None
+    timings: Timings | None = None
+    profile_window: ProfileWindow | None = None
+    compile: Compile | None = None
+    buckets: Buckets | None = None
+    traces: list[TraceFile] = []
+    #: ``tracekit bench ddp --profile`` points: ``{"ddp", "world_size"}``
+    bench_point: dict[str, Any] | None = None
+
+    def compile_facts(self, rank: int) -> CompileFacts | None:
+        """The ``compile.per_rank`` entry of ``rank``: the entry whose ``rank`` is ``rank``; an entry
+        without a ``rank`` counts as the rank of its position. None when there is none."""
+        per = self.compile.per_rank if self.compile else []
+        for i, c in enumerate(per):
+            if (c.rank if c.rank is not None else i) == rank:
+                return c
+        return None
+
+    def first_compile_facts(self) -> CompileFacts | None:
+        """The entry of the lowest rank present (what run summaries show as "rank 0")."""
+        per = self.compile.per_rank if self.compile else []
+        return min(per, key=lambda c: c.rank if c.rank is not None else 0) if per else None
+
+    def hosts(self) -> dict[int, str]:
+        """rank -> hostname (``hardware.ranks``)."""
+        return {h.rank: str(h.hostname) for h in (self.hardware.ranks if self.hardware else [])}
+
+    def step_time_s(self, q: str) -> float | None:
+        """Unprofiled step time percentile ``q`` (p50/p75/p90/p95) of the run (``timings.overall``), seconds."""
+        o = self.timings.overall if self.timings else None
+        return getattr(o.sec_per_iter, q, None) if o and o.sec_per_iter else None
+
+    def reducer(self) -> Reducer | None:
+        """DDP's C++ reducer buckets (``buckets.reducer``)."""
+        return self.buckets.reducer if self.buckets else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready builtins (what ``--format json`` shows as ``meta.manifest``)."""
+        return msgspec.to_builtins(self)
+
+
+_PATH = re.compile(r"at `\$((?:\.[^.`\[]+|\[\d+\])*)`$")
+
+
+def decode_manifest(data: Any, source: str | os.PathLike[str]) -> Manifest | None:
+    """``data`` (decoded JSON) as a :class:`Manifest`; fields of the wrong type are dropped with a
+    :class:`ManifestWarning` naming ``source`` and the field. None (with a warning) when ``data`` is
+    not a JSON object."""
+    if not isinstance(data, dict):
+        warnings.warn(f"{source}: ignoring manifest that is not a JSON object", ManifestWarning, stacklevel=3)
+        return None
+    version = data.get("schema_version")
+    if isinstance(version, int) and version > SCHEMA_VERSION:
+        warnings.warn(f"{source}: schema_version {version} is newer than this tracekit reads ({SCHEMA_VERSION}); "
+                      "fields it does not know are ignored", ManifestWarning, stacklevel=3)
+    for _ in range(200):  # each round drops one bad field
+        try:
+            return msgspec.convert(data, Manifest)
+        except msgspec.ValidationError as e:
+            m = _PATH.search(str(e))
+            if not m or not m.group(1):
+                warnings.warn(f"{source}: ignoring manifest ({e})", ManifestWarning, stacklevel=3)
+                return None
+            field = "$" + m.group(1)
+            warnings.warn(f"{source}: ignoring manifest field {field}: {str(e).split(' - at ')[0]}",
+                          ManifestWarning, stacklevel=3)
+            data = _without(data, m.group(1))
+    return None
+
+
+def _without(data: Any, path: str) -> Any:
+    """A copy of ``data`` with the element at ``path`` (``.a[0].b``) removed."""
+    steps = [int(p[1:-1]) if p.startswith("[") else p[1:] for p in re.findall(r"\.[^.\[]+|\[\d+\]", path)]
+
+    def drop(node: Any, rest: list[Any]) -> Any:
+        key, tail = rest[0], rest[1:]
+        if isinstance(node, dict):
+            out = dict(node)
+            if tail:
+                out[key] = drop(node[key], tail)
+            else:
+                out.pop(key, None)
+            return out
+        out_l = list(node)
+        if tail:
+            out_l[key] = drop(node[key], tail)
+        else:
+            del out_l[key]
+        return out_l
+
+    return drop(data, steps)
+
+
+def read_manifest(run_dir: str | os.PathLike[str]) -> Manifest | None:
+    """The manifest of a run folder (or of the ``run.json`` path itself), or None.
+
+    None when there is no file. A file that cannot be read or decoded, or parts of it
+    with the wrong types, give a :class:`ManifestWarning` naming the file (see the module
+    doc) and never an exception: analyze works on bare traces too.
     """
     p = Path(run_dir)
     if p.is_dir():
         p = p / MANIFEST_NAME
-    try:
-        with open(p, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError):
+    if not p.is_file():
         return None
-    return data if isinstance(data, dict) else None
+    try:
+        data = msgspec.json.decode(p.read_bytes())
+    except (OSError, msgspec.DecodeError) as e:
+        warnings.warn(f"{p}: ignoring unreadable manifest ({e})", ManifestWarning, stacklevel=2)
+        return None
+    return decode_manifest(data, p)
 
 
-def write_manifest(run_dir: str | os.PathLike[str], manifest: dict[str, Any]) -> Path:
-    """Write ``run.json`` atomically (temporary file in the same folder, then rename)."""
+def _plain(obj: Any) -> Any:
+    """Values of str/int/float subclasses (torch's ``TorchVersion``, a ``Path``) as their plain form."""
+    for t in (str, int, float):
+        if isinstance(obj, t):
+            return t(obj)
+    if isinstance(obj, os.PathLike):
+        return os.fspath(obj)
+    raise TypeError(f"run.json cannot hold a {type(obj).__name__}")
+
+
+def write_manifest(run_dir: str | os.PathLike[str], manifest: Manifest | dict[str, Any]) -> Path:
+    """Write ``run.json`` atomically (temporary file in the same folder, then rename).
+
+    A dict is converted into a :class:`Manifest` first (``msgspec.ValidationError`` when the
+    writer produced a value of the wrong type: a bug), so every file matches the reader's types.
+    """
+    m = manifest if isinstance(manifest, Manifest) else msgspec.convert(manifest, Manifest)
     final = Path(run_dir) / MANIFEST_NAME
     tmp = final.with_name(f".{MANIFEST_NAME}.tmp{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(manifest, fh, indent=1, default=str)
-        fh.write("\n")
+    with open(tmp, "wb") as fh:
+        fh.write(msgspec.json.format(msgspec.json.encode(m, enc_hook=_plain), indent=1))
+        fh.write(b"\n")
     os.replace(tmp, final)
     return final

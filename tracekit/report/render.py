@@ -27,6 +27,7 @@ from tabulate import tabulate
 from tracekit.analyses import registry
 from tracekit.analyses.registry import AnalysisResult, View, ViewOptions
 from tracekit.errors import ConfigError
+from tracekit.profile.manifest import GraphBreaks, Manifest
 from tracekit.report.safe import safe_text
 from tracekit.report.fmt import table as fmt_table
 
@@ -66,7 +67,8 @@ def summary_rows(res: AnalysisResult) -> list[tuple[str, Any]]:
          else None),
         ("skipped files", "; ".join(f"{s['path']}: {s['problem']}" for s in m.get("skipped_files") or [])),
     ]
-    rows += manifest_rows(m.get("manifest") or {})
+    man = m.get("manifest")
+    rows += manifest_rows(man) if man is not None else []
     return rows
 
 
@@ -110,34 +112,29 @@ def config_line(cfg: dict[str, Any], model_kind: Any = None) -> str:
     return ", ".join(f"{k}={cfg[k]}" for k in keys if cfg.get(k) not in (None, "", "none", False))
 
 
-def manifest_rows(man: dict[str, Any]) -> list[tuple[str, Any]]:
+def manifest_rows(man: Manifest) -> list[tuple[str, Any]]:
     """Config, unprofiled step-time percentiles and compile facts from a ``run.json``."""
-    if not man:
-        return []
     rows: list[tuple[str, Any]] = []
-    cfg = man.get("config") or {}
-    if isinstance(cfg, dict) and cfg:
-        run = man.get("run") if isinstance(man.get("run"), dict) else {}
-        rows.append(("config", config_line(cfg, run.get("model_kind"))))
-    overall = (man.get("timings") or {}).get("overall") or {}
-    spi = overall.get("sec_per_iter") or {}
+    cfg = man.config
+    if cfg:
+        rows.append(("config", config_line(cfg, man.run.model_kind if man.run else None)))
+    overall = man.timings.overall if man.timings else None
+    spi = overall.sec_per_iter if overall else None
     if spi:
-        rows.append(("unprofiled step (all ranks)", ", ".join(f"{k} {v * 1000:.2f} ms" for k, v in spi.items()
-                                                           if isinstance(v, (int, float)))))
-    eps = (overall.get("examples_per_sec") or {}).get("p50")
-    if isinstance(eps, (int, float)):
+        rows.append(("unprofiled step (all ranks)", ", ".join(
+            f"{k} {v * 1000:.2f} ms" for k, v in msgspec.structs.asdict(spi).items() if v is not None)))
+    eps = overall.examples_per_sec.p50 if overall and overall.examples_per_sec else None
+    if eps is not None:
         rows.append(("examples/s (p50)", f"{eps:,.0f}"))
-    per_rank = (man.get("compile") or {}).get("per_rank") or []
-    for c in per_rank[:1] if isinstance(per_rank, list) else []:
-        if not isinstance(c, dict) or not c.get("enabled"):
-            continue
-        gb = c.get("graph_breaks") or {}
-        facts = [f"graphs={c.get('graph_count')}", f"graph breaks={gb.get('total')} (model {gb.get('model')})",
-                 f"DDPOptimizer splits={(c.get('ddp_optimizer') or {}).get('intended_splits')}",
-                 f"recompiles={(c.get('recompiles') or {}).get('count')}",
-                 f"skipped frames={len(c.get('skipped_frames') or [])}",
-                 f"compile time={c.get('compile_time_s')} s"]
-        rows.append((f"compile (rank {c.get('rank', 0)})", ", ".join(facts)))
+    c = man.first_compile_facts()
+    if c is not None and c.enabled:
+        gb = c.graph_breaks or GraphBreaks()
+        facts = [f"graphs={c.graph_count}", f"graph breaks={gb.total} (model {gb.model})",
+                 f"DDPOptimizer splits={c.ddp_optimizer.intended_splits if c.ddp_optimizer else None}",
+                 f"recompiles={c.recompiles.count if c.recompiles else None}",
+                 f"skipped frames={len(c.skipped_frames or [])}",
+                 f"compile time={c.compile_time_s} s"]
+        rows.append((f"compile (rank {c.rank or 0})", ", ".join(facts)))
     return rows
 
 
@@ -157,6 +154,8 @@ def jsonable(v: Any) -> Any:
         return bool(v)
     if isinstance(v, pd.DataFrame):
         return records(v)
+    if isinstance(v, msgspec.Struct):  # the typed run.json
+        return jsonable(msgspec.to_builtins(v))
     if isinstance(v, dict):
         return {str(k): jsonable(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):

@@ -20,8 +20,6 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
 from tracekit import progress
 from tracekit.errors import TraceInputError, TraceLoadWarning, TraceSetError
 from tracekit.traces import decode, shared
@@ -216,7 +214,10 @@ class PendingLoad:
         roots = [Path(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
         if len(roots) == 1 and roots[0].is_dir():
             ts.root = roots[0]
-            ts.manifest = read_run_manifest(roots[0])
+            # imported here, after the workers started (~8 ms off the critical path); no cycle
+            from tracekit.profile.manifest import read_manifest
+
+            ts.manifest = read_manifest(roots[0])  # typed, tolerant: warns, never raises
         return ts
 
 
@@ -295,25 +296,6 @@ def load(
       CPU count; serial for small inputs).
     """
     return start_load(paths, skip_bad=skip_bad, workers=workers).result()
-
-
-def read_run_manifest(run_dir: Path) -> dict[str, Any] | None:
-    """The ``run.json`` written by ``tracekit profile`` in ``run_dir``, or None.
-
-    An unreadable manifest only warns: the traces alone are still analyzable.
-    """
-    path = Path(run_dir) / "run.json"
-    if not path.is_file():
-        return None
-    try:
-        doc = msgspec.json.decode(path.read_bytes())
-    except (OSError, msgspec.DecodeError) as e:
-        warnings.warn(f"{path}: ignoring unreadable manifest ({e})", TraceLoadWarning, stacklevel=3)
-        return None
-    if not isinstance(doc, dict):
-        warnings.warn(f"{path}: ignoring manifest that is not a JSON object", TraceLoadWarning, stacklevel=3)
-        return None
-    return doc
 
 
 def _guarded_decode(path: Path, fd: int | None = None) -> tuple[dict[str, Any], Any] | TraceInputError:

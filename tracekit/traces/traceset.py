@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from tracekit.errors import TraceLoadWarning
+from tracekit.profile.manifest import Manifest
 from tracekit.traces import schema
 from tracekit.traces.decode import NOTES_KEY
 
@@ -179,7 +180,7 @@ class TraceSet:
     ranks: dict[int, RankTrace]
     world_size: int
     skipped: list[tuple[str, str]] = field(default_factory=list)
-    manifest: dict[str, Any] | None = None
+    manifest: Manifest | None = None
     root: Path | None = None
     #: one-line facts about how the traces were read (e.g. a rank inferred), shown as report notes
     notes: list[str] = field(default_factory=list)
