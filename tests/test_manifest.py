@@ -44,6 +44,8 @@ def test_writer_and_reader_share_the_types(tmp_path: Path) -> None:
     src = json.loads(COMMITTED[0].read_text())
     write_manifest(tmp_path, src)
     assert read_manifest(tmp_path) == msgspec.convert(src, Manifest)
+    with pytest.raises(ValueError, match=r"not declared .*\$\.run\.new_fact"):
+        write_manifest(tmp_path, dict(src, run={"world_size": 2, "new_fact": 1}))  # would be lost silently
     bad = dict(src, run={"world_size": "two"})
     with pytest.raises(msgspec.ValidationError, match=r"\$\.run\.world_size"):
         write_manifest(tmp_path, bad)  # a writer bug surfaces when writing, not in every reader

@@ -274,10 +274,27 @@ class Reducer(_S):
     python_reducer: bool | None = None
 
 
+class CompiledAutogradGraph(_S):
+    """One compiled-autograd capture (python-reducer runs, see tracekit.profile.compiled_autograd)."""
+
+    graph: int | None = None
+    nodes: int | None = None
+    fullgraph: bool | None = None
+    dynamo_graphs: int | None = None
+    allreduce_calls: int | None = None
+
+
+class CompiledAutograd(_S):
+    graphs: list[CompiledAutogradGraph] = []
+    #: inductor's DDP-fusion settings as applied (free-form: inductor config names)
+    inductor_ddp_fusion: dict[str, Any] | None = None
+
+
 class Buckets(_S):
     ddp_optimizer: list[DDPOGraph] | None = None
     reducer: Reducer | None = None
     inductor_ddp_buckets: int | None = None
+    compiled_autograd: CompiledAutograd | None = None
     unavailable: dict[str, str] = {}
 
 
@@ -412,6 +429,16 @@ def read_manifest(run_dir: str | os.PathLike[str]) -> Manifest | None:
     return decode_manifest(data, p)
 
 
+def _undeclared(src: Any, typed: Any, path: str = "$") -> list[str]:
+    """Paths of dict keys in ``src`` that the typed form ``typed`` (as builtins) does not have."""
+    if isinstance(src, dict) and isinstance(typed, dict):
+        return [p for k, v in src.items() for p in ([f"{path}.{k}"] if k not in typed
+                                                    else _undeclared(v, typed[k], f"{path}.{k}"))]
+    if isinstance(src, list) and isinstance(typed, list):
+        return [p for i, (x, y) in enumerate(zip(src, typed)) for p in _undeclared(x, y, f"{path}[{i}]")]
+    return []
+
+
 def _plain(obj: Any) -> Any:
     """Values of str/int/float subclasses (torch's ``TorchVersion``, a ``Path``) as their plain form."""
     for t in (str, int, float):
@@ -425,10 +452,15 @@ def _plain(obj: Any) -> Any:
 def write_manifest(run_dir: str | os.PathLike[str], manifest: Manifest | dict[str, Any]) -> Path:
     """Write ``run.json`` atomically (temporary file in the same folder, then rename).
 
-    A dict is converted into a :class:`Manifest` first (``msgspec.ValidationError`` when the
-    writer produced a value of the wrong type: a bug), so every file matches the reader's types.
+    A dict is converted into a :class:`Manifest` first, so every file matches the reader's types:
+    ``msgspec.ValidationError`` when the writer produced a value of the wrong type, ``ValueError``
+    when it produced a key the Structs do not declare (it would be lost): both writer bugs.
     """
     m = manifest if isinstance(manifest, Manifest) else msgspec.convert(manifest, Manifest)
+    if not isinstance(manifest, Manifest):
+        lost = _undeclared(manifest, msgspec.to_builtins(m, enc_hook=_plain))
+        if lost:
+            raise ValueError(f"run.json keys not declared in tracekit.profile.manifest: {', '.join(lost[:5])}")
     final = Path(run_dir) / MANIFEST_NAME
     tmp = final.with_name(f".{MANIFEST_NAME}.tmp{os.getpid()}")
     with open(tmp, "wb") as fh:
