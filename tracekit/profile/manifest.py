@@ -172,6 +172,18 @@ class StepTimes(_S):
     examples_per_sec: Percentiles | None = None
     step_s: list[float] = []
     definition: str | None = None
+    #: the profiler's recorded steps, timed the same way (per rank)
+    profiled_step_s: list[float] | None = None
+    profiled_mean_sec_per_iter: float | None = None
+
+
+class ProfiledTimes(_S):
+    """``timings.profiled``: the recorded steps, each as long as its slowest rank."""
+
+    mean_sec_per_iter: float | None = None
+    step_s: list[float] = []
+    activities: str | None = None
+    definition: str | None = None
 
 
 class Timings(_S):
@@ -179,6 +191,7 @@ class Timings(_S):
     warmup_step_s: dict[str, list[float]] = {}
     per_rank: list[StepTimes] = []
     overall: StepTimes | None = None
+    profiled: ProfiledTimes | None = None
 
 
 class ProfileWindow(_S):
@@ -188,6 +201,7 @@ class ProfileWindow(_S):
     first_step: int | None = None
     record_shapes: bool | None = None
     with_stack: bool | None = None
+    activities: str | None = None
 
 
 class BreakReason(_S):
@@ -298,6 +312,13 @@ class Buckets(_S):
     unavailable: dict[str, str] = {}
 
 
+class BucketTiming(_S):
+    """``bucket_timing`` (see the module doc; per rank free-form, tracekit.profile.bucket_events)."""
+
+    method: str | None = None
+    per_rank: list[dict[str, Any]] = []
+
+
 class TraceFile(_S):
     rank: int | None = None
     file: str | None = None
@@ -321,6 +342,7 @@ class Manifest(_S):
     profile_window: ProfileWindow | None = None
     compile: Compile | None = None
     buckets: Buckets | None = None
+    bucket_timing: BucketTiming | None = None
     traces: list[TraceFile] = []
     #: ``tracekit bench ddp --profile`` points: ``{"ddp", "world_size"}``
     bench_point: dict[str, Any] | None = None
