@@ -205,7 +205,7 @@ def test_missing_ranks_warn_and_analysis_proceeds(tmp_path):
     res = analyze(ts)
     assert res.meta["missing_ranks"] == [1, 3]
     assert res.ranks["rank"].tolist() == [0, 2]
-    assert res.ranks["compute_us"].tolist() == [20, 20]
+    assert res.ranks["compute_total_us"].tolist() == [20, 20]
 
 
 # workers=2: the same files through the parse-worker pool (small inputs are parsed serially by default)

@@ -43,7 +43,7 @@ def test_diff_arithmetic(tmp_path: Path) -> None:
     assert d["findings_new"] == []
     r = d["ranks"]
     assert set(r["rank"]) == {0, 1}
-    ex = r[(r["rank"] == 0) & (r["metric"] == "exposed_comm_us")].iloc[0]
+    ex = r[(r["rank"] == 0) & (r["metric"] == "exposed_comm_per_step_us")].iloc[0]
     assert ex["delta"] == pytest.approx(ex["b"] - ex["a"]) and ex["b"] < ex["a"]
 
 

@@ -54,16 +54,16 @@ def test_rank_breakdown(tmp_path, t0):
     res = run(tmp_path, tb)
     r = row(res.ranks, rank=0)
     assert r.kernels == 5
-    assert r.compute_us == 170 - 100
-    assert r.comm_us == 200 - 160
-    assert r.overlap_us == 170 - 160
-    assert r.exposed_comm_us == (200 - 160) - (170 - 160)
+    assert r.compute_total_us == 170 - 100
+    assert r.comm_total_us == 200 - 160
+    assert r.overlap_total_us == 170 - 160
+    assert r.exposed_comm_total_us == (200 - 160) - (170 - 160)
     assert r.overlap_pct == 100 * (170 - 160) / (200 - 160)
-    assert r.memory_us == 265 - 250
-    assert r.busy_us == (200 - 100) + (265 - 250)
+    assert r.memory_total_us == 265 - 250
+    assert r.busy_total_us == (200 - 100) + (265 - 250)
     assert r.span_us == 265 - 100
-    assert r.idle_us == (265 - 100) - ((200 - 100) + (265 - 250))
-    assert r.steps == 1 and r.step_us == 1000
+    assert r.idle_total_us == (265 - 100) - ((200 - 100) + (265 - 250))
+    assert r.steps == 1 and r.step_mean_us == 1000
     assert res.meta["device_metrics"] is True
     assert res.meta["gpus"] == ["NVIDIA H200"]
 
@@ -73,9 +73,9 @@ def test_no_comm_gives_nan_overlap_pct(tmp_path):
     tb.step(1, 0, 100)
     tb.kernel("gemm", 10, 20, launch_at_us=5)
     r = row(run(tmp_path, tb).ranks, rank=0)
-    assert r.comm_us == 0 and r.overlap_us == 0 and r.exposed_comm_us == 0
+    assert r.comm_total_us == 0 and r.overlap_total_us == 0 and r.exposed_comm_total_us == 0
     assert math.isnan(r.overlap_pct)
-    assert r.compute_us == 20 and r.idle_us == 0
+    assert r.compute_total_us == 20 and r.idle_total_us == 0
 
 
 def test_comm_fully_hidden_and_fully_exposed(tmp_path):
@@ -86,7 +86,7 @@ def test_comm_fully_hidden_and_fully_exposed(tmp_path):
     tb.nccl_allreduce(300, 20, launch_at_us=3, nelems=10)       # alone: exposed
     res = run(tmp_path, tb)
     r = row(res.ranks, rank=0)
-    assert r.overlap_us == 30 and r.exposed_comm_us == 20 and r.overlap_pct == 100 * 30 / (30 + 20)
+    assert r.overlap_total_us == 30 and r.exposed_comm_total_us == 20 and r.overlap_pct == 100 * 30 / (30 + 20)
     c = res.collectives.sort_values("start_ns")
     assert c["overlap_us"].tolist() == [30, 0]
     assert c["exposed_us"].tolist() == [30 - 30, 20 - 0]
@@ -100,9 +100,9 @@ def test_two_comm_streams_are_a_union(tmp_path):
     tb.nccl_allreduce(120, 50, launch_at_us=2, nelems=10, stream=21)   # [120, 170)
     tb.kernel("gemm", 140, 100, launch_at_us=3)                        # [140, 240)
     r = row(run(tmp_path, tb).ranks, rank=0)
-    assert r.comm_us == 170 - 100
-    assert r.overlap_us == 170 - 140
-    assert r.busy_us == 240 - 100 and r.idle_us == 0
+    assert r.comm_total_us == 170 - 100
+    assert r.overlap_total_us == 170 - 140
+    assert r.busy_total_us == 240 - 100 and r.idle_total_us == 0
 
 
 # -- per-step attribution ------------------------------------------------------------
@@ -121,7 +121,7 @@ def test_step_attribution_follows_the_launch(tmp_path):
     assert s2.span_us == 198 - 185 and s2.idle_us == (198 - 185) - (10 + 2)
     assert s1.step_us == 100 and s2.step_us == 100
     r = row(res.ranks, rank=0)
-    assert r.kernels == 4 and r.compute_us == 30 + 10 + 2 + 5 and r.steps == 2
+    assert r.kernels == 4 and r.compute_total_us == 30 + 10 + 2 + 5 and r.steps == 2
     g = load(tmp_path).ranks[0].gpu.set_index("name")
     assert g.loc["k_a", "step"] == 1 and g.loc["k_c", "step"] == 2 and g.loc["k_d", "step"] == -1
 
@@ -136,7 +136,7 @@ def test_step_metrics_use_only_the_steps_own_activity(tmp_path):
     res = run(tmp_path, tb)
     assert row(res.steps, step=1).overlap_us == 0
     assert row(res.steps, step=1).exposed_comm_us == 40
-    assert row(res.ranks, rank=0).overlap_us == 180 - 150
+    assert row(res.ranks, rank=0).overlap_total_us == 180 - 150
 
 
 def test_pre_window_kernels(tmp_path):
@@ -148,7 +148,7 @@ def test_pre_window_kernels(tmp_path):
     res = run(tmp_path, tb)
     r = row(res.ranks, rank=0)
     assert r.kernels == 3 and r.pre_window_kernels == 2
-    assert r.compute_us == 3 + 10 and r.comm_us == 10
+    assert r.compute_total_us == 3 + 10 and r.comm_total_us == 10
     assert r.span_us == 60 - 20
     s1 = row(res.steps, step=1)
     assert s1.kernels == 1 and s1.compute_us == 10 and s1.comm_us == 0
@@ -251,7 +251,7 @@ def test_comm_by_external_id_link(tmp_path):
     tb.kernel("gemm", 120, 100, launch_at_us=12)
     res = run(tmp_path, tb)
     r = row(res.ranks, rank=0)
-    assert r.comm_us == 40 and r.compute_us == 100 and r.overlap_us == 140 - 120
+    assert r.comm_total_us == 40 and r.compute_total_us == 100 and r.overlap_total_us == 140 - 120
     c = row(res.collectives, rank=0)
     assert c.kernel == "custom_allreduce_impl" and c.coll_name == "allreduce" and c.bytes == 500 * 4
 
@@ -263,10 +263,10 @@ def test_user_comm_pattern(tmp_path):
     tb.kernel("gemm", 110, 50, launch_at_us=2)
     tb.write(tmp_path / "rank0.trace.json.gz")
     default = row(analyze(load(tmp_path)).ranks, rank=0)
-    assert default.comm_us == 0 and default.compute_us == 160 - 100
+    assert default.comm_total_us == 0 and default.compute_total_us == 160 - 100
     custom = analyze(load(tmp_path), comm_pattern=r"^myComm")
     r = row(custom.ranks, rank=0)
-    assert r.comm_us == 30 and r.compute_us == 50 and r.overlap_us == 130 - 110
+    assert r.comm_total_us == 30 and r.compute_total_us == 50 and r.overlap_total_us == 130 - 110
     assert r.overlap_pct == 100 * (130 - 110) / 30
     assert row(custom.collectives, rank=0).kernel == "myCommKernel_send"
 
@@ -391,7 +391,7 @@ def _check_instances(res):
     w = res.waits.set_index(["rank", "step_seq"])["wait_us"]
     assert w[(0, 0)] == 30 and w[(1, 0)] == 0 and w[(0, 1)] == 0 and w[(1, 1)] == 10 and w[(0, 2)] == 5
     r0, r1 = row(res.ranks, rank=0), row(res.ranks, rank=1)
-    assert r0.wait_us == 30 + 0 + 5 and r1.wait_us == 0 + 10 + 0
+    assert r0.wait_total_us == 30 + 0 + 5 and r1.wait_total_us == 0 + 10 + 0
     assert r0.last_count == 1 and r1.last_count == 2
 
 
@@ -515,9 +515,10 @@ def test_cpu_only_gloo_trace(tmp_path):
     assert res.meta["notes"]
     for rank in (0, 1):
         r = row(res.ranks, rank=rank)
-        for col in ("compute_us", "comm_us", "overlap_us", "overlap_pct", "exposed_comm_us", "idle_us", "span_us"):
+        for col in ("compute_total_us", "comm_total_us", "overlap_total_us", "overlap_pct", "exposed_comm_total_us",
+                    "idle_total_us", "span_us"):
             assert math.isnan(r[col]), col
-        assert r.steps == 2 and r.step_us == (100 + 200) / 2 and r.kernels == 0
+        assert r.steps == 2 and r.step_mean_us == (100 + 200) / 2 and r.kernels == 0
         assert r.collectives == 2
     assert sorted(res.steps["step_us"].tolist()) == [100, 100, 200, 200]
     c = res.collectives[res.collectives["rank"] == 0].sort_values("launch_ts_ns")
@@ -530,7 +531,7 @@ def test_cpu_only_gloo_trace(tmp_path):
     inst = res.instances
     assert len(inst) == 2 and (inst["skew_us"] == 5.0).all() and (inst["straggler"] == 1).all()
     assert (inst["transfer_us"] == 25.0).all()
-    assert row(res.ranks, rank=0).wait_us == 2 * 5.0 and row(res.ranks, rank=1).wait_us == 0.0
+    assert row(res.ranks, rank=0).wait_total_us == 2 * 5.0 and row(res.ranks, rank=1).wait_total_us == 0.0
 
 
 def test_no_profiler_steps(tmp_path):
@@ -544,8 +545,8 @@ def test_no_profiler_steps(tmp_path):
     res = run(tmp_path, *builders)
     assert res.steps.empty
     r0, r1 = row(res.ranks, rank=0), row(res.ranks, rank=1)
-    assert r0.steps == 0 and math.isnan(r0.step_us)
-    assert r0.overlap_us == 10 and r1.overlap_us == 110 - 105
+    assert r0.steps == 0 and math.isnan(r0.step_mean_us)
+    assert r0.overlap_total_us == 10 and r1.overlap_total_us == 110 - 105
     inst = row(res.instances, step_seq=0)
     assert inst.step == -1 and inst.skew_us == 105 - 100 and inst.straggler == 1 and inst.transfer_us == 10
-    assert r0.wait_us == 5 and r1.wait_us == 0
+    assert r0.wait_total_us == 5 and r1.wait_total_us == 0

@@ -86,7 +86,7 @@ def test_sample_report_in_chromium(browser: Any, tmp_path: Path) -> None:
     # tables sort on a header click (numeric, ascending then descending)
     col = browser.execute_script("""
         const t = document.querySelector('table.sortable'); const th = t.querySelectorAll('th');
-        const i = Array.from(th).findIndex(h => h.textContent === 'wait_us'); th[i].click(); th[i].click();
+        const i = Array.from(th).findIndex(h => h.textContent === 'wait_total_us'); th[i].click(); th[i].click();
         return Array.from(t.tBodies[0].rows).map(r => Number(r.cells[i].dataset.v));""")
     assert len(col) == 2 and col == sorted(col, reverse=True)
 

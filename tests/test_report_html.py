@@ -149,8 +149,8 @@ def test_html_renderer_consumes_the_registry(tmp_path: Path) -> None:
     ids = re.findall(r'<h3 id="table-0-([a-z_]+)">', page)
     assert ids == [n for n in res.tables if n != "findings"]
     # header tooltips are the registry's column definitions
-    col = next(c for c in registry.tables()["ranks"].columns if c.name == "comm_us")
-    assert f'<th title="{col.doc} [{registry.UNITS[col.unit]}]">comm_us</th>' in page
+    col = next(c for c in registry.tables()["ranks"].columns if c.name == "comm_total_us")
+    assert f'<th title="{col.doc} [{registry.UNITS[col.unit]}]">comm_total_us</th>' in page
     # without traces: everything but the timeline
     bare = HTMLRenderer(label="s").render(res)
     assert 'id="timeline-0"' not in bare and 'id="breakdown-0"' in bare and "needs the loaded traces" in bare

@@ -115,7 +115,7 @@ def compare_runs(run_dirs: dict[str, str | Path]) -> pd.DataFrame:
             "step_p50_ms": p50 * 1e3 if p50 is not None else float("nan"),
             "step_p95_ms": p95 * 1e3 if p95 is not None else float("nan"),
             "overlap_pct": float(r["overlap_pct"].mean()),
-            "exposed_comm_ms": float((r["exposed_comm_us"] / steps).mean() / 1e3),
+            "exposed_comm_ms": float((r["exposed_comm_total_us"] / steps).mean() / 1e3),
             "graph_breaks": comp.graph_breaks.model if comp.enabled and comp.graph_breaks else None,
             "ddp_splits": comp.ddp_optimizer.intended_splits if comp.enabled and comp.ddp_optimizer else None,
             "inductor_buckets": comp.inductor_ddp_buckets if comp.enabled else None,

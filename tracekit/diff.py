@@ -7,7 +7,7 @@
 - ``summary``: unprofiled step time p50/p95 in ms (``run.json`` timings, overall =
   slowest rank per step) and the profiled CPU step time (mean of ProfilerSteps).
 - ``ranks`` (with a ``rank`` column): per step means of compute, comm, exposed
-  comm, idle (µs), overlap %, and wait µs per step.
+  comm, idle (``*_per_step_us``), overlap %, and ``wait_per_step_us``.
 - ``buckets``: backward allreduces per step, mean and total bucket MB per step.
 - ``compile``: compiled regions, forward/backward subgraphs, DDPOptimizer splits and
   real graph breaks per step (from the ``graph_breaks`` table),
@@ -26,7 +26,9 @@ from tracekit.analyses.findings import as_dicts
 from tracekit.profile.manifest import Manifest
 
 DIFF_COLUMNS = ("metric", "a", "b", "delta", "delta_pct")
-RANK_METRICS = ("compute_us", "comm_us", "overlap_pct", "exposed_comm_us", "idle_us")
+#: steps-table column -> its name here (a mean per step over the rank's steps)
+RANK_METRICS = {"compute_us": "compute_per_step_us", "comm_us": "comm_per_step_us", "overlap_pct": "overlap_pct",
+                "exposed_comm_us": "exposed_comm_per_step_us", "idle_us": "idle_per_step_us"}
 GB_METRICS = ("regions", "fwd_subgraphs", "bwd_subgraphs", "ddp_splits", "real_breaks")
 
 
@@ -53,10 +55,10 @@ def _step_ms(manifest: Manifest | None, q: str) -> float:
 def _per_rank(res: Any) -> pd.DataFrame:
     s = res.steps
     cols = [c for c in RANK_METRICS if c in s]
-    m = s.groupby("rank")[cols].mean() if len(s) else pd.DataFrame(columns=cols)
+    m = (s.groupby("rank")[cols].mean() if len(s) else pd.DataFrame(columns=cols)).rename(columns=RANK_METRICS)
     r = res.ranks.set_index("rank") if len(res.ranks) else pd.DataFrame()
-    if len(r) and "wait_us" in r:
-        m["wait_us"] = r["wait_us"] / r["steps"].where(r["steps"] > 0)
+    if len(r) and "wait_total_us" in r:
+        m["wait_per_step_us"] = r["wait_total_us"] / r["steps"].where(r["steps"] > 0)
     return m
 
 
@@ -101,12 +103,12 @@ def diff_runs(a: Any, b: Any, manifest_a: Manifest | None = None,
     step_b = float(b.steps["step_us"].mean()) if len(b.steps) else float("nan")
     summary = _rows([("step_p50_ms (unprofiled)", _step_ms(manifest_a, "p50"), _step_ms(manifest_b, "p50")),
                      ("step_p95_ms (unprofiled)", _step_ms(manifest_a, "p95"), _step_ms(manifest_b, "p95")),
-                     ("profiled_step_us (CPU)", step_a, step_b)])
+                     ("profiled_step_mean_us (CPU)", step_a, step_b)])
     ra, rb = _per_rank(a), _per_rank(b)
     frames = []
     for rank in sorted(set(ra.index) | set(rb.index)):
         pairs = [(m, ra.loc[rank, m] if rank in ra.index and m in ra else np.nan,
-                  rb.loc[rank, m] if rank in rb.index and m in rb else np.nan) for m in (*RANK_METRICS, "wait_us")]
+                  rb.loc[rank, m] if rank in rb.index and m in rb else np.nan) for m in (*RANK_METRICS.values(), "wait_per_step_us")]
         frames.append(_rows(pairs).assign(rank=int(rank)))
     ranks = (pd.concat(frames, ignore_index=True)[["rank", *DIFF_COLUMNS]] if frames
              else pd.DataFrame(columns=["rank", *DIFF_COLUMNS]))

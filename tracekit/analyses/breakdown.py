@@ -22,6 +22,7 @@ kernels (no launch event in the trace) are never attributed to a step.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 import numpy as np
@@ -160,7 +161,7 @@ def rank_totals(ctx: RankContext) -> pd.DataFrame:
     coll = ctx.tables["collectives"]
     row["rank"] = rt.rank
     row["collectives"] = int((~coll["pre_window"].astype(bool)).sum()) if len(coll) else 0
-    return pd.DataFrame([row])
+    return pd.DataFrame([row]).rename(columns=RANK_NAMES)
 
 
 def ranks_table(ctx: RunContext) -> pd.DataFrame:
@@ -168,12 +169,14 @@ def ranks_table(ctx: RunContext) -> pd.DataFrame:
     ranks = ctx.tables["rank_totals"]
     summary = crossrank.wait_summary(ctx.tables["waits"], ctx.tables["instances"])
     if len(summary):
-        return ranks.merge(summary[["rank", "wait_us", "last_count"]], on="rank", how="left")
-    return ranks.assign(wait_us=np.nan, last_count=np.nan)
+        summary = summary.rename(columns={"wait_us": "wait_total_us"})
+        return ranks.merge(summary[["rank", "wait_total_us", "last_count"]], on="rank", how="left")
+    return ranks.assign(wait_total_us=np.nan, last_count=np.nan)
 
 
-_RANK_SHOWN = ("rank", "steps", "step_us", "compute_us", "comm_us", "overlap_us", "exposed_comm_us", "overlap_pct",
-               "memory_us", "idle_us", "wait_us", "pre_window_kernels")
+_RANK_SHOWN = ("rank", "steps", "step_mean_us", "compute_total_us", "comm_total_us", "overlap_total_us",
+               "exposed_comm_total_us", "overlap_pct", "memory_total_us", "idle_total_us", "wait_total_us",
+               "pre_window_kernels")
 
 
 def ranks_view(t: Mapping[str, pd.DataFrame], opts: ViewOptions) -> View:
@@ -189,10 +192,25 @@ def steps_view(t: Mapping[str, pd.DataFrame], opts: ViewOptions) -> View | None:
     return View("Per-step breakdown (work launched in each ProfilerStep, us)", t["steps"]) if opts.per_step else None
 
 
+#: names of the per-rank (whole window) breakdown columns: the window's totals carry ``_total``
+#: (the per-step table keeps the bare names: its rows are single steps)
+RANK_NAMES = {c: c.replace("_us", "_total_us") for c in BREAKDOWN_COLUMNS if c not in ("span_us", "overlap_pct")}
+RANK_NAMES["step_us"] = "step_mean_us"
+
+
+def _window_docs(cols: tuple[Column, ...]) -> tuple[Column, ...]:
+    """The breakdown docs with the per-rank names, in the column and in the formulas."""
+    def sub(text: str) -> str:
+        return re.sub(r"\b(" + "|".join(RANK_NAMES) + r")\b", lambda m: RANK_NAMES[m.group(1)], text)
+
+    return tuple(Column(RANK_NAMES.get(c.name, c.name), c.unit,
+                        sub(c.doc) + (", over the trace window" if c.name in RANK_NAMES else "")) for c in cols)
+
+
 _RANK_HEAD = (
     Column("rank", "rank", "the rank"),
     Column("steps", "count", "ProfilerSteps in the trace"),
-    Column("step_us", "us", "CPU duration of the ProfilerStep#N range, mean over the rank's steps"),
+    Column("step_mean_us", "us", "CPU duration of the ProfilerStep#N range, mean over the rank's steps"),
     Column("kernels", "count", "GPU activities (kernels, memcpys, memsets) in the trace window"),
 )
 _RANK_TAIL = (
@@ -204,17 +222,20 @@ _RANK_TAIL = (
 TABLES = [
     Table(
         name="rank_totals", scope="rank", title="Per-rank breakdown without the cross-rank columns",
-        columns=(*_RANK_HEAD, *_BREAKDOWN_DOCS, *_RANK_TAIL), compute=rank_totals, needs=("collectives",),
+        columns=(*_RANK_HEAD, *_window_docs(_BREAKDOWN_DOCS), *_RANK_TAIL), compute=rank_totals,
+        needs=("collectives",),
         internal=True,
     ),
     Table(
         name="ranks", scope="run", title="Per-rank breakdown (GPU time over the whole trace window)",
         doc="Every time is the length of a union of GPU intervals over all GPU activity in the trace window, "
-            "pre-window kernels included.",
-        columns=(*_RANK_HEAD, *_BREAKDOWN_DOCS,
-                 Column("wait_us", "us", "sum over accepted matched collectives of max(0, min(own kernel end, "
-                                         "latest peer kernel start) − own kernel start): time spent waiting for "
-                                         "peers, at most the rank's communication kernel time"),
+            "pre-window kernels included; `_total_` columns are totals over the window (divide by steps for a "
+            "rough per-step figure; the steps table has the exact per-step values).",
+        columns=(*_RANK_HEAD, *_window_docs(_BREAKDOWN_DOCS),
+                 Column("wait_total_us", "us", "sum over accepted matched collectives of max(0, min(own kernel end, "
+                                               "latest peer kernel start) − own kernel start): time spent waiting "
+                                               "for peers over the trace window, at most the rank's communication "
+                                               "kernel time"),
                  Column("last_count", "count", "matched collectives this rank arrived at last (was the straggler)"),
                  *_RANK_TAIL),
         compute=ranks_table, needs=("rank_totals", "waits", "instances"), view=ranks_view, order=10,

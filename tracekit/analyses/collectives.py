@@ -379,10 +379,10 @@ def collective_summary(c: pd.DataFrame, instances: pd.DataFrame | None = None) -
     def total(x: pd.Series) -> float:  # NaN when nothing is known (CPU traces), not 0
         return x.sum(min_count=1)
 
-    out = g.agg(count=("dur_us", "size"), total_mb=("bytes", lambda x: total(x) / 1e6),
-                total_us=("dur_us", total), mean_us=("dur_us", "mean"),
-                exposed_us=("exposed_us", total), busbw_gbps=("busbw_gbps", "mean"),
-                busbw_incl_wait_gbps=("busbw_incl_wait_gbps", "mean"))
+    out = g.agg(count=("dur_us", "size"), mb_total=("bytes", lambda x: total(x) / 1e6),
+                dur_total_us=("dur_us", total), dur_mean_us=("dur_us", "mean"),
+                exposed_total_us=("exposed_us", total), busbw_mean_gbps=("busbw_gbps", "mean"),
+                busbw_incl_wait_mean_gbps=("busbw_incl_wait_gbps", "mean"))
     return out.reset_index()
 
 

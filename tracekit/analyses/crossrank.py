@@ -210,18 +210,18 @@ def _matched(ctx: RunContext) -> tuple[pd.DataFrame, pd.DataFrame]:
 def wait_view(t: Mapping[str, pd.DataFrame], opts: ViewOptions) -> View:
     """Per rank: total wait, its share of the rank's comm time, and how often the rank arrived last."""
     r = t["ranks"]
-    if r.empty or r["wait_us"].isna().all():
+    if r.empty or r["wait_total_us"].isna().all():
         return View("Cross-rank wait", pd.DataFrame())
-    out = r[["rank", "comm_us", "wait_us", "last_count"]].copy()
-    out["wait_pct_of_comm"] = 100.0 * out["wait_us"] / out["comm_us"].where(out["comm_us"] > 0)
+    out = r[["rank", "comm_total_us", "wait_total_us", "last_count"]].copy()
+    out["wait_pct_of_comm"] = 100.0 * out["wait_total_us"] / out["comm_total_us"].where(out["comm_total_us"] > 0)
     # instances this rank took part in (with several process groups, not every instance)
     w = t["waits"] if "waits" in t else pd.DataFrame()
     n = w.groupby("rank").size() if len(w) else pd.Series(dtype=float)
     out["matched"] = out["rank"].map(n).fillna(0).astype(int)
     out["last_pct"] = 100.0 * out["last_count"] / out["matched"].where(out["matched"] > 0)
     note = match_note(match_summary(t["instances"])) if "instances" in t else None
-    return View("Cross-rank wait", out[["rank", "matched", "wait_us", "wait_pct_of_comm", "last_count", "last_pct"]],
-                note=note)
+    return View("Cross-rank wait (totals over the trace window)",
+                out[["rank", "matched", "wait_total_us", "wait_pct_of_comm", "last_count", "last_pct"]], note=note)
 
 
 def skew_view(t: Mapping[str, pd.DataFrame], opts: ViewOptions, n: int = 5) -> View | None:

@@ -205,7 +205,7 @@ def rank_waiting(result: Any, *_: Any) -> list[dict[str, Any]]:
     w = _clipped_waits(result)
     idle = result.tables.get("gpu_idle") if hasattr(result, "tables") else None
     agg = w.groupby("rank").agg(steps=("step", "nunique"), wait=("wait_us", "sum"))
-    comm = r.drop_duplicates("rank").set_index("rank")["comm_us"].reindex(agg.index).astype(float)
+    comm = r.drop_duplicates("rank").set_index("rank")["comm_total_us"].reindex(agg.index).astype(float)
     steps = agg["steps"].clip(lower=1)
     share = (100.0 * agg["wait"] / comm).where(comm.notna() & np.isfinite(comm) & (comm != 0))
     fire = agg[(share >= WAIT_SHARE_PCT) & (agg["wait"] / steps >= WAIT_MIN_US_PER_STEP)].index
