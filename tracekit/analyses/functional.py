@@ -22,8 +22,6 @@ NCCL it only makes the current stream wait for the communication stream.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pandas as pd
 
