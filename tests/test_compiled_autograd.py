@@ -238,7 +238,7 @@ def test_tp2_sample_has_no_gradient_buckets() -> None:
 
     res = tracekit.analyze(SAMPLES / "tp2-replicate-transformer")
     man = res.meta["manifest"]
-    assert man["config"]["tp"] == 2 and man["run"]["parallel_applied"]["tensor_parallel"]["colwise"] == 8
+    assert man.config["tp"] == 2 and man.run.parallel_applied["tensor_parallel"]["colwise"] == 8
     c = res.collectives
     # mesh (1, 2): the tp dimension spans both ranks and reuses the default group; dp = 1 has no collectives
     assert set(c["pg_desc"]) == {"default_pg"} and (c["group_size"] == 2).all()
