@@ -228,13 +228,13 @@ def graph_break_table(rt: RankTrace, manifest: Manifest | None = None) -> tuple[
     return out.reset_index()[list(GB_COLUMNS)], bnd
 
 
-def _eager_steps(rank: int, idx: pd.Index, facts: dict[str, Any]) -> pd.DataFrame:
+def _eager_steps(rank: int, idx: pd.Index, facts: CompileFacts) -> pd.DataFrame:
     """:func:`graph_break_table`'s rows for a rank without any compiled op: nothing compiled,
     no boundaries, so every count and time is zero (built directly: per-rank cost matters
     on runs of thousands of ranks)."""
     n = len(idx)
     zero_i, zero_f = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.float64)
-    requested = bool(facts.get("enabled"))
+    requested = facts.enabled
     out = pd.DataFrame({"step": idx.to_numpy(), "rank": rank})
     for c in ("regions", "graph_regions", "fwd_subgraphs", "bwd_subgraphs", "cache_lookups", "ddp_splits",
               "real_breaks"):
