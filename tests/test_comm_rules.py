@@ -76,8 +76,8 @@ def test_rule_per_kernel(tmp_path):
 def test_comm_time_and_rules_table(tmp_path):
     res = analyze(load(build(tmp_path / "t.json")), comm_pattern="^my_comm")
     # comm: [10,20) + [20,25) + [30,36) + [40,44) + [50,52) + [60,63) = 10 + 5 + 6 + 4 + 2 + 3
-    assert res.ranks["comm_us"].tolist() == [10 + 5 + 6 + 4 + 2 + 3]
-    assert res.ranks["compute_us"].tolist() == [10 + 10 + 10]
+    assert res.ranks["comm_total_us"].tolist() == [10 + 5 + 6 + 4 + 2 + 3]
+    assert res.ranks["compute_total_us"].tolist() == [10 + 10 + 10]
     t = res.comm_rules.set_index("rule")
     assert t.loc["nccl_kernel", "kernels"] == 1 and t.loc["nccl_kernel", "kernel_total_us"] == 10
     assert t.loc["custom_kernel", "kernels"] == 2 and t.loc["custom_kernel", "kernel_total_us"] == 5 + 2

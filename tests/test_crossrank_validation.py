@@ -52,7 +52,7 @@ def test_wait_is_bounded_by_own_kernel(tmp_path):
     assert w[(0, 1)] == min(300 + 50, 320) - 300 == 20   # the usual case: latest start - own start
     assert w[(1, 1)] == 0
     r = res.ranks.set_index("rank")
-    assert r.loc[0, "wait_us"] == 10 + 20 and r.loc[0, "wait_us"] <= r.loc[0, "comm_us"] == 10 + 50
+    assert r.loc[0, "wait_total_us"] == 10 + 20 and r.loc[0, "wait_total_us"] <= r.loc[0, "comm_total_us"] == 10 + 50
     assert res.meta["matching"]["rejected"] == 0  # a broadcast need not overlap: it is not checked
 
 
@@ -74,7 +74,7 @@ def test_rejected_matches_and_why(tmp_path):
                                     "rejected_by": {"op differs": 1, "size differs": 1, "kernels do not overlap": 1}}
     # only the accepted ones count: rank 0 waits 5 (#3) + 4 (#4), the 1010 µs of #2 are not a wait
     assert sorted(res.waits["step_seq"].unique()) == [3, 4]
-    assert res.ranks.set_index("rank").loc[0, "wait_us"] == 5 + 4
+    assert res.ranks.set_index("rank").loc[0, "wait_total_us"] == 5 + 4
 
 
 def test_overlap_tolerance(tmp_path):
@@ -108,7 +108,7 @@ def test_wait_never_exceeds_comm_on_committed_traces(run):
     w = res.waits.merge(own, on=["rank", "pg_name", "step", "step_seq"], how="left")
     assert (w["wait_us"] >= 0).all()
     assert (w["wait_us"] <= w["dur_us"] + 1e-9).all(), w[w["wait_us"] > w["dur_us"]]
-    r = res.ranks.dropna(subset=["wait_us"])
-    assert (r["wait_us"] <= r["comm_us"] + 1e-6).all(), r[["rank", "wait_us", "comm_us"]]
+    r = res.ranks.dropna(subset=["wait_total_us"])
+    assert (r["wait_total_us"] <= r["comm_total_us"] + 1e-6).all(), r[["rank", "wait_total_us", "comm_total_us"]]
     m = res.meta["matching"]
     assert m["matched"] == len(res.instances) == m["accepted"] + m["rejected"]

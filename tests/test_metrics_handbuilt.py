@@ -421,7 +421,7 @@ def test_inconsistent_match_warns(tmp_path):
         res = run(tmp_path, *_two_ranks(nelems=(1000, 2000)))
     assert not res.instances["consistent"].any()
     assert not res.instances["accepted"].any() and set(res.instances["check"]) == {"size differs"}
-    assert res.waits.empty and res.ranks["wait_us"].isna().all()
+    assert res.waits.empty and res.ranks["wait_total_us"].isna().all()
     assert res.meta["matching"] == {"matched": 3, "accepted": 0, "rejected": 3, "rejected_by": {"size differs": 3},
                                     "flagged": {}}
 

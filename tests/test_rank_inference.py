@@ -39,7 +39,7 @@ def test_single_file_is_rank_zero_with_a_note(tmp_path, name, as_folder):
     assert len(ts.notes) == 1 and name in ts.notes[0] and "rank 0 of world size 1" in ts.notes[0]
     res = analyze(ts)
     assert any("rank 0 of world size 1" in n for n in res.meta["notes"])
-    assert res.ranks["compute_us"].tolist() == [20] and res.ranks["comm_us"].tolist() == [10]
+    assert res.ranks["compute_total_us"].tolist() == [20] and res.ranks["comm_total_us"].tolist() == [10]
 
 
 def test_single_file_through_the_engine(tmp_path):

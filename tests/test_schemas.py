@@ -48,8 +48,8 @@ def to_2021(doc):  # noqa: ANN001, ANN201
 def numbers(path):  # noqa: ANN001, ANN201
     res = analyze(load(path))
     r = res.ranks.iloc[0]
-    return {"steps": res.meta["steps"], "compute_us": r["compute_us"], "comm_us": r["comm_us"],
-            "memory_us": r["memory_us"]}
+    return {"steps": res.meta["steps"], "compute_us": r["compute_total_us"], "comm_us": r["comm_total_us"],
+            "memory_us": r["memory_total_us"]}
 
 
 EXPECTED = {"steps": [1], "compute_us": 20, "comm_us": 10, "memory_us": 5}

@@ -296,6 +296,8 @@ class CompiledAutogradGraph(_S):
     fullgraph: bool | None = None
     dynamo_graphs: int | None = None
     allreduce_calls: int | None = None
+    #: why fullgraph compilation of the capture failed (the capture then ran with graph breaks)
+    fullgraph_failed: str | None = None
 
 
 class CompiledAutograd(_S):
