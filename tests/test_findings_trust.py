@@ -18,6 +18,7 @@ from tests.tracebuilder import TraceBuilder
 from tracekit.analyses import collectives, findings
 from tracekit.analyses.findings import as_dicts
 from tracekit.report.render import manifest_rows
+from tracekit.profile.manifest import decode_manifest
 
 NELEMS = 1_000_000  # fp32: 4 MB per allreduce
 
@@ -157,8 +158,8 @@ def test_bandwidth_from_transfer_time_and_waiting_inclusive_separately(tmp_path:
     assert c.loc[1, "busbw_incl_wait_gbps"] == pytest.approx(4e6 / 1e9 / 100e-6)
     s = collectives.collective_summary(res.collectives, res.instances).set_index("rank")
     # transfer time = the shortest kernel across ranks = the last arriver's 100 µs, for both ranks
-    assert s.loc[0, "busbw_gbps"] == pytest.approx(4e6 / 1e9 / 100e-6) == s.loc[1, "busbw_gbps"]
-    assert s.loc[0, "busbw_incl_wait_gbps"] == pytest.approx(4e6 / 1e9 / 640e-6)
+    assert s.loc[0, "busbw_mean_gbps"] == pytest.approx(4e6 / 1e9 / 100e-6) == s.loc[1, "busbw_mean_gbps"]
+    assert s.loc[0, "busbw_incl_wait_mean_gbps"] == pytest.approx(4e6 / 1e9 / 640e-6)
 
 
 def test_bucket_busbw_from_transfer_time(tmp_path: Path) -> None:
@@ -226,7 +227,8 @@ def test_config_line_shows_only_options_that_applied() -> None:
     def cfg(kind: str | None = None, **kw) -> str:  # noqa: ANN003
         base = {"model": "toy", "parallel": "ddp", "dynamo": "none", "batch_size": 32, "device": "cuda",
                 "width": 2048, "depth": 8, "seq_len": 128, "heads": 4, "bucket_cap_mb": None}
-        return dict(manifest_rows({"config": {**base, **kw}, "run": {"model_kind": kind}}))["config"]
+        man = decode_manifest({"config": {**base, **kw}, "run": {"model_kind": kind}}, "run.json")
+        return dict(manifest_rows(man))["config"]
 
     assert "width=2048" in cfg() and "depth=8" in cfg() and "seq_len" not in cfg()
     r50 = cfg("torchvision", model="resnet50", width=256, depth=4)

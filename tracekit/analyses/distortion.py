@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from tracekit.analyses.registry import Column, RunContext, Table, View
+from tracekit.profile.manifest import Manifest
 
 #: the profiled window counts as distorted when its step is this many times the unprofiled one
 DISTORTED_RATIO = 1.15
@@ -58,23 +59,15 @@ def _mean_us(v: Any) -> float:
     return 1e6 * statistics.fmean(xs) if xs else np.nan
 
 
-def _timings(manifest: Any) -> dict[str, Any]:
-    t = manifest.get("timings") if isinstance(manifest, dict) else None
-    return t if isinstance(t, dict) else {}
-
-
-def distortion_rows(manifest: Any, steps: pd.DataFrame, idle: pd.DataFrame) -> pd.DataFrame:
+def distortion_rows(manifest: Manifest | None, steps: pd.DataFrame, idle: pd.DataFrame) -> pd.DataFrame:
     """The ``profiler_distortion`` rows (see module doc); empty without run.json timings."""
-    per = _timings(manifest).get("per_rank")
-    if not isinstance(per, list):
-        return pd.DataFrame(columns=list(DISTORTION_COLUMNS))
     rows = []
-    for r in per:
-        if not isinstance(r, dict) or not isinstance(r.get("rank"), int):
+    for r in manifest.timings.per_rank if manifest is not None and manifest.timings else []:
+        if r.rank is None:
             continue
-        rank = r["rank"]
-        unprof = _mean_us(r.get("step_s"))
-        prof, source = _mean_us(r.get("profiled_step_s")), "run.json"
+        rank = r.rank
+        unprof = _mean_us(r.step_s)
+        prof, source = _mean_us(r.profiled_step_s), "run.json"
         if not np.isfinite(prof) and len(steps):
             s = steps.loc[steps["rank"] == rank, "step_us"]
             prof, source = (float(s.mean()), "trace") if len(s) else (np.nan, None)
@@ -87,13 +80,12 @@ def distortion_rows(manifest: Any, steps: pd.DataFrame, idle: pd.DataFrame) -> p
     return pd.DataFrame(rows, columns=list(DISTORTION_COLUMNS))
 
 
-def run_distortion(manifest: Any, rows: pd.DataFrame) -> dict[str, Any] | None:
+def run_distortion(manifest: Manifest | None, rows: pd.DataFrame) -> dict[str, Any] | None:
     """``meta["profiler_distortion"]`` (see module doc), or None when it cannot be computed."""
-    t = _timings(manifest)
-    overall = t.get("overall") if isinstance(t.get("overall"), dict) else {}
-    profiled = t.get("profiled") if isinstance(t.get("profiled"), dict) else {}
-    unprof, prof = overall.get("mean_sec_per_iter"), profiled.get("mean_sec_per_iter")
-    if all(isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 for x in (unprof, prof)):
+    t = manifest.timings if manifest is not None else None
+    unprof = t.overall.mean_sec_per_iter if t and t.overall else None
+    prof = t.profiled.mean_sec_per_iter if t and t.profiled else None
+    if unprof is not None and prof is not None and unprof > 0 and prof > 0:
         u, p, source = 1e6 * float(unprof), 1e6 * float(prof), "run.json"
     else:
         ok = rows.dropna(subset=["ratio"]) if len(rows) else rows
@@ -131,31 +123,27 @@ def _differs(ev: float | None, tr: float) -> bool:
     return abs(tr - ev) > max(AGREE_REL * abs(ev), AGREE_MIN_US)
 
 
-def event_rows(manifest: Any, timeline: pd.DataFrame, buckets: pd.DataFrame | None = None) -> pd.DataFrame:
+def event_rows(manifest: Manifest | None, timeline: pd.DataFrame, buckets: pd.DataFrame | None = None) -> pd.DataFrame:
     """The ``bucket_events`` rows (see module doc); empty when run.json has no bucket timing."""
-    bt = manifest.get("bucket_timing") if isinstance(manifest, dict) else None
-    per = bt.get("per_rank") if isinstance(bt, dict) else None
+    bt = manifest.bucket_timing if manifest is not None else None
     rows = []
-    for r in per if isinstance(per, list) else []:
-        if not isinstance(r, dict) or not isinstance(r.get("rank"), int):
-            continue
-        s = r.get("summary") if isinstance(r.get("summary"), dict) else {}
-        num = {k: (float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None) for k, v in s.items()}
-        tl = timeline[timeline["rank"] == r["rank"]] if len(timeline) else timeline
+    for r in bt.per_rank if bt is not None else []:
+        num = {k: (float(v) if v is not None else None) for k, v in r.summary.items()}
+        tl = timeline[timeline["rank"] == r.rank] if len(timeline) else timeline
         b = buckets if buckets is not None else pd.DataFrame(columns=["rank"])
-        tr = _trace_bucket_figures(tl, b[b["rank"] == r["rank"]] if len(b) else b)
+        tr = _trace_bucket_figures(tl, b[b["rank"] == r.rank] if len(b) else b)
         ev_comm, ev_exp = num.get("comm_us_per_step"), num.get("exposed_us_per_step")
         why = [w for w, bad in (
             ("bucket count", num.get("buckets_per_step") is not None and np.isfinite(tr["buckets"])
              and round(tr["buckets"], 1) != round(num["buckets_per_step"], 1)),
             ("comm per step", _differs(ev_comm, tr["comm"])), ("exposed per step", _differs(ev_exp, tr["exposed"])))
             if bad]
-        unavailable = r.get("unavailable")
+        unavailable = r.unavailable
         known = ev_comm is not None and np.isfinite(tr["comm"])
         note = (f"unavailable: {unavailable}" if unavailable else "no bucket allreduces in the trace" if not known
                 else f"trace differs from the unprofiled steps: {', '.join(why)}" if why else "")
         rows.append({
-            "rank": r["rank"], "clock": r.get("clock"), "event_steps": num.get("steps"),
+            "rank": r.rank, "clock": r.clock, "event_steps": num.get("steps"),
             "event_buckets_per_step": num.get("buckets_per_step"), "trace_buckets_per_step": tr["buckets"],
             "event_comm_us_per_step": ev_comm, "trace_comm_us_per_step": tr["comm"],
             "event_exposed_us_per_step": ev_exp, "trace_exposed_us_per_step": tr["exposed"],
@@ -167,7 +155,7 @@ def event_rows(manifest: Any, timeline: pd.DataFrame, buckets: pd.DataFrame | No
 
 def _events_table(ctx: RunContext) -> pd.DataFrame:
     rows = event_rows(ctx.manifest, ctx.tables["bucket_timeline"], ctx.tables["buckets"])
-    if rows.empty and isinstance(ctx.manifest, dict):  # say why there is nothing, per rank
+    if rows.empty and ctx.manifest is not None:  # say why there is nothing, per rank
         rows = pd.DataFrame([dict.fromkeys(EVENT_COLUMNS) | {
             "rank": int(r), "note": "unavailable: run.json has no bucket_timing (an older tracekit)"}
             for r in ctx.meta.get("ranks", [])], columns=list(EVENT_COLUMNS))

@@ -314,11 +314,24 @@ class Buckets(_S):
     unavailable: dict[str, str] = {}
 
 
+class RankBucketTiming(_S):
+    """One rank's ``bucket_timing.per_rank`` entry (:meth:`tracekit.profile.bucket_events.BucketTimer.results`)."""
+
+    rank: int
+    clock: str | None = None
+    #: per step: ``step``, ``step_us``, ``bwd_end_us``, ``buckets`` and the derived figures (free-form)
+    steps: list[dict[str, Any]] = []
+    #: means over the steps (``steps``, ``buckets_per_step``, ``comm_us_per_step``, ``exposed_us_per_step``,
+    #: ``overlap_pct``, ...); null where a mark was missing
+    summary: dict[str, float | None] = {}
+    unavailable: str | None = None
+
+
 class BucketTiming(_S):
-    """``bucket_timing`` (see the module doc; per rank free-form, tracekit.profile.bucket_events)."""
+    """``bucket_timing`` (see the module doc and tracekit.profile.bucket_events)."""
 
     method: str | None = None
-    per_rank: list[dict[str, Any]] = []
+    per_rank: list[RankBucketTiming] = []
 
 
 class TraceFile(_S):
