@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import gc
 import io
 import json
 from pathlib import Path
@@ -153,3 +154,14 @@ def test_graph_break_summary_arithmetic() -> None:
     assert s.loc[0, "compiled_cpu_us"] == (100 + 300) / 2 and s.loc[0, "idle_at_breaks_us"] == (0 + 40) / 2
     assert s.loc[0, "cost_per_break_us"] == 40.0  # mean over the steps that had a break
     assert s.loc[0, "compile_skipped_steps"] == 1 and s.loc[1, "compile_skipped_steps"] == 1
+
+
+def test_garbage_collector_off_only_for_read_only_commands() -> None:
+    was = gc.isenabled()
+    try:
+        for name, on in (("analyze", False), ("diff", False), ("profile", True), ("bench", True)):
+            gc.disable()
+            assert CliRunner().invoke(main, [name, "--help"]).exit_code == 0
+            assert gc.isenabled() is on, name
+    finally:
+        (gc.enable if was else gc.disable)()
