@@ -56,6 +56,28 @@ def _slowest_mean_ms(per_rank: list[list[float]]) -> float | None:
     return 1e3 * statistics.fmean(steps) if steps else None
 
 
+def paired_overhead_pct(off: list[list[float]], on: list[list[float]], block: int) -> dict[str, float] | None:
+    """The events' overhead from the interleaved blocks: per block pair, 100 · (mean on / mean off − 1) of
+    the slowest rank's steps; returns the mean over pairs and a 95 % interval (mean ± t · sd / √pairs,
+    t from the normal approximation 1.96 for ≥ 30 pairs, else the two-sided t quantile)."""
+    a = [max(v) for v in zip(*off)]
+    b = [max(v) for v in zip(*on)]
+    pairs = min(len(a), len(b)) // block
+    if pairs < 2:
+        return None
+    d = [100 * (statistics.fmean(b[k * block:(k + 1) * block]) / statistics.fmean(a[k * block:(k + 1) * block]) - 1)
+         for k in range(pairs)]
+    t = _T95.get(pairs - 1, 1.96)
+    half = t * statistics.stdev(d) / pairs ** 0.5
+    return {"mean_pct": statistics.fmean(d), "ci95_low_pct": statistics.fmean(d) - half,
+            "ci95_high_pct": statistics.fmean(d) + half, "pairs": pairs}
+
+
+#: two-sided 95 % t quantiles by degrees of freedom (small samples)
+_T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23, 11: 2.20,
+        12: 2.18, 13: 2.16, 14: 2.14, 15: 2.13, 16: 2.12, 17: 2.11, 18: 2.10, 19: 2.09, 20: 2.09, 24: 2.06, 29: 2.05}
+
+
 def worker(a: argparse.Namespace) -> None:
     import torch
     import torch.distributed as dist
@@ -119,6 +141,8 @@ def worker(a: argparse.Namespace) -> None:
         for key in ("off", "events", "cpu,cuda", "cuda"):
             per = [g.get(key) or [] for g in got]
             row[f"{key}_ms"] = _slowest_mean_ms(per) if all(per) else None
+        row["events_overhead"] = (paired_overhead_pct([g["off"] for g in got], [g["events"] for g in got], a.steps)
+                                  if all(g["events"] for g in got) else None)
         row["bucket_summary_rank0"] = got[0]["bucket_summary"]
         with open(a.out, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(row) + "\n")
@@ -132,8 +156,9 @@ def _pct(a: float | None, b: float | None) -> str:
 
 def table(rows: list[dict[str, Any]]) -> str:
     """Markdown: mean step (ms) per mode, the ratio to the unprofiled step and the events' overhead."""
-    out = ["| variant | no profiler | bucket events on | CPU+CUDA activities | CUDA only |",
-           "|---|---|---|---|---|"]
+    out = ["| variant | no profiler | bucket events on | events overhead, 95 % interval (block pairs) "
+           "| CPU+CUDA activities | CUDA only |",
+           "|---|---|---|---|---|---|"]
     for r in rows:
         off = r.get("off_ms")
 
@@ -141,7 +166,10 @@ def table(rows: list[dict[str, Any]]) -> str:
             x = r.get(k)
             return "-" if x is None else f"{x:.1f} ms ({_pct(x, off)})" if k != "off_ms" else f"{x:.1f} ms"
 
-        out.append(f"| {r['variant']} | {cell('off_ms')} | {cell('events_ms')} | {cell('cpu,cuda_ms')} | "
+        ov = r.get("events_overhead")
+        ci = (f"{ov['mean_pct']:+.1f} % [{ov['ci95_low_pct']:+.1f}, {ov['ci95_high_pct']:+.1f}] ({ov['pairs']})"
+              if ov else "-")
+        out.append(f"| {r['variant']} | {cell('off_ms')} | {cell('events_ms')} | {ci} | {cell('cpu,cuda_ms')} | "
                    f"{cell('cuda_ms')} |")
     return "\n".join(out)
 

@@ -100,6 +100,8 @@ def _check_profiled_and_bucket_timing(m: dict, steps: int, profiled: int) -> Non
         assert len(row["profiled_step_s"]) == profiled and all(x > 0 for x in row["profiled_step_s"])
     assert m["timings"]["profiled"]["activities"] == "cpu,cuda" and m["timings"]["profiled"]["mean_sec_per_iter"] > 0
     assert m["run"]["parallel_applied"]["bucket_timing"] == "on"
+    # the bucket marks run in min(steps, 10) steps of their own, between the timed steps and the window
+    assert m["profile_window"]["first_step"] == m["config"]["warmup"] + steps + min(steps, 10)
     for r in m["bucket_timing"]["per_rank"]:
         assert r["clock"] == "host" and len(r["steps"]) == steps
         for s in r["steps"]:

@@ -1,7 +1,9 @@
 """Per-bucket DDP timing without the profiler: CUDA events (host clocks on CPU) around each bucket.
 
-During the timed (unprofiled) steps, a DDP comm hook that wraps the active one
-(the default allreduce, or the bf16/fp16 compress hook) marks, per step:
+In steps of their own (``ProfileConfig.bucket_timing_steps``, after the timed
+steps and before the profiler window, so the marks' cost never reaches the
+unprofiled step time), a DDP comm hook that wraps the active one (the default
+allreduce, or the bf16/fp16 compress hook) marks, per step:
 
 - ``step start`` / ``step end``: before the forward and after the optimizer step;
 - per bucket, in the order DDP hands them over:
@@ -32,8 +34,8 @@ Derived per bucket (µs from the step start; :func:`derive_step`):
 Per step: ``comm_us`` = |∪ bucket [start, end]|, ``exposed_us`` = |∪ ∩ [backward end, ∞)|,
 ``overlap_us`` = comm − exposed, ``overlap_pct`` = 100 · overlap / comm.
 
-The hook stays registered after the timed steps (as a pass-through that only
-calls the wrapped hook), so the profiled window runs DDP's Python allreduce hook
+Outside those steps the hook stays registered as a pass-through that only
+calls the wrapped hook: the timed steps and the profiled window run DDP's Python allreduce hook
 rather than its built-in C++ one: a Python call per bucket (tens of µs of CPU).
 ``--no-bucket-timing`` leaves DDP's hooks untouched.
 
@@ -51,7 +53,7 @@ from typing import Any
 CUDA_EVENTS = "cuda_events"
 HOST = "host"
 #: the manifest's description of the method (run.json ``bucket_timing.method``)
-METHOD = ("comm hook around DDP's active hook during the timed steps: ready = hook call, end = allreduce "
+METHOD = ("comm hook around DDP's active hook in min(steps, 10) steps after the timed ones: ready = hook call, end = allreduce "
           "future done, backward end = autograd-engine callback; start = max(ready, previous end) on "
           "cuda_events, = ready on host; exposed = part after backward end")
 

@@ -61,7 +61,8 @@ class ProfileConfig:
     """Everything that decides what a profile run does.
 
     Step phases, in order: ``warmup`` steps (compilation happens here), ``steps``
-    timed steps with the profiler off, then the profiler window of
+    timed steps with the profiler off, ``bucket_timing_steps`` steps with DDP bucket
+    marks (the profiler off), then the profiler window of
     ``profile_wait + profile_warmup + profile_steps`` steps of which the last
     ``profile_steps`` are recorded.
     """
@@ -108,7 +109,7 @@ class ProfileConfig:
     record_shapes: bool = False
     with_stack: bool = False
     profile_activities: str = "cpu,cuda"
-    bucket_timing: bool = True  # per-bucket CUDA-event timing in the timed steps (tracekit.profile.bucket_events)
+    bucket_timing: bool = True  # per-bucket CUDA-event timing in steps after the timed ones (bucket_timing_steps)
     # provenance and test hooks
     command_line: list[str] = field(default_factory=list)
     fail_rank: int | None = None  # debug: this rank raises (see fail_at)
@@ -247,6 +248,12 @@ class ProfileConfig:
         if self.dynamo == "none" or self.parallel not in DDP_LIKE:
             return None
         return self.optimize_ddp or "ddp_optimizer"
+
+    @property
+    def bucket_timing_steps(self) -> int:
+        """Steps with bucket marks, run after the timed steps and before the profiler window
+        (``min(steps, 10)``; 0 without bucket timing): the marks' cost never reaches the step time."""
+        return min(self.steps, 10) if self.bucket_timing else 0
 
     @property
     def profile_cycle_steps(self) -> int:

@@ -171,7 +171,8 @@ def build_manifest(config: ProfileConfig, ranks: list[dict[str, Any]], world: in
         "timings": timings,
         "profile_window": {
             "wait": config.profile_wait, "warmup": config.profile_warmup, "active": config.profile_steps,
-            "first_step": config.warmup + config.steps,
+            # steps run before the window: warm-up, timed, and the bucket-timing steps where they ran
+            "first_step": config.warmup + config.steps + len((ranks[0].get("bucket_timing") or {}).get("steps") or []),
             "record_shapes": config.record_shapes, "with_stack": config.with_stack,
             "activities": config.profile_activities,
         },
