@@ -8,9 +8,11 @@ import io
 import json
 from pathlib import Path
 
+import pandas as pd
 from click.testing import CliRunner
 
 from tracekit.cli import main
+from tracekit.report.fmt import MAX_CELL, shorten, table
 
 REF = Path(__file__).parent / "data" / "reference"
 
@@ -165,3 +167,11 @@ def test_garbage_collector_off_only_for_read_only_commands() -> None:
             assert gc.isenabled() is on, name
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def test_long_cells_shortened_in_text() -> None:
+    name = "triton_per_fused_" + "x" * 300 + "_tail42"
+    short = shorten(name)
+    assert len(short) == MAX_CELL and short.startswith("triton_per_fused_") and short.endswith("_tail42") and "…" in short
+    assert shorten("ncclKernel_AllReduce") == "ncclKernel_AllReduce"
+    assert name not in table(pd.DataFrame({"kernel": [name]}), "table") and short in table(pd.DataFrame({"kernel": [name]}), "table")

@@ -7,6 +7,19 @@ from tabulate import tabulate
 
 from tracekit.report.safe import safe_text
 
+#: longest cell of a text or markdown table; longer ones (inductor's fused kernel names run to 300+
+#: characters) keep their start and end around an ellipsis. JSON and CSV keep every value whole.
+MAX_CELL = 120
+
+
+def shorten(text: str, limit: int = MAX_CELL) -> str:
+    """``text`` if it fits ``limit`` characters, else its first and last characters around ``…``."""
+    if len(text) <= limit:
+        return text
+    head = (limit - 1) * 2 // 3
+    return f"{text[:head]}…{text[len(text) - (limit - 1 - head):]}"
+
+
 def table(df: pd.DataFrame | None, fmt: str, *, empty: str = "(none)") -> str:
     """A DataFrame as a tabulate table (``markdown`` -> github style, else simple).
 
@@ -18,6 +31,6 @@ def table(df: pd.DataFrame | None, fmt: str, *, empty: str = "(none)") -> str:
     obj = df.astype(object).where(df.notna(), None)
     # names escaped per cell, before tabulate (it would take a CR for a line break); on the
     # Python rows, as DataFrame.map would re-infer dtypes (ints with a None become floats)
-    rows = [[safe_text(v) if isinstance(v, str) else v for v in row] for row in obj.values.tolist()]
+    rows = [[shorten(safe_text(v)) if isinstance(v, str) else v for v in row] for row in obj.values.tolist()]
     return tabulate(rows, headers=[safe_text(str(c)) for c in df.columns],
                     tablefmt="github" if fmt == "markdown" else "simple", floatfmt=".1f", missingval="-")
