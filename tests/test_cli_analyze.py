@@ -11,7 +11,9 @@ from pathlib import Path
 import pandas as pd
 from click.testing import CliRunner
 
+from tracekit.analyses.registry import AnalysisResult, View
 from tracekit.cli import main
+from tracekit.report.render import TEXT_MAX_RANKS, only_ranks, shown_ranks
 from tracekit.report.fmt import MAX_CELL, shorten, table
 
 REF = Path(__file__).parent / "data" / "reference"
@@ -175,3 +177,16 @@ def test_long_cells_shortened_in_text() -> None:
     assert len(short) == MAX_CELL and short.startswith("triton_per_fused_") and short.endswith("_tail42") and "…" in short
     assert shorten("ncclKernel_AllReduce") == "ncclKernel_AllReduce"
     assert name not in table(pd.DataFrame({"kernel": [name]}), "table") and short in table(pd.DataFrame({"kernel": [name]}), "table")
+
+
+def test_text_report_of_many_ranks_shows_the_first_and_the_named_ranks() -> None:
+    n = 100
+    findings = pd.DataFrame({"rank": [70, None, 3], "code": ["rank_waiting", "gpu_idle", "graph_break"]})
+    res = AnalysisResult(meta={"ranks": list(range(n))}, tables={"findings": findings})
+    shown = shown_ranks(res)
+    assert shown == [*range(16), 70]  # rank 3 is among the first 16 already
+    v = only_ranks(View("Per rank", pd.DataFrame({"rank": list(range(n)) * 2, "x": 1.0})), shown, "ranks")
+    assert sorted(v.body["rank"].unique()) == shown and len(v.body) == 2 * len(shown)
+    assert "rows of 17 of 100 ranks shown" in v.note and "--table ranks" in v.note
+    few = AnalysisResult(meta={"ranks": list(range(TEXT_MAX_RANKS))}, tables={"findings": findings})
+    assert shown_ranks(few) is None

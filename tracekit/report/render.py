@@ -259,11 +259,12 @@ class TextRenderer(Renderer):
         out = ["# tracekit analysis\n"] if md else []
         out.append(self._section(View("Run summary", [_kv(summary_rows(res), md)])))
         out += [f"note: {n}\n" for n in res.meta.get("notes") or []]
+        shown = shown_ranks(res)
         for name in res.tables:
             t = registry.tables()[name]
             view = t.view(res.tables, self.opts) if t.view else None
             if view is not None:
-                out.append(self._section(view))
+                out.append(self._section(only_ranks(view, shown, name)))
         return "\n".join(out).rstrip() + "\n"
 
     def _section(self, v: View) -> str:
@@ -271,6 +272,37 @@ class TextRenderer(Renderer):
         body = "\n".join(v.body) if isinstance(v.body, list) else fmt_table(v.body, self.opts.fmt)
         note = f"\nnote: {v.note}\n" if v.note else ""
         return f"{head}\n{body}\n{note}"
+
+
+#: above this many ranks the text report shows the rows of :func:`shown_ranks` only
+TEXT_MAX_RANKS = 32
+
+
+def shown_ranks(res: AnalysisResult) -> list[int] | None:
+    """The ranks whose rows the text report shows: all (None) up to :data:`TEXT_MAX_RANKS` ranks; else
+    the first 16 ranks and up to 16 more that findings name (stragglers, waiting or idle ranks)."""
+    ranks = sorted(int(r) for r in res.meta.get("ranks") or [])
+    if len(ranks) <= TEXT_MAX_RANKS:
+        return None
+    f = res.tables.get("findings")
+    named = [int(r) for r in f["rank"].dropna().unique()] if f is not None and "rank" in f else []
+    rest = [r for r in named if r not in ranks[:16]]
+    return sorted({*ranks[:16], *rest[:TEXT_MAX_RANKS - 16]})
+
+
+def only_ranks(view: View, shown: list[int] | None, name: str) -> View:
+    """``view`` with the rows of ``shown`` ranks only, and a note saying so (None: unchanged)."""
+    body = view.body
+    if shown is None or not isinstance(body, pd.DataFrame) or "rank" not in body or body.empty:
+        return view
+    keep = body["rank"].isin(shown)
+    if keep.all():
+        return view
+    n_all = body["rank"].nunique()
+    n_kept = body.loc[keep, "rank"].nunique()
+    said = (f"rows of {n_kept} of {n_all} ranks shown (the first 16 and those the findings name); "
+            f"every row: --table {name}, or --format json / csv")
+    return View(view.title, body[keep], note=f"{view.note}; {said}" if view.note else said)
 
 
 def _kv(rows: list[tuple[str, Any]], markdown: bool) -> str:
