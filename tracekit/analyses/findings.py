@@ -361,8 +361,8 @@ def _exposed_bucket(code: str, which: str, result: Any, timeline: pd.DataFrame, 
     b = timeline[timeline["bucket"] == pick]
     agg = b.groupby("rank").agg(exposed=("exposed_us", "mean"), dur=("dur_us", "mean"), bytes=("bytes", "mean"),
                                 ready=("ready_us", "mean"))
-    reducer = manifest.reducer() if manifest else None
-    cap_mb = (reducer.bucket_cap_bytes or 0) / 1e6 or None if reducer else None
+    cap_bytes = _bucket_cap_bytes(manifest)
+    cap_mb = cap_bytes / 1e6 if cap_bytes else None
     means = _step_means(result)
     out = []
     for rank, a in agg.iterrows():
@@ -375,8 +375,6 @@ def _exposed_bucket(code: str, which: str, result: Any, timeline: pd.DataFrame, 
             continue
         nbytes = float(a["bytes"])
         mb = nbytes / 1e6
-        cap_bytes = _bucket_cap_bytes(manifest)
-        cap_mb = cap_bytes / 1e6 if cap_bytes else None
         if which == "last":
             hint = (f"a smaller bucket_cap_mb (now {cap_bytes / MIB:g}, i.e. {_mib(cap_bytes)}) shrinks the last bucket"
                     if cap_bytes and nbytes <= cap_bytes * 1.05
