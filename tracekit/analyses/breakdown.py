@@ -39,6 +39,15 @@ BREAKDOWN_COLUMNS = ("span_us", "busy_us", "compute_us", "comm_us", "overlap_us"
                      "overlap_pct", "memory_us", "idle_us")
 
 
+def class_mask(cls: pd.Series, value: str) -> np.ndarray:
+    """Mask of the rows of a :func:`~tracekit.analyses.classify.classify_gpu` result that are ``value``
+    (compared on the Categorical's codes: no string comparison per row)."""
+    if isinstance(cls.dtype, pd.CategoricalDtype):
+        cats = cls.cat.categories
+        return cls.cat.codes.to_numpy() == (cats.get_loc(value) if value in cats else -2)
+    return (cls == value).to_numpy()
+
+
 def breakdown_of(ts_ns: np.ndarray, end_ns: np.ndarray, cls: np.ndarray) -> dict[str, float]:
     """The breakdown metrics of one set of GPU intervals with their classes."""
     if ts_ns.size == 0:

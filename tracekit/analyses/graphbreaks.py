@@ -38,7 +38,7 @@ Columns of :func:`graph_break_table` (one row per rank and step):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -65,111 +65,171 @@ GB_COLUMNS = (
 BOUNDARY_COLUMNS = ("rank", "step", "pass", "index", "kind", "gap_cpu_us", "idle_gpu_us")
 
 
+#: the kinds of compiled op, in :func:`compiled_ops`' ``what`` (a name takes the first that matches)
+WHATS = ("region", "fwd", "bwd", "lookup", "fxgraph")
+_REGION, _FWD, _BWD, _LOOKUP, _FXGRAPH = range(len(WHATS))
+
+
+def _what_of(name: str) -> int:
+    """Index in :data:`WHATS` of a CPU op name, -1 for an op that is not about compilation."""
+    tests = (name.startswith(REGION_PREFIX), name == COMPILED_FWD, name == COMPILED_BWD, name == CACHE_LOOKUP,
+             name.startswith(FXGRAPH_PREFIX))
+    return next((i for i, hit in enumerate(tests) if hit), -1)
+
+
+class Compiled(NamedTuple):
+    """The compiled ops of a rank inside steps, sorted by start (arrays; shared, do not mutate)."""
+
+    what: np.ndarray  # index in WHATS
+    name: np.ndarray  # the op's name code in cpu_ops(rt).names
+    ts_ns: np.ndarray
+    end_ns: np.ndarray
+    tid: np.ndarray
+    step: np.ndarray
+
+
+def _compiled(rt: RankTrace) -> Compiled:
+    def build() -> Compiled:
+        ops = cpu_ops(rt)
+        w = np.array([_what_of(n) for n in ops.names] + [-1], dtype=np.int64)[ops.code]  # code -1: no name
+        keep = np.flatnonzero(w >= 0)
+        step = assign_steps(rt.steps, ops.ts_ns[keep])
+        keep, step = keep[step >= 0], step[step >= 0]
+        order = np.argsort(ops.ts_ns[keep], kind="stable")
+        keep = keep[order]
+        return Compiled(w[keep], ops.code[keep], ops.ts_ns[keep], ops.end_ns[keep], ops.tid[keep], step[order])
+
+    return rt.memo("compiled_ops", build)
+
+
 def compiled_ops(rt: RankTrace) -> pd.DataFrame:
     """The CPU ops that describe compilation: ``what`` in region/fwd/bwd/lookup/fxgraph, with step."""
-    ops = cpu_ops(rt)
-    name = ops["name"]
-    if isinstance(name.dtype, pd.CategoricalDtype):  # classify each distinct name once, broadcast by code
-        names, codes = pd.Series(name.cat.categories).astype(str), name.cat.codes.to_numpy()
-    else:
-        names, codes = pd.Series(pd.unique(name.to_numpy())).astype(str), None
-    what = np.select([names.str.startswith(REGION_PREFIX), names == COMPILED_FWD, names == COMPILED_BWD,
-                      names == CACHE_LOOKUP, names.str.startswith(FXGRAPH_PREFIX)],
-                     ["region", "fwd", "bwd", "lookup", "fxgraph"], default="")
-    if codes is not None:
-        w = np.append(what, "")[codes]  # code -1 (no name) -> ""
-    else:
-        w = pd.Series(what, index=names.to_numpy()).reindex(name.astype(str).to_numpy()).to_numpy()
-    keep = w != ""
-    out = ops.loc[keep, ["name", "ts_ns", "end_ns", "tid"]].assign(what=w[keep])
-    out["name"] = out["name"].astype(str)
-    out["step"] = assign_steps(rt.steps, out["ts_ns"].to_numpy())
-    return out[out["step"] >= 0].sort_values("ts_ns", kind="stable").reset_index(drop=True)
+    c = _compiled(rt)
+    names = np.array(cpu_ops(rt).names + [""], dtype=object)
+    return pd.DataFrame({"name": pd.Series(names[c.name], dtype=str), "ts_ns": c.ts_ns, "end_ns": c.end_ns,
+                         "tid": c.tid, "what": pd.Series(np.array(WHATS, dtype=object)[c.what], dtype=str),
+                         "step": c.step})
 
 
-def _innermost_region(sub: pd.DataFrame, regions: pd.DataFrame) -> np.ndarray:
-    """Index (into ``regions``) of the innermost region containing each subgraph, -1 if none."""
-    if sub.empty or regions.empty:
-        return np.full(len(sub), -1, dtype=np.int64)
-    s = sub[["ts_ns", "end_ns", "tid", "step"]].reset_index(drop=True).rename_axis("sid").reset_index()
-    r = regions[["ts_ns", "end_ns", "tid", "step"]].reset_index(drop=True).rename_axis("rid").reset_index()
-    m = s.merge(r, on=["tid", "step"], suffixes=("", "_r"))
-    m = m[(m["ts_ns_r"] <= m["ts_ns"]) & (m["end_ns_r"] >= m["end_ns"])]
-    best = m.sort_values("ts_ns_r").groupby("sid")["rid"].last()
-    out = np.full(len(sub), -1, dtype=np.int64)
-    out[best.index.to_numpy()] = best.to_numpy()
+def _innermost_region(c: Compiled, sub: np.ndarray, regions: np.ndarray) -> np.ndarray:
+    """Index (into ``regions``) of the innermost region (latest start) on the same thread and step
+    containing each subgraph of ``sub`` (rows of ``c``), -1 if none."""
+    out = np.full(sub.size, -1, dtype=np.int64)
+    if not sub.size or not regions.size:
+        return out
+    # one key per (tid, step): pair each subgraph with the regions of its key, as a merge would
+    both = np.r_[sub, regions]
+    _, tid_code = np.unique(c.tid[both], return_inverse=True)
+    key = tid_code * (int(c.step[both].max()) + 1) + c.step[both]
+    ks, kr = key[:sub.size], key[sub.size:]
+    r_order = np.argsort(kr, kind="stable")
+    lo, hi = np.searchsorted(kr[r_order], ks, "left"), np.searchsorted(kr[r_order], ks, "right")
+    n = hi - lo
+    sid = np.repeat(np.arange(sub.size), n)
+    rid = r_order[np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n) + np.repeat(lo, n)]
+    s, r = sub[sid], regions[rid]
+    ok = (c.ts_ns[r] <= c.ts_ns[s]) & (c.end_ns[r] >= c.end_ns[s])
+    sid, rid = sid[ok], rid[ok]
+    best = np.lexsort((rid, c.ts_ns[regions[rid]], sid))  # the last per subgraph: latest start
+    last = np.r_[sid[best][1:] != sid[best][:-1], True] if best.size else np.empty(0, bool)
+    out[sid[best][last]] = rid[best][last]
     return out
 
 
-def _kernel_edges(rt: RankTrace, sub: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+def _kernel_edges(rt: RankTrace, ts: np.ndarray, end: np.ndarray, tid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per subgraph: first start and last end of the GPU activity it launched (-1 when none)."""
-    if sub.empty or not rt.has_gpu_activity:
-        return np.full(len(sub), -1, dtype=np.int64), np.full(len(sub), -1, dtype=np.int64)
-    g = rt.gpu[rt.gpu["launch_ts_ns"] >= 0]
-    order = np.argsort(sub["ts_ns"].to_numpy(), kind="stable")
-    st, en, tid = (sub["ts_ns"].to_numpy()[order], sub["end_ns"].to_numpy()[order], sub["tid"].to_numpy()[order])
-    lt = g["launch_ts_ns"].to_numpy()
+    if not ts.size or not rt.has_gpu_activity:
+        return np.full(ts.size, -1, dtype=np.int64), np.full(ts.size, -1, dtype=np.int64)
+    g = rt.gpu
+    lt_all = g["launch_ts_ns"].to_numpy()
+    launched = lt_all >= 0
+    order = np.argsort(ts, kind="stable")
+    st, en, td = ts[order], end[order], tid[order]
+    lt = lt_all[launched]
     i = np.searchsorted(st, lt, side="right") - 1
     ic = np.clip(i, 0, None)
-    ok = (i >= 0) & (en[ic] > lt) & (tid[ic] == g["launch_tid"].to_numpy())
-    return iv.segment_bounds(g["ts_ns"].to_numpy()[ok], g["end_ns"].to_numpy()[ok], order[ic[ok]], len(sub))
+    ok = (i >= 0) & (en[ic] > lt) & (td[ic] == g["launch_tid"].to_numpy()[launched])
+    return iv.segment_bounds(g["ts_ns"].to_numpy()[launched][ok], g["end_ns"].to_numpy()[launched][ok],
+                             order[ic[ok]], ts.size)
 
 
-def _boundaries(rt: RankTrace, sub: pd.DataFrame, kinds_of: pd.Series | None) -> pd.DataFrame:
-    """Consecutive-subgraph boundaries of one pass; ``kinds_of`` gives forward kinds by (step, index)."""
+def _group_starts(step: np.ndarray) -> np.ndarray:
+    """Positions where a run of equal ``step`` values begins (``step`` grouped, e.g. sorted)."""
+    return np.flatnonzero(np.r_[True, step[1:] != step[:-1]]) if step.size else np.empty(0, np.int64)
+
+
+def _rank_in_group(step: np.ndarray) -> np.ndarray:
+    """0, 1, 2... within each run of equal ``step`` values (a groupby cumcount on grouped rows)."""
+    first = _group_starts(step)
+    return np.arange(step.size) - np.repeat(first, np.diff(np.r_[first, step.size]))
+
+
+def _boundaries(rt: RankTrace, c: Compiled, rows: np.ndarray, region: np.ndarray | None,
+                fwd_kinds: pd.DataFrame | None) -> pd.DataFrame:
+    """Consecutive-subgraph boundaries of one pass (``rows`` of ``c``, with their forward ``region`` or
+    None for the backward, whose kinds come from the forward boundaries ``fwd_kinds``)."""
     cols = ["step", "index", "kind", "gap_cpu_us", "idle_gpu_us"]
-    if len(sub) < 2:
+    if rows.size < 2:
         return pd.DataFrame(columns=cols)
-    sub = sub.sort_values(["step", "ts_ns"], kind="stable").reset_index(drop=True)
-    first, last = _kernel_edges(rt, sub)
-    nxt = sub.groupby("step").shift(-1)
-    has = nxt["ts_ns"].notna().to_numpy()
-    b = pd.DataFrame({"step": sub["step"].to_numpy()[has],
-                      "gap_cpu_us": (nxt["ts_ns"].to_numpy()[has] - sub["end_ns"].to_numpy()[has]) / NS_PER_US})
-    b["index"] = b.groupby("step").cumcount()
-    e = last[has]
-    s = np.roll(first, -1)[has]
+    order = np.lexsort((c.ts_ns[rows], c.step[rows]))
+    rows = rows[order]
+    step, ts, end = c.step[rows], c.ts_ns[rows], c.end_ns[rows]
+    first, last = _kernel_edges(rt, ts, end, c.tid[rows])
+    has = np.r_[step[1:] == step[:-1], False]  # the next subgraph is in the same step
+    nxt = np.flatnonzero(has) + 1
+    b_step = step[has]
+    # the next start as float, as the groupby shift that introduced NaN made it
+    gap = (ts[nxt].astype(float) - end[has]) / NS_PER_US
+    index = _rank_in_group(b_step)
+    e, s = last[has], first[nxt]
     valid = (e >= 0) & (s > e)
-    idle = np.zeros(len(b))
+    idle = np.zeros(b_step.size)
     if valid.any() and rt.has_gpu_activity:
         g = rt.gpu
         cov = iv.covered_per_interval(e[valid], s[valid], (g["ts_ns"].to_numpy(), g["end_ns"].to_numpy()))
         idle[valid] = (s[valid] - e[valid] - cov) / NS_PER_US
-    b["idle_gpu_us"] = idle
-    if "region" in sub:
-        same = (sub["region"].to_numpy()[has] == nxt["region"].to_numpy()[has]) & (sub["region"].to_numpy()[has] >= 0)
-        b["kind"] = np.where(same, "ddp_split", "graph_break")
+    if region is not None:
+        reg = region[order]
+        kind = np.where((reg[has] == reg[nxt]) & (reg[has] >= 0), "ddp_split", "graph_break")
     else:
-        b["kind"] = "unknown"
-        if kinds_of is not None and len(kinds_of):
-            n = b.groupby("step")["index"].transform("size")
-            key = pd.MultiIndex.from_arrays([b["step"], n - 1 - b["index"]])
-            fwd_n = kinds_of.groupby(level=0).size()
-            match = (b["step"].map(fwd_n) == n).to_numpy()
-            kinds = kinds_of.reindex(key).to_numpy()
-            has_break = b["step"].map(kinds_of.eq("graph_break").groupby(level=0).any()).fillna(False).to_numpy()
-            b["kind"] = np.where(match, kinds, np.where(has_break, "unknown", "ddp_split"))
-        else:
-            b["kind"] = "ddp_split"
-    return b[cols]
+        kind = _backward_kinds(b_step, index, fwd_kinds)
+    return pd.DataFrame({"step": b_step, "index": index, "kind": kind, "gap_cpu_us": gap, "idle_gpu_us": idle})
 
 
-def boundary_table(rt: RankTrace) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``(ops, boundaries)``: the compiled ops of the rank and its subgraph boundaries (both passes)."""
-    ops = compiled_ops(rt)
-    if ops.empty:  # an eager rank: nothing compiled, no boundaries (the common case, kept cheap)
-        return ops.assign(region=pd.Series(dtype=np.int64)), pd.DataFrame(columns=list(BOUNDARY_COLUMNS))
-    regions = ops[ops["what"] == "region"]
-    fwd = ops[ops["what"] == "fwd"].copy()
-    fwd["region"] = _innermost_region(fwd, regions)
-    fb = _boundaries(rt, fwd, None)
-    kinds = fb.set_index(["step", "index"])["kind"] if len(fb) else None
-    bb = _boundaries(rt, ops[ops["what"] == "bwd"], kinds)
+def _backward_kinds(step: np.ndarray, index: np.ndarray, fwd: pd.DataFrame | None) -> np.ndarray:
+    """Backward boundary kinds: the forward ones in reverse order when the step's counts agree, else
+    ddp_split when the step's forward had no graph break and unknown otherwise."""
+    if fwd is None or not len(fwd):
+        return np.full(step.size, "ddp_split", dtype=object)
+    f_step, f_index = fwd["step"].to_numpy(), fwd["index"].to_numpy()
+    f_kind = fwd["kind"].to_numpy(dtype=object)
+    starts = _group_starts(step)
+    n = np.repeat(np.diff(np.r_[starts, step.size]), np.diff(np.r_[starts, step.size]))  # boundaries in the step
+    f_steps, f_first, f_n = np.unique(f_step, return_index=True, return_counts=True)
+    pos = np.clip(np.searchsorted(f_steps, step), 0, f_steps.size - 1)
+    known = f_steps[pos] == step
+    match = known & (f_n[pos] == n)
+    # forward boundaries are grouped by step in index order: the (n-1-index)-th of the step's run
+    kinds = f_kind[np.where(match, f_first[pos] + n - 1 - index, 0)]
+    breaks = np.unique(f_step[f_kind == "graph_break"])
+    has_break = np.isin(step, breaks)
+    return np.where(match, kinds, np.where(has_break, "unknown", "ddp_split"))
+
+
+def boundary_table(rt: RankTrace) -> tuple[np.ndarray, pd.DataFrame]:
+    """``(region, boundaries)``: per op of :func:`compiled_ops`, the index (among the region ops) of the
+    innermost region of a forward subgraph (-1 for other ops), and the subgraph boundaries of both passes."""
+    c = _compiled(rt)
+    region = np.full(c.what.size, -1, dtype=np.int64)
+    if not c.what.size:  # an eager rank: nothing compiled, no boundaries (the common case, kept cheap)
+        return region, pd.DataFrame(columns=list(BOUNDARY_COLUMNS))
+    fwd = np.flatnonzero(c.what == _FWD)
+    region[fwd] = _innermost_region(c, fwd, np.flatnonzero(c.what == _REGION))
+    fb = _boundaries(rt, c, fwd, region[fwd], None)
+    bb = _boundaries(rt, c, np.flatnonzero(c.what == _BWD), None, fb)
     both = pd.concat([fb.assign(**{"pass": "forward"}), bb.assign(**{"pass": "backward"})], ignore_index=True)
     both["rank"] = rt.rank
-    ops = ops.assign(region=-1)
-    ops.loc[ops["what"] == "fwd", "region"] = fwd["region"].to_numpy()
-    return ops, both[list(BOUNDARY_COLUMNS)] if len(both) else pd.DataFrame(columns=list(BOUNDARY_COLUMNS))
+    return region, both[list(BOUNDARY_COLUMNS)] if len(both) else pd.DataFrame(columns=list(BOUNDARY_COLUMNS))
 
 
 def _reasons(facts: CompileFacts) -> str | None:
@@ -180,73 +240,90 @@ def _reasons(facts: CompileFacts) -> str | None:
     return out or None
 
 
+def _step_sums(bnd: pd.DataFrame, steps: np.ndarray) -> dict[str, np.ndarray]:
+    """Per step of ``steps``: the boundary time sums of :data:`GB_COLUMNS` (0 where none)."""
+    kind = bnd["kind"].to_numpy(dtype=object)
+    gap, idle = bnd["gap_cpu_us"].to_numpy(dtype=float), bnd["idle_gpu_us"].to_numpy(dtype=float)
+    brk, split = kind == "graph_break", kind == "ddp_split"
+    # one groupby: pandas' compensated sum, which skips NaN, gives each column the sum of its rows
+    parts = pd.DataFrame({"eager_between_us": gap, "eager_at_breaks_us": np.where(brk, gap, np.nan),
+                          "eager_at_splits_us": np.where(split, gap, np.nan),
+                          "idle_at_breaks_us": np.where(brk, idle, np.nan),
+                          "idle_at_splits_us": np.where(split, idle, np.nan)})
+    sums = parts.groupby(bnd["step"].to_numpy()).sum().reindex(steps, fill_value=0.0)
+    return {c: sums[c].to_numpy(dtype=float) for c in parts.columns}
+
+
+def _count_per_step(keys: np.ndarray, steps: np.ndarray) -> np.ndarray:
+    """How many of ``keys`` equal each of ``steps`` (int64)."""
+    u, n = np.unique(keys, return_counts=True)
+    pos = np.clip(np.searchsorted(u, steps), 0, max(u.size - 1, 0))
+    return np.where(u[pos] == steps, n[pos], 0).astype(np.int64) if u.size else np.zeros(steps.size, np.int64)
+
+
 def graph_break_table(rt: RankTrace, manifest: Manifest | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(per_step, boundaries)`` for one rank (see module doc)."""
-    ops, bnd = boundary_table(rt)
-    steps = rt.steps["step"].astype(np.int64)
+    region, bnd = boundary_table(rt)
+    steps = rt.steps["step"].to_numpy().astype(np.int64)
     facts = rank_compile_facts(manifest, rt.rank)
-    if steps.empty:
+    if not steps.size:
         return pd.DataFrame(columns=list(GB_COLUMNS)), bnd
-    idx = pd.Index(steps, name="step")
-    if ops.empty:
-        return _eager_steps(rt.rank, idx, facts), bnd
-    cnt = ops.groupby(["step", "what"]).size().unstack(fill_value=0).reindex(idx, fill_value=0)
-    col = lambda w: cnt[w] if w in cnt else pd.Series(0, index=idx)  # noqa: E731
-    fwd = ops[ops["what"] == "fwd"]
-    graph_regions = fwd[fwd["region"] >= 0].groupby("step")["region"].nunique().reindex(idx, fill_value=0)
-    sub = ops[ops["what"].isin(("fwd", "bwd"))]
-    compiled_cpu = ((sub["end_ns"] - sub["ts_ns"]).groupby(sub["step"]).sum() / NS_PER_US).reindex(idx, fill_value=0.0)
-    fb = bnd[bnd["pass"] == "forward"]
-
-    def per(df: pd.DataFrame, kind: str | None, value: str, agg: str = "sum") -> pd.Series:
-        d = df if kind is None else df[df["kind"] == kind]
-        return d.groupby("step")[value].agg(agg).reindex(idx, fill_value=0).astype(float)
-
-    out = pd.DataFrame(index=idx)
-    out["rank"] = rt.rank
-    out["regions"] = col("region")
-    out["graph_regions"] = graph_regions
-    out["fwd_subgraphs"] = col("fwd")
-    out["bwd_subgraphs"] = col("bwd")
-    out["cache_lookups"] = col("lookup")
-    out["ddp_splits"] = per(fb, "ddp_split", "index", "size").astype(np.int64)
-    out["real_breaks"] = per(fb, "graph_break", "index", "size").astype(np.int64)
-    out["compiled_cpu_us"] = compiled_cpu
-    out["eager_between_us"] = per(bnd, None, "gap_cpu_us")
-    out["eager_at_breaks_us"] = per(bnd, "graph_break", "gap_cpu_us")
-    out["eager_at_splits_us"] = per(bnd, "ddp_split", "gap_cpu_us")
-    out["idle_at_breaks_us"] = per(bnd, "graph_break", "idle_gpu_us")
-    out["idle_at_splits_us"] = per(bnd, "ddp_split", "idle_gpu_us")
-    out["break_cost_us"] = out["idle_at_breaks_us"]
-    out["cost_per_break_us"] = (out["break_cost_us"] / out["real_breaks"].where(out["real_breaks"] > 0))
-    requested_trace = bool(len(ops[ops["what"].isin(("lookup", "region"))]))
-    requested = facts.enabled or requested_trace
-    out["compile_requested"] = requested
-    compiled_any = col("fwd") + col("bwd") + col("fxgraph")
-    out["compile_skipped"] = requested & (compiled_any == 0)
+    c = _compiled(rt)
+    if not c.what.size:
+        return _eager_steps(rt.rank, steps, facts), bnd
+    count = {w: _count_per_step(c.step[c.what == i], steps) for i, w in enumerate(WHATS)}
+    in_region = (c.what == _FWD) & (region >= 0)
+    pairs = np.unique(np.stack([c.step[in_region], region[in_region]]), axis=1)
+    sub = (c.what == _FWD) | (c.what == _BWD)
+    s_step, dur = iv.group_reduce(c.step[sub], (c.end_ns - c.ts_ns)[sub], np.add)
+    fwd_kind = bnd["kind"].to_numpy(dtype=object)[bnd["pass"].to_numpy(dtype=object) == "forward"]
+    fwd_step = bnd["step"].to_numpy()[bnd["pass"].to_numpy(dtype=object) == "forward"]
+    real_breaks = _count_per_step(fwd_step[fwd_kind == "graph_break"].astype(np.int64), steps)
+    sums = _step_sums(bnd, steps) if len(bnd) else dict.fromkeys(
+        ("eager_between_us", "eager_at_breaks_us", "eager_at_splits_us", "idle_at_breaks_us",
+         "idle_at_splits_us"), np.zeros(steps.size))
+    requested = facts.enabled or bool((c.what == _LOOKUP).any() or (c.what == _REGION).any())
+    out = pd.DataFrame({
+        "rank": np.full(steps.size, rt.rank, dtype=np.int64), "step": steps, "regions": count["region"],
+        "graph_regions": _count_per_step(pairs[0], steps), "fwd_subgraphs": count["fwd"],
+        "bwd_subgraphs": count["bwd"], "cache_lookups": count["lookup"],
+        "ddp_splits": _count_per_step(fwd_step[fwd_kind == "ddp_split"].astype(np.int64), steps),
+        "real_breaks": real_breaks,
+        "compiled_cpu_us": _per_step_sum(s_step, dur, steps) / NS_PER_US, **sums,
+        "break_cost_us": sums["idle_at_breaks_us"],
+        "cost_per_break_us": sums["idle_at_breaks_us"] / np.where(real_breaks > 0, real_breaks, np.nan),
+        "compile_requested": requested,
+        "compile_skipped": requested & ((count["fwd"] + count["bwd"] + count["fxgraph"]) == 0),
+    })
     out["break_reasons"] = _reasons(facts)
-    return out.reset_index()[list(GB_COLUMNS)], bnd
+    return out[list(GB_COLUMNS)], bnd
 
 
-def _eager_steps(rank: int, idx: pd.Index, facts: CompileFacts) -> pd.DataFrame:
+def _per_step_sum(keys: np.ndarray, sums: np.ndarray, steps: np.ndarray) -> np.ndarray:
+    """``sums`` (keyed by sorted distinct ``keys``) at each of ``steps``, 0 where absent."""
+    if not keys.size:
+        return np.zeros(steps.size, dtype=np.int64)
+    pos = np.clip(np.searchsorted(keys, steps), 0, keys.size - 1)
+    return np.where(keys[pos] == steps, sums[pos], 0)
+
+
+def _eager_steps(rank: int, steps: np.ndarray, facts: CompileFacts) -> pd.DataFrame:
     """:func:`graph_break_table`'s rows for a rank without any compiled op: nothing compiled,
     no boundaries, so every count and time is zero (built directly: per-rank cost matters
     on runs of thousands of ranks)."""
-    n = len(idx)
+    n = steps.size
     zero_i, zero_f = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.float64)
     requested = facts.enabled
-    out = pd.DataFrame({"step": idx.to_numpy(), "rank": rank})
-    for c in ("regions", "graph_regions", "fwd_subgraphs", "bwd_subgraphs", "cache_lookups", "ddp_splits",
-              "real_breaks"):
-        out[c] = zero_i
-    for c in ("compiled_cpu_us", "eager_between_us", "eager_at_breaks_us", "eager_at_splits_us",
-              "idle_at_breaks_us", "idle_at_splits_us", "break_cost_us"):
-        out[c] = zero_f
-    out["cost_per_break_us"] = np.full(n, np.nan)
-    out["compile_requested"] = requested
-    out["compile_skipped"] = requested
+    data: dict[str, Any] = {"rank": np.full(n, rank, dtype=np.int64), "step": steps}
+    data |= dict.fromkeys(("regions", "graph_regions", "fwd_subgraphs", "bwd_subgraphs", "cache_lookups",
+                           "ddp_splits", "real_breaks"), zero_i)
+    data |= dict.fromkeys(("compiled_cpu_us", "eager_between_us", "eager_at_breaks_us", "eager_at_splits_us",
+                           "idle_at_breaks_us", "idle_at_splits_us", "break_cost_us"), zero_f)
+    data |= {"cost_per_break_us": np.full(n, np.nan), "compile_requested": np.full(n, requested),
+             "compile_skipped": np.full(n, requested)}
+    out = pd.DataFrame(data)
     out["break_reasons"] = _reasons(facts)
-    return out[list(GB_COLUMNS)]
+    return out
 
 
 # -- registered tables (see tracekit.analyses.registry) ------------------------------------------

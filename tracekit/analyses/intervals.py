@@ -153,3 +153,14 @@ def segment_intersect_lengths(a: tuple[np.ndarray, np.ndarray], seg_a: np.ndarra
     base, width = _segment_frame([a_s, b_s], [a_e, b_e])
     return _per_segment(*intersect(_shift(a_s, a_e, seg_a, base, width), _shift(b_s, b_e, seg_b, base, width)),
                         width, n_seg)
+
+
+def group_reduce(keys: np.ndarray, values: np.ndarray, ufunc: np.ufunc) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct keys sorted, ufunc.reduce of each key's values)``, e.g. the latest end per step
+    with ``np.maximum``."""
+    if keys.size == 0:
+        return keys, values
+    order = np.argsort(keys, kind="stable")
+    k, v = keys[order], values[order]
+    first = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+    return k[first], ufunc.reduceat(v, first)

@@ -31,13 +31,14 @@ offsets in µs from ``bwd_start_ns``, the CPU start of the step's first backward
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from tracekit.analyses import intervals as iv
+from tracekit.analyses.breakdown import class_mask
 from tracekit.analyses.classify import COMPUTE, classify_gpu
 from tracekit.analyses.collectives import gradient_allreduces, manifest_tp
 from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
@@ -64,42 +65,52 @@ TIMELINE_COLUMNS = (
 COMPILED_AUTOGRAD_PREFIX = "Torch-Compiled Region: !"
 
 
-def cpu_ops(rt: RankTrace) -> pd.DataFrame:
-    """CPU ops and annotations of the rank: ``name``, ``ts_ns``, ``end_ns``, ``tid`` (shared, do not mutate)."""
-    def build() -> pd.DataFrame:
+class CpuOps(NamedTuple):
+    """The CPU ops and annotations of a rank, as arrays in event order (shared, do not mutate)."""
+
+    #: the event table's distinct names; ``code`` indexes them (-1: no name)
+    names: list[str]
+    code: np.ndarray
+    ts_ns: np.ndarray
+    end_ns: np.ndarray
+    tid: np.ndarray
+
+    def name_mask(self, test: Callable[[str], bool]) -> np.ndarray:
+        """Ops whose name passes ``test`` (run once per distinct name, broadcast by code)."""
+        hit = np.array([bool(test(n)) for n in self.names] + [False], dtype=bool)  # code -1 -> False
+        return hit[self.code]
+
+
+def cpu_ops(rt: RankTrace) -> CpuOps:
+    """The rank's CPU ops and annotations (:class:`CpuOps`, computed once per rank)."""
+    def build() -> CpuOps:
         ev = rt.events
-        return ev.loc[ev["kind"].isin((schema.CPU_OP, schema.ANNOTATION)), ["name", "ts_ns", "end_ns", "tid"]]
+        kind = ev["kind"].to_numpy()
+        rows = np.flatnonzero((kind == schema.CPU_OP) | (kind == schema.ANNOTATION))
+        name = ev["name"]
+        if isinstance(name.dtype, pd.CategoricalDtype):
+            names, code = name.cat.categories, name.cat.codes.to_numpy()
+        else:
+            code, names = pd.factorize(name.to_numpy())
+        return CpuOps([str(n) for n in names], code[rows].astype(np.int64), ev["ts_ns"].to_numpy()[rows],
+                      ev["end_ns"].to_numpy()[rows], ev["tid"].to_numpy()[rows])
 
     return rt.memo("cpu_ops", build)
 
 
 def _masks_of(rt: RankTrace) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    return rt.memo("timeline_masks", lambda: _masks(cpu_ops(rt)))
+    """(compiled backward subgraph, compiled-autograd region, eager autograd op, AccumulateGrad op) masks
+    over :func:`cpu_ops`."""
+    def build() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        ops = cpu_ops(rt)
+        comp = ops.name_mask(re.compile(f"^{re.escape(COMPILED_BWD)}$").search)
+        cag = ops.name_mask(lambda n: n.startswith(COMPILED_AUTOGRAD_PREFIX))
+        acc = ops.name_mask(re.compile(f"^{re.escape(ACCUMULATE)}$").search)
+        not_acc = re.compile("AccumulateGrad$")
+        evalf = ops.name_mask(lambda n: n.startswith(EVAL_PREFIX) and not not_acc.search(n))
+        return comp, cag, evalf, acc
 
-
-def _masks(ops: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(compiled backward subgraph, compiled-autograd region, eager autograd op, AccumulateGrad op) masks."""
-    n = ops["name"]
-    comp = schema.name_mask(n, f"^{re.escape(COMPILED_BWD)}$")
-    cag = schema.name_mask(n, COMPILED_AUTOGRAD_PREFIX, prefix=True)
-    acc = schema.name_mask(n, f"^{re.escape(ACCUMULATE)}$")
-    evalf = schema.name_mask(n, EVAL_PREFIX, prefix=True) & ~schema.name_mask(n, "AccumulateGrad$")
-    return comp, cag, evalf, acc
-
-
-def backward_compute_ops(rt: RankTrace) -> pd.DataFrame:
-    """CPU ranges whose kernels are backward compute: compiled backward subgraphs, compiled-autograd
-    regions and non-AccumulateGrad autograd ops."""
-    ops = cpu_ops(rt)
-    comp, cag, evalf, _ = _masks_of(rt)
-    return ops[comp | cag | evalf].assign(name=lambda d: d["name"].astype(str))
-
-
-def _ready_candidates(rt: RankTrace) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted end times of (compiled backward subgraphs, eager autograd ops)."""
-    ops = cpu_ops(rt)
-    comp, _, evalf, acc = _masks_of(rt)
-    return np.sort(ops.loc[comp, "end_ns"].to_numpy()), np.sort(ops.loc[evalf | acc, "end_ns"].to_numpy())
+    return rt.memo("timeline_masks", build)
 
 
 def _last_before(sorted_ends: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -107,25 +118,69 @@ def _last_before(sorted_ends: np.ndarray, t: np.ndarray) -> np.ndarray:
     return np.where(i >= 0, sorted_ends[np.clip(i, 0, None)] if sorted_ends.size else -1, -1)
 
 
-def backward_compute_end(rt: RankTrace, cls: pd.Series) -> pd.DataFrame:
-    """Per step: ``bwd_start_ns`` (first backward op, CPU) and ``bwd_compute_end_ns`` (last backward compute kernel)."""
-    ops = backward_compute_ops(rt)
-    cols = ["step", "bwd_start_ns", "bwd_compute_end_ns"]
-    if ops.empty or not rt.has_gpu_activity:
-        return pd.DataFrame(columns=cols)
+def _compute_launched(rt: RankTrace, cls: pd.Series) -> np.ndarray:
+    """Mask of ``rt.gpu``'s compute kernels that have a launch event."""
+    return class_mask(cls, COMPUTE) & (rt.gpu["launch_ts_ns"].to_numpy() >= 0)
+
+
+def backward_bounds(rt: RankTrace, cls: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(steps, bwd_start_ns, bwd_compute_end_ns)``, sorted by step, for the steps that have both: the
+    CPU start of the step's first backward op and the end of its last backward compute kernel (a compute
+    kernel launched inside a compiled backward subgraph, a compiled-autograd region or a
+    non-AccumulateGrad autograd op)."""
+    none = np.empty(0, np.int64)
+    comp, cag, evalf, _ = _masks_of(rt)
+    bwd = comp | cag | evalf
+    if not bwd.any() or not rt.has_gpu_activity:
+        return none, none, none
+    ops = cpu_ops(rt)
+    ts = ops.ts_ns[bwd]
+    s, e = iv.union(ts, ops.end_ns[bwd])
     g = rt.gpu
-    comp = g[(cls == COMPUTE).to_numpy() & (g["launch_ts_ns"] >= 0).to_numpy()]
-    s, e = iv.union(ops["ts_ns"].to_numpy(), ops["end_ns"].to_numpy())
-    lt = comp["launch_ts_ns"].to_numpy()
+    k = _compute_launched(rt, cls)
+    lt = g["launch_ts_ns"].to_numpy()[k]
     i = np.searchsorted(s, lt, side="right") - 1
-    inside = (i >= 0) & (e[np.clip(i, 0, None)] > lt)
-    k = comp[inside]
-    ends = k.groupby("step")["end_ns"].max().rename("bwd_compute_end_ns")
-    starts = pd.Series(ops["ts_ns"].to_numpy(), index=assign_steps(rt.steps, ops["ts_ns"].to_numpy()))
-    starts = starts[starts.index >= 0].groupby(level=0).min().rename("bwd_start_ns")
-    out = pd.concat([starts, ends], axis=1).dropna().astype(np.int64)
-    out.index.name = "step"
-    return out.reset_index()[cols]
+    inside = (i >= 0) & (e[np.clip(i, 0, None)] > lt) if s.size else np.zeros(lt.size, dtype=bool)
+    end_steps, ends = iv.group_reduce(g["step"].to_numpy()[k][inside], g["end_ns"].to_numpy()[k][inside],
+                                      np.maximum)
+    st = assign_steps(rt.steps, ts)
+    start_steps, starts = iv.group_reduce(st[st >= 0], ts[st >= 0], np.minimum)
+    steps, ia, ib = np.intersect1d(start_steps, end_steps, assume_unique=True, return_indices=True)
+    return steps.astype(np.int64), starts[ia].astype(np.int64), ends[ib].astype(np.int64)
+
+
+def _per_step(steps: np.ndarray, values: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """``values`` (keyed by sorted ``steps``) at each step of ``at``; -1 where absent."""
+    if not steps.size:
+        return np.full(at.size, -1, dtype=np.int64)
+    i = np.clip(np.searchsorted(steps, at), 0, steps.size - 1)
+    return np.where(steps[i] == at, values[i], -1)
+
+
+def _us_from(t: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """``(t − base) / 1000`` in float (each side NaN where negative: absent)."""
+    return (np.where(t >= 0, t.astype(float), np.nan) - base) / NS_PER_US
+
+
+def _ready_gpu(rt: RankTrace, cls: pd.Series, launch: np.ndarray) -> np.ndarray:
+    """Per launch time: the latest end of any compute kernel launched at or before it (-1: none)."""
+    g = rt.gpu
+    k = _compute_launched(rt, cls)
+    lt = g["launch_ts_ns"].to_numpy()[k]
+    order = np.argsort(lt, kind="stable")
+    cummax = np.maximum.accumulate(g["end_ns"].to_numpy()[k][order]) if lt.size else np.empty(0, np.int64)
+    j = np.searchsorted(lt[order], launch, side="right") - 1
+    return np.where(j >= 0, cummax[np.clip(j, 0, None)] if cummax.size else -1, -1)
+
+
+def _ready_cpu(rt: RankTrace, step: np.ndarray, launch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(ready_source, ready_cpu_ns)`` per bucket (see module doc)."""
+    ops = cpu_ops(rt)
+    comp, _, evalf, acc = _masks_of(rt)
+    comp_ends, eager_ends = np.sort(ops.end_ns[comp]), np.sort(ops.end_ns[evalf | acc])
+    is_comp = np.isin(step, assign_steps(rt.steps, comp_ends)) if comp_ends.size else np.zeros(step.size, bool)
+    return (np.where(is_comp, "compiled_subgraph", "autograd_op"),
+            np.where(is_comp, _last_before(comp_ends, launch), _last_before(eager_ends, launch)))
 
 
 def bucket_timeline(rt: RankTrace, cls: pd.Series, coll: pd.DataFrame, tp: int = 1,
@@ -134,46 +189,37 @@ def bucket_timeline(rt: RankTrace, cls: pd.Series, coll: pd.DataFrame, tp: int =
 
     Buckets are the rows :func:`tracekit.analyses.collectives.gradient_allreduces` selects (data-parallel
     group only: tensor-parallel allreduces are not buckets; ``tp`` from the manifest)."""
-    b = coll[(coll["rank"] == rt.rank) & gradient_allreduces(coll, tp, world_size) & (coll["start_ns"] >= 0)]
-    if b.empty or not rt.has_gpu_activity:
+    if not len(coll) or not rt.has_gpu_activity:
         return pd.DataFrame(columns=list(TIMELINE_COLUMNS))
-    b = b.sort_values(["step", "launch_ts_ns"], kind="stable").reset_index(drop=True)
-    out = pd.DataFrame({"rank": rt.rank, "step": b["step"].astype(np.int64), "bytes": b["bytes"]})
-    out["bucket"] = out.groupby("step").cumcount()
-    launch = b["launch_ts_ns"].to_numpy()
-    comp_ends, eager_ends = _ready_candidates(rt)
-    compiled_steps = set(assign_steps(rt.steps, comp_ends)) if comp_ends.size else set()
-    is_comp = out["step"].isin(compiled_steps).to_numpy()
-    out["ready_source"] = np.where(is_comp, "compiled_subgraph", "autograd_op")
-    out["ready_cpu_ns"] = np.where(is_comp, _last_before(comp_ends, launch), _last_before(eager_ends, launch))
-    # GPU readiness: latest end of compute kernels launched before the allreduce launch
-    g = rt.gpu
-    comp = g[(cls == COMPUTE).to_numpy() & (g["launch_ts_ns"] >= 0).to_numpy()].sort_values("launch_ts_ns")
-    cummax = np.maximum.accumulate(comp["end_ns"].to_numpy()) if len(comp) else np.empty(0, np.int64)
-    j = np.searchsorted(comp["launch_ts_ns"].to_numpy(), launch, side="right") - 1
-    out["ready_gpu_ns"] = np.where(j >= 0, cummax[np.clip(j, 0, None)] if cummax.size else -1, -1)
-    out["launch_ns"] = launch
-    out["start_ns"] = b["start_ns"].to_numpy()
-    out["end_ns"] = b["end_ns"].to_numpy()
-    bw = backward_compute_end(rt, cls)
-    out = out.merge(bw, on="step", how="left")
-    out["bwd_start_ns"] = out["bwd_start_ns"].fillna(-1).astype(np.int64)
-    out["bwd_compute_end_ns"] = out["bwd_compute_end_ns"].fillna(-1).astype(np.int64)
-    base = out["bwd_start_ns"].where(out["bwd_start_ns"] >= 0)
-    for col, src in (("ready_us", "ready_cpu_ns"), ("launch_us", "launch_ns"), ("start_us", "start_ns"),
-                     ("end_us", "end_ns")):
-        out[col] = (out[src].where(out[src] >= 0) - base) / NS_PER_US
-    out["dur_us"] = b["dur_us"].to_numpy()
-    out["launch_delay_us"] = (out["launch_ns"] - out["ready_cpu_ns"].where(out["ready_cpu_ns"] >= 0)) / NS_PER_US
-    ready = np.maximum(out["ready_gpu_ns"].to_numpy(), out["launch_ns"].to_numpy())
-    out["queue_us"] = (out["start_ns"] - ready) / NS_PER_US
-    out["exposed_us"] = b["exposed_us"].to_numpy()
-    bend = out["bwd_compute_end_ns"].to_numpy()
+    sel = np.flatnonzero((coll["rank"].to_numpy() == rt.rank) & (coll["start_ns"].to_numpy() >= 0)
+                         & gradient_allreduces(coll, tp, world_size).to_numpy())
+    if not sel.size:
+        return pd.DataFrame(columns=list(TIMELINE_COLUMNS))
+    col = {c: coll[c].to_numpy()[sel] for c in ("step", "launch_ts_ns", "bytes", "start_ns", "end_ns", "dur_us",
+                                                 "exposed_us")}
+    order = np.lexsort((col["launch_ts_ns"], col["step"]))  # by step, then launch; stable
+    col = {c: v[order] for c, v in col.items()}
+    step, launch, start, end = (col["step"].astype(np.int64), col["launch_ts_ns"], col["start_ns"], col["end_ns"])
+    first = np.flatnonzero(np.r_[True, step[1:] != step[:-1]])
+    bucket = np.arange(step.size) - np.repeat(first, np.diff(np.r_[first, step.size]))
+    source, ready_cpu = _ready_cpu(rt, step, launch)
+    ready_gpu = _ready_gpu(rt, cls, launch)
+    steps, starts, ends = backward_bounds(rt, cls)
+    bwd_start, bend = _per_step(steps, starts, step), _per_step(steps, ends, step)
+    base = np.where(bwd_start >= 0, bwd_start.astype(float), np.nan)
     has_end = bend >= 0
-    tail = np.clip(out["end_ns"].to_numpy() - np.maximum(out["start_ns"].to_numpy(), bend), 0, None)
-    out["tail_exposed_us"] = np.where(has_end, tail / NS_PER_US, np.nan)
-    out["starts_after_backward"] = has_end & (out["start_ns"].to_numpy() >= bend)
-    return out[list(TIMELINE_COLUMNS)]
+    tail = np.clip(end - np.maximum(start, bend), 0, None)
+    return pd.DataFrame({
+        "rank": np.full(step.size, rt.rank, dtype=np.int64), "step": step, "bucket": bucket, "bytes": col["bytes"],
+        "ready_source": source, "ready_cpu_ns": ready_cpu, "ready_gpu_ns": ready_gpu, "launch_ns": launch,
+        "start_ns": start, "end_ns": end, "bwd_start_ns": bwd_start, "bwd_compute_end_ns": bend,
+        "ready_us": _us_from(ready_cpu, base), "launch_us": _us_from(launch, base),
+        "start_us": _us_from(start, base), "end_us": _us_from(end, base), "dur_us": col["dur_us"],
+        "launch_delay_us": (launch - np.where(ready_cpu >= 0, ready_cpu.astype(float), np.nan)) / NS_PER_US,
+        "queue_us": (start - np.maximum(ready_gpu, launch)) / NS_PER_US, "exposed_us": col["exposed_us"],
+        "tail_exposed_us": np.where(has_end, tail / NS_PER_US, np.nan),
+        "starts_after_backward": has_end & (start >= bend),
+    })
 
 
 # -- manifest ----------------------------------------------------------------------------------
