@@ -50,11 +50,17 @@ def class_mask(cls: pd.Series, value: str) -> np.ndarray:
 
 def breakdown_of(ts_ns: np.ndarray, end_ns: np.ndarray, cls: np.ndarray) -> dict[str, float]:
     """The breakdown metrics of one set of GPU intervals with their classes."""
+    return _breakdown(ts_ns, end_ns, cls == COMPUTE, cls == COMM, cls == MEMORY)
+
+
+def _breakdown(ts_ns: np.ndarray, end_ns: np.ndarray, is_comp: np.ndarray, is_comm: np.ndarray,
+               is_mem: np.ndarray) -> dict[str, float]:
+    """:func:`breakdown_of` with the classes as masks."""
     if ts_ns.size == 0:
         return dict.fromkeys(BREAKDOWN_COLUMNS, np.nan) | {"busy_us": 0.0, "span_us": 0.0}
-    comp = (ts_ns[cls == COMPUTE], end_ns[cls == COMPUTE])
-    comm = (ts_ns[cls == COMM], end_ns[cls == COMM])
-    mem = (ts_ns[cls == MEMORY], end_ns[cls == MEMORY])
+    comp = (ts_ns[is_comp], end_ns[is_comp])
+    comm = (ts_ns[is_comm], end_ns[is_comm])
+    mem = (ts_ns[is_mem], end_ns[is_mem])
     comm_ns = iv.length(*comm)
     overlap_ns = iv.intersect_length(comm, comp)
     busy_ns = iv.length(ts_ns, end_ns)
@@ -84,15 +90,15 @@ def step_breakdown(gpu: pd.DataFrame, cls: pd.Series, steps: pd.DataFrame) -> pd
     pos = pd.Index(steps["step"].to_numpy()).get_indexer(gpu["step"].to_numpy())
     sel = pos >= 0
     seg = pos[sel]
-    ts, end, c = gpu["ts_ns"].to_numpy()[sel], gpu["end_ns"].to_numpy()[sel], cls.to_numpy()[sel]
+    ts, end = gpu["ts_ns"].to_numpy()[sel], gpu["end_ns"].to_numpy()[sel]
     kernels = np.bincount(seg, minlength=n)
 
     def of(mask: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
         return (ts[mask], end[mask]), seg[mask]
 
-    comp, seg_comp = of(c == COMPUTE)
-    comm, seg_comm = of(c == COMM)
-    mem, seg_mem = of(c == MEMORY)
+    comp, seg_comp = of(class_mask(cls, COMPUTE)[sel])
+    comm, seg_comm = of(class_mask(cls, COMM)[sel])
+    mem, seg_mem = of(class_mask(cls, MEMORY)[sel])
     comm_ns = iv.segment_lengths(*comm, seg_comm, n)
     overlap_ns = iv.segment_intersect_lengths(comm, seg_comm, comp, seg_comp, n)
     busy_ns = iv.segment_lengths(ts, end, seg, n)
@@ -120,7 +126,8 @@ def step_breakdown(gpu: pd.DataFrame, cls: pd.Series, steps: pd.DataFrame) -> pd
 
 def rank_breakdown(gpu: pd.DataFrame, cls: pd.Series, steps: pd.DataFrame) -> dict[str, float]:
     """Breakdown over all GPU activity of the rank plus ``steps``, ``step_us`` (mean CPU step)."""
-    out = breakdown_of(gpu["ts_ns"].to_numpy(), gpu["end_ns"].to_numpy(), cls.to_numpy())
+    out = _breakdown(gpu["ts_ns"].to_numpy(), gpu["end_ns"].to_numpy(), class_mask(cls, COMPUTE),
+                     class_mask(cls, COMM), class_mask(cls, MEMORY))
     out["steps"] = len(steps)
     out["step_us"] = float(steps["dur_ns"].mean() / NS_PER_US) if len(steps) else np.nan
     out["pre_window_kernels"] = int(gpu["pre_window"].sum())

@@ -47,21 +47,29 @@ def launch_gaps(gpu: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 
 def idle_rows(gpu: pd.DataFrame, steps: pd.DataFrame, rank: int) -> pd.DataFrame:
     """One row per step of ``steps`` (columns :data:`COLUMNS`) from a rank's GPU activity."""
-    busy = iv.union(gpu["ts_ns"].to_numpy(np.int64), gpu["end_ns"].to_numpy(np.int64))
-    gaps = launch_gaps(gpu)
-    kernels = gpu["step"].value_counts() if len(gpu) else pd.Series(dtype=np.int64)
-    rows = []
-    for st in steps.itertuples(index=False):
-        win = (np.array([st.ts_ns], np.int64), np.array([st.end_ns], np.int64))
-        step_ns = int(st.end_ns - st.ts_ns)
-        busy_ns = iv.intersect_length(busy, win)
-        launch_ns = iv.intersect_length(gaps, win)
-        pct = (lambda x: 100.0 * x / step_ns if step_ns > 0 else np.nan)
-        rows.append({"rank": rank, "step": int(st.step), "step_us": step_ns / NS_PER_US,
-                     "gpu_busy_us": busy_ns / NS_PER_US, "gpu_idle_us": (step_ns - busy_ns) / NS_PER_US,
-                     "gpu_idle_pct": pct(step_ns - busy_ns), "launch_idle_us": launch_ns / NS_PER_US,
-                     "launch_idle_pct": pct(launch_ns), "kernels": int(kernels.get(int(st.step), 0))})
-    return pd.DataFrame(rows, columns=list(COLUMNS))
+    lo, hi = steps["ts_ns"].to_numpy(np.int64), steps["end_ns"].to_numpy(np.int64)
+    step = steps["step"].to_numpy().astype(np.int64)
+    step_ns = hi - lo
+    nonempty = step_ns > 0  # an empty (or reversed) window intersects nothing
+
+    def covered(cover: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        return np.where(nonempty, iv.covered_per_interval(lo, hi, cover), 0)
+
+    busy_ns = covered((gpu["ts_ns"].to_numpy(np.int64), gpu["end_ns"].to_numpy(np.int64)))
+    launch_ns = covered(launch_gaps(gpu))
+    k_steps, k_counts = np.unique(gpu["step"].to_numpy(), return_counts=True)
+    pos = np.clip(np.searchsorted(k_steps, step), 0, max(k_steps.size - 1, 0))
+    kernels = np.where(k_steps[pos] == step, k_counts[pos], 0) if k_steps.size else np.zeros(step.size, np.int64)
+
+    def pct(x: np.ndarray) -> np.ndarray:
+        return np.divide(100.0 * x, step_ns, out=np.full(step.size, np.nan), where=nonempty)
+
+    return pd.DataFrame({
+        "rank": np.full(step.size, rank, dtype=np.int64), "step": step, "step_us": step_ns / NS_PER_US,
+        "gpu_busy_us": busy_ns / NS_PER_US, "gpu_idle_us": (step_ns - busy_ns) / NS_PER_US,
+        "gpu_idle_pct": pct(step_ns - busy_ns), "launch_idle_us": launch_ns / NS_PER_US,
+        "launch_idle_pct": pct(launch_ns), "kernels": kernels.astype(np.int64),
+    }, columns=list(COLUMNS))
 
 
 def gpu_idle_table(ctx: RankContext) -> pd.DataFrame:

@@ -39,6 +39,17 @@ COLUMNS = (
 )
 
 
+def _codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """``(ids, labels)`` of a column: per row an id into ``labels``, its value as text (equal texts share an
+    id; a missing value reads "nan", as ``astype(str)`` writes it)."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        text = [str(c) for c in col.cat.categories] + ["nan"]
+        same, labels = pd.factorize(np.array(text, dtype=object))
+        return same[col.cat.codes.to_numpy()], np.asarray(labels, dtype=object)
+    ids, labels = pd.factorize(col.astype(str).to_numpy(dtype=object))
+    return ids, np.asarray(labels, dtype=object)
+
+
 def top_kernels(ctx: RankContext) -> pd.DataFrame:
     """The rank's :data:`TOP_N` kernels by summed duration (columns :data:`COLUMNS`)."""
     rt = ctx.trace
@@ -48,21 +59,28 @@ def top_kernels(ctx: RankContext) -> pd.DataFrame:
     ts, end = g["ts_ns"].to_numpy(), g["end_ns"].to_numpy()
     busy_ns = iv.length(ts, end)
     k = (g["kind"] == schema.KERNEL).to_numpy()
-    kern = pd.DataFrame({"kernel": g["name"].astype(str).to_numpy()[k],
-                         "kernel_class": classify_gpu(rt, ctx.options.comm_pattern).astype(str).to_numpy()[k],
-                         "dur_ns": (end - ts)[k]})
-    agg = kern.groupby("kernel", sort=False).agg(count=("dur_ns", "size"), dur_ns=("dur_ns", "sum"),
-                                                 kernel_class=("kernel_class", "first"))
-    top = agg.sort_values(["dur_ns", "count"], ascending=False, kind="stable").head(TOP_N)
-    names = kern["kernel"].to_numpy()
-    union_ns = np.array([iv.length(ts[k][names == n], end[k][names == n]) for n in top.index], dtype=float)
+    ts, end = ts[k], end[k]
+    name, names = _codes(g["name"])
+    cls, classes = _codes(classify_gpu(rt, ctx.options.comm_pattern))
+    # groups in order of first appearance, as a groupby(sort=False)
+    _, first, group = np.unique(name[k], return_index=True, return_inverse=True)
+    rank_of = np.argsort(np.argsort(first, kind="stable"), kind="stable")
+    group, first = rank_of[group], np.sort(first)
+    count = np.bincount(group, minlength=first.size).astype(np.int64)
+    dur = np.zeros(first.size, dtype=np.int64)
+    np.add.at(dur, group, end - ts)
+    top = np.lexsort((-count, -dur))[:TOP_N]  # most time first, then most launches; ties keep first appearance
+    pos = np.full(first.size, -1, dtype=np.int64)
+    pos[top] = np.arange(top.size)
+    sel = pos[group] >= 0
+    union_ns = iv.segment_lengths(ts[sel], end[sel], pos[group][sel], top.size).astype(float)
     return pd.DataFrame({
-        "rank": rt.rank,
-        "kernel": top.index.to_numpy(),
-        "kernel_class": top["kernel_class"].to_numpy(),
-        "count": top["count"].to_numpy().astype(np.int64),
-        "dur_total_us": top["dur_ns"].to_numpy() / NS_PER_US,
-        "dur_mean_us": top["dur_ns"].to_numpy() / top["count"].to_numpy() / NS_PER_US,
+        "rank": np.full(top.size, rt.rank, dtype=np.int64),
+        "kernel": names[name[k][first[top]]] if top.size else np.empty(0, dtype=object),
+        "kernel_class": classes[cls[k][first[top]]] if top.size else np.empty(0, dtype=object),
+        "count": count[top],
+        "dur_total_us": dur[top] / NS_PER_US,
+        "dur_mean_us": dur[top] / count[top] / NS_PER_US,
         "busy_total_us": union_ns / NS_PER_US,
         "busy_share_pct": 100.0 * union_ns / busy_ns if busy_ns else np.nan,
     })
