@@ -43,8 +43,8 @@ def class_mask(cls: pd.Series, value: str) -> np.ndarray:
     """Mask of the rows of a :func:`~tracekit.analyses.classify.classify_gpu` result that are ``value``
     (compared on the Categorical's codes: no string comparison per row)."""
     if isinstance(cls.dtype, pd.CategoricalDtype):
-        cats = cls.cat.categories
-        return cls.cat.codes.to_numpy() == (cats.get_loc(value) if value in cats else -2)
+        cat = cls.array  # the Categorical itself: no accessor built per call
+        return cat.codes == (cat.categories.get_loc(value) if value in cat.categories else -2)
     return (cls == value).to_numpy()
 
 
@@ -177,7 +177,7 @@ def rank_totals(ctx: RankContext) -> pd.DataFrame:
     coll = ctx.tables["collectives"]
     row["rank"] = rt.rank
     row["collectives"] = int((~coll["pre_window"].astype(bool)).sum()) if len(coll) else 0
-    return pd.DataFrame([row]).rename(columns=RANK_NAMES)
+    return pd.DataFrame({RANK_NAMES.get(c, c): [v] for c, v in row.items()})
 
 
 def ranks_table(ctx: RunContext) -> pd.DataFrame:
