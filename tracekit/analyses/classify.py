@@ -80,10 +80,8 @@ RULE_NAMES = tuple(r.name for r in RULES)
 
 def collective_external_ids(rt: RankTrace, pattern: str = COLLECTIVE_OP_PATTERN) -> np.ndarray:
     """External ids of the CPU ops whose name matches ``pattern`` (default: the c10d collectives)."""
-    ev = rt.events
-    ext = ev["external_id"].to_numpy()
-    # numpy masks, not a DataFrame filter: the CPU ops are ~40 % of a trace's rows
-    hit = (ev["kind"].to_numpy() == schema.CPU_OP) & (ext >= 0) & schema.name_mask(ev["name"], pattern)
+    ext = rt.column("external_id")
+    hit = (rt.column("kind") == schema.CPU_OP) & (ext >= 0) & rt.name_hits(pattern)
     return np.unique(ext[hit])
 
 
@@ -98,41 +96,41 @@ def comm_rule(rt: RankTrace, comm_pattern: str | None = None) -> np.ndarray:
     return rt.memo(("comm_rule", comm_pattern or None), lambda: _comm_rule(rt, comm_pattern))
 
 
-def _name_hits(g: pd.DataFrame, pattern: str) -> np.ndarray:
-    """Kernel names matching ``pattern`` (case-insensitive search), tested once per distinct name."""
-    rx = re.compile(pattern, re.IGNORECASE)
-    cats = g["name"].cat.categories if isinstance(g["name"].dtype, pd.CategoricalDtype) else pd.Index(g["name"].unique())
-    hit = pd.Series([bool(rx.search(str(c))) for c in cats], index=cats, dtype=bool)
-    return g["name"].map(hit).fillna(False).astype(bool).to_numpy()
+def _name_hits(rt: RankTrace, pattern: str) -> np.ndarray:
+    """Rows of ``rt.gpu`` whose kernel name matches ``pattern`` (case-insensitive search), tested once per
+    distinct name (``gpu["name"]`` is a Categorical except in an empty header-only rank)."""
+    if not isinstance(rt.gpu["name"].dtype, pd.CategoricalDtype):
+        return np.zeros(len(rt.gpu), dtype=bool)
+    return rt.name_category_hits(pattern, flags=re.IGNORECASE)[rt.gpu_column("name")]
 
 
 def _inside_ops(rt: RankTrace, pattern: str) -> np.ndarray:
     """Rows of ``rt.gpu`` launched inside (at any depth) a CPU op or annotation matching ``pattern`` on the
     launching thread; rows without a launch event match by External id."""
-    g, ev = rt.gpu, rt.events
-    hit = np.zeros(len(g), dtype=bool)
-    m = ev["kind"].isin((schema.CPU_OP, schema.ANNOTATION)).to_numpy() & schema.name_mask(ev["name"], pattern)
-    if not m.any():
+    hit = np.zeros(len(rt.gpu), dtype=bool)
+    kind = rt.column("kind")
+    m = np.flatnonzero(((kind == schema.CPU_OP) | (kind == schema.ANNOTATION)) & rt.name_hits(pattern))
+    if not m.size:
         return hit
-    ops = ev.loc[m, ["tid", "ts_ns", "end_ns", "external_id"]]
-    lts, ltid = g["launch_ts_ns"].to_numpy(), g["launch_tid"].to_numpy()
-    launched = ~g["pre_window"].to_numpy(dtype=bool)
-    for tid, grp in ops.groupby("tid", sort=False):
-        s, e = iv.union(grp["ts_ns"].to_numpy(), grp["end_ns"].to_numpy())
+    op_tid, op_ts, op_end = rt.column("tid")[m], rt.column("ts_ns")[m], rt.column("end_ns")[m]
+    lts, ltid = rt.gpu_column("launch_ts_ns"), rt.gpu_column("launch_tid")
+    launched = ~rt.gpu_column("pre_window")
+    for tid in np.unique(op_tid):  # a handful of threads
+        on = op_tid == tid
+        s, e = iv.union(op_ts[on], op_end[on])
         sel = np.flatnonzero(launched & (ltid == tid))
         i = np.searchsorted(s, lts[sel], side="right") - 1
         ok = i >= 0
         ok[ok] = lts[sel][ok] <= e[i[ok]]
         hit[sel[ok]] = True
-    ext = ops["external_id"].to_numpy()
-    hit |= ~launched & g["external_id"].isin(ext[ext >= 0]).to_numpy()
+    ext = rt.column("external_id")[m]
+    hit |= ~launched & np.isin(rt.gpu_column("external_id"), ext[ext >= 0])
     return hit
 
 
 def _comm_rule(rt: RankTrace, comm_pattern: str | None) -> np.ndarray:
-    g = rt.gpu
-    kernel = (g["kind"] == schema.KERNEL).to_numpy()
-    out = np.full(len(g), -1, dtype=np.int8)
+    kernel = rt.gpu_column("kind") == schema.KERNEL
+    out = np.full(kernel.size, -1, dtype=np.int8)
     todo = kernel.copy()
     for i, rule in enumerate(RULES):
         if not todo.any():
@@ -141,9 +139,9 @@ def _comm_rule(rt: RankTrace, comm_pattern: str | None) -> np.ndarray:
         if not pattern:
             continue
         if rule.by == "kernel":
-            hit = _name_hits(g, pattern)
+            hit = _name_hits(rt, pattern)
         elif rule.by == "op_id":
-            hit = g["external_id"].isin(collective_external_ids(rt, pattern)).to_numpy()
+            hit = np.isin(rt.gpu_column("external_id"), collective_external_ids(rt, pattern))
         else:
             hit = _inside_ops(rt, pattern)
         hit = hit & todo
@@ -153,11 +151,10 @@ def _comm_rule(rt: RankTrace, comm_pattern: str | None) -> np.ndarray:
 
 
 def _classify(rt: RankTrace, comm_pattern: str | None) -> pd.Series:
-    g = rt.gpu
-    kernel = (g["kind"] == schema.KERNEL).to_numpy()
+    kernel = rt.gpu_column("kind") == schema.KERNEL
     codes = np.where(~kernel, 2, np.where(comm_rule(rt, comm_pattern) >= 0, 1, 0)).astype(np.int8)
     # a Categorical: comparisons (``cls == COMPUTE``) run on the codes, not on strings
-    return pd.Series(pd.Categorical.from_codes(codes, categories=CLASSES), index=g.index, name="cls")
+    return pd.Series(pd.Categorical.from_codes(codes, categories=CLASSES), index=rt.gpu.index, name="cls")
 
 
 # -- registered table (see tracekit.analyses.registry) -------------------------------------------
@@ -168,17 +165,26 @@ def comm_rules_table(ctx) -> pd.DataFrame:  # noqa: ANN001 - a RankContext
     if not rt.has_gpu_activity:
         return None
     rule = comm_rule(rt, ctx.options.comm_pattern)
-    g = rt.gpu
+    dur_all = rt.gpu_column("dur_ns")
     rows = []
     for i in np.unique(rule[rule >= 0]):
         sel = rule == i
-        names = g["name"].to_numpy()[sel].astype(str)
-        dur = g["dur_ns"].to_numpy()[sel]
-        by_name = pd.Series(dur).groupby(names).sum().sort_values(ascending=False)
+        dur = dur_all[sel]
+        names, inv = np.unique(_gpu_names(rt, sel), return_inverse=True)  # sorted, as a groupby's keys
+        total = np.zeros(names.size, dtype=dur.dtype)
+        np.add.at(total, inv, dur)
+        # the first of pandas' descending quicksort (sort_values(ascending=False)), ties included
+        top = np.arange(total.size)[::-1][total[::-1].argsort(kind="quicksort")][-1]
         rows.append({"rank": rt.rank, "rule": RULES[i].name, "kernels": int(sel.sum()),
-                     "kernel_names": int(len(by_name)), "kernel_total_us": float(dur.sum()) / 1e3,
-                     "top_kernel": str(by_name.index[0])})
+                     "kernel_names": int(names.size), "kernel_total_us": float(dur.sum()) / 1e3,
+                     "top_kernel": str(names[top])})
     return pd.DataFrame(rows)
+
+
+def _gpu_names(rt: RankTrace, sel: np.ndarray) -> np.ndarray:
+    """Kernel names (str; a missing one is ``"nan"``) of the rows ``sel`` of ``rt.gpu`` (a Categorical)."""
+    cats = np.array([*rt.name_categories(), "nan"], dtype=object)  # code -1 -> the last
+    return cats[rt.gpu_column("name")[sel]].astype(str)
 
 
 def _view(tables, opts) -> View | None:  # noqa: ANN001

@@ -85,6 +85,7 @@ def bus_factor(coll_name: str | None, n: int) -> float:
     return 1.0
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def _coll_from_kernel_name(name: str) -> str | None:
     m = re.match(r"nccl(?:DevKernel|Kernel)_([A-Za-z]+)", name)
     return _NCCL_KERNEL_COLL.get(m.group(1).lower()) if m else None
@@ -96,28 +97,27 @@ def phase_windows(rt: RankTrace) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 
 
 def _phase_windows(rt: RankTrace) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    ev = rt.events
-    ann = ev["kind"].isin((schema.ANNOTATION, schema.CPU_OP)).to_numpy()
-    fwd = ev[ann & schema.name_mask(ev["name"], FORWARD_PATTERN)]
-    opt = ev[ann & schema.name_mask(ev["name"], OPTIMIZER_PATTERN)]
-    bw = ev[(ev["kind"] == schema.CPU_OP).to_numpy() & schema.name_mask(ev["name"], BACKWARD_OP_PREFIX, prefix=True)]
-    step = assign_steps(rt.steps, bw["ts_ns"].to_numpy())
-    in_step = step >= 0  # autograd ops outside every step must not widen a span over all steps
-    if in_step.any():
-        g = pd.DataFrame({"step": step[in_step], "ts": bw["ts_ns"].to_numpy()[in_step],
-                          "end": bw["end_ns"].to_numpy()[in_step]})
-        spans = g.groupby("step").agg(ts=("ts", "min"), end=("end", "max")).sort_values("ts")
-        bws, bwe = spans["ts"].to_numpy(), spans["end"].to_numpy()
-    else:
-        bws = bwe = np.empty(0, dtype=np.int64)
-    ranges = ev[ann & schema.name_mask(ev["name"], BACKWARD_RANGE_PATTERN)]
-    bws, bwe = iv.union(np.concatenate([bws, ranges["ts_ns"].to_numpy()]),
-                        np.concatenate([bwe, ranges["end_ns"].to_numpy()]))
-    return {
-        "forward": (fwd["ts_ns"].to_numpy(), fwd["end_ns"].to_numpy()),
-        "optimizer": (opt["ts_ns"].to_numpy(), opt["end_ns"].to_numpy()),
-        "backward": (bws, bwe),
-    }
+    kind, ts, end = rt.column("kind"), rt.column("ts_ns"), rt.column("end_ns")
+    ann = (kind == schema.ANNOTATION) | (kind == schema.CPU_OP)
+    fwd = np.flatnonzero(ann & rt.name_hits(FORWARD_PATTERN))
+    opt = np.flatnonzero(ann & rt.name_hits(OPTIMIZER_PATTERN))
+    bw = np.flatnonzero((kind == schema.CPU_OP) & rt.name_hits(BACKWARD_OP_PREFIX, prefix=True))
+    bws, bwe = _step_spans(rt.steps, ts[bw], end[bw])
+    ranges = np.flatnonzero(ann & rt.name_hits(BACKWARD_RANGE_PATTERN))
+    bws, bwe = iv.union(np.concatenate([bws, ts[ranges]]), np.concatenate([bwe, end[ranges]]))
+    return {"forward": (ts[fwd], end[fwd]), "optimizer": (ts[opt], end[opt]), "backward": (bws, bwe)}
+
+
+def _step_spans(steps: pd.DataFrame, ts: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per step, the first start and last end of the ranges ``[ts, end)`` that begin in it (in no order)."""
+    step = assign_steps(steps, ts)
+    keep = step >= 0  # autograd ops outside every step must not widen a span over all steps
+    if not keep.any():
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    order = np.argsort(step[keep], kind="stable")
+    st = step[keep][order]
+    first = np.flatnonzero(np.concatenate([[True], st[1:] != st[:-1]]))
+    return np.minimum.reduceat(ts[keep][order], first), np.maximum.reduceat(end[keep][order], first)
 
 
 def _in_any(ts: np.ndarray, window: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
@@ -141,76 +141,157 @@ def label_phases(rt: RankTrace, launch_ts: np.ndarray) -> np.ndarray:
     return out
 
 
+#: exactly this name (``$`` would also match before a trailing newline)
+RECORD_PARAM_COMMS = r"^record_param_comms\Z"
+
+
+def _collective_op_rows(rt: RankTrace) -> np.ndarray:
+    """Event rows of the ``record_param_comms`` CPU ops, in event order."""
+    return np.flatnonzero((rt.column("kind") == schema.CPU_OP) & rt.name_hits(RECORD_PARAM_COMMS))
+
+
 def _cpu_collective_ops(rt: RankTrace) -> pd.DataFrame:
-    ev = rt.events
-    ops = ev[(ev["kind"] == schema.CPU_OP) & (ev["name"] == "record_param_comms")]
+    ops = rt.events.iloc[_collective_op_rows(rt)]
     return ops[["ts_ns", "end_ns", "dur_ns", "external_id", "in_nelems", "out_nelems", "group_size", *ARG_COLUMNS]]
+
+
+def _category_values(col: pd.Series, codes: np.ndarray) -> np.ndarray:
+    """The values (objects, NaN where missing) of a Categorical column at ``codes`` (its own or a subset's)."""
+    return np.append(np.asarray(col.cat.categories, dtype=object), np.nan)[codes]
+
+
+def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, uniques)`` of an object array (None / NaN: code -1)."""
+    codes, uniques = pd.factorize(values)
+    return codes, np.asarray(uniques, dtype=object)
+
+
+def _cumcount(keys: np.ndarray) -> np.ndarray:
+    """Per element, how many earlier elements have its key (a groupby's ``cumcount``)."""
+    order = np.argsort(keys, kind="stable")
+    k = keys[order]
+    pos = np.arange(k.size)
+    run_start = np.maximum.accumulate(np.where(np.concatenate([[True], k[1:] != k[:-1]]), pos, 0))
+    out = np.empty(k.size, dtype=np.int64)
+    out[order] = pos - run_start
+    return out
 
 
 def collective_table(rt: RankTrace, cls: pd.Series, world_size: int,
                      gloo_threads: dict[str, str] | None = None) -> pd.DataFrame:
     """The per-rank collective table described in the module docstring."""
-    ops = _cpu_collective_ops(rt)
     if rt.has_gpu_activity:
-        df = _gpu_instances(rt, cls, ops)
+        d = _gpu_instances(rt, cls, _collective_op_rows(rt))
     else:
-        df = _cpu_instances(rt, ops, gloo_threads)
-    if df.empty:
+        d = _cpu_instances(rt, _cpu_collective_ops(rt), gloo_threads)
+    n_rows = d["step"].size
+    if n_rows == 0:
         return pd.DataFrame(columns=list(COLLECTIVE_COLUMNS))
-    df["rank"] = rt.rank
-    n = df["group_size"].where(df["group_size"] > 0, world_size).astype(np.int64)
-    df["group_size"] = n
-    dbytes = df["dtype"].astype(object).map(schema.DTYPE_BYTES).astype(float)
-    nel = df[["in_nelems", "out_nelems"]].max(axis=1).astype(float).where(lambda x: x >= 0)
-    df["nelems"] = nel
-    df["bytes"] = nel * dbytes
-    dur_s = df["dur_us"] / 1e6
-    df["algbw_incl_wait_gbps"] = (df["bytes"] / 1e9) / dur_s.where(dur_s > 0)
-    factors = np.array([bus_factor(c if isinstance(c, str) else None, int(k))
-                        for c, k in zip(df["coll_name"].astype(object), n)])
-    df["busbw_incl_wait_gbps"] = df["algbw_incl_wait_gbps"] * factors
-    df["phase"] = label_phases(rt, df["launch_ts_ns"].to_numpy())
-    df["launch_op"] = functional.launch_ops(rt, df["launch_ts_ns"].to_numpy())
-    df["seq"] = -1
-    df["step_seq"] = -1
-    in_win = df[~df["pre_window"].astype(bool)].sort_values("launch_ts_ns", kind="stable")
-    pg = in_win["pg_name"].astype(object).fillna("?")
-    df.loc[in_win.index, "seq"] = in_win.groupby(pg).cumcount()
-    df.loc[in_win.index, "step_seq"] = in_win.groupby([pg, in_win["step"]]).cumcount()
-    df = df.sort_values(["launch_ts_ns", "start_ns"], kind="stable").reset_index(drop=True)
-    return df[list(COLLECTIVE_COLUMNS)]
+    d["rank"] = np.full(n_rows, rt.rank, dtype=np.int64)
+    n = np.where(d["group_size"] > 0, d["group_size"], world_size).astype(np.int64)
+    d["group_size"] = n
+    dcodes, dtypes = _factorize(d["dtype"])
+    dbytes = np.append(np.array([float(schema.DTYPE_BYTES.get(t, np.nan)) for t in dtypes]), np.nan)[dcodes]
+    nel = np.maximum(d["in_nelems"], d["out_nelems"]).astype(float)
+    nel[nel < 0] = np.nan
+    d["nelems"] = nel
+    d["bytes"] = nel * dbytes
+    dur_s = d["dur_us"] / 1e6
+    d["algbw_incl_wait_gbps"] = (d["bytes"] / 1e9) / np.where(dur_s > 0, dur_s, np.nan)
+    d["busbw_incl_wait_gbps"] = d["algbw_incl_wait_gbps"] * _bus_factors(d["coll_name"], n)
+    launch = d["launch_ts_ns"]
+    d["phase"] = label_phases(rt, launch)
+    d["launch_op"] = functional.launch_ops(rt, launch)
+    d["seq"], d["step_seq"] = _sequence_numbers(d["pg_name"], d["step"], launch, d["pre_window"].astype(bool))
+    order = np.lexsort((d["start_ns"], launch))  # stable: by launch, then kernel start
+    return pd.DataFrame({c: d[c][order] for c in COLLECTIVE_COLUMNS})
 
 
-def _gpu_instances(rt: RankTrace, cls: pd.Series, ops: pd.DataFrame) -> pd.DataFrame:
-    g = rt.gpu
-    is_comm = (cls == COMM).to_numpy()
-    k = g.loc[is_comm].copy()
-    comp = (g["ts_ns"].to_numpy()[(cls == COMPUTE).to_numpy()], g["end_ns"].to_numpy()[(cls == COMPUTE).to_numpy()])
-    covered = iv.covered_per_interval(k["ts_ns"].to_numpy(), k["end_ns"].to_numpy(), comp)
-    # fill missing collective args from the launching record_param_comms op
-    op = ops.drop_duplicates("external_id").set_index("external_id")
-    ext = k["external_id"]
-    for col in (*ARG_COLUMNS,):
-        own = k[col].astype(object)
-        from_op = ext.map(op[col].astype(object)) if len(op) else pd.Series(None, index=k.index, dtype=object)
-        k[col] = own.where(own.notna(), from_op)
-    for col in ("in_nelems", "out_nelems", "group_size"):
-        from_op = ext.map(op[col]) if len(op) else pd.Series(np.nan, index=k.index)
-        k[col] = k[col].where(k[col] >= 0, from_op.fillna(-1)).astype(np.int64)
-    guess = k["name"].map(_coll_from_kernel_name).astype(object)  # categorical: once per distinct name
-    k["coll_name"] = k["coll_name"].where(k["coll_name"].notna(), guess)
-    op_ts = ext.map(op["ts_ns"]) if len(op) else pd.Series(np.nan, index=k.index)
-    launch = op_ts.where(op_ts.notna(), k["launch_ts_ns"].where(k["launch_ts_ns"] >= 0))
-    k["launch_ts_ns"] = launch.where(~k["pre_window"]).fillna(-1).astype(np.int64)
-    return pd.DataFrame({
-        "step": k["step"].to_numpy(), "coll_name": k["coll_name"].to_numpy(), "pg_name": k["pg_name"].to_numpy(),
-        "pg_desc": k["pg_desc"].to_numpy(), "dtype": k["dtype"].to_numpy(), "in_nelems": k["in_nelems"].to_numpy(),
-        "out_nelems": k["out_nelems"].to_numpy(), "group_size": k["group_size"].to_numpy(),
-        "launch_ts_ns": k["launch_ts_ns"].to_numpy(), "start_ns": k["ts_ns"].to_numpy(),
-        "end_ns": k["end_ns"].to_numpy(), "dur_us": k["dur_ns"].to_numpy() / NS_PER_US,
-        "overlap_us": covered / NS_PER_US, "exposed_us": (k["dur_ns"].to_numpy() - covered) / NS_PER_US,
-        "pre_window": k["pre_window"].to_numpy(), "kernel": k["name"].astype(str).to_numpy(),
+def _bus_factors(coll: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """:func:`bus_factor` per row, computed once per distinct (collective, group size)."""
+    codes, names = _factorize(coll)
+    key = (codes.astype(np.int64) + 1) * (int(n.max()) + 1) + n
+    _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    f = [bus_factor(names[codes[i]] if codes[i] >= 0 and isinstance(names[codes[i]], str) else None, int(n[i]))
+         for i in first]
+    return np.asarray(f, dtype=float)[inv.reshape(-1)]
+
+
+def _sequence_numbers(pg_name: np.ndarray, step: np.ndarray, launch: np.ndarray,
+                      pre_window: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(seq, step_seq)``: ordinals per process group (and step) in launch order; -1 for pre-window rows."""
+    seq, step_seq = np.full(step.size, -1, dtype=np.int64), np.full(step.size, -1, dtype=np.int64)
+    win = np.flatnonzero(~pre_window)
+    win = win[np.argsort(launch[win], kind="stable")]
+    if win.size == 0:
+        return seq, step_seq
+    pg = pg_name[win].copy()
+    pg[pd.isna(pg)] = "?"
+    pg_code = _factorize(pg)[0].astype(np.int64)
+    seq[win] = _cumcount(pg_code)
+    st = step[win] - step[win].min()
+    step_seq[win] = _cumcount(pg_code * (int(st.max()) + 1) + st)
+    return seq, step_seq
+
+
+def _gpu_instances(rt: RankTrace, cls: pd.Series, op_rows: np.ndarray) -> dict[str, np.ndarray]:
+    """Columns of the communication kernels (``cls``) of ``rt.gpu``, args filled from ``op_rows``."""
+    k = np.flatnonzero(np.asarray(cls.array == COMM))
+    comp = np.asarray(cls.array == COMPUTE)
+    gts, gend = rt.gpu_column("ts_ns"), rt.gpu_column("end_ns")
+    ts, end, dur = gts[k], gend[k], rt.gpu_column("dur_ns")[k]
+    covered = iv.covered_per_interval(ts, end, (gts[comp], gend[comp]))
+    # the launching record_param_comms op: the first one with the kernel's External id
+    ext = rt.gpu_column("external_id")[k]
+    op_ext = rt.column("external_id")[op_rows]
+    uniq, first = np.unique(op_ext, return_index=True)
+    pos = np.minimum(np.searchsorted(uniq, ext), max(uniq.size - 1, 0))
+    found = uniq[pos] == ext if uniq.size else np.zeros(k.size, dtype=bool)
+    src = op_rows[first[pos]] if uniq.size else np.zeros(k.size, dtype=np.int64)
+    d = _kernel_args(rt, k, found, src)
+    lts, pre = rt.gpu_column("launch_ts_ns")[k], rt.gpu_column("pre_window")[k]
+    launch = np.where(found, rt.column("ts_ns")[src], np.where(lts >= 0, lts, -1))
+    launch = np.where(pre, -1, launch)
+    if not (op_rows.size and found.all()) or pre.any():
+        # where the pandas version of this went through float64 (NaN gaps): identical output above 2**53 ns
+        launch = np.where(launch >= 0, launch.astype(np.float64).astype(np.int64), -1)
+    cats = np.array([*rt.name_categories(), "nan"], dtype=object)  # code -1 -> "nan", as astype(str)
+    d.update({
+        "step": rt.gpu_column("step")[k], "launch_ts_ns": launch, "start_ns": ts, "end_ns": end,
+        "dur_us": dur / NS_PER_US, "overlap_us": covered / NS_PER_US, "exposed_us": (dur - covered) / NS_PER_US,
+        "pre_window": pre, "kernel": cats[rt.gpu_column("name")[k]],
     })
+    return d
+
+
+def _kernel_args(rt: RankTrace, k: np.ndarray, found: np.ndarray, src: np.ndarray) -> dict[str, np.ndarray]:
+    """Collective args of the gpu rows ``k``: the kernel's own, else those of its launching op (event row
+    ``src`` where ``found``); a collective name missing from both is guessed from the kernel name.
+
+    Missing values are NaN, a missing guess NaN or None (what pandas' ``map`` left there): a column
+    with no value at all keeps them.
+    """
+    g, ev = rt.gpu, rt.events
+    d: dict[str, np.ndarray] = {}
+    for col in ARG_COLUMNS:
+        own = _category_values(g[col], rt.gpu_column(col)[k])
+        miss = pd.isna(own)
+        if miss.any():
+            own[miss] = _category_values(ev[col], np.where(found, rt.column(col)[src], -1))[miss]
+        d[col] = own
+    for col in ("in_nelems", "out_nelems", "group_size"):
+        own = rt.gpu_column(col)[k]
+        d[col] = np.where(own >= 0, own, np.where(found, rt.column(col)[src], -1)).astype(np.int64)
+    coll = d["coll_name"]
+    miss = pd.isna(coll)
+    if miss.any():
+        names = rt.name_categories()
+        guess = np.array([_coll_from_kernel_name(names[c]) for c in rt.gpu_column("name")[k[miss]]], dtype=object)
+        # pandas mapped every name of the trace: with any collective among them the gaps became NaN, else None
+        if any(v is None for v in guess) and any(_coll_from_kernel_name(n) for n in names):
+            guess[np.array([v is None for v in guess], dtype=bool)] = np.nan
+        coll[miss] = guess
+    return d
 
 
 #: CPU-side collective work ranges: the backend's annotation on its worker thread ("gloo:all_reduce")
@@ -221,7 +302,8 @@ _BACKEND_COLL = {"all_reduce": "allreduce", "all_gather": "allgather", "reduce_s
                  "scatter": "scatter"}
 
 
-def _cpu_instances(rt: RankTrace, ops: pd.DataFrame, gloo_threads: dict[str, str] | None = None) -> pd.DataFrame:
+def _cpu_instances(rt: RankTrace, ops: pd.DataFrame,
+                   gloo_threads: dict[str, str] | None = None) -> dict[str, np.ndarray]:
     """Collectives of a trace without GPU activity (gloo).
 
     An instance is the backend's CPU range (``gloo:all_reduce`` on the gloo worker
@@ -265,14 +347,14 @@ def _cpu_instances(rt: RankTrace, ops: pd.DataFrame, gloo_threads: dict[str, str
     pg_name, pg_desc = arg("pg_name", None), arg("pg_desc", None)
     if len(rng) and pd.isna(pg_name).all():  # gloo records no group args: infer from its worker threads
         pg_name, pg_desc = functional.gloo_thread_groups(rt, rng["tid"].to_numpy(), gloo_threads)
-    return pd.DataFrame({
+    return {
         "step": assign_steps(rt.steps, launch), "coll_name": coll, "pg_name": pg_name,
         "pg_desc": pg_desc, "dtype": arg("dtype", None), "in_nelems": arg("in_nelems", -1),
         "out_nelems": arg("out_nelems", -1), "group_size": arg("group_size", -1),
         "launch_ts_ns": launch, "start_ns": start, "end_ns": end, "dur_us": (end - start) / NS_PER_US,
         "overlap_us": np.full(n, np.nan), "exposed_us": np.full(n, np.nan),
         "pre_window": np.zeros(n, dtype=bool), "kernel": np.full(n, None, dtype=object),
-    })
+    }
 
 
 BUCKET_COLUMNS = ("rank", "step", "bucket", "pg_name", "step_seq", "launch_op", "bytes", "launch_offset_us",
@@ -286,21 +368,30 @@ def data_parallel_groups(coll: pd.DataFrame, tp: int = 1, world_size: int | None
     ``mesh_dp`` group only (tensor-parallel allreduces in backward are not gradient buckets);
     otherwise, with ``tp`` > 1 (from the manifest), only groups of ``world_size / tp`` ranks (a mesh
     dimension over every rank reuses the default group); otherwise every row."""
-    desc = coll["pg_desc"].astype(object)
-    keep = pd.Series(True, index=coll.index)
-    if desc.astype(str).str.startswith("mesh_").any():
-        keep &= desc == "mesh_dp"
-    elif tp > 1 and world_size:  # groups not named after mesh dimensions: go by their size
-        keep &= coll["group_size"] == world_size // tp
-    return keep
+    return pd.Series(_data_parallel_mask(coll, tp, world_size), index=coll.index)
+
+
+def _data_parallel_mask(coll: pd.DataFrame, tp: int, world_size: int | None) -> np.ndarray:
+    codes, descs = _factorize(coll["pg_desc"].to_numpy(dtype=object))
+    if any(str(v).startswith("mesh_") for v in descs):
+        return np.append(descs == "mesh_dp", False).astype(bool)[codes]
+    if tp > 1 and world_size:  # groups not named after mesh dimensions: go by their size
+        return coll["group_size"].to_numpy() == world_size // tp
+    return np.ones(len(coll), dtype=bool)
 
 
 def gradient_allreduces(coll: pd.DataFrame, tp: int = 1, world_size: int | None = None) -> pd.Series:
     """Mask of the gradient-bucket rows of a collective table: allreduces (plain or coalesced) launched
     in a step's backward on the data-parallel group (:func:`data_parallel_groups`)."""
-    name = coll["coll_name"].astype(object).astype(str).str.lower()
-    keep = (coll["phase"] == "backward") & name.isin(ALLREDUCE_NAMES) & (coll["step"] >= 0)
-    return keep & data_parallel_groups(coll, tp, world_size)
+    return pd.Series(_gradient_allreduce_mask(coll, tp, world_size), index=coll.index)
+
+
+def _gradient_allreduce_mask(coll: pd.DataFrame, tp: int, world_size: int | None) -> np.ndarray:
+    codes, names = _factorize(coll["coll_name"].to_numpy(dtype=object))
+    # a missing name is "nan" (astype(str)), never an allreduce
+    allreduce = np.array([str(v).lower() in ALLREDUCE_NAMES for v in names] + [False], dtype=bool)[codes]
+    keep = (coll["phase"].to_numpy(dtype=object) == "backward") & allreduce & (coll["step"].to_numpy() >= 0)
+    return keep & _data_parallel_mask(coll, tp, world_size)
 
 
 def bucket_table(rt: RankTrace, coll: pd.DataFrame, tp: int = 1, world_size: int | None = None) -> pd.DataFrame:
@@ -317,20 +408,22 @@ def bucket_table(rt: RankTrace, coll: pd.DataFrame, tp: int = 1, world_size: int
     ``wait_offset_us`` / ``wait_cpu_us``: where ``wait_tensor`` waits on it (see
     :func:`tracekit.analyses.functional.wait_columns`; NaN without ``wait_tensor`` ops).
     """
-    b = coll[gradient_allreduces(coll, tp, world_size)].copy()
-    if b.empty:
+    rows = np.flatnonzero(_gradient_allreduce_mask(coll, tp, world_size)) if len(coll) else np.empty(0, np.int64)
+    if rows.size == 0:
         return pd.DataFrame(columns=list(BUCKET_COLUMNS))
+    step, launch = coll["step"].to_numpy()[rows], coll["launch_ts_ns"].to_numpy()[rows]
+    order = np.lexsort((launch, step))  # stable: by step, then launch
+    rows, step, launch = rows[order], step[order], launch[order]
     bws, _ = phase_windows(rt)["backward"]
-    b = b.sort_values(["step", "launch_ts_ns"], kind="stable")
-    b["bucket"] = b.groupby("step").cumcount()
-    launch = b["launch_ts_ns"].to_numpy()
     i = np.searchsorted(bws, launch, side="right") - 1  # the backward span the launch falls in
     start = np.where(i >= 0, bws[np.clip(i, 0, None)] if bws.size else launch, launch)
-    b["launch_offset_us"] = (b["launch_ts_ns"].to_numpy() - start) / NS_PER_US
-    b["start_offset_us"] = np.where(b["start_ns"] >= 0, (b["start_ns"].to_numpy() - start) / NS_PER_US, np.nan)
-    b["wait_offset_us"], b["wait_cpu_us"] = functional.wait_columns(
-        rt, launch, b["end_ns"].to_numpy(), start)
-    return b[list(BUCKET_COLUMNS)].reset_index(drop=True)
+    kstart, kend = coll["start_ns"].to_numpy()[rows], coll["end_ns"].to_numpy()[rows]
+    out = {c: coll[c].array.take(rows) for c in BUCKET_COLUMNS if c in coll}
+    out["bucket"] = _cumcount(step)
+    out["launch_offset_us"] = (launch - start) / NS_PER_US
+    out["start_offset_us"] = np.where(kstart >= 0, (kstart - start) / NS_PER_US, np.nan)
+    out["wait_offset_us"], out["wait_cpu_us"] = functional.wait_columns(rt, launch, kend, start)
+    return pd.DataFrame({c: out[c] for c in BUCKET_COLUMNS})
 
 
 # -- registered tables (see tracekit.analyses.registry) ------------------------------------------

@@ -23,7 +23,6 @@ NCCL it only makes the current stream wait for the communication stream.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from tracekit.profile.manifest import Manifest
 from tracekit.traces import schema
@@ -34,25 +33,26 @@ WAIT_OP = "_c10d_functional::wait_tensor"
 NS_PER_US = 1000.0
 
 
-def _functional_ops(rt: RankTrace) -> pd.DataFrame:
-    def build() -> pd.DataFrame:
-        ev = rt.events
-        hit = (ev["kind"] == schema.CPU_OP).to_numpy() & schema.name_mask(ev["name"], FUNCTIONAL_PREFIX, prefix=True)
-        ops = ev.loc[hit, ["name", "ts_ns", "end_ns", "tid"]].copy()
-        ops["name"] = ops["name"].astype(str)
-        return ops.sort_values("ts_ns", kind="stable").reset_index(drop=True)
+def _functional_ops(rt: RankTrace, wait: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(name, ts_ns, end_ns, tid)`` of the ``wait_tensor`` ops (``wait``) or the other functional
+    ops, sorted by start (stable); once per rank."""
+    def build() -> dict[bool, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        rows = np.flatnonzero((rt.column("kind") == schema.CPU_OP) & rt.name_hits(FUNCTIONAL_PREFIX, prefix=True))
+        rows = rows[np.argsort(rt.column("ts_ns")[rows], kind="stable")]
+        names = np.array(rt.name_categories(), dtype=object)[rt.column("name")[rows]]
+        is_wait = names == WAIT_OP
+        return {w: (names[sel], *(rt.column(c)[rows[sel]] for c in ("ts_ns", "end_ns", "tid")))
+                for w, sel in ((True, is_wait), (False, ~is_wait))}
 
-    return rt.memo("functional_ops", build)
+    return rt.memo("functional_ops", build)[wait]
 
 
 def launch_ops(rt: RankTrace, launch_ts: np.ndarray) -> np.ndarray:
     """Name of the functional collective op (not ``wait_tensor``) enclosing each launch time, else None."""
-    ops = _functional_ops(rt)
-    ops = ops[ops["name"] != WAIT_OP]
+    names, ts, end, _ = _functional_ops(rt, wait=False)
     out = np.full(launch_ts.size, None, dtype=object)
-    if ops.empty or launch_ts.size == 0:
+    if names.size == 0 or launch_ts.size == 0:
         return out
-    ts, end, names = ops["ts_ns"].to_numpy(), ops["end_ns"].to_numpy(), ops["name"].to_numpy()
     i = np.searchsorted(ts, launch_ts, side="right") - 1
     ok = (i >= 0) & (launch_ts >= 0)
     j = np.clip(i, 0, None)
@@ -75,14 +75,12 @@ def wait_columns(rt: RankTrace, launch_ns: np.ndarray, end_ns: np.ndarray, bwd_s
       enqueues a stream dependency; the device-side cost is the bucket's ``exposed_us``).
       Several buckets in flight at once can each count the same wait.
     """
-    ops = _functional_ops(rt)
-    w = ops[ops["name"] == WAIT_OP]
-    if launch_tid is not None and len(w):
-        w = w[w["tid"] == launch_tid]
+    _, ws, we, tid = _functional_ops(rt, wait=True)
+    if launch_tid is not None and ws.size:
+        ws, we = ws[tid == launch_tid], we[tid == launch_tid]
     n = launch_ns.size
-    if w.empty or n == 0:
+    if ws.size == 0 or n == 0:
         return np.full(n, np.nan), np.full(n, np.nan)
-    ws, we = w["ts_ns"].to_numpy(), w["end_ns"].to_numpy()
     k = np.searchsorted(ws, launch_ns, side="right")
     has = k < ws.size
     first = np.where(has, ws[np.clip(k, 0, ws.size - 1)], -1)

@@ -9,6 +9,7 @@ lazily and once, the tables every analysis shares:
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
@@ -26,6 +27,34 @@ from tracekit.traces.decode import NOTES_KEY
 
 STEP_PREFIX = schema.STEP_PREFIX
 T = TypeVar("T")
+#: the events columns :attr:`RankTrace.gpu` keeps, in its column order
+GPU_EVENT_COLUMNS = ("kind", "name", "ts_ns", "end_ns", "dur_ns", "stream", "correlation", "external_id",
+                     "coll_name", "pg_name", "pg_desc", "pg_ranks", "dtype", "in_nelems", "out_nelems", "group_size")
+#: (pattern, prefix, flags) -> {name: match}: each regex runs once per distinct name in a process, whose
+#: ranks share most names (a worker maps many small ranks); cleared when it grows past the bound
+_NAME_HITS: dict[tuple[str, bool, int], dict[str, bool]] = {}
+_NAME_HITS_MAX = 1 << 17
+
+
+def category_hits(categories: list[str], pattern: str, *, prefix: bool = False, flags: int = 0) -> np.ndarray:
+    """Per name of ``categories``, plus a trailing False (for code -1): does it match ``pattern``
+    (a regex search with ``flags``, or a plain prefix when ``prefix``; :func:`schema.name_mask` semantics)."""
+    memo = _NAME_HITS.setdefault((pattern, prefix, flags), {})
+    if len(memo) > _NAME_HITS_MAX:
+        memo.clear()
+    out = np.zeros(len(categories) + 1, dtype=bool)
+    search = None
+    for i, name in enumerate(categories):
+        hit = memo.get(name)
+        if hit is None:
+            if prefix:
+                hit = name.startswith(pattern)
+            else:
+                search = search or re.compile(pattern, flags).search
+                hit = search(name) is not None
+            memo[name] = hit
+        out[i] = hit
+    return out
 
 
 @dataclass(eq=False)
@@ -65,6 +94,50 @@ class RankTrace:
             self._memo[key] = compute()
         return self._memo[key]
 
+    def column(self, name: str) -> np.ndarray:
+        """``events[name]`` as a numpy array, the codes of a Categorical column (once per rank; do not mutate)."""
+        def build() -> np.ndarray:
+            col = self.events[name]
+            return col.cat.codes.to_numpy() if isinstance(col.dtype, pd.CategoricalDtype) else col.to_numpy()
+
+        return self.memo(("column", name), build)
+
+    def name_hits(self, pattern: str, *, prefix: bool = False) -> np.ndarray:
+        """Per event: its name matches ``pattern`` (:func:`schema.name_mask` semantics; once per rank and
+        pattern, each distinct name tested once per process, see :func:`category_hits`)."""
+        def build() -> np.ndarray:
+            names = self.events["name"]
+            if not isinstance(names.dtype, pd.CategoricalDtype):
+                return schema.name_mask(names, pattern, prefix=prefix)
+            return self.name_category_hits(pattern, prefix=prefix)[self.column("name")]
+
+        return self.memo(("name_hits", pattern, prefix), build)
+
+    def name_category_hits(self, pattern: str, *, prefix: bool = False, flags: int = 0) -> np.ndarray:
+        """:func:`category_hits` of the categories of ``events["name"]`` (indexed by its codes, -1 included;
+        the codes of ``gpu["name"]`` too, which keeps the categories)."""
+        def build() -> np.ndarray:
+            return category_hits(self.name_categories(), pattern, prefix=prefix, flags=flags)
+
+        return self.memo(("name_category_hits", pattern, prefix, flags), build)
+
+    def gpu_column(self, name: str) -> np.ndarray:
+        """``gpu[name]`` as a numpy array, the codes of a Categorical column (once per rank; do not mutate)."""
+        def build() -> np.ndarray:
+            col = self.gpu[name]
+            return col.cat.codes.to_numpy() if isinstance(col.dtype, pd.CategoricalDtype) else col.to_numpy()
+
+        return self.memo(("gpu_column", name), build)
+
+    def name_categories(self) -> list[str]:
+        """The names the codes of ``column("name")`` index: the categories of ``events["name"]``
+        (none when it is not a Categorical: an empty header-only rank)."""
+        def build() -> list[str]:
+            names = self.events["name"]
+            return [str(c) for c in names.cat.categories] if isinstance(names.dtype, pd.CategoricalDtype) else []
+
+        return self.memo("name_categories", build)
+
     # -- header facts -------------------------------------------------------
     @property
     def distributed_info(self) -> dict[str, Any]:
@@ -83,7 +156,7 @@ class RankTrace:
     @cached_property
     def has_gpu_activity(self) -> bool:
         """True when the trace holds any GPU kernel, memcpy or memset."""
-        return bool(self.events["kind"].isin(schema.GPU_KINDS).any())
+        return bool(np.isin(self.column("kind"), schema.GPU_KINDS).any())
 
     # -- derived tables -----------------------------------------------------
     @cached_property
@@ -94,18 +167,29 @@ class RankTrace:
         number appears on several threads, the longest range wins. Negative step
         numbers (no profiler writes them) are dropped with a warning naming the file.
         """
-        ev = self.events
-        ann = ev[(ev["kind"] == schema.ANNOTATION).to_numpy() & schema.name_mask(ev["name"], STEP_PREFIX, prefix=True)]
-        step_no = pd.to_numeric(ann["name"].astype(str).str.slice(len(STEP_PREFIX)), errors="coerce")
-        df = pd.DataFrame({"step": step_no, "ts_ns": ann["ts_ns"], "end_ns": ann["end_ns"], "dur_ns": ann["dur_ns"]})
-        df = df.dropna(subset=["step"]).astype({"step": np.int64})
-        if (df["step"] < 0).any():
-            neg = df[df["step"] < 0]
+        hit = np.flatnonzero((self.column("kind") == schema.ANNOTATION) & self.name_hits(STEP_PREFIX, prefix=True))
+        code = self.column("name")[hit]
+        # the step number of each matching name, parsed once per distinct name
+        ucode, inv = np.unique(code, return_inverse=True)
+        cats = self.name_categories()
+        num = pd.to_numeric(pd.Series([cats[c][len(STEP_PREFIX):] for c in ucode], dtype=str), errors="coerce")
+        parsed = num.notna().to_numpy()
+        step_of = np.zeros(ucode.size, dtype=np.int64)
+        step_of[parsed] = num[parsed].astype(np.int64).to_numpy()
+        rows = hit[parsed[inv]]
+        step = step_of[inv[parsed[inv]]]
+        if (step < 0).any():
+            neg = step[step < 0]
             warnings.warn(f"{self.path}: dropped {len(neg)} ProfilerStep range(s) with a negative step number "
-                          f"(first #{int(neg['step'].iloc[0])})", TraceLoadWarning, stacklevel=2)
-            df = df[df["step"] >= 0]
-        df = df.sort_values("dur_ns", ascending=False).drop_duplicates("step").sort_values("ts_ns")
-        return df.reset_index(drop=True)
+                          f"(first #{int(neg[0])})", TraceLoadWarning, stacklevel=2)
+            rows, step = rows[step >= 0], step[step >= 0]
+        ts, end, dur = self.column("ts_ns")[rows], self.column("end_ns")[rows], self.column("dur_ns")[rows]
+        # the longest range of a step wins; the sorts are pandas' (sort_values: quicksort, longest first)
+        by_dur = np.arange(dur.size)[::-1][dur[::-1].argsort(kind="quicksort")][::-1]
+        _, first = np.unique(step[by_dur], return_index=True)
+        keep = by_dur[np.sort(first)]
+        keep = keep[ts[keep].argsort(kind="quicksort")]
+        return pd.DataFrame({"step": step[keep], "ts_ns": ts[keep], "end_ns": end[keep], "dur_ns": dur[keep]})
 
     @cached_property
     def launches(self) -> pd.DataFrame:
@@ -127,28 +211,34 @@ class RankTrace:
         pre-window or launched outside every step).
         """
         ev = self.events
-        g = ev.loc[ev["kind"].isin(schema.GPU_KINDS),
-                   ["kind", "name", "ts_ns", "end_ns", "dur_ns", "stream", "correlation", "external_id",
-                    "coll_name", "pg_name", "pg_desc", "pg_ranks", "dtype", "in_nelems", "out_nelems",
-                    "group_size"]]
-        la = self.launches
-        # launches are unique per correlation: an indexer replaces a merge
-        li = pd.Index(la["correlation"].to_numpy()).get_indexer(g["correlation"].to_numpy())
-        pre = li < 0
-        lic = np.where(pre, 0, li)
+        sel = np.flatnonzero(np.isin(self.column("kind"), schema.GPU_KINDS))
+        sel = sel[np.lexsort((self.column("end_ns")[sel], self.column("ts_ns")[sel]))]  # stable: by start, end
+        g: dict[str, Any] = {}
+        for c in GPU_EVENT_COLUMNS:
+            col = ev[c]
+            g[c] = col.array.take(sel) if isinstance(col.dtype, pd.CategoricalDtype) else self.column(c)[sel]
+        # launches: runtime calls with a correlation id, the first one per correlation
+        corr = self.column("correlation")
+        la = np.flatnonzero((self.column("kind") == schema.LAUNCH) & (corr >= 0))
+        la_corr, first = np.unique(corr[la], return_index=True)
+        la = la[first]
+        pos = np.searchsorted(la_corr, g["correlation"])
+        pos_c = np.minimum(pos, max(la.size - 1, 0))
+        pre = (pos >= la.size) | (la_corr[pos_c] != g["correlation"]) if la.size else np.ones(sel.size, dtype=bool)
+        src = la[pos_c] if la.size else np.zeros(sel.size, dtype=np.int64)
 
         def from_launch(col: str) -> np.ndarray:
-            v = la[col].to_numpy()
-            return np.where(pre, -1, v[lic]) if len(v) else np.full(len(g), -1, dtype=np.int64)
+            return np.where(pre, -1, self.column(col)[src]) if la.size else np.full(sel.size, -1, dtype=np.int64)
 
-        g = g.reset_index(drop=True)
         g["launch_ts_ns"] = from_launch("ts_ns")
         g["launch_tid"] = from_launch("tid")
         g["pre_window"] = pre
-        own = g["external_id"].to_numpy()
+        own = g["external_id"]
         g["external_id"] = np.where(own >= 0, own, from_launch("external_id"))
-        g["step"] = assign_steps(self.steps, g["launch_ts_ns"].to_numpy(), valid=~pre)
-        return g.sort_values(["ts_ns", "end_ns"], kind="stable").reset_index(drop=True)
+        g["step"] = assign_steps(self.steps, g["launch_ts_ns"], valid=~pre)
+        for c, v in g.items():  # what gpu_column would read back from the frame
+            self._memo[("gpu_column", c)] = v.codes if isinstance(v, pd.Categorical) else v
+        return pd.DataFrame(g, copy=False)
 
 
 def assign_steps(steps: pd.DataFrame, ts_ns: np.ndarray, valid: np.ndarray | None = None) -> np.ndarray:
