@@ -20,7 +20,12 @@ import tempfile
 from typing import Any
 
 PROBE_PREFIX = "tracekit.pg_probe:"
-ROUNDS = 6  # asynchronous allreduces per group: enough that every worker thread takes one
+#: asynchronous allreduces per group, of PROBE_NUMEL floats each: enough, and each long enough, that
+#: every worker thread of the group (gloo starts 2 per group) takes one even when the host is loaded
+#: (with 6 allreduces of 8 floats one thread sometimes took them all on a loaded 2-CPU machine, and the
+#: other thread's collectives were then left without a group)
+ROUNDS = 24
+PROBE_NUMEL = 1 << 16
 
 
 def group_name(group: Any) -> str | None:
@@ -42,7 +47,7 @@ def gloo_thread_map(groups: list[Any]) -> dict[str, str]:
     import torch.distributed as dist
 
     names = [group_name(g) for g in groups]
-    t = torch.ones(8)
+    t = torch.ones(PROBE_NUMEL)
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
         for g, name in zip(groups, names):
             with torch.profiler.record_function(f"{PROBE_PREFIX}{name}"):
