@@ -294,3 +294,14 @@ def test_python_reducer_gpu_samples(variant: str, op: str, per_step: int) -> Non
     assert (b.groupby(["rank", "step"]).size() == per_step).all()
     total_mb = b.groupby(["rank", "step"])["bytes"].sum() / 1e6
     assert ((total_mb - 8 * (2048 * 2048 + 2048) * 4 / 1e6).abs() < 0.01).all()
+
+
+def test_fullgraph_failure_names_the_user_frames() -> None:
+    import traceback
+
+    from tracekit.profile.compiled_autograd import _user_frames
+
+    e = RuntimeError("Attempt to trace generator")
+    assert _user_frames(e) is None  # a torch that attaches no stack
+    e.real_stack = traceback.StackSummary.from_list([("a.py", i, f"f{i}", None) for i in range(1, 9)])
+    assert _user_frames(e) == [f"a.py:{i} in f{i}" for i in range(3, 9)]  # the innermost six

@@ -110,6 +110,7 @@ class BackwardCompiler:
             except torch._dynamo.exc.Unsupported as e:
                 entry["fullgraph"] = False
                 entry["fullgraph_failed"] = str(e).strip().splitlines()[0][:300]
+                entry["fullgraph_failed_at"] = _user_frames(e)
                 entry["dynamo_graphs"], entry["allreduce_calls"] = 0, 0
                 state["fn"] = torch.compile(gm, fullgraph=False, backend=inner)
                 out = state["fn"](*saved, **kwargs)
@@ -118,6 +119,15 @@ class BackwardCompiler:
 
         entry["fullgraph"] = True
         return run
+
+
+def _user_frames(e: BaseException, keep: int = 6) -> list[str] | None:
+    """The innermost ``keep`` frames of the code dynamo was tracing when it gave up (``file:line in
+    function``), from the exception's ``real_stack`` (None when this torch does not attach one)."""
+    stack = getattr(e, "real_stack", None)
+    if not stack:
+        return None
+    return [f"{f.filename}:{f.lineno} in {f.name}" for f in list(stack)[-keep:]]
 
 
 def inductor_ddp_fusion_patch(config: ProfileConfig) -> contextlib.AbstractContextManager[Any]:

@@ -48,7 +48,7 @@ Top-level keys (``schema_version`` 1)::
                                   "rebuilt_per_bucket_param_indices": str|None, ...}|None,
                       "inductor_ddp_buckets": int|None,
                       "compiled_autograd": {"graphs": [{"graph", "nodes", "dynamo_graphs", "allreduce_calls",
-                                            "fullgraph", "fullgraph_failed"?}],
+                                            "fullgraph", "fullgraph_failed"?, "fullgraph_failed_at"?}],
                                             "inductor_ddp_fusion": {"fuse_ddp_communication", "passes",
                                                                     "bucket_size_mb"}|None}|None,
                       "unavailable": {what: reason}}
@@ -298,6 +298,8 @@ class CompiledAutogradGraph(_S):
     allreduce_calls: int | None = None
     #: why fullgraph compilation of the capture failed (the capture then ran with graph breaks)
     fullgraph_failed: str | None = None
+    #: the innermost frames dynamo was tracing when it gave up (``file:line in function``)
+    fullgraph_failed_at: list[str] | None = None
 
 
 class CompiledAutograd(_S):
