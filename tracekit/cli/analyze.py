@@ -64,7 +64,7 @@ def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_st
                                    align={None: "auto", True: "on", False: "off"}[align], hta=hta,
                                    workers=workers, timings=clock, preload=("tracekit.report.render",),
                                    table_names=(table,) if table else (), engine=engine, scheduler=scheduler,
-                                   progress=progress, keep_events=bool(html_path))
+                                   progress=progress, keep_events=False)  # --html decodes the ranks it draws
     from tracekit.report.render import render
 
     emit(render(res, fmt, per_step=per_step, table=table), output)

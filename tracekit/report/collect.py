@@ -6,6 +6,7 @@ the timeline draws raw kernel intervals and CPU ranges that the analysis tables 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -14,8 +15,10 @@ import pandas as pd
 from tracekit.analyses import graphbreaks
 from tracekit.analyses.classify import COMPUTE, classify_gpu
 from tracekit.analyses.registry import AnalysisResult
-from tracekit.errors import ConfigError
+from tracekit.errors import ConfigError, TraceInputError
 from tracekit.report import figures
+from tracekit.traces import loader
+from tracekit.traces.table import events_frame
 from tracekit.traces.traceset import RankTrace, TraceSet
 
 
@@ -25,9 +28,11 @@ def _rows(df: Any, rank: int, step: int) -> pd.DataFrame:
     return df[(df["rank"] == rank) & (df["step"] == step)]
 
 
-def _origin(traces: TraceSet, step: int, offsets_ns: dict[int, int]) -> int:
+def _origin(traces: TraceSet, step: int, offsets_ns: dict[int, int], ranks: list[int] | None) -> int:
     starts = []
     for rt in traces:
+        if ranks is not None and rt.rank not in ranks:
+            continue
         st = rt.steps[rt.steps["step"] == step]
         if len(st):
             starts.append(int(st["ts_ns"].iloc[0]) - offsets_ns.get(rt.rank, 0))
@@ -54,8 +59,29 @@ def rank_lanes(rt: RankTrace, res: AnalysisResult, step: int, origin_ns: int) ->
     return out
 
 
-def timeline(traces: TraceSet, res: AnalysisResult, step: int | None = None) -> figures.Timeline | None:
-    """The per-rank timeline of ``step`` (default: :func:`figures.pick_step`); None without steps."""
+def with_events(traces: TraceSet, ranks: list[int]) -> TraceSet:
+    """``traces`` with the events of ``ranks`` loaded: ranks that arrive as headers only (the engine
+    path of :func:`tracekit.analyses.pipeline.load_and_analyze` keeps the events on its workers) are
+    decoded here, from their files; the other ranks are left as they are."""
+    out = dict(traces.ranks)
+    for r in ranks:
+        rt = out.get(r)
+        if rt is None or len(rt.events) or not rt.has_gpu_activity:
+            continue
+        decoded = loader.decode_file(rt.path)
+        if isinstance(decoded, TraceInputError):
+            raise decoded
+        meta, cols = decoded
+        full = RankTrace.from_decoded(rt.path, meta, events_frame(cols))
+        full.rank = r
+        out[r] = full
+    return replace(traces, ranks=out)
+
+
+def timeline(traces: TraceSet, res: AnalysisResult, step: int | None = None,
+             ranks: list[int] | None = None) -> figures.Timeline | None:
+    """The per-rank timeline of ``step`` (default: :func:`figures.pick_step`) for ``ranks`` (default:
+    every rank of ``traces``); None without steps."""
     if step is None:
         step = figures.pick_step(res.steps)
     elif step not in available_steps(res):
@@ -64,9 +90,10 @@ def timeline(traces: TraceSet, res: AnalysisResult, step: int | None = None) -> 
     if step is None:
         return None
     offsets = {int(r): int(round(v * 1000.0)) for r, v in (res.meta.get("clock_offsets_us") or {}).items()}
-    origin = _origin(traces, step, offsets)
+    origin = _origin(traces, step, offsets, ranks)
     return figures.Timeline(step=int(step), origin_ns=origin,
-                            ranks=[rank_lanes(rt, res, step, origin) for rt in sorted(traces, key=lambda r: r.rank)])
+                            ranks=[rank_lanes(rt, res, step, origin) for rt in sorted(traces, key=lambda r: r.rank)
+                                   if ranks is None or rt.rank in ranks])
 
 
 def available_steps(res: AnalysisResult) -> list[int]:

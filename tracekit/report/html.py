@@ -32,7 +32,7 @@ from tracekit.analyses.pipeline import load_and_analyze
 from tracekit.analyses.registry import AnalysisResult, ViewOptions
 from tracekit.errors import ConfigError
 from tracekit.report import collect, figures
-from tracekit.report.render import Renderer, summary_rows
+from tracekit.report.render import Renderer, shown_ranks, summary_rows
 from tracekit.traces.traceset import TraceSet
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -69,14 +69,23 @@ class RunView:
     targets: list[figures.Target | None] = field(default_factory=list)
     #: False when the view was built from the tables alone (no timeline can be drawn)
     traces_loaded: bool = True
+    #: the ranks the timeline and charts show (None: every rank)
+    shown_ranks: list[int] | None = None
 
 
 def run_view(label: str, traces: TraceSet, res: AnalysisResult, step: int | None = None) -> RunView:
-    """Build the view of one run (``step``: the profiled step the timeline shows; default the median one)."""
+    """Build the view of one run (``step``: the profiled step the timeline shows; default the median one).
+
+    Above :data:`~tracekit.report.render.TEXT_MAX_RANKS` ranks the timeline and the charts show the
+    ranks of :func:`~tracekit.report.render.shown_ranks` (their events are decoded here when the
+    traces arrived as headers only); the tables keep every rank.
+    """
+    shown = shown_ranks(res)
     # CPU-only (gloo) traces have no device lanes to draw
-    tl = collect.timeline(traces, res, step) if traces.has_gpu_activity else None
+    tl = (collect.timeline(collect.with_events(traces, shown if shown is not None else list(traces.ranks)), res,
+                           step, shown) if traces.has_gpu_activity else None)
     finds = as_dicts(res.findings)
-    return RunView(label=label, res=res, timeline=tl,
+    return RunView(label=label, res=res, timeline=tl, shown_ranks=shown,
                    targets=[figures.finding_target(f, tl) if tl else None for f in finds])
 
 
@@ -311,20 +320,33 @@ def _findings(view: RunView, fig_id: str) -> list[dict[str, Any]]:
     return out
 
 
+def _of_ranks(df: pd.DataFrame | None, ranks: list[int] | None) -> pd.DataFrame | None:
+    return df if df is None or ranks is None or "rank" not in df else df[df["rank"].isin(ranks)]
+
+
+def _shown_note(view: RunView) -> list[str]:
+    if view.shown_ranks is None:
+        return []
+    n = len(view.res.meta.get("ranks") or [])
+    return [f"the timeline and the charts show {len(view.shown_ranks)} of {n} ranks (the first 16 and those the "
+            f"findings name: {', '.join(map(str, view.shown_ranks))}); the tables hold every rank"]
+
+
 def _run_context(view: RunView, idx: int, table: str | None = None) -> dict[str, Any]:
     tl_id = f"timeline-{idx}"
     m = view.res.meta
     return {
         "label": display_name(view.label), "idx": idx,
         "summary": [(k, display_name(v)) for k, v in summary_rows(view.res) if v not in (None, "", [], {})],
-        "notes": [display_name(n) for n in m.get("notes") or []],
+        "notes": [display_name(n) for n in [*(m.get("notes") or []), *_shown_note(view)]],
         "findings": _findings(view, tl_id), "has_findings": "findings" in view.res.tables,
         "timeline_id": tl_id, "step": view.timeline.step if view.timeline else None,
         "timeline": figure_html(timeline_figure(view.timeline), tl_id) if view.timeline and view.timeline.ranks else "",
         "lanes": len(view.timeline.ranks) if view.timeline else 0,
         "simplified": simplified_lanes(view.timeline) if view.timeline else [],
-        "breakdown": figure_html(breakdown_figure(view.res.steps), f"breakdown-{idx}"),
-        "buckets": figure_html(bucket_figure(collectives.bucket_summary(view.res.buckets, view.res.instances)), f"buckets-{idx}"),
+        "breakdown": figure_html(breakdown_figure(_of_ranks(view.res.steps, view.shown_ranks)), f"breakdown-{idx}"),
+        "buckets": figure_html(bucket_figure(_of_ranks(collectives.bucket_summary(view.res.buckets, view.res.instances),
+                                                       view.shown_ranks)), f"buckets-{idx}"),
         "tables": run_tables(view.res, table), "aligned": m.get("clock_aligned"),
         "device_metrics": m.get("device_metrics"), "traces_loaded": view.traces_loaded,
     }
@@ -381,6 +403,6 @@ def report_paths(runs: list[list[str]], *, labels: list[str] | None = None, step
     views = []
     for i, paths in enumerate(runs):
         traces, res = load_and_analyze(paths, skip_bad=skip_bad, comm_pattern=comm_pattern, align=align,
-                                       workers=workers)
+                                       workers=workers, keep_events=False)  # run_view decodes what it draws
         views.append(HTMLRenderer(traces, label=labels[i] if labels else paths[0], step=step).view(res))
     return render_html(views)

@@ -286,7 +286,9 @@ def shown_ranks(res: AnalysisResult) -> list[int] | None:
         return None
     f = res.tables.get("findings")
     named = [int(r) for r in f["rank"].dropna().unique()] if f is not None and "rank" in f else []
-    rest = [r for r in named if r not in ranks[:16]]
+    if f is not None and "evidence" in f:  # a finding on every rank is drawn on its costliest rank
+        named += [int(e["worst_rank"]) for e in f["evidence"] if isinstance(e, dict) and e.get("worst_rank") is not None]
+    rest = list(dict.fromkeys(r for r in named if r not in ranks[:16] and r in ranks))
     return sorted({*ranks[:16], *rest[:TEXT_MAX_RANKS - 16]})
 
 
