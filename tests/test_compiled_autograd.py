@@ -305,3 +305,17 @@ def test_fullgraph_failure_names_the_user_frames() -> None:
     assert _user_frames(e) is None  # a torch that attaches no stack
     e.real_stack = traceback.StackSummary.from_list([("a.py", i, f"f{i}", None) for i in range(1, 9)])
     assert _user_frames(e) == [f"a.py:{i} in f{i}" for i in range(3, 9)]  # the innermost six
+
+
+def test_root_cause_follows_the_exception_chain() -> None:
+    from tracekit.profile.compiled_autograd import root_cause
+
+    try:
+        try:
+            raise RuntimeError("aten::_local_scalar_dense() Expected a value of type 'Tensor'")
+        except RuntimeError:
+            raise ValueError("Attempt to trace generator")  # raised while handling: __context__
+    except ValueError as e:
+        assert str(root_cause(e)).startswith("aten::_local_scalar_dense()")
+    lone = KeyError("x")
+    assert root_cause(lone) is lone

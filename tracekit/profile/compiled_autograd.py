@@ -108,17 +108,39 @@ class BackwardCompiler:
             try:
                 out = state["fn"](*args, **kwargs)
             except torch._dynamo.exc.Unsupported as e:
+                root = root_cause(e)
                 entry["fullgraph"] = False
-                entry["fullgraph_failed"] = str(e).strip().splitlines()[0][:300]
+                entry["fullgraph_failed"] = _first_line(e) if root is e else f"{type(root).__name__}: {_first_line(root)}"
+                if root is not e:  # e.g. dynamo refusing torch.fx's error path (a generator) hides the real error
+                    entry["fullgraph_failed_masked_by"] = _first_line(e)
                 entry["fullgraph_failed_at"] = _user_frames(e)
+                counted = entry["dynamo_graphs"], entry["allreduce_calls"]
                 entry["dynamo_graphs"], entry["allreduce_calls"] = 0, 0
                 state["fn"] = torch.compile(gm, fullgraph=False, backend=inner)
                 out = state["fn"](*saved, **kwargs)
+                if entry["dynamo_graphs"] == 0:  # the retry ran the graphs the first attempt compiled
+                    entry["dynamo_graphs"], entry["allreduce_calls"] = counted
             state["checked"] = True
             return out
 
         entry["fullgraph"] = True
         return run
+
+
+def root_cause(e: BaseException) -> BaseException:
+    """The first exception of ``e``'s chain (``__cause__``, else ``__context__``, followed to its end)."""
+    seen = {id(e)}
+    while True:
+        nxt = e.__cause__ or e.__context__
+        if nxt is None or id(nxt) in seen:
+            return e
+        seen.add(id(nxt))
+        e = nxt
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return (text[0] if text else type(e).__name__)[:300]
 
 
 def _user_frames(e: BaseException, keep: int = 6) -> list[str] | None:

@@ -48,7 +48,8 @@ Top-level keys (``schema_version`` 1)::
                                   "rebuilt_per_bucket_param_indices": str|None, ...}|None,
                       "inductor_ddp_buckets": int|None,
                       "compiled_autograd": {"graphs": [{"graph", "nodes", "dynamo_graphs", "allreduce_calls",
-                                            "fullgraph", "fullgraph_failed"?, "fullgraph_failed_at"?}],
+                                            "fullgraph", "fullgraph_failed"?, "fullgraph_failed_at"?,
+                                            "fullgraph_failed_masked_by"?}],
                                             "inductor_ddp_fusion": {"fuse_ddp_communication", "passes",
                                                                     "bucket_size_mb"}|None}|None,
                       "unavailable": {what: reason}}
@@ -300,6 +301,8 @@ class CompiledAutogradGraph(_S):
     fullgraph_failed: str | None = None
     #: the innermost frames dynamo was tracing when it gave up (``file:line in function``)
     fullgraph_failed_at: list[str] | None = None
+    #: the error that replaced the real one (``fullgraph_failed``) on its way out, when one did
+    fullgraph_failed_masked_by: str | None = None
 
 
 class CompiledAutograd(_S):
