@@ -319,3 +319,22 @@ def test_root_cause_follows_the_exception_chain() -> None:
         assert str(root_cause(e)).startswith("aten::_local_scalar_dense()")
     lone = KeyError("x")
     assert root_cause(lone) is lone
+
+
+def test_run_summary_names_the_fullgraph_failure_and_its_retry() -> None:
+    from tracekit.profile.manifest import decode_manifest
+    from tracekit.report.render import compiled_autograd_rows
+
+    graph = {"graph": 0, "nodes": 191, "fullgraph": False, "dynamo_graphs": 1, "allreduce_calls": 16,
+             "fullgraph_failed": "RuntimeError: aten::_local_scalar_dense() Expected a value of type 'Tensor'",
+             "fullgraph_failed_masked_by": "Attempt to trace generator"}
+    man = decode_manifest({"buckets": {"inductor_ddp_buckets": 5, "compiled_autograd": {"graphs": [graph]}}}, "run.json")
+    ((key, line),) = compiled_autograd_rows(man)
+    assert key == "compiled autograd (capture 0)"
+    assert "1 dynamo graph(s), 16 allreduces before inductor's fusion, 5 buckets after it" in line
+    assert "_local_scalar_dense" in line and "(reported as: Attempt to trace generator); retried" in line
+    # a manifest written before the retry kept its counts: they are unknown, not zero
+    old = decode_manifest({"buckets": {"compiled_autograd": {"graphs": [{**graph, "dynamo_graphs": 0,
+                                                                         "allreduce_calls": 0}]}}}, "run.json")
+    assert "not recorded" in compiled_autograd_rows(old)[0][1]
+    assert compiled_autograd_rows(decode_manifest({}, "run.json")) == []

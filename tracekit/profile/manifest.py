@@ -297,7 +297,7 @@ class CompiledAutogradGraph(_S):
     fullgraph: bool | None = None
     dynamo_graphs: int | None = None
     allreduce_calls: int | None = None
-    #: why fullgraph compilation of the capture failed (the capture then ran with graph breaks)
+    #: why the capture's first call under fullgraph failed (it was then retried without fullgraph)
     fullgraph_failed: str | None = None
     #: the innermost frames dynamo was tracing when it gave up (``file:line in function``)
     fullgraph_failed_at: list[str] | None = None

@@ -135,6 +135,28 @@ def manifest_rows(man: Manifest) -> list[tuple[str, Any]]:
                  f"skipped frames={len(c.skipped_frames or [])}",
                  f"compile time={c.compile_time_s} s"]
         rows.append((f"compile (rank {c.rank or 0})", ", ".join(facts)))
+    rows += compiled_autograd_rows(man)
+    return rows
+
+
+def compiled_autograd_rows(man: Manifest) -> list[tuple[str, Any]]:
+    """One summary line per compiled-autograd capture (python-reducer runs): graphs, allreduces before
+    inductor's fusion, buckets after it, and a fullgraph failure with its retry."""
+    ca = man.buckets.compiled_autograd if man.buckets else None
+    rows: list[tuple[str, Any]] = []
+    for g in ca.graphs if ca else []:
+        # before 2026-11-24 a retried capture recorded 0 graphs and allreduces (the retry reused the
+        # first attempt's graph, which had been counted and then reset): unknown, not zero
+        lost = g.fullgraph is False and not g.dynamo_graphs
+        facts = [f"{g.nodes} nodes", "dynamo graphs and allreduces before inductor's fusion not recorded" if lost
+                 else f"{g.dynamo_graphs} dynamo graph(s), {g.allreduce_calls} allreduces before inductor's fusion"]
+        if man.buckets and man.buckets.inductor_ddp_buckets is not None:
+            facts.append(f"{man.buckets.inductor_ddp_buckets} buckets after it")
+        if g.fullgraph is False:
+            masked = f" (reported as: {g.fullgraph_failed_masked_by})" if g.fullgraph_failed_masked_by else ""
+            facts.append(f"fullgraph failed on the first call: {g.fullgraph_failed}{masked}; "
+                         "retried without fullgraph")
+        rows.append((f"compiled autograd (capture {g.graph})", ", ".join(facts)))
     return rows
 
 
