@@ -30,22 +30,13 @@ import pandas as pd
 
 from tracekit.analyses import crossrank
 from tracekit.analyses import intervals as iv
-from tracekit.analyses.classify import COMM, COMPUTE, MEMORY, classify_gpu
+from tracekit.analyses.classify import COMM, COMPUTE, MEMORY, class_mask, classify_gpu
 from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
 
 NS_PER_US = 1000.0
 
 BREAKDOWN_COLUMNS = ("span_us", "busy_us", "compute_us", "comm_us", "overlap_us", "exposed_comm_us",
                      "overlap_pct", "memory_us", "idle_us")
-
-
-def class_mask(cls: pd.Series, value: str) -> np.ndarray:
-    """Mask of the rows of a :func:`~tracekit.analyses.classify.classify_gpu` result that are ``value``
-    (compared on the Categorical's codes: no string comparison per row)."""
-    if isinstance(cls.dtype, pd.CategoricalDtype):
-        cat = cls.array  # the Categorical itself: no accessor built per call
-        return cat.codes == (cat.categories.get_loc(value) if value in cat.categories else -2)
-    return (cls == value).to_numpy()
 
 
 def breakdown_of(ts_ns: np.ndarray, end_ns: np.ndarray, cls: np.ndarray) -> dict[str, float]:

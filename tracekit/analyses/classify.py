@@ -194,6 +194,15 @@ def _view(tables, opts) -> View | None:  # noqa: ANN001
     return View("Communication kernels by classification rule", t)
 
 
+def class_mask(cls: pd.Series, value: str) -> np.ndarray:
+    """Mask of the rows of a :func:`classify_gpu` result that are ``value``
+    (compared on the Categorical's codes: no string comparison per row)."""
+    if isinstance(cls.dtype, pd.CategoricalDtype):
+        cat = cls.array  # the Categorical itself: no accessor built per call
+        return cat.codes == (cat.categories.get_loc(value) if value in cat.categories else -2)
+    return (cls == value).to_numpy()
+
+
 TABLES = [
     Table(
         name="comm_rules", scope="rank", title="Which rule classified which kernels as communication",

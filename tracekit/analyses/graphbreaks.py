@@ -89,6 +89,7 @@ class Compiled(NamedTuple):
 
 
 def _compiled(rt: RankTrace) -> Compiled:
+    """The rank's compiled-code CPU ops as :class:`Compiled` arrays (once per rank, shared by every table)."""
     def build() -> Compiled:
         ops = cpu_ops(rt)
         w = np.array([_what_of(n) for n in ops.names] + [-1], dtype=np.int64)[ops.code]  # code -1: no name

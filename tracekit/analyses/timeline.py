@@ -38,8 +38,7 @@ import numpy as np
 import pandas as pd
 
 from tracekit.analyses import intervals as iv
-from tracekit.analyses.breakdown import class_mask
-from tracekit.analyses.classify import COMPUTE, classify_gpu
+from tracekit.analyses.classify import COMPUTE, class_mask, classify_gpu
 from tracekit.analyses.collectives import gradient_allreduces, manifest_tp
 from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
 from tracekit.profile.manifest import CompileFacts, Manifest
