@@ -74,8 +74,9 @@ def load_and_analyze(
       scheduler's address, none starts a local cluster). The returned traces then hold
       headers only (:meth:`~tracekit.traces.traceset.RankTrace.header_only`).
 
-    ``keep_events``: the returned traces must hold every rank's events (the HTML
-    report draws them). ``progress``: progress bars on stderr (None: when stderr is a
+    ``keep_events``: the returned traces must hold every rank's events (a caller that
+    reads them; the HTML report decodes the few ranks it draws itself, see
+    :func:`tracekit.report.collect.with_events`). ``progress``: progress bars on stderr (None: when stderr is a
     terminal; see :mod:`tracekit.progress`).
 
     ``timings``, when given, gets a lap per phase: ``start`` (find files, start
