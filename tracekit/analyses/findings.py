@@ -271,7 +271,7 @@ def _first_reason(g: pd.DataFrame) -> pd.Series:
 
 
 def graph_break(result: Any, timeline: pd.DataFrame, gb: pd.DataFrame, manifest: Any) -> list[dict[str, Any]]:
-    if not len(gb):
+    if not len(gb) or not (gb["real_breaks"] > 0).any():  # the common case: nothing to group
         return []
     g = gb[~gb["compile_skipped"].astype(bool)]
     agg = g.groupby("rank").agg(breaks=("real_breaks", "mean"), cost=("break_cost_us", "mean"),
@@ -296,7 +296,7 @@ def graph_break(result: Any, timeline: pd.DataFrame, gb: pd.DataFrame, manifest:
 
 
 def compile_skipped(result: Any, timeline: pd.DataFrame, gb: pd.DataFrame, manifest: Any) -> list[dict[str, Any]]:
-    if not len(gb):
+    if not len(gb) or not gb["compile_skipped"].astype(bool).any():
         return []
     agg = gb.assign(sk=gb["compile_skipped"].astype(bool)).groupby("rank").agg(
         skipped=("sk", "sum"), steps=("sk", "size"), lookups=("cache_lookups", "mean"), regions=("regions", "mean"))
@@ -355,7 +355,8 @@ def backward_comm_exposed(result: Any, skip_ranks: set[Any]) -> list[dict[str, A
 
 def _exposed_bucket(code: str, which: str, result: Any, timeline: pd.DataFrame, manifest: Any,
                     skip_ranks: set[int]) -> list[dict[str, Any]]:
-    if not len(timeline):
+    # a rank's mean exposure can reach EXPOSED_BUCKET_SHARE of its mean duration only if some row does
+    if not len(timeline) or not (timeline["exposed_us"] >= EXPOSED_BUCKET_SHARE * timeline["dur_us"]).any():
         return []
     pick = timeline.groupby(["rank", "step"])["bucket"].transform("max" if which == "last" else "min")
     b = timeline[timeline["bucket"] == pick]
