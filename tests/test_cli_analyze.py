@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from tracekit.analyses.registry import AnalysisResult, View
 from tracekit.cli import main
-from tracekit.report.render import TEXT_MAX_RANKS, only_ranks, shown_ranks
+from tracekit.report.render import TEXT_MAX_RANKS, only_ranks, shown_ranks, spread_view
 from tracekit.report.fmt import MAX_CELL, shorten, table
 
 REF = Path(__file__).parent / "data" / "reference"
@@ -190,3 +190,15 @@ def test_text_report_of_many_ranks_shows_the_first_and_the_named_ranks() -> None
     assert "rows of 17 of 100 ranks shown" in v.note and "--table ranks" in v.note
     few = AnalysisResult(meta={"ranks": list(range(TEXT_MAX_RANKS))}, tables={"findings": findings})
     assert shown_ranks(few) is None
+
+
+def test_spread_over_all_ranks_names_the_extremes() -> None:
+    body = pd.DataFrame({"rank": [0, 1, 2, 3], "idle_total_us": [10.0, 40.0, 20.0, None],
+                         "steps": [3, 3, 3, 3], "flag": [True, False, True, True]})
+    s = spread_view(View("Per rank", body)).body.set_index("column")
+    assert list(s.index) == ["idle_total_us", "steps"]  # bool columns are not spread; NaN rows are left out
+    assert s.loc["idle_total_us", "min"] == 10.0 and s.loc["idle_total_us", "median"] == 20.0
+    assert s.loc["idle_total_us", "max"] == 40.0 and s.loc["idle_total_us", "rank_of_max"] == 1
+    # several rows per rank, or rows of different things: no spread
+    assert spread_view(View("x", pd.concat([body, body]))) is None
+    assert spread_view(View("x", body.assign(coll=["allreduce", "allgather", "allreduce", "allreduce"]))) is None

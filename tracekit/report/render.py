@@ -287,6 +287,9 @@ class TextRenderer(Renderer):
             view = t.view(res.tables, self.opts) if t.view else None
             if view is not None:
                 out.append(self._section(only_ranks(view, shown, name)))
+                spread = spread_view(view) if shown is not None else None
+                if spread is not None:
+                    out.append(self._section(spread))
         return "\n".join(out).rstrip() + "\n"
 
     def _section(self, v: View) -> str:
@@ -327,6 +330,33 @@ def only_ranks(view: View, shown: list[int] | None, name: str) -> View:
     said = (f"rows of {n_kept} of {n_all} ranks shown (the first 16 and those the findings name); "
             f"every row: --table {name}, or --format json / csv")
     return View(view.title, body[keep], note=f"{view.note}; {said}" if view.note else said)
+
+
+def spread_view(view: View) -> View | None:
+    """For a section with one row per rank: each numeric column's min, median and max over every rank,
+    with the ranks where the extremes are (what a report cut to :func:`shown_ranks` would otherwise hide).
+    None for other sections."""
+    body = view.body
+    if not isinstance(body, pd.DataFrame) or "rank" not in body or body.empty or body["rank"].duplicated().any():
+        return None
+    keys = [c for c in body.columns if c != "rank" and not pd.api.types.is_numeric_dtype(body[c])]
+    if any(body[c].nunique(dropna=False) > 1 for c in keys):  # rows of different things: no common spread
+        return None
+    rows = []
+    for c in body.columns:
+        col = body[c]
+        if c == "rank" or pd.api.types.is_bool_dtype(col) or not pd.api.types.is_numeric_dtype(col):
+            continue
+        x = col.to_numpy(dtype=float)
+        ok = ~np.isnan(x)
+        if not ok.any():
+            continue
+        r, v = body["rank"].to_numpy()[ok], x[ok]
+        rows.append({"column": c, "min": v.min(), "median": float(np.median(v)), "max": v.max(),
+                     "rank_of_min": int(r[v.argmin()]), "rank_of_max": int(r[v.argmax()])})
+    if not rows:
+        return None
+    return View(f"{view.title}: spread over all {len(body)} ranks", pd.DataFrame(rows))
 
 
 def _kv(rows: list[tuple[str, Any]], markdown: bool) -> str:
