@@ -45,7 +45,6 @@ from tracekit.analyses.per_rank import concat_ranks
 from tracekit.errors import ConfigError, MissingDependencyError, TraceInputError, TraceSetError
 from tracekit.profile.manifest import Manifest, read_manifest
 from tracekit.traces import loader
-from tracekit.traces.table import events_frame
 from tracekit.traces.traceset import RankTrace, TraceSet
 
 Engine = Literal["local", "dask"]
@@ -110,12 +109,8 @@ def rank_tables(path: str, nbytes: int, job: RankJob,
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            r = loader.decode_file(Path(path))
-            if isinstance(r, TraceInputError):
-                raise r
-            meta, cols = r
-            rt = RankTrace.from_decoded(Path(path), meta, events_frame(cols))
-            del cols, r
+            rt = loader.read_rank(Path(path))
+            meta = rt.meta
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # gather() infers the rank again, and warns there
                 rt.rank = loader.rank_of(rt, job.n_files)

@@ -15,10 +15,9 @@ import pandas as pd
 from tracekit.analyses import graphbreaks
 from tracekit.analyses.classify import COMPUTE, classify_gpu
 from tracekit.analyses.registry import AnalysisResult
-from tracekit.errors import ConfigError, TraceInputError
+from tracekit.errors import ConfigError
 from tracekit.report import figures
 from tracekit.traces import loader
-from tracekit.traces.table import events_frame
 from tracekit.traces.traceset import RankTrace, TraceSet
 
 
@@ -28,11 +27,9 @@ def _rows(df: Any, rank: int, step: int) -> pd.DataFrame:
     return df[(df["rank"] == rank) & (df["step"] == step)]
 
 
-def _origin(traces: TraceSet, step: int, offsets_ns: dict[int, int], ranks: list[int] | None) -> int:
+def _origin(traces: list[RankTrace], step: int, offsets_ns: dict[int, int]) -> int:
     starts = []
     for rt in traces:
-        if ranks is not None and rt.rank not in ranks:
-            continue
         st = rt.steps[rt.steps["step"] == step]
         if len(st):
             starts.append(int(st["ts_ns"].iloc[0]) - offsets_ns.get(rt.rank, 0))
@@ -68,11 +65,7 @@ def with_events(traces: TraceSet, ranks: list[int]) -> TraceSet:
         rt = out.get(r)
         if rt is None or len(rt.events) or not rt.has_gpu_activity:
             continue
-        decoded = loader.decode_file(rt.path)
-        if isinstance(decoded, TraceInputError):
-            raise decoded
-        meta, cols = decoded
-        full = RankTrace.from_decoded(rt.path, meta, events_frame(cols))
+        full = loader.read_rank(rt.path)
         full.rank = r
         out[r] = full
     return replace(traces, ranks=out)
@@ -90,10 +83,9 @@ def timeline(traces: TraceSet, res: AnalysisResult, step: int | None = None,
     if step is None:
         return None
     offsets = {int(r): int(round(v * 1000.0)) for r, v in (res.meta.get("clock_offsets_us") or {}).items()}
-    origin = _origin(traces, step, offsets, ranks)
-    return figures.Timeline(step=int(step), origin_ns=origin,
-                            ranks=[rank_lanes(rt, res, step, origin) for rt in sorted(traces, key=lambda r: r.rank)
-                                   if ranks is None or rt.rank in ranks])
+    drawn = [rt for rt in sorted(traces, key=lambda r: r.rank) if ranks is None or rt.rank in ranks]
+    origin = _origin(drawn, step, offsets)
+    return figures.Timeline(step=int(step), origin_ns=origin, ranks=[rank_lanes(rt, res, step, origin) for rt in drawn])
 
 
 def available_steps(res: AnalysisResult) -> list[int]:

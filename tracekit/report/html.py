@@ -32,7 +32,7 @@ from tracekit.analyses.pipeline import load_and_analyze
 from tracekit.analyses.registry import AnalysisResult, ViewOptions
 from tracekit.errors import ConfigError
 from tracekit.report import collect, figures
-from tracekit.report.render import Renderer, shown_ranks, summary_rows
+from tracekit.report.render import SHOWN_RANKS_RULE, Renderer, shown_ranks, summary_rows
 from tracekit.traces.traceset import TraceSet
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -328,8 +328,8 @@ def _shown_note(view: RunView) -> list[str]:
     if view.shown_ranks is None:
         return []
     n = len(view.res.meta.get("ranks") or [])
-    return [f"the timeline and the charts show {len(view.shown_ranks)} of {n} ranks (the first 16 and those the "
-            f"findings name: {', '.join(map(str, view.shown_ranks))}); the tables hold every rank"]
+    return [f"the timeline and the charts show {len(view.shown_ranks)} of {n} ranks ({SHOWN_RANKS_RULE}: "
+            f"{', '.join(map(str, view.shown_ranks))}); the tables hold every rank"]
 
 
 def _run_context(view: RunView, idx: int, table: str | None = None) -> dict[str, Any]:

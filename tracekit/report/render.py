@@ -301,11 +301,16 @@ class TextRenderer(Renderer):
 
 #: above this many ranks the text report shows the rows of :func:`shown_ranks` only
 TEXT_MAX_RANKS = 32
+#: of which the first ranks always shown (the rest: ranks the findings name)
+FIRST_RANKS_SHOWN = 16
+#: how the reports name that choice
+SHOWN_RANKS_RULE = f"the first {FIRST_RANKS_SHOWN} and those the findings name"
 
 
 def shown_ranks(res: AnalysisResult) -> list[int] | None:
     """The ranks whose rows the text report shows: all (None) up to :data:`TEXT_MAX_RANKS` ranks; else
-    the first 16 ranks and up to 16 more that findings name (stragglers, waiting or idle ranks)."""
+    the first :data:`FIRST_RANKS_SHOWN` ranks and, up to :data:`TEXT_MAX_RANKS` in all, those that findings
+    name (stragglers, waiting or idle ranks; a finding on every rank names its costliest)."""
     ranks = sorted(int(r) for r in res.meta.get("ranks") or [])
     if len(ranks) <= TEXT_MAX_RANKS:
         return None
@@ -313,8 +318,9 @@ def shown_ranks(res: AnalysisResult) -> list[int] | None:
     named = [int(r) for r in f["rank"].dropna().unique()] if f is not None and "rank" in f else []
     if f is not None and "evidence" in f:  # a finding on every rank is drawn on its costliest rank
         named += [int(e["worst_rank"]) for e in f["evidence"] if isinstance(e, dict) and e.get("worst_rank") is not None]
-    rest = list(dict.fromkeys(r for r in named if r not in ranks[:16] and r in ranks))
-    return sorted({*ranks[:16], *rest[:TEXT_MAX_RANKS - 16]})
+    first = ranks[:FIRST_RANKS_SHOWN]
+    rest = list(dict.fromkeys(r for r in named if r not in first and r in ranks))
+    return sorted({*first, *rest[:TEXT_MAX_RANKS - FIRST_RANKS_SHOWN]})
 
 
 def only_ranks(view: View, shown: list[int] | None, name: str) -> View:
@@ -327,7 +333,7 @@ def only_ranks(view: View, shown: list[int] | None, name: str) -> View:
         return view
     n_all = body["rank"].nunique()
     n_kept = body.loc[keep, "rank"].nunique()
-    said = (f"rows of {n_kept} of {n_all} ranks shown (the first 16 and those the findings name); "
+    said = (f"rows of {n_kept} of {n_all} ranks shown ({SHOWN_RANKS_RULE}); "
             f"every row: --table {name}, or --format json / csv")
     return View(view.title, body[keep], note=f"{view.note}; {said}" if view.note else said)
 
