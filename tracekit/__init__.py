@@ -6,6 +6,7 @@ Python API::
     res = tracekit.analyze("runs/demo")        # -> AnalysisResult: res.meta + res.tables (DataFrames)
     res.ranks, res.findings                    # the tables `tracekit analyze --format json` prints
     ts = tracekit.load("runs/demo")            # -> TraceSet (per-rank event tables)
+    w = tracekit.whatif("runs/demo")           # -> replay: predicted unprofiled step (w.to_dict() = --format json)
     res = tracekit.analyze(ts)                 # the same, on traces already loaded
 
 Heavy dependencies (torch, HTA) are never imported here.
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from tracekit.analyses.registry import AnalysisResult
     from tracekit.traces.traceset import TraceSet
 
-__all__ = ["__version__", "TracekitError", "load", "analyze"]
+__all__ = ["__version__", "TracekitError", "load", "analyze", "whatif"]
 
 
 def load(path, **kwargs):  # noqa: ANN001, ANN201 - thin re-export, see tracekit.traces.load
@@ -54,3 +55,12 @@ def analyze(source: str | os.PathLike[str] | list[str] | TraceSet, **kwargs: Any
 
     paths = [str(p) for p in source] if isinstance(source, (list, tuple)) else [str(source)]
     return analyze_paths(paths, **kwargs)
+
+
+def whatif(source: str | os.PathLike[str] | list[str], **kwargs: Any) -> Any:
+    """The replay's baseline prediction of the unprofiled step (a
+    :class:`~tracekit.replay.api.WhatifResult`); ``.to_dict()`` is what ``tracekit whatif --format json``
+    prints. Keyword options as the command's: ``comm_pattern``."""
+    from tracekit.replay.api import whatif as _whatif
+
+    return _whatif(source, **kwargs)

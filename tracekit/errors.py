@@ -47,6 +47,10 @@ class RunError(TracekitError):
     exit_code = 1
 
 
+class ReplayError(TracekitError):
+    """Nothing in the traces can be replayed (no steps, no CPU side): the message says what is missing."""
+
+
 class MissingDependencyError(TracekitError):
     """An optional package is needed for the requested feature."""
 

@@ -63,6 +63,10 @@ Examples:
 @click.option("--bucket-timing/--no-bucket-timing", default=True, show_default=True,
               help="DDP: time every bucket's allreduce with CUDA events (host clocks on CPU) during the "
                    "timed steps, through a comm hook wrapping the active one; stored in run.json.")
+@click.option("--calibrate-profiler/--no-calibrate-profiler", default=True, show_default=True,
+              help="Measure the profiler's own cost per recorded event on this machine (about a second, after "
+                   "the profiled steps); run.json profiler_cost, which `tracekit whatif` subtracts to predict "
+                   "the undisturbed step.")
 @click.option("--fail-rank", type=int, default=None, hidden=True, envvar="TRACEKIT_TEST_FAIL_RANK",
               help="Debug: make this rank raise.")
 @click.option("--fail-at", type=click.Choice(["warmup", "end"]), default="end", hidden=True,

@@ -110,6 +110,7 @@ class ProfileConfig:
     with_stack: bool = False
     profile_activities: str = "cpu,cuda"
     bucket_timing: bool = True  # per-bucket CUDA-event timing in steps after the timed ones (bucket_timing_steps)
+    calibrate_profiler: bool = True  # measure the profiler's cost per event (run.json profiler_cost, for whatif)
     # provenance and test hooks
     command_line: list[str] = field(default_factory=list)
     fail_rank: int | None = None  # debug: this rank raises (see fail_at)

@@ -30,6 +30,10 @@ Top-level keys (``schema_version`` 1)::
                       "profiled": {"mean_sec_per_iter", "step_s" (slowest rank per step), "activities",
                                    "definition"}}
     profile_window   {"wait", "warmup", "active", "first_step", "record_shapes", "with_stack", "activities"}
+    profiler_cost    {"cpu_op_ns", "runtime_ns", "device", "activities", "record_shapes", "with_stack",
+                      "ops_per_rep", "launches_per_rep", "reps", "per_rank": [{"rank", "cpu_op_ns",
+                      "runtime_ns"}], "method"}: the profiler's cost per recorded event, measured on
+                     the run's machine (tracekit.profile.calibrate); null in older manifests
     compile          {"per_rank": [{"rank", "enabled", "backend", "optimize_ddp", "fullgraph",
                        "graph_count", "frames": {"total","ok"},
                        "graph_breaks": {"total","model","ddp_wrapper",
@@ -345,6 +349,32 @@ class TraceFile(_S):
     bytes: int | None = None
 
 
+class ProfilerCost(_S):
+    """``profiler_cost``: what the profiler costs per recorded event on the machine of the run.
+
+    Measured by :mod:`tracekit.profile.calibrate` in each rank after the timed steps: the same
+    short loop of operators (and, on GPU runs, kernel launches) timed with the profiler off and
+    on, with the run's profiler settings. The replay (``tracekit whatif``) subtracts these costs
+    to predict the step the profiler did not disturb.
+    """
+
+    #: wall ns the profiler adds per recorded CPU operator (``cpu_op`` / ``user_annotation`` range)
+    cpu_op_ns: float | None = None
+    #: wall ns it adds per recorded CUDA runtime/driver call (CUPTI callback + activity record), beyond the op's
+    runtime_ns: float | None = None
+    device: str | None = None
+    activities: str | None = None
+    record_shapes: bool | None = None
+    with_stack: bool | None = None
+    #: how many events the calibration loops recorded (per repetition) and how often they ran
+    ops_per_rep: int | None = None
+    launches_per_rep: int | None = None
+    reps: int | None = None
+    #: per-rank figures: [{"rank", "cpu_op_ns", "runtime_ns"}]
+    per_rank: list[dict[str, Any]] = []
+    method: str | None = None
+
+
 class Manifest(_S):
     """``run.json`` (see the module doc for every key)."""
 
@@ -366,6 +396,8 @@ class Manifest(_S):
     traces: list[TraceFile] = []
     #: ``tracekit bench ddp --profile`` points: ``{"ddp", "world_size"}``
     bench_point: dict[str, Any] | None = None
+    #: the profiler's own cost per event on this machine (:class:`ProfilerCost`); null before 2026-11-24
+    profiler_cost: ProfilerCost | None = None
 
     def compile_facts(self, rank: int) -> CompileFacts | None:
         """The ``compile.per_rank`` entry of ``rank``: the entry whose ``rank`` is ``rank``; an entry

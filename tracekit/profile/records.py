@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 from tracekit import __version__
-from tracekit.profile import bucket_events
+from tracekit.profile import bucket_events, calibrate
 from tracekit.profile.config import ProfileConfig
 from tracekit.profile.harness import add_profiled_timings, summarize_ranks
 from tracekit.profile.manifest import SCHEMA_VERSION
@@ -177,6 +177,9 @@ def build_manifest(config: ProfileConfig, ranks: list[dict[str, Any]], world: in
             "activities": config.profile_activities,
         },
         "compile": {"per_rank": [r["compile"] for r in ranks]},
+        "profiler_cost": calibrate.summarize([r.get("profiler_cost") for r in ranks], device=device,
+                                             activities=config.profile_activities,
+                                             record_shapes=config.record_shapes, with_stack=config.with_stack),
         "buckets": {
             "ddp_optimizer": ddp_opt,
             "reducer": r0["reducer"],

@@ -24,7 +24,8 @@ from tracekit.profile.config import ProfileConfig, default_out_dir
 from tracekit.profile.env import CONFIG_ENV, apply_gpu_safety_env, detect_rank_env
 from tracekit.profile import bucket_events
 from tracekit.profile.failure import report_failure
-from tracekit.profile.harness import run_profiled_steps, time_steps
+from tracekit.profile import calibrate
+from tracekit.profile.harness import profiler_activities, run_profiled_steps, time_steps
 from tracekit.profile.manifest import write_manifest
 from tracekit.profile.models import build_workload
 from tracekit.profile.parallel import ddp_of, device_meshes, parallelize
@@ -118,6 +119,9 @@ def _run(config: ProfileConfig, rank: int, local_rank: int, world: int, device: 
 
         win = run_profiled_steps(config, out_dir, rank, device.type, trainer.step, sync)
         facts.mark_run_done()
+        cost = (calibrate.calibrate(device.type, profiler_activities(config.profile_activities, device.type),
+                                    record_shapes=config.record_shapes, with_stack=config.with_stack)
+                if config.calibrate_profiler else None)
         compile_facts = facts.facts()
     if config.fail_rank == rank and config.fail_at == "end":
         raise RuntimeError(f"tracekit test failure injected on rank {rank} (after writing its trace)")
@@ -130,6 +134,7 @@ def _run(config: ProfileConfig, rank: int, local_rank: int, world: int, device: 
                          bucket_timing=timer.results() if timer else {"unavailable": bucket_events.unavailable_reason(
                              config.parallel, config.uses_python_reducer, config.bucket_timing) or "not installed"})
     record["gloo_threads"] = gloo_threads
+    record["profiler_cost"] = {"rank": rank, **cost} if cost else None
     gathered: list[Any] = [None] * world
     dist.all_gather_object(gathered, record)
     if rank != 0:

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Real runs for benchmarks/bench_whatif.py: single-GPU DDP profiles of real models, each with its
+# unprofiled step times and the profiler cost calibration in run.json. Usage (device, repo root):
+#   OUT=/some/dir PART=a bash scripts/gpu_whatif.sh     # PART a: eager runs, b: inductor runs
+set -uo pipefail
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+OUT=${OUT:-gpu_out}; PART=${PART:-a}; mkdir -p "$OUT/runs_$PART"
+TK="python3 -m tracekit profile --nproc ${NPROC:-1} --warmup 5 --steps 20 --profile-steps 3"
+declare -a RUNS
+if [ "$PART" = a ]; then RUNS=(
+  "gpt2-eager|--model gpt2 --seq-len 512 --batch-size 8"
+  "vit-eager|--model vit_b_16 --batch-size 32"
+  "resnet50-eager|--model resnet50 --batch-size 32"
+  "smallmlp-eager|--model toy --width 256 --depth 48 --batch-size 64"
+  "bigmlp-eager|--model toy --width 4096 --depth 16 --batch-size 256"
+  "transformer-bf16-eager|--model transformer --width 1024 --depth 8 --seq-len 512 --batch-size 16 --amp bf16"
+); else RUNS=(
+  "gpt2-inductor-bf16|--model gpt2 --seq-len 512 --batch-size 8 --amp bf16 --dynamo inductor"
+  "vit-inductor-bf16|--model vit_b_16 --batch-size 32 --amp bf16 --dynamo inductor"
+  "resnet50-inductor|--model resnet50 --batch-size 32 --dynamo inductor"
+  "smallmlp-inductor|--model toy --width 256 --depth 48 --batch-size 64 --dynamo inductor"
+); fi
+{
+  python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0))"
+  for spec in "${RUNS[@]}"; do
+    name=${spec%%|*}; opts=${spec#*|}
+    echo "### $name: $opts"; start=$(date +%s)
+    $TK $opts --out "$OUT/runs_$PART/$name" 2>&1 | grep -v "^USDT" | tail -4
+    echo "took $(( $(date +%s) - start )) s"
+  done
+} 2>&1 | tee "$OUT/log_$PART.txt"
+tar czf "$OUT/runs_$PART.tar.gz" -C "$OUT" "runs_$PART" && rm -rf "$OUT/runs_$PART"

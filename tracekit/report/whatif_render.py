@@ -1,0 +1,93 @@
+"""Render a :class:`tracekit.replay.api.WhatifResult`: text/markdown tables, JSON, CSV.
+
+JSON is :meth:`WhatifResult.to_dict` (keys ``baseline``, ``scenarios``, ``profiler_cost``, ``ranks``,
+``steps``, ``notes``), so ``tracekit.whatif(path).to_dict()`` is what ``--format json`` prints.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import msgspec
+import pandas as pd
+from tabulate import tabulate
+
+from tracekit.replay.api import WhatifResult
+
+_BASELINE_ROWS = (
+    ("profiled window (trace)", "profiled_step_us"),
+    ("replayed window (self-check)", "replayed_step_us"),
+    ("predicted, profiler cost removed", "predicted_step_us"),
+    ("measured without the profiler (run.json)", "measured_unprofiled_step_us"),
+)
+
+
+def _ms(us: Any) -> str:
+    return "-" if us is None or (isinstance(us, float) and not math.isfinite(us)) else f"{us / 1000:.2f} ms"
+
+
+def _pct(p: Any) -> str:
+    return "" if p is None or (isinstance(p, float) and not math.isfinite(p)) else f"{p:+.1f} %"
+
+
+def _baseline_lines(r: WhatifResult, tablefmt: str) -> str:
+    b = r.baseline
+    extra = {"replayed_step_us": _pct(b.get("replay_error_pct")) + " vs window" if b.get("replay_error_pct") is not None
+             else "", "predicted_step_us": (_pct(b.get("error_pct")) + " vs measured") if b.get("error_pct") is not None
+             else "no measurement to check it against",
+             "profiled_step_us": (_pct(b.get("window_vs_measured_pct")) + " vs measured")
+             if b.get("window_vs_measured_pct") is not None else ""}
+    rows = [(label, _ms(b.get(key)), extra.get(key, "")) for label, key in _BASELINE_ROWS]
+    return tabulate(rows, headers=("step (slowest rank, mean)", "time", "error"), tablefmt=tablefmt)
+
+
+def _arrow(a: Any, b: Any, unit: str = "ms") -> str:
+    def one(v: Any) -> str:
+        if v is None or (isinstance(v, float) and not math.isfinite(v)):
+            return "-"
+        return f"{v / 1000:.2f}" if unit == "ms" else f"{v:.0f}"
+    return f"{one(a)} -> {one(b)}"
+
+
+def _rank_rows(ranks: pd.DataFrame) -> pd.DataFrame:
+    """The per-rank table for reading: window -> predicted pairs, ms (overlap in %)."""
+    return pd.DataFrame({
+        "rank": ranks["rank"].astype(int).astype(str),
+        "window ms": [_ms(v).removesuffix(" ms") for v in ranks["window_step_us"]],
+        "replayed ms": [_ms(v).removesuffix(" ms") for v in ranks["replayed_step_us"]],
+        "predicted ms": [_ms(v).removesuffix(" ms") for v in ranks["predicted_step_us"]],
+        "measured ms": [_ms(v).removesuffix(" ms") for v in ranks["measured_unprofiled_step_us"]],
+        "error": [_pct(v) for v in ranks["error_pct"]],
+        "GPU idle ms": [_arrow(a, b) for a, b in zip(ranks["window_idle_us"], ranks["predicted_idle_us"])],
+        "exposed comm ms": [_arrow(a, b) for a, b in zip(ranks["window_exposed_comm_us"],
+                                                          ranks["predicted_exposed_comm_us"])],
+        "overlap %": [_arrow(a, b, "pct") for a, b in zip(ranks["window_overlap_pct"], ranks["predicted_overlap_pct"])],
+        "wait ms": [_arrow(a, b) for a, b in zip(ranks["window_wait_us"], ranks["predicted_wait_us"])],
+    })
+
+
+def render_text(r: WhatifResult, fmt: str = "table") -> str:
+    """The baseline, the profiler cost used, then the per-rank table (window vs predicted)."""
+    tablefmt = "github" if fmt == "markdown" else "simple"
+    pc = r.profiler_cost
+    parts = [f"Baseline over {r.baseline.get('steps', 0)} profiled steps", _baseline_lines(r, tablefmt), "",
+             f"profiler cost taken out: {pc['cpu_op_ns']:.0f} ns per CPU operator, {pc['runtime_ns']:.0f} ns per "
+             f"runtime call ({pc['source']})", "",
+             "Per rank (per step, means over steps; window -> predicted)"]
+    parts.append(tabulate(_rank_rows(r.ranks), headers="keys", tablefmt=tablefmt, showindex=False,
+                          disable_numparse=True))
+    if r.scenarios:
+        parts += ["", "Scenarios", tabulate(pd.DataFrame(r.scenarios), headers="keys", tablefmt=tablefmt,
+                                            showindex=False, floatfmt=".1f")]
+    parts += [f"note: {n}" for n in r.notes]
+    return "\n".join(parts)
+
+
+def render(r: WhatifResult, fmt: str) -> str:
+    """``fmt``: table | markdown | json | csv (csv: the per-rank table)."""
+    if fmt == "json":
+        return msgspec.json.format(msgspec.json.encode(r.to_dict()).decode(), indent=1)
+    if fmt == "csv":
+        return r.ranks.to_csv(index=False)
+    return render_text(r, fmt)
