@@ -1,10 +1,16 @@
 """Step figures of one timeline of the graph: the recorded window or a replay of it.
 
-For each rank and ProfilerStep (the CPU range ``ProfilerStep#N`` on the thread that
-drives the step: from the start of its first segment to the end of its last), with the
-GPU operations that *start* inside the step, per step (µs):
+For each rank and ProfilerStep, per step (µs):
 
-- ``step_us``: the step's length;
+- ``step_us``: the step's length: from the start of its CPU range ``ProfilerStep#N`` (or,
+  if later, the end of the previous step) to the end of that range or, if later, the end of
+  the last GPU operation launched inside it. A step timed between device synchronizes (as
+  ``tracekit profile`` records them) is its CPU range; in a trace whose CPU runs ahead of
+  the GPU, a step lasts until its GPU work is done and starts no earlier than the previous
+  step's ended, so consecutive steps tile the GPU-bound timeline;
+
+with the GPU operations that *start* inside the step:
+
 - ``compute_us`` / ``comm_us``: the union of compute / communication GPU time in the step
   (classes of :func:`tracekit.analyses.classify.classify_gpu`);
 - ``exposed_comm_us``: communication time not covered by compute; ``overlap_pct`` =
@@ -47,8 +53,16 @@ def step_figures(g: Graph, start: np.ndarray, end: np.ndarray, comm_mask: dict[i
         comm = comm_mask.get(rank, np.zeros(nodes.size, dtype=bool))
         s, e = start[nodes], end[nodes]
         coll_nodes = np.flatnonzero((rank_of == rank) & ((kind == GPU_OP) | (kind == COLL)) & (wait >= 0))
+        gpu_step = info["gpu"]["step"].to_numpy() if info["gpu"] is not None else np.zeros(0, dtype=np.int64)
+        prev_end = None
         for step, a, b in info["steps"]:
             lo, hi = int(start[a]), int(end[b])
+            mine = gpu_step == step
+            if mine.any():  # the step lasts until its GPU work is done ...
+                hi = max(hi, int(e[mine].max()))
+            if prev_end is not None:  # ... and its GPU work cannot start before the previous step's is
+                lo = max(lo, prev_end)
+            prev_end = hi
             inside = (s >= lo) & (s < hi)
             busy = _union_in(s[inside], e[inside], lo, hi)
             cu = _union_in(s[inside & ~comm], e[inside & ~comm], lo, hi)

@@ -1,0 +1,104 @@
+"""How well does the replay predict the step the profiler did not disturb?
+
+For every run folder given (default: every committed sample whose run.json has unprofiled
+timings), ``tracekit.whatif`` predicts the unprofiled step from the traces and run.json's
+``profiler_cost``; the unprofiled step measured in the same run (run.json ``timings``) is
+the truth it is checked against, never an input. Prints one row per run and the summary
+(median and max |error|), and writes the rows as JSON lines.
+
+Columns: ``window_ms`` (the profiled window, trace), ``window_off_pct`` (the window's
+distance from the truth: what analyze's figures carry without the replay), ``replay_pct``
+(self-check: replay of the window as recorded vs the window), ``predicted_ms``,
+``measured_ms`` (run.json, mean of the timed steps; per step the slowest rank),
+``measured_spread_pct`` (the truth's own p90/p50 − 1: an error below it is noise),
+``error_pct`` (predicted vs measured), ``cost`` (profiler cost per CPU op / runtime call, ns,
+and where it came from), ``seconds`` (wall time of ``whatif``).
+
+Example::
+
+    python benchmarks/bench_whatif.py                      # the committed samples
+    python benchmarks/bench_whatif.py runs/* --out benchmarks/results/whatif.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import tracekit  # noqa: E402
+from tracekit.profile.manifest import read_manifest  # noqa: E402
+
+
+def _name(run: Path) -> str:
+    return str(run.relative_to(REPO) if run.is_relative_to(REPO) else run)
+
+
+def default_runs() -> list[Path]:
+    """Committed run folders with unprofiled timings in their run.json."""
+    out = []
+    for m in sorted((REPO / "sample_traces").rglob("run.json")):
+        man = read_manifest(m)
+        if man is not None and man.timings is not None and man.timings.overall is not None:
+            out.append(m.parent)
+    return out
+
+
+def measure(run: Path) -> dict:
+    t0 = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = tracekit.whatif(run)
+    except tracekit.TracekitError as e:
+        return {"run": _name(run), "not_predicted": str(e)}
+    secs = time.perf_counter() - t0
+    b = r.baseline
+    man = read_manifest(run)
+    pct = man.timings.overall.sec_per_iter if man and man.timings and man.timings.overall else None
+    spread = 100 * (pct.p90 / pct.p50 - 1) if pct and pct.p50 and pct.p90 else None
+    pc = r.profiler_cost
+    return {
+        "run": _name(run),
+        "ranks": len(r.ranks), "window_ms": b["profiled_step_us"] / 1e3,
+        "window_off_pct": b["window_vs_measured_pct"], "replay_pct": b["replay_error_pct"],
+        "predicted_ms": b["predicted_step_us"] / 1e3,
+        "measured_ms": b["measured_unprofiled_step_us"] / 1e3 if b["measured_unprofiled_step_us"] else None,
+        "measured_spread_pct": spread, "error_pct": b["error_pct"],
+        "cost": f"{pc['cpu_op_ns']:.0f}/{pc['runtime_ns']:.0f} ({pc['source']})", "seconds": secs,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("runs", nargs="*", type=Path, help="run folders (default: the committed samples)")
+    ap.add_argument("--out", type=Path, default=None, help="write the rows here as JSON lines")
+    args = ap.parse_args(argv)
+    runs = [p.resolve() for p in args.runs] or default_runs()
+    rows = [measure(r) for r in runs]
+    from tabulate import tabulate
+
+    for r in [r for r in rows if "not_predicted" in r]:
+        print(f"{r['run']}: not predicted: {r['not_predicted']}")
+    rows = [r for r in rows if "not_predicted" not in r]
+    print(tabulate(rows, headers="keys", floatfmt=".1f", missingval="-"))
+    errs = [abs(r["error_pct"]) for r in rows if r["error_pct"] is not None]
+    win = [abs(r["window_off_pct"]) for r in rows if r["window_off_pct"] is not None]
+    if errs:
+        print(f"\nprediction |error| vs measured: median {statistics.median(errs):.1f} %, max {max(errs):.1f} % "
+              f"over {len(errs)} runs (window itself: median {statistics.median(win):.1f} %, max {max(win):.1f} %)")
+        print(f"replay self-check |error|: max {max(abs(r['replay_pct']) for r in rows):.2f} %")
+    if args.out:
+        args.out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
