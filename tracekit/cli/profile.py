@@ -63,6 +63,9 @@ Examples:
 @click.option("--bucket-timing/--no-bucket-timing", default=True, show_default=True,
               help="DDP: time every bucket's allreduce with CUDA events (host clocks on CPU) during the "
                    "timed steps, through a comm hook wrapping the active one; stored in run.json.")
+@click.option("--torchviz", is_flag=True,
+              help="Rank 0 draws the autograd graph of one extra step with torchviz (autograd.dot, and autograd.svg "
+                   "when graphviz's dot is installed). Needs tracekit[viz]. See docs/graphs.md.")
 @click.option("--fail-rank", type=int, default=None, hidden=True, envvar="TRACEKIT_TEST_FAIL_RANK",
               help="Debug: make this rank raise.")
 @click.option("--fail-at", type=click.Choice(["warmup", "end"]), default="end", hidden=True,

@@ -71,6 +71,9 @@ class BackwardCompiler:
         self.backend = backend
         self.graphs: list[dict[str, Any]] = []
         self.fusion_settings: dict[str, Any] | None = None
+        #: ``on_graph(gm, kind)`` for each captured graph (``compiled_autograd``) and each graph dynamo
+        #: makes of it (``backward``): :meth:`tracekit.profile.graph_capture.GraphRecorder.record_backward`
+        self.on_graph: Callable[[Any, str], None] | None = None
 
     def __call__(self, gm: Any) -> Any:
         import torch
@@ -78,6 +81,9 @@ class BackwardCompiler:
         entry: dict[str, Any] = {"graph": len(self.graphs), "nodes": len(gm.graph.nodes),
                                  "dynamo_graphs": 0, "allreduce_calls": 0}
         self.graphs.append(entry)
+        on_graph = self.on_graph
+        if on_graph is not None:
+            on_graph(gm, "compiled_autograd")
         if self.backend == "inductor":  # called inside the backward's inductor_ddp_fusion_patch scope
             self.fusion_settings = inductor_ddp_settings()
         backend = self.backend
@@ -85,6 +91,8 @@ class BackwardCompiler:
         def inner(gm_: Any, example_inputs: Any) -> Any:
             entry["dynamo_graphs"] += 1
             entry["allreduce_calls"] += sum(1 for n in gm_.graph.nodes if _is_allreduce(n))
+            if on_graph is not None:
+                on_graph(gm_, "backward")
             if backend == "inductor":
                 from torch import _inductor
 
