@@ -9,7 +9,9 @@ returned). This table joins that list with the trace of each rank:
 - the forward graphs run in compile order, each as one ``CompiledFunction`` op; in every
   profiled step whose count of those ops (outside compiled-autograd regions) equals the count
   of forward graphs, the k-th op is graph k. Their backward (``CompiledFunctionBackward``)
-  runs in the reverse order; matched the same way when the counts agree.
+  runs in the reverse order; matched the same way when the counts agree (with the python
+  reducer the backward is one compiled-autograd graph instead: the ``backward`` graph's row
+  carries the CPU time of its ``Torch-Compiled Region: !<id>`` per step).
 - steps whose counts do not agree (a recompile, a graph that runs twice, the ``eager`` backend,
   which makes no ``CompiledFunction``) are not used: ``steps`` says how many were.
 
@@ -20,7 +22,7 @@ Columns: ``graph`` (index in compile order), ``kind``, ``compile_id``, ``params`
 ``param_mb`` (the parameters the graph reads: their gradients come out of its backward),
 ``buckets`` (reducer bucket ids, as in the bucket timeline), ``cut``, ``cut_reason``,
 ``fwd_cpu_us`` / ``bwd_cpu_us`` (mean CPU time of the graph's forward / backward op per
-matched step), ``fwd_gpu_span_us`` / ``bwd_gpu_span_us`` (mean time from the first start to
+matched step; NaN for a pass whose op count did not match), ``fwd_gpu_span_us`` / ``bwd_gpu_span_us`` (mean time from the first start to
 the last end of the GPU work those ops launched, per matched step; NaN without GPU activity),
 ``steps`` (matched steps) and ``file`` (the graph's FX code, relative to the run folder).
 """
@@ -78,6 +80,21 @@ def _per_graph(rt: Any, c: Any, rows: np.ndarray, n: int, reverse: bool) -> tupl
     return cpu / used, np.where(gpu_seen > 0, gpu / np.maximum(gpu_seen, 1), np.nan), used
 
 
+def _region_us(rt: Any, c: Any, compile_id: str | None) -> tuple[float, int]:
+    """Mean CPU time per step of the ``Torch-Compiled Region: <compile_id>`` ops (a compiled-autograd
+    backward runs as one region), and the steps that had one."""
+    if not compile_id:
+        return np.nan, 0
+    names = cpu_ops(rt).names
+    want = REGION_PREFIX + compile_id
+    rows = np.array([i for i in np.flatnonzero(c.what == WHATS.index("region")) if names[c.name[i]] == want],
+                    dtype=np.int64)
+    if not rows.size:
+        return np.nan, 0
+    steps = np.unique(c.step[rows])
+    return float((c.end_ns[rows] - c.ts_ns[rows]).sum() / 1e3 / steps.size), int(steps.size)
+
+
 def graph_regions(rt: Any, manifest: Any) -> pd.DataFrame:
     """One row per graph of ``run.json`` ``graphs`` for the rank of ``rt`` (see the module doc)."""
     section = getattr(manifest, "graphs", None) if manifest is not None else None
@@ -88,22 +105,23 @@ def graph_regions(rt: Any, manifest: Any) -> pd.DataFrame:
     c, fwd_rows, bwd_rows = _op_rows(rt)
     n = len(fwd_graphs)
     fwd_cpu, fwd_gpu, fwd_steps = _per_graph(rt, c, fwd_rows, n, reverse=False)
-    bwd_cpu, bwd_gpu, bwd_steps = _per_graph(rt, c, bwd_rows, n, reverse=True)
+    bwd_cpu, bwd_gpu, _ = _per_graph(rt, c, bwd_rows, n, reverse=True)
     pos = {id(g): i for i, g in enumerate(fwd_graphs)}
     rows = []
     for g in graphs:
         i = pos.get(id(g))
         cut = g.cut
+        region_us, region_steps = _region_us(rt, c, g.compile_id) if g.kind == "backward" else (np.nan, 0)
         rows.append({
             "rank": rt.rank, "graph": g.index, "kind": g.kind, "compile_id": g.compile_id,
             "params": len(g.params), "param_mb": (g.param_bytes or 0) / 1e6,
             "buckets": ",".join(map(str, g.buckets)) if g.buckets else "",
             "cut": cut.kind if cut else None, "cut_reason": cut.reason if cut else None,
             "fwd_cpu_us": fwd_cpu[i] if i is not None else np.nan,
-            "bwd_cpu_us": bwd_cpu[i] if i is not None else np.nan,
+            "bwd_cpu_us": bwd_cpu[i] if i is not None else region_us,
             "fwd_gpu_span_us": fwd_gpu[i] if i is not None else np.nan,
             "bwd_gpu_span_us": bwd_gpu[i] if i is not None else np.nan,
-            "steps": min(fwd_steps, bwd_steps) if i is not None else 0, "file": g.file,
+            "steps": fwd_steps if i is not None else region_steps, "file": g.file,
         })
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
@@ -142,10 +160,12 @@ TABLES = [
             Column("cut", "name", "how the graph ends: ddp_split (DDPOptimizer bucket boundary), graph_break, end"),
             Column("cut_reason", "text", "dynamo's reason for the cut"),
             Column("fwd_cpu_us", "us", "mean CPU time of the graph's CompiledFunction op per matched step"),
-            Column("bwd_cpu_us", "us", "mean CPU time of its CompiledFunctionBackward op per matched step"),
+            Column("bwd_cpu_us", "us", "mean CPU time of its CompiledFunctionBackward op per matched step (a "
+                                       "compiled-autograd backward graph: of its Torch-Compiled Region per step)"),
             Column("fwd_gpu_span_us", "us", "mean first-start to last-end of the GPU work its forward launched"),
             Column("bwd_gpu_span_us", "us", "the same for its backward"),
-            Column("steps", "count", "profiled steps matched (op counts equal the forward graph count)"),
+            Column("steps", "count", "profiled steps matched (forward op count equals the forward graph count; a "
+                                     "compiled-autograd backward: steps with its region)"),
             Column("file", "name", "the graph's FX code, relative to the run folder"),
         ),
         compute=lambda ctx: graph_regions(ctx.trace, ctx.manifest), view=_view, order=72,

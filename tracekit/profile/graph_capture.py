@@ -103,6 +103,11 @@ class GraphRecorder:
         """Name parameters as ``model.named_parameters()`` does (call before the first compile)."""
         self._names = {id(p): n for n, p in model.named_parameters()}
 
+    @property
+    def param_names(self) -> dict[int, str]:
+        """The model's parameter names by parameter identity (``id``)."""
+        return dict(self._names)
+
     # -- the backend -------------------------------------------------------------------------
 
     def backend(self) -> Callable[[Any, Any], Any]:
@@ -238,15 +243,20 @@ def _header(g: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n\n"
 
 
-def reducer_layout(ddp: Any) -> tuple[list[str] | None, list[list[int]] | None, str | None]:
+def reducer_layout(ddp: Any, names_by_id: dict[int, str] | None = None
+                   ) -> tuple[list[str] | None, list[list[int]] | None, str | None]:
     """``(params, buckets, why_not)``: DDP's parameter names in the reducer's order and its buckets as
     indices into them, from ``_get_ddp_logging_data`` (the rebuilt layout, which every step after
     the first uses; before a rebuild, one bucket holding every parameter when there is one bucket).
+
+    ``names_by_id``: the model's names by parameter identity (:meth:`GraphRecorder.param_names`);
+    ``replicate`` builds its DDP over a container whose own names are just indices.
     """
     if ddp is None:
         return None, None, "no DDP reducer"
+    names_by_id = names_by_id or {}
     try:
-        names = [n for n, p in ddp.module.named_parameters() if p.requires_grad]
+        names = [names_by_id.get(id(p), n) for n, p in ddp.module.named_parameters() if p.requires_grad]
         data = ddp._get_ddp_logging_data()
     except Exception as e:  # noqa: BLE001
         return None, None, f"{type(e).__name__}: {e}"

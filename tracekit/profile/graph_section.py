@@ -46,7 +46,9 @@ def graphs_section(config: ProfileConfig, rank: int, out_dir: Path, recorder: Gr
     section: dict[str, Any] = {"rank": rank, "optimize_ddp": config.resolved_optimize_ddp, "graphs": [],
                                "reducer_params": None, "reducer_buckets": None, "autograd": autograd,
                                "unavailable": {}}
-    params, buckets, why = reducer_layout(ddp)
+    model = getattr(trainer.model, "module", trainer.model)
+    names = recorder.param_names if recorder is not None else {id(p): n for n, p in model.named_parameters()}
+    params, buckets, why = reducer_layout(ddp, names)
     section["reducer_params"] = params
     section["reducer_buckets"] = buckets
     if why:
