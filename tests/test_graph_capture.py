@@ -256,3 +256,15 @@ def test_no_graphs_section_without_manifest() -> None:
 
     res = AnalysisResult(meta={}, tables={"graph_regions": pd.DataFrame()})
     assert graphs_context(res, 0, lambda f, i: "", str, str) is None
+
+
+def test_text_view_says_when_no_step_matched(tmp_path: Path) -> None:
+    from tracekit.analyses.graph_regions import _view
+    from tracekit.analyses.registry import ViewOptions
+
+    m = decode_manifest(MANIFEST, "test")
+    df = graph_regions(read_rank(_trace(tmp_path)), m)
+    assert _view({"graph_regions": df}, ViewOptions()).note is None
+    df.loc[:, "steps"] = 0  # as with the eager backend: no CompiledFunction ops to time
+    v = _view({"graph_regions": df}, ViewOptions())
+    assert "times are n/a" in v.note and list(v.body["graph"]) == [0, 1, 2]

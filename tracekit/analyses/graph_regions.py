@@ -134,9 +134,9 @@ def _view(t: Mapping[str, pd.DataFrame], opts: ViewOptions) -> View | None:
     if not len(df):
         return None
     first = df[df["rank"] == df["rank"].min()]
-    unmatched = int((first["kind"] == "forward").sum() and (first.loc[first["kind"] == "forward", "steps"] == 0).all())
+    fwd = first[first["kind"] == "forward"]
     note = ("no profiled step ran one compiled op per recorded forward graph (a recompile, or the eager backend, "
-            "which leaves no CompiledFunction op): times are n/a") if unmatched else None
+            "which leaves no CompiledFunction op): times are n/a") if len(fwd) and (fwd["steps"] == 0).all() else None
     return View(f"Compiled graphs (rank {int(first['rank'].iloc[0])}; times: mean per matched step; "
                 "files: run folder)", first[list(_SHOWN)], note=note)
 

@@ -59,7 +59,7 @@ def _ddp_optimizer_frame_reason() -> Any:
     """The ``compile_subgraph_reason`` of the whole frame graph DDPOptimizer is splitting (its
     ``compile_fn``'s ``gm``), found on the call stack; None when not under DDPOptimizer."""
     f = sys._getframe(2)
-    for _ in range(40):
+    for _ in range(80):
         if f is None:
             return None
         if f.f_code.co_name == "compile_fn" and "buckets" in f.f_locals and "gm" in f.f_locals:
