@@ -17,8 +17,8 @@ What each graph carries, read from torch's own objects:
   "intentional graph-break"; the frame's reason is then read from the ``gm`` of
   ``DDPOptimizer.compile_fn`` on the call stack (None when this torch does not have it there).
 * parameters: placeholders whose dynamo ``grapharg`` example is a parameter of the model
-  (torch >= 2.5 lifts parameters to inputs), or ``get_attr`` nodes that resolve to one (older
-  torch); named as in ``model.named_parameters()``.
+  (dynamo's ``inline_inbuilt_nn_modules``, on by default in recent torch, lifts parameters to inputs), or
+  ``get_attr`` nodes that resolve to one (without it); named as in ``model.named_parameters()``.
 
 Contract: recording never raises into the compile (a failure is kept in ``unavailable``);
 only the rank that writes (rank 0) keeps the code text.

@@ -86,7 +86,7 @@ def layout_figure(section: Any, rows: pd.DataFrame, esc: Any) -> go.Figure | Non
     fig.update_layout(barmode="overlay", shapes=shapes, height=220, margin=dict(l=70, r=20, t=30, b=40),
                       title=dict(text="Graphs and DDP buckets over the parameters (model order; red: graph break, "
                                       "grey dashed: DDPOptimizer split)", font=dict(size=12)),
-                      xaxis=dict(title="parameter (DDP order)", range=[0, len(params)]),
+                      xaxis=dict(title="parameter (DDP order, one column each)", range=[0, len(params)]),
                       yaxis=dict(categoryorder="array", categoryarray=["buckets", "graphs"]))
     return fig
 
