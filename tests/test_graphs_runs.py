@@ -117,7 +117,12 @@ def test_python_reducer_backward_graph_allreduces(tmp_path: Path) -> None:
     text = (run / bwd[0]["file"]).read_text()
     ast.parse(text)
     code = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
-    assert sum("_c10d_functional.all_reduce(" in line for line in code) == len(PARAMS)
+    shapes = [re.search(r'"f32\[([0-9, ]+)\]"', line).group(1) for line in code if "_c10d_functional.all_reduce(" in line]
+    assert len(shapes) == len(PARAMS)
+    # each allreduce traced back to its parameter: every parameter once, shapes as in the graph's code
+    named = bwd[0]["allreduce_params"]
+    assert sorted(named) == sorted(PARAMS)
+    assert shapes == [f"{WIDTH}, {WIDTH}" if p.endswith("weight") else f"{WIDTH}" for p in named]
     t = analyze_paths([str(run)]).tables["graph_regions"]
     row = t[(t["rank"] == 0) & (t["kind"] == "backward")].iloc[0]
     assert row["steps"] == 1 and row["bwd_cpu_us"] > 0  # the compiled-autograd region of the profiled step

@@ -72,8 +72,10 @@ class BackwardCompiler:
         self.graphs: list[dict[str, Any]] = []
         self.fusion_settings: dict[str, Any] | None = None
         #: ``on_graph(gm, kind)`` for each captured graph (``compiled_autograd``) and each graph dynamo
-        #: makes of it (``backward``): :meth:`tracekit.profile.graph_capture.GraphRecorder.record_backward`
+        #: makes of it (``backward``): :meth:`tracekit.profile.graph_capture.GraphRecorder.record_backward`;
+        #: ``on_inputs(inputs)`` with a captured graph's first input list, before dynamo compiles it
         self.on_graph: Callable[[Any, str], None] | None = None
+        self.on_inputs: Callable[[Any], None] | None = None
 
     def __call__(self, gm: Any) -> Any:
         import torch
@@ -113,6 +115,8 @@ class BackwardCompiler:
             # compiled autograd passes boxed input lists that the graph empties as it reads them:
             # keep copies so that a failed first attempt can be retried with the same inputs
             saved = [list(a) if isinstance(a, list) else a for a in args]
+            if self.on_inputs is not None and saved and isinstance(saved[0], list):
+                self.on_inputs(saved[0])
             try:
                 out = state["fn"](*args, **kwargs)
             except torch._dynamo.exc.Unsupported as e:

@@ -72,6 +72,34 @@ def _is_allreduce(node: Any) -> bool:
     return node.op == "call_function" and "all_reduce" in str(getattr(node.target, "__name__", node.target))
 
 
+def allreduce_param_inputs(gm: Any) -> list[int | None]:
+    """Per allreduce node of a dynamo graph of a compiled-autograd backward (graph order): the index,
+    in the graph's input list, of the parameter whose gradient it reduces. The python reducer's hook
+    runs ``param.grad / world`` then ``all_reduce`` on the result of compiled autograd's
+    ``AccumulateGrad(grads, param, ...)``, whose ``param`` is ``inputs[k]``: walk back from the
+    allreduce to that node (a few steps) and read ``k``. None where the graph is shaped otherwise."""
+    import operator
+
+    out: list[int | None] = []
+    for node in gm.graph.nodes:
+        if not _is_allreduce(node):
+            continue
+        found, frontier = None, list(node.all_input_nodes)
+        for _ in range(6):
+            acc = [n for n in frontier if n.op == "call_function" and "accumulategrad" in
+                   str(getattr(n.target, "__name__", n.target)).lower().replace("_", "")]
+            if acc:
+                p = acc[0].args[1] if len(acc[0].args) > 1 else None
+                if (getattr(p, "op", None) == "call_function" and p.target is operator.getitem
+                        and p.args[0].op == "placeholder" and "inputs" in p.args[0].name
+                        and isinstance(p.args[1], int)):
+                    found = p.args[1]
+                break
+            frontier = [i for n in frontier for i in n.all_input_nodes]
+        out.append(found)
+    return out
+
+
 def _compile_id() -> str | None:
     try:
         from torch._guards import CompileContext
@@ -98,6 +126,7 @@ class GraphRecorder:
         self.codes: list[str] = []
         self.unavailable: dict[str, str] = {}
         self._names: dict[int, str] = {}
+        self._ca_inputs: list[str | None] = []
 
     def set_params(self, model: Any) -> None:
         """Name parameters as ``model.named_parameters()`` does (call before the first compile)."""
@@ -173,8 +202,22 @@ class GraphRecorder:
 
     def record_backward(self, gm: Any, kind: str) -> None:
         """Called by the compiled-autograd compiler: ``kind`` ``compiled_autograd`` (the captured
-        graph) or ``backward`` (a graph dynamo made of it, handed to the backend)."""
-        self._safe(lambda: self._entry(gm, kind))
+        graph) or ``backward`` (a graph dynamo made of it, handed to the backend). A ``backward``
+        graph gets ``allreduce_params``: per allreduce node, in graph order, the parameter whose
+        gradient it reduces (None where it cannot be traced back)."""
+        def record() -> None:
+            entry = self._entry(gm, kind)
+            if kind == "backward":
+                entry["allreduce_params"] = [self._ca_input_name(i) for i in allreduce_param_inputs(gm)]
+        self._safe(record)
+
+    def record_inputs(self, inputs: list[Any]) -> None:
+        """The input list of a compiled-autograd graph (its parameters among them), before dynamo
+        traces it: :meth:`record_backward` names parameters by their position in it."""
+        self._ca_inputs = [self._names.get(id(t)) for t in inputs]
+
+    def _ca_input_name(self, i: int | None) -> str | None:
+        return self._ca_inputs[i] if i is not None and 0 <= i < len(self._ca_inputs) else None
 
     # -- the summary ---------------------------------------------------------------------------
 
@@ -234,6 +277,7 @@ def _add_cuts(graphs: list[dict[str, Any]]) -> None:
 def _header(g: dict[str, Any]) -> str:
     lines = [f"# tracekit: graph {g['index']} ({g['kind']}), compile id {g.get('compile_id')}",
              f"# nodes {g['nodes']}, ops {g['ops']}, allreduces {g['allreduces']}"]
+    lines += [f"# allreduce {i}: gradient of {p}" for i, p in enumerate(g.get("allreduce_params") or [])]
     if g["kind"] == "forward":
         lines.append(f"# DDPOptimizer submodule: {g.get('ddp_optimizer_submodule')}; "
                      f"reducer buckets: {g.get('buckets')}")

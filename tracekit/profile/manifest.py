@@ -69,7 +69,8 @@ Top-level keys (``schema_version`` 1)::
                                   "nodes", "ops", "allreduces", "params": [names], "param_bytes",
                                   "file" (graphs/NNN_<kind>_<id>.py), "ddp_optimizer_submodule",
                                   "buckets": [reducer bucket ids], "cut": {"kind": "ddp_split"|
-                                  "graph_break"|"end", "reason", "where"}}],
+                                  "graph_break"|"end", "reason", "where"},
+                                  "allreduce_params" (backward graphs: per allreduce, its parameter)}],
                       "autograd": {"dot", "svg", "nodes", "note"}|None (--torchviz),
                       "unavailable": {what: reason}}
 
@@ -377,6 +378,8 @@ class CompiledGraph(_S):
     ddp_optimizer_submodule: bool | None = None
     buckets: list[int] | None = None
     cut: GraphCut | None = None
+    #: a compiled-autograd ``backward`` graph: per allreduce (graph order) the parameter it reduces
+    allreduce_params: list[str | None] | None = None
 
 
 class AutogradGraph(_S):

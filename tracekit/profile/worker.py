@@ -108,6 +108,7 @@ def _run(config: ProfileConfig, rank: int, local_rank: int, world: int, device: 
         trainer = Trainer(config, train_model, batches, device)
         if recorder is not None and trainer.backward_compiler is not None:
             trainer.backward_compiler.on_graph = recorder.record_backward
+            trainer.backward_compiler.on_inputs = recorder.record_inputs
         sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
 
         warmup_s = []

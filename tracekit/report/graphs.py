@@ -133,6 +133,7 @@ def graphs_context(res: Any, idx: int, figure_html: Any, esc: Any, plot: Any) ->
             "fwd": "n/a" if t is None or pd.isna(t["fwd_cpu_us"]) else f"{t['fwd_cpu_us']:.0f}",
             "bwd": "n/a" if t is None or pd.isna(t["bwd_cpu_us"]) else f"{t['bwd_cpu_us']:.0f}",
             "allreduces": g.allreduces, "file": link(g.file),
+            "allreduce_params": esc("; ".join(f"{i}: {p}" for i, p in enumerate(g.allreduce_params or []))),
         })
     ag = section.autograd
     return {
