@@ -22,7 +22,7 @@ import plotly.graph_objects as go
 
 #: colours (Okabe-Ito): alternating graphs, graph breaks, DDPOptimizer splits
 GRAPH_COLORS = ("#56B4E9", "#0072B2")
-BUCKET_COLORS = ("#E69F00", "#F0E442")
+BUCKET_COLORS = ("#E69F00", "#F0E442", "#CC79A7", "#009E73", "#999933", "#88CCEE")
 BREAK_COLOR, SPLIT_COLOR = "#D55E00", "#999999"
 
 
@@ -79,7 +79,7 @@ def layout_figure(section: Any, rows: pd.DataFrame, esc: Any) -> go.Figure | Non
     for x0, x1, b in _runs([bucket_of.get(i) for i in range(len(params))]):
         names = "<br>".join(esc(p) for p in params[x0:x1][:12]) + ("<br>..." if x1 - x0 > 12 else "")
         fig.add_trace(go.Bar(x=[x1 - x0], base=[x0], y=["buckets"], orientation="h", width=0.7,
-                             marker_color=BUCKET_COLORS[(b or 0) % 2] if b is not None else "#DDDDDD",
+                             marker_color=BUCKET_COLORS[(b or 0) % len(BUCKET_COLORS)] if b is not None else "#DDDDDD",
                              text=[f"b{b}" if b is not None else "?"], textposition="inside",
                              hovertext=[f"bucket {b if b is not None else 'unknown'}<br>{names}"],
                              hoverinfo="text", showlegend=False))
