@@ -151,9 +151,10 @@ def test_html_renderer_consumes_the_registry(tmp_path: Path) -> None:
     traces, res = load_and_analyze([str(write_run(tmp_path / "s", "split", manifest=manifest_for("split")))])
     page = HTMLRenderer(traces, label="s").render(res)
     assert isinstance(HTMLRenderer(), Renderer) and HTMLRenderer.extension == "html"
-    # every table of the result but findings (own section) has a block, in the result's order
+    # every non-empty table of the result but findings (own section) has a block, in the result's order
     ids = re.findall(r'<h3 id="table-0-([a-z_]+)">', page)
-    assert ids == [n for n in res.tables if n != "findings"]
+    assert ids == [n for n in res.tables if n != "findings" and len(res.tables[n])]
+    assert res.tables["graph_regions"].empty  # no run.json graphs section: an empty table, no block
     # header tooltips are the registry's column definitions
     col = next(c for c in registry.tables()["ranks"].columns if c.name == "comm_total_us")
     assert f'<th title="{col.doc} [{registry.UNITS[col.unit]}]">comm_total_us</th>' in page

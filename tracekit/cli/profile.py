@@ -67,6 +67,9 @@ Examples:
               help="Measure the profiler's own cost per recorded event on this machine (about a second, after "
                    "the profiled steps); run.json profiler_cost, which `tracekit whatif` subtracts to predict "
                    "the undisturbed step.")
+@click.option("--torchviz", is_flag=True,
+              help="Rank 0 draws the autograd graph of one extra step with torchviz (autograd.dot, and autograd.svg "
+                   "when graphviz's dot is installed). Needs tracekit[viz]. See docs/graphs.md.")
 @click.option("--fail-rank", type=int, default=None, hidden=True, envvar="TRACEKIT_TEST_FAIL_RANK",
               help="Debug: make this rank raise.")
 @click.option("--fail-at", type=click.Choice(["warmup", "end"]), default="end", hidden=True,
@@ -141,6 +144,21 @@ def _ms(v: float | None) -> str:
     return "n/a" if v is None else f"{v * 1e3:.2f} ms"
 
 
+def _graphs_lines(graphs: dict[str, Any] | None) -> list[str]:
+    """What --dynamo / --torchviz wrote (run.json ``graphs``)."""
+    if not graphs:
+        return []
+    out = []
+    n = len(graphs.get("graphs") or [])
+    if n:
+        out.append(f"{n} compiled graphs (FX code) in graphs/, summary in run.json graphs")
+    ag = graphs.get("autograd")
+    if ag:
+        drawn = ", ".join(f for f in (ag.get("svg"), ag.get("dot")) if f) or "nothing"
+        out.append(f"torchviz: wrote {drawn}" + (f"; note: {ag['note']}" if ag.get("note") else ""))
+    return out
+
+
 def format_summary(manifest: dict[str, Any]) -> str:
     """A few lines: where the traces went, step time, what the compiler did."""
     run = manifest.get("run", {})
@@ -180,5 +198,6 @@ def format_summary(manifest: dict[str, Any]) -> str:
         lines.append(", ".join(parts[1:]).join([parts[0] + " ", ""]))
         if c.get("compiles_after_warmup"):
             lines.append(f"warning: {c['compiles_after_warmup']} compiles after warm-up; raise --warmup")
+    lines += _graphs_lines(manifest.get("graphs"))
     lines.append(f"next: tracekit analyze {out_dir}")
     return "\n".join(lines)

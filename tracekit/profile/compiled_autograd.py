@@ -71,6 +71,11 @@ class BackwardCompiler:
         self.backend = backend
         self.graphs: list[dict[str, Any]] = []
         self.fusion_settings: dict[str, Any] | None = None
+        #: ``on_graph(gm, kind)`` for each captured graph (``compiled_autograd``) and each graph dynamo
+        #: makes of it (``backward``): :meth:`tracekit.profile.graph_capture.GraphRecorder.record_backward`;
+        #: ``on_inputs(inputs)`` with a captured graph's first input list, before dynamo compiles it
+        self.on_graph: Callable[[Any, str], None] | None = None
+        self.on_inputs: Callable[[Any], None] | None = None
 
     def __call__(self, gm: Any) -> Any:
         import torch
@@ -78,6 +83,9 @@ class BackwardCompiler:
         entry: dict[str, Any] = {"graph": len(self.graphs), "nodes": len(gm.graph.nodes),
                                  "dynamo_graphs": 0, "allreduce_calls": 0}
         self.graphs.append(entry)
+        on_graph = self.on_graph
+        if on_graph is not None:
+            on_graph(gm, "compiled_autograd")
         if self.backend == "inductor":  # called inside the backward's inductor_ddp_fusion_patch scope
             self.fusion_settings = inductor_ddp_settings()
         backend = self.backend
@@ -85,6 +93,8 @@ class BackwardCompiler:
         def inner(gm_: Any, example_inputs: Any) -> Any:
             entry["dynamo_graphs"] += 1
             entry["allreduce_calls"] += sum(1 for n in gm_.graph.nodes if _is_allreduce(n))
+            if on_graph is not None:
+                on_graph(gm_, "backward")
             if backend == "inductor":
                 from torch import _inductor
 
@@ -105,6 +115,8 @@ class BackwardCompiler:
             # compiled autograd passes boxed input lists that the graph empties as it reads them:
             # keep copies so that a failed first attempt can be retried with the same inputs
             saved = [list(a) if isinstance(a, list) else a for a in args]
+            if self.on_inputs is not None and saved and isinstance(saved[0], list):
+                self.on_inputs(saved[0])
             try:
                 out = state["fn"](*args, **kwargs)
             except torch._dynamo.exc.Unsupported as e:

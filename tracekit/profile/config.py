@@ -109,6 +109,7 @@ class ProfileConfig:
     record_shapes: bool = False
     with_stack: bool = False
     profile_activities: str = "cpu,cuda"
+    torchviz: bool = False  # rank 0 draws one step's autograd graph (tracekit.profile.autograd_viz)
     bucket_timing: bool = True  # per-bucket CUDA-event timing in steps after the timed ones (bucket_timing_steps)
     calibrate_profiler: bool = True  # measure the profiler's cost per event (run.json profiler_cost, for whatif)
     # provenance and test hooks

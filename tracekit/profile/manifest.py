@@ -66,6 +66,17 @@ Top-level keys (``schema_version`` 1)::
                       | {"rank", "unavailable": reason}]}
                      (times in µs from the step start; see tracekit.profile.bucket_events)
     traces           [{"rank", "file" (relative to the run folder), "bytes"}]
+    graphs           (with --dynamo or --torchviz; see tracekit.profile.graph_capture)
+                     {"rank": 0, "optimize_ddp", "reducer_params": [DDP's parameter names, its order],
+                      "reducer_buckets": [[indices into reducer_params], bucket 0 first]|None,
+                      "graphs": [{"index", "kind": "forward"|"compiled_autograd"|"backward", "compile_id",
+                                  "nodes", "ops", "allreduces", "params": [names], "param_bytes",
+                                  "file" (graphs/NNN_<kind>_<id>.py), "ddp_optimizer_submodule",
+                                  "buckets": [reducer bucket ids], "cut": {"kind": "ddp_split"|
+                                  "graph_break"|"end", "reason", "where"},
+                                  "allreduce_params" (backward graphs: per allreduce, its parameter)}],
+                      "autograd": {"dot", "svg", "nodes", "note"}|None (--torchviz),
+                      "unavailable": {what: reason}}
 
 A fact that could not be read is null, with the reason next to it
 (``unavailable`` maps) -- readers must accept nulls.
@@ -102,6 +113,7 @@ SCHEMA_VERSION = 1
 TOP_LEVEL_KEYS = (
     "schema_version", "tool", "created_utc", "command_line", "status", "config", "run", "versions",
     "hardware", "timings", "profile_window", "compile", "buckets", "bucket_timing", "traces",
+    "graphs",
 )
 
 
@@ -353,8 +365,8 @@ class ProfilerCost(_S):
     """``profiler_cost``: what the profiler costs per recorded event on the machine of the run.
 
     Measured by :mod:`tracekit.profile.calibrate` in each rank after the timed steps: the same
-    short loop of operators (and, on GPU runs, kernel launches) timed with the profiler off and
-    on, with the run's profiler settings. The replay (``tracekit whatif``) subtracts these costs
+    short loops (a small training step; on GPU runs also bare kernel launches) timed with the
+    profiler off and on, with the run's profiler settings. The replay (``tracekit whatif``) subtracts these costs
     to predict the step the profiler did not disturb.
     """
 
@@ -373,6 +385,52 @@ class ProfilerCost(_S):
     #: per-rank figures: [{"rank", "cpu_op_ns", "runtime_ns"}]
     per_rank: list[dict[str, Any]] = []
     method: str | None = None
+
+
+class GraphCut(_S):
+    kind: str | None = None
+    reason: str | None = None
+    where: str | None = None
+
+
+class CompiledGraph(_S):
+    """One graph ``torch.compile`` compiled on rank 0 (tracekit.profile.graph_capture)."""
+
+    index: int | None = None
+    kind: str | None = None
+    compile_id: str | None = None
+    nodes: int | None = None
+    ops: int | None = None
+    allreduces: int | None = None
+    params: list[str] = []
+    param_bytes: int | None = None
+    file: str | None = None
+    ddp_optimizer_submodule: bool | None = None
+    buckets: list[int] | None = None
+    cut: GraphCut | None = None
+    #: a compiled-autograd ``backward`` graph: per allreduce (graph order) the parameter it reduces
+    allreduce_params: list[str | None] | None = None
+
+
+class AutogradGraph(_S):
+    """``--torchviz``: the autograd graph files (tracekit.profile.autograd_viz)."""
+
+    dot: str | None = None
+    svg: str | None = None
+    nodes: int | None = None
+    note: str | None = None
+
+
+class Graphs(_S):
+    """``graphs``: rank 0's compiled graphs, DDP's bucket layout, the autograd drawing."""
+
+    rank: int | None = None
+    optimize_ddp: str | None = None
+    reducer_params: list[str] | None = None
+    reducer_buckets: list[list[int]] | None = None
+    graphs: list[CompiledGraph] = []
+    autograd: AutogradGraph | None = None
+    unavailable: dict[str, str] = {}
 
 
 class Manifest(_S):
@@ -394,6 +452,7 @@ class Manifest(_S):
     buckets: Buckets | None = None
     bucket_timing: BucketTiming | None = None
     traces: list[TraceFile] = []
+    graphs: Graphs | None = None
     #: ``tracekit bench ddp --profile`` points: ``{"ddp", "world_size"}``
     bench_point: dict[str, Any] | None = None
     #: the profiler's own cost per event on this machine (:class:`ProfilerCost`); null before 2026-11-24

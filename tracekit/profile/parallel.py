@@ -36,11 +36,18 @@ def fully_shard_fn() -> Any:
     return fully_shard
 
 
-def compile_inner(model: Any, config: ProfileConfig) -> None:
-    """Compile ``model`` in place unless eager, or when only backward is compiled."""
+def compile_inner(model: Any, config: ProfileConfig, recorder: Any = None) -> None:
+    """Compile ``model`` in place unless eager, or when only backward is compiled.
+
+    ``recorder`` (a :class:`tracekit.profile.graph_capture.GraphRecorder`): compile with its
+    recording backend, which records each graph and then calls the named backend."""
     if config.dynamo == "none" or config.resolved_optimize_ddp == "python_reducer_without_compiled_forward":
         return
-    model.compile(backend=config.dynamo, fullgraph=config.fullgraph)
+    backend: Any = config.dynamo
+    if recorder is not None:
+        recorder.set_params(model)
+        backend = recorder.backend()
+    model.compile(backend=backend, fullgraph=config.fullgraph)
 
 
 def ddp_kwargs(config: ProfileConfig, device: Any) -> dict[str, Any]:
@@ -207,23 +214,24 @@ def wrap_fsdp(model: Any, blocks: list[Any], config: ProfileConfig, mesh_device:
 
 
 def parallelize(model: Any, blocks: list[Any], config: ProfileConfig, device: Any,
-                meshes: tuple[Any, Any] = (None, None)) -> tuple[Any, dict[str, Any]]:
+                meshes: tuple[Any, Any] = (None, None), recorder: Any = None) -> tuple[Any, dict[str, Any]]:
     """Tensor parallel (if ``--tp``), the data-parallel wrapper and ``torch.compile``, in that order.
 
     ``meshes``: ``(dp_mesh, tp_mesh)`` from :func:`device_meshes` (both None without ``--tp``).
     Returns ``(train_model, applied)``. Call inside the ``optimize_ddp`` scope (see module doc).
+    ``recorder``: see :func:`compile_inner`.
     """
     dp_mesh, tp_mesh = meshes
     tp_applied = apply_tp(model, tp_plan(config, model), tp_mesh) if tp_mesh is not None else None
     if config.parallel == "ddp":
-        compile_inner(model, config)
+        compile_inner(model, config, recorder)
         wrapped, applied = wrap_ddp(model, config, device)
     elif config.parallel == "replicate":
         wrapped, applied = wrap_replicate(model, blocks, config, device, dp_mesh)
-        compile_inner(wrapped, config)
+        compile_inner(wrapped, config, recorder)
     else:
         wrapped, applied = wrap_fsdp(model, blocks, config, device.type, dp_mesh)
-        compile_inner(wrapped, config)
+        compile_inner(wrapped, config, recorder)
     if tp_applied is not None:
         applied["tensor_parallel"] = tp_applied
     return wrapped, applied

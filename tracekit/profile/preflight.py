@@ -54,6 +54,10 @@ def check_torch_features(config: ProfileConfig, device: str) -> None:
         raise ConfigError("--amp fp16 needs cuda (use --amp bf16 on cpu)")
     if config.comm_hook == "bf16" and device == "cpu":
         raise ConfigError("--comm-hook bf16 needs cuda and NCCL (torch's bf16_compress_hook); use fp16 on cpu")
+    if config.torchviz:
+        from tracekit.profile.autograd_viz import check_available
+
+        check_available()
     _check_new_features(config)
 
 

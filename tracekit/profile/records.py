@@ -189,4 +189,5 @@ def build_manifest(config: ProfileConfig, ranks: list[dict[str, Any]], world: in
         },
         "bucket_timing": bucket_events.manifest_section(ranks),
         "traces": [r["trace"] for r in ranks],
+        "graphs": r0.get("graphs"),  # tracekit.profile.graph_section (rank 0 only)
     }

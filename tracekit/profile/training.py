@@ -70,6 +70,8 @@ class Trainer:
             self.backward_compiler = BackwardCompiler(config.dynamo)
             self._enable = compiled_autograd_enable()
         self.fail_now = False
+        #: called with the loss of the step's last micro-batch before its backward (``--torchviz``)
+        self.on_loss: Any = None
 
     def _backward_ctx(self) -> Any:
         if self.backward_compiler is None:
@@ -94,6 +96,8 @@ class Trainer:
                            if self.amp_dtype is not None else nullcontext())
                     with amp:
                         loss = output_to_loss(call_model(self.model, inputs)) / n
+                if self.on_loss is not None and i == n - 1:
+                    self.on_loss(loss)
                 if self.fail_now:
                     raise RuntimeError(f"tracekit test failure injected on rank {os.environ.get('RANK')}")
                 with rf("tracekit.backward"), self._backward_ctx():

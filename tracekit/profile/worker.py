@@ -25,6 +25,8 @@ from tracekit.profile.env import CONFIG_ENV, apply_gpu_safety_env, detect_rank_e
 from tracekit.profile import bucket_events
 from tracekit.profile.failure import report_failure
 from tracekit.profile import calibrate
+from tracekit.profile.graph_capture import GraphRecorder
+from tracekit.profile.graph_section import graphs_section
 from tracekit.profile.harness import profiler_activities, run_profiled_steps, time_steps
 from tracekit.profile.manifest import write_manifest
 from tracekit.profile.models import build_workload
@@ -99,11 +101,15 @@ def _run(config: ProfileConfig, rank: int, local_rank: int, world: int, device: 
         facts = enter_compile_scope(stack, config, mode)  # before DDP is constructed
         model.to(device)
         meshes = device_meshes(config, device.type)
-        train_model, applied = parallelize(model, blocks, config, device, meshes)
+        recorder = GraphRecorder(config.dynamo, keep_code=rank == 0) if config.dynamo != "none" else None
+        train_model, applied = parallelize(model, blocks, config, device, meshes, recorder)
         # gloo names no group in its trace: with a mesh, learn which worker threads serve which group
         gloo_threads = (gloo_thread_map([dist.group.WORLD, *(m.get_group() for m in meshes)])
                         if backend == "gloo" and meshes[1] is not None else None)
         trainer = Trainer(config, train_model, batches, device)
+        if recorder is not None and trainer.backward_compiler is not None:
+            trainer.backward_compiler.on_graph = recorder.record_backward
+            trainer.backward_compiler.on_inputs = recorder.record_inputs
         sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
 
         warmup_s = []
@@ -123,6 +129,7 @@ def _run(config: ProfileConfig, rank: int, local_rank: int, world: int, device: 
                                     record_shapes=config.record_shapes, with_stack=config.with_stack)
                 if config.calibrate_profiler else None)
         compile_facts = facts.facts()
+        graphs = graphs_section(config, rank, out_dir, recorder, trainer, ddp)
     if config.fail_rank == rank and config.fail_at == "end":
         raise RuntimeError(f"tracekit test failure injected on rank {rank} (after writing its trace)")
 
@@ -135,6 +142,7 @@ def _run(config: ProfileConfig, rank: int, local_rank: int, world: int, device: 
                              config.parallel, config.uses_python_reducer, config.bucket_timing) or "not installed"})
     record["gloo_threads"] = gloo_threads
     record["profiler_cost"] = {"rank": rank, **cost} if cost else None
+    record["graphs"] = graphs
     gathered: list[Any] = [None] * world
     dist.all_gather_object(gathered, record)
     if rank != 0:

@@ -32,6 +32,7 @@ from tracekit.analyses.pipeline import load_and_analyze
 from tracekit.analyses.registry import AnalysisResult, ViewOptions
 from tracekit.errors import ConfigError
 from tracekit.report import collect, figures
+from tracekit.report.graphs import graphs_context
 from tracekit.report.render import SHOWN_RANKS_RULE, Renderer, shown_ranks, summary_rows
 from tracekit.traces.traceset import TraceSet
 
@@ -349,6 +350,7 @@ def _run_context(view: RunView, idx: int, table: str | None = None) -> dict[str,
                                                        view.shown_ranks)), f"buckets-{idx}"),
         "tables": run_tables(view.res, table), "aligned": m.get("clock_aligned"),
         "device_metrics": m.get("device_metrics"), "traces_loaded": view.traces_loaded,
+        "graphs": graphs_context(view.res, idx, figure_html, display_name, plot_text),
     }
 
 
