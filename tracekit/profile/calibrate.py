@@ -15,11 +15,12 @@ Method (per rank, after the timed steps, outside the profiler window):
    activities, ``record_shapes``, ``with_stack`` as the run), ``reps`` times interleaved
    (off, on, off, on, ...). ``cpu_op_ns`` = median over the pairs of (on − off) / recorded CPU
    operators per loop (counted in one extra profiled loop).
-2. **Kernel launches** (CUDA runs, CUDA activity on): a loop of bare launches of a
-   one-cycle kernel (``torch.cuda._sleep(1)``: no ATen operator around the launch, so
-   the profiler records the runtime call and the kernel only), timed the same way.
-   ``runtime_ns`` = (median (on − off) − ``cpu_op_ns`` × recorded operators, normally
-   none) / recorded runtime calls.
+2. **Kernel launches** (CUDA runs, CUDA activity on): the same loop on the GPU, where
+   every operator that computes launches a kernel and backward runs on autograd's device
+   thread (the loop is launch-bound: the kernels are tiny). ``runtime_ns`` = (median (on −
+   off) − ``cpu_op_ns`` × recorded operators) / recorded runtime calls. (Bare launches
+   without an operator around them cost far less under the profiler than launches in a
+   real step, and predicted real steps worse: see docs/whatif.md.)
 
 Both are wall ns added per event; negative results (noise on an idle machine) are
 clipped at 0. The figures are written per rank and their median in ``profiler_cost``.
@@ -36,8 +37,6 @@ LOOP_STEPS = 200
 #: ... fewer where one loop would take longer than this: GPU runs (a few seconds in all), CPU runs (CI)
 LOOP_TARGET_NS = {"cuda": 100e6, "cpu": 20e6}
 LAYERS = 6
-#: bare launches per step of the small model's loop (the launch loop runs this many times as many)
-LAUNCHES_PER_STEP = 20
 REPS = 7
 
 
@@ -119,9 +118,11 @@ def calibrate(device: str, activities: list[Any], *, record_shapes: bool = False
     cpu_op = max(0.0, extra / ops) if ops else None
     out.update(cpu_op_ns=cpu_op, ops_per_rep=ops)
     if device == "cuda" and len(cpu_acts) < len(activities):
-        # bare launches: torch.cuda._sleep launches its kernel with no ATen operator around it
-        extra, ops, launches = _measure(torch, lambda: torch.cuda._sleep(1), torch.cuda.synchronize, activities,
-                                        record_shapes, with_stack, n * LAUNCHES_PER_STEP, reps, target)
+        # the same small step on the GPU: launches as real steps make them, inside operators, with backward on
+        # autograd's device thread (bare launches, torch.cuda._sleep, cost ~1.1 µs each on an H100 and
+        # under-predicted real steps by 48 % median: docs/whatif.md)
+        extra, ops, launches = _measure(torch, _tiny_step(torch, "cuda"), torch.cuda.synchronize, activities,
+                                        record_shapes, with_stack, n, reps, target)
         if launches:
             out.update(runtime_ns=max(0.0, (extra - (cpu_op or 0.0) * ops) / launches), launches_per_rep=launches)
     return out
