@@ -113,14 +113,29 @@ def _pg_ranks(rt: RankTrace) -> dict[str, str]:
     return {str(pg.get("pg_name")): str(pg.get("ranks")) for pg in pgs if isinstance(pg, dict)}
 
 
+def _declared_world_size(rt: RankTrace) -> int | None:
+    """``distributedInfo.world_size`` of one trace when it is a positive int, else None (not recorded)."""
+    w = rt.distributed_info.get("world_size")
+    return w if isinstance(w, int) and not isinstance(w, bool) and w > 0 else None
+
+
 def _check_same_run(ranks: dict[int, RankTrace]) -> int | None:
     """Raise if the traces come from different runs; return the declared world size.
 
     Same run = same ``world_size`` and, for every process group that several
     files declare, the same member ranks. (A rank lists only the groups it belongs
-    to, so subgroups legitimately differ between files.)
+    to, so subgroups legitimately differ between files.) A trace that does not
+    record ``world_size`` (no ``distributedInfo``, or one without that field) is
+    *unknown*, not different: it is left out of the comparison, with one warning
+    naming the files.
     """
-    worlds = {rt.distributed_info.get("world_size"): rt for rt in ranks.values()}
+    known = {r: _declared_world_size(rt) for r, rt in ranks.items()}
+    unknown = [ranks[r] for r, w in known.items() if w is None]
+    if unknown and len(unknown) < len(ranks):
+        names = ", ".join(rt.path.name for rt in unknown[:3]) + (f" and {len(unknown) - 3} more" if len(unknown) > 3 else "")
+        warnings.warn(f"{len(unknown)} trace(s) record no distributedInfo.world_size ({names}): taken to be "
+                      "from the same run as the others", TraceLoadWarning, stacklevel=3)
+    worlds = {w: ranks[r] for r, w in known.items() if w is not None}
     if len(worlds) > 1:
         (w1, a), (w2, b) = list(worlds.items())[:2]
         raise TraceSetError(f"traces come from different runs (world_size differs): {a.path} has {w1}, "
@@ -134,8 +149,7 @@ def _check_same_run(ranks: dict[int, RankTrace]) -> int | None:
                     f"traces come from different runs (process-group config differs, group {name!r}): {other.path} has ranks "
                     f"{seen[name][0]}, {rt.path} has {members}")
             seen.setdefault(name, (members, rt))
-    world = next(iter(worlds))
-    return world if isinstance(world, int) and not isinstance(world, bool) and world > 0 else None
+    return next(iter(worlds), None)
 
 
 class PendingLoad:
