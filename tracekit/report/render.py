@@ -65,11 +65,21 @@ def summary_rows(res: AnalysisResult) -> list[tuple[str, Any]]:
         ("pre-window kernels", m.get("pre_window_kernels") if m.get("device_metrics") else None),
         ("clock offsets (us)", {k: round(v, 1) for k, v in m["clock_offsets_us"].items()} if m.get("clock_aligned")
          else None),
-        ("skipped files", "; ".join(f"{s['path']}: {s['problem']}" for s in m.get("skipped_files") or [])),
+        ("skipped files", skipped_text(m.get("skipped_files") or [])),
     ]
     man = m.get("manifest")
     rows += manifest_rows(man) if man is not None else []
     return rows
+
+
+def skipped_text(skipped: list[dict[str, str]]) -> str:
+    """The summary's ``skipped files`` line: each file while they are few, else the count, the first
+    few and the problems counted (the full list stays in ``meta.skipped_files``)."""
+    from tracekit.traces.loader import SKIPPED_SHOWN, skipped_summary
+
+    if len(skipped) <= SKIPPED_SHOWN:
+        return "; ".join(f"{s['path']}: {s['problem']}" for s in skipped)
+    return skipped_summary([(s["path"], s["problem"]) for s in skipped]).removeprefix("skipped ")
 
 
 def distortion_text(d: Any) -> str | None:
