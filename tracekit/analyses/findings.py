@@ -441,7 +441,7 @@ def profiler_distortion(result: Any, others: list[dict[str, Any]]) -> list[dict[
                  f"likely cause: per-kernel profiler cost ({kern:.0f} kernels per step; GPU idle up to {idle:.0f}% "
                  f"of the profiled step)")
     else:
-        cause, idle, launch, kern, cpu_bound = "the trace has no GPU activity to say why", None, None, None, None
+        cause, idle, launch, kern, cpu_bound = _no_idle_cause(result), None, None, None, None
     hit = sorted({f["code"] for f in others if f["code"] in TIMING_CODES})
     ev_rows = result.tables.get("bucket_events", pd.DataFrame())
     disagree = sorted(int(x) for x in ev_rows.loc[ev_rows["agree"] == False, "rank"]) if len(ev_rows) else []  # noqa: E712
@@ -455,6 +455,19 @@ def profiler_distortion(result: Any, others: list[dict[str, Any]]) -> list[dict[
                      profiled_step_us=p, source=d.get("source"), threshold=DISTORTED_RATIO,
                      worst_gpu_idle_pct=_r(idle), worst_launch_idle_pct=_r(launch), kernels_per_step=_r(kern),
                      cpu_bound=cpu_bound, may_invalidate=hit, bucket_events_disagree=disagree or None)]
+
+
+def _no_idle_cause(result: Any) -> str:
+    """What is known and what is not when no rank has per-step GPU idle figures to name a cause."""
+    meta = result.meta if isinstance(result.meta, dict) else {}
+    if not meta.get("device_metrics"):
+        return "the trace has no GPU activity (CPU-only), so the GPU idle share that would say why is unknown"
+    man = meta.get("manifest")
+    cuda_only = getattr(man, "config", {}).get("profile_activities") == "cuda" if man is not None else False
+    what = ("the trace holds GPU activity only (captured with --profile-activities cuda: no CPU ops, no "
+            "ProfilerStep ranges)" if cuda_only else "the trace holds GPU activity but no ProfilerStep ranges")
+    return (f"cause unknown: {what}, so the GPU idle per step and the launch gaps that would say why cannot be "
+            "measured; the ratio itself comes from run.json's timings")
 
 
 def _mark_distorted(found: list[dict[str, Any]], ratio: float) -> list[dict[str, Any]]:

@@ -86,7 +86,8 @@ def distortion_text(d: Any) -> str | None:
     """The run summary's ``profiler distortion`` line from ``meta["profiler_distortion"]``."""
     if not isinstance(d, dict) or d.get("ratio") is None:
         return None
-    verdict = (f" -- distorted (> {d['threshold']}): see the finding profiler_distortion" if d.get("distorted")
+    verdict = (f" -- doubtful: {d['doubt']}" if d.get("doubtful") else
+               f" -- distorted (> {d['threshold']}): see the finding profiler_distortion" if d.get("distorted")
                else "")
     return (f"{d['ratio']:.2f}x: profiled step {d['profiled_step_us'] / 1000:.2f} ms vs unprofiled "
             f"{d['unprofiled_step_us'] / 1000:.2f} ms (from {d['source']}){verdict}")
@@ -139,14 +140,26 @@ def manifest_rows(man: Manifest) -> list[tuple[str, Any]]:
     c = man.first_compile_facts()
     if c is not None and c.enabled:
         gb = c.graph_breaks or GraphBreaks()
-        facts = [f"graphs={c.graph_count}", f"graph breaks={gb.total} (model {gb.model})",
-                 f"DDPOptimizer splits={c.ddp_optimizer.intended_splits if c.ddp_optimizer else None}",
-                 f"recompiles={c.recompiles.count if c.recompiles else None}",
+        facts = [f"graphs={_known(c.graph_count)}", f"graph breaks={_known(gb.total)} (model {_known(gb.model)})",
+                 f"DDPOptimizer splits={_known(c.ddp_optimizer.intended_splits if c.ddp_optimizer else None)}",
+                 f"recompiles={_known(c.recompiles.count if c.recompiles else None)}",
                  f"skipped frames={len(c.skipped_frames or [])}",
-                 f"compile time={c.compile_time_s} s"]
+                 f"compile time={_seconds(c.compile_time_s)}"]
         rows.append((f"compile (rank {c.rank or 0})", ", ".join(facts)))
     rows += compiled_autograd_rows(man)
     return rows
+
+
+def _known(v: Any) -> Any:
+    """A recorded fact as is; a missing one as ``not recorded`` (never ``None``)."""
+    return "not recorded" if v is None else v
+
+
+def _seconds(v: Any) -> str:
+    """A duration in seconds for a reader: ``29.1 s`` (3 significant digits below 100 s), ``not recorded``."""
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return "not recorded"
+    return f"{v:.3g} s" if v < 100 else f"{v:.0f} s"
 
 
 def compiled_autograd_rows(man: Manifest) -> list[tuple[str, Any]]:
