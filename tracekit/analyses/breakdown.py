@@ -133,7 +133,7 @@ _BREAKDOWN_DOCS = (
     Column("span_us", "us", "last GPU end − first GPU start"),
     Column("busy_us", "us", "|∪ all GPU activity|: time with any kernel, memcpy or memset running"),
     Column("compute_us", "us", "|∪ compute kernels|: kernels that are neither communication nor memcpy/memset"),
-    Column("comm_us", "us", "|∪ communication kernels| (the rules of table comm_rules: NCCL/RCCL names, collective ops, custom collectives, --comm-pattern)"),
+    Column("comm_us", "us", "|∪ communication kernels| (the rules of table comm_rules: NCCL/RCCL names, collective ops, custom collectives (DeepEP, custom all-reduce...), --comm-kernel)"),
     Column("overlap_us", "us", "|∪comm ∩ ∪compute|: communication hidden behind compute"),
     Column("exposed_comm_us", "us", "comm_us − overlap_us: communication not hidden behind compute"),
     Column("overlap_pct", "pct", "100 · overlap_us / comm_us (HTA's definition; null without communication)"),
