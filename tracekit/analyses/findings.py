@@ -168,7 +168,9 @@ def _clipped_waits(result: Any) -> pd.DataFrame:
     key = ["rank", "pg_name", "step", "step_seq"]
     durs = c[key + ["dur_us"]].assign(pg_name=c["pg_name"].astype(object).fillna("?"))
     m = w.assign(pg_name=w["pg_name"].astype(object)).merge(durs.drop_duplicates(key), on=key, how="left")
-    return m.assign(wait_us=np.minimum(m["wait_us"], m["dur_us"].fillna(np.inf)))
+    # send/recv waits (step_seq -1) are bounded by their own kernel already, and the key does not name one row
+    dur = m["dur_us"].where(m["step_seq"] >= 0).fillna(np.inf)
+    return m.assign(wait_us=np.minimum(m["wait_us"], dur))
 
 
 def _late_cause(rank: int, straggler: int | None, idle: pd.DataFrame, ranks: pd.DataFrame) -> tuple[str, dict]:
@@ -214,24 +216,46 @@ def rank_waiting(result: Any, *_: Any) -> list[dict[str, Any]]:
     # who each firing rank waited for: the straggler with the most of its wait
     waited = w[w["rank"].isin(fire) & ~w["is_straggler"].astype(bool)]
     inst = result.instances
-    strag = waited.merge(inst[["pg_name", "step", "step_seq", "straggler"]], on=["pg_name", "step", "step_seq"],
-                         how="left", suffixes=("", "_i")) if len(inst) else waited.assign(straggler=np.nan)
+    if "straggler" in waited:  # recorded per wait row (send/recv rows share their key)
+        strag = waited
+    else:
+        strag = waited.merge(inst[["pg_name", "step", "step_seq", "straggler"]], on=["pg_name", "step", "step_seq"],
+                             how="left", suffixes=("", "_i")) if len(inst) else waited.assign(straggler=np.nan)
     by = strag.groupby(["rank", "straggler"])["wait_us"].sum().reset_index()
     by = by.sort_values("wait_us", ascending=False, kind="stable").drop_duplicates("rank")
     top = dict(zip(by["rank"], by["straggler"]))
     means = _step_means(result)
     out = []
+    partial = _partial_wait_share(w)
+    sub = result.meta.get("partial") if isinstance(result.meta, dict) else None
     for rank in fire:
         straggler = int(top[rank]) if rank in top else None
         cost = float(agg.at[rank, "wait"] / steps[rank])
         sh, cm = float(share[rank]), float(comm[rank])
-        cause, cause_ev = _late_cause(int(rank), straggler, idle, r)
-        msg = (f"rank {int(rank)} spends {sh:.0f}% of its communication time ({cost:.0f} µs per step) "
-               f"waiting for rank {straggler}, which arrives later at the collectives{cause}")
+        if partial.get(rank, 0.0) >= 0.5 and sub:  # mostly waits on groups whose ranks are not all loaded
+            msg = (f"rank {int(rank)} spends at least {sh:.0f}% of its communication time ({cost:.0f} µs per step) "
+                   f"waiting at collectives; of the loaded ranks rank {straggler} arrives last, but only "
+                   f"{sub['ranks']} of {sub['world_size']} ranks are in the trace set, so the rank it waited for "
+                   f"may be a missing one (load every rank to name it)")
+            cause_ev = {"late_cause": None, "last_loaded_arrival": straggler}
+            straggler = None  # not blamed: the one waited for may be missing
+        else:
+            cause, cause_ev = _late_cause(int(rank), straggler, idle, r)
+            msg = (f"rank {int(rank)} spends {sh:.0f}% of its communication time ({cost:.0f} µs per step) "
+                   f"waiting for rank {straggler}, which arrives later at the collectives{cause}")
         out.append(_finding("rank_waiting", int(rank), msg, cost, _step_us(result, rank, means),
                             wait_share_pct=_r(sh), wait_us_per_step=_r(cost), straggler=straggler,
-                            comm_us=_r(cm), **cause_ev))
+                            comm_us=_r(cm), partial_wait_share=_r(100.0 * partial.get(rank, 0.0)), **cause_ev))
     return out
+
+
+def _partial_wait_share(w: pd.DataFrame) -> dict[int, float]:
+    """Per rank, the share (0-1) of its wait spent in matches with ranks missing from the trace set."""
+    if "partial" not in w or w.empty:
+        return {}
+    tot = w.groupby("rank")["wait_us"].sum()
+    part = w[w["partial"].astype(bool)].groupby("rank")["wait_us"].sum().reindex(tot.index, fill_value=0.0)
+    return {int(k): float(v) for k, v in (part / tot.where(tot > 0)).fillna(0.0).items()}
 
 
 def gpu_idle(result: Any, waiting: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -15,6 +15,8 @@ pyinstrument-style: ``Renderer(...).render(result) -> str``. ``table`` (the CLI'
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import io
 import math
 from typing import Any
@@ -56,7 +58,8 @@ def summary_rows(res: AnalysisResult) -> list[tuple[str, Any]]:
     m = res.meta
     rows: list[tuple[str, Any]] = [
         ("ranks", f"{len(m['ranks'])} of world size {m['world_size']}"
-         + (f" (missing {m['missing_ranks']})" if m.get("missing_ranks") else "")),
+         + (f" (missing {rank_ranges(m['missing_ranks'])}: cross-rank waits, skews and stragglers are partial)"
+            if m.get("missing_ranks") else "")),
         ("backend", m.get("backend")),
         ("nccl", m.get("nccl_version")),
         ("gpus", ", ".join(m.get("gpus") or [])),
@@ -70,6 +73,13 @@ def summary_rows(res: AnalysisResult) -> list[tuple[str, Any]]:
     man = m.get("manifest")
     rows += manifest_rows(man) if man is not None else []
     return rows
+
+
+def rank_ranges(ranks: list[int]) -> str:
+    """``[2-127]`` for a long list of ranks (:func:`tracekit.traces.loader.rank_ranges`)."""
+    from tracekit.traces.loader import rank_ranges as ranges
+
+    return ranges(sorted(int(r) for r in ranks))
 
 
 def skipped_text(skipped: list[dict[str, str]]) -> str:
@@ -307,7 +317,7 @@ class TextRenderer(Renderer):
         shown = shown_ranks(res)
         for name in res.tables:
             t = registry.tables()[name]
-            view = t.view(res.tables, self.opts) if t.view else None
+            view = t.view(res.tables, replace(self.opts, meta=res.meta)) if t.view else None
             if view is not None:
                 out.append(self._section(only_ranks(view, shown, name)))
                 spread = spread_view(view) if shown is not None else None
