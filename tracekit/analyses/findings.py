@@ -333,13 +333,32 @@ def compile_skipped(result: Any, timeline: pd.DataFrame, gb: pd.DataFrame, manif
         src = "run.json asked for torch.compile" if facts.enabled else "the trace shows dynamo cache lookups"
         n_sk, n = int(a["skipped"]), int(a["steps"])
         msg = (f"compilation was requested ({src}) but no compiled graph ran in {n_sk} of {n} steps: "
-               f"the model ran eagerly" + (f" (dynamo skipped {'; '.join(why)})" if why else
-                                           " (dynamo skipped the frame; a graph break inside a loop does this)"))
+               f"the model ran eagerly" + (f" (dynamo skipped {'; '.join(why)})" if why else _skip_reason(facts)))
         out.append(_finding("compile_skipped", int(rank), msg, None, _step_us(result, rank, means),
                             steps_skipped=n_sk, steps=n, cache_lookups_per_step=_r(float(a["lookups"])),
                             regions_per_step=_r(float(a["regions"])), compiled_subgraphs=0,
-                            skipped_frames=why or None))
+                            skipped_frames=why or None, dynamo_skips=_skip_list(facts) or None))
     return out
+
+
+def _skip_list(facts: Any) -> list[str]:
+    return [f"{s.function} ({s.file}): {s.reason}" for s in getattr(facts, "dynamo_skips", None) or []]
+
+
+def _skip_reason(facts: Any) -> str:
+    """Dynamo's own reason for running the model eagerly (run.json ``dynamo_skips``), quoted with its fix;
+    without one, say that it was not recorded (never a guess)."""
+    skips = getattr(facts, "dynamo_skips", None) or []
+    if not skips:
+        why = ("dynamo's reason was not recorded: tracekit profile records it in run.json dynamo_skips; with "
+               "another profiler, run with TORCH_LOGS=+dynamo and look for 'skipping:' or WON'T CONVERT")
+        return f" ({why})"
+    first = skips[0]
+    where = str(first.file or "?").replace("\\", "/").split("site-packages/")[-1]
+    more = f"; {len(skips) - 1} more in run.json dynamo_skips" if len(skips) > 1 else ""
+    fix = next((s.fix for s in skips if s.fix), None)
+    return (f": dynamo says \"skipping: {first.function} (reason: {first.reason}, file: {where})\"{more}"
+            + (f". Fix: {fix}" if fix else ""))
 
 
 def backward_comm_exposed(result: Any, skip_ranks: set[Any]) -> list[dict[str, Any]]:
