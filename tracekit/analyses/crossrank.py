@@ -40,6 +40,19 @@ peer rather than moving data. It is bounded by the kernel's own duration (a
 sender that finishes before its peer starts waited its whole kernel, not
 longer), so a rank's total wait never exceeds its communication kernel time.
 
+**Point-to-point.** Send and recv involve two ranks, not the group: they take no place
+in the group sequence (``step_seq`` -1) and are matched sender-to-receiver instead: the
+``p2p_seq``-th send from rank s to rank d (peer from torch's ``Dst Rank``) is the
+``p2p_seq``-th recv on d from s (``Src Rank``); ``matched_by`` is ``peer``, ``src`` / ``dst``
+name the two, and the match is rejected when their byte counts differ. Transfers without a
+recorded peer, or whose peer's trace is not loaded, are not matched; ``meta["p2p_matching"]``
+counts them by reason (:func:`p2p_summary`).
+
+**A subset of the world.** With fewer ranks loaded than a group has, a match holds only the
+loaded ranks (``partial``): its skew and straggler are among them, and each wait is a lower
+bound (the last loaded rank may itself have waited for a missing one). ``meta["partial"]``
+gives the counts and the text report notes it beside the wait and skew tables.
+
 Clock alignment: traces from several hosts have unrelated clocks. Then each
 rank's offset is the median of (end − reference rank's end) over matched
 instances (matched collectives end together), and it is subtracted before the
