@@ -137,3 +137,32 @@ def test_subset_group_wait_blames_no_present_rank(tmp_path: Path) -> None:
     assert f["evidence"]["wait_us_per_step"] == pytest.approx(2000)
     out = CliRunner().invoke(main, ["analyze", str(d)]).stdout
     assert "partial: 2 of 4 ranks are in the trace set" in out
+
+
+@pytest.mark.slow
+def test_real_gloo_send_recv_matched(tmp_path: Path, free_port: int) -> None:
+    """A real 2-rank gloo run: gloo records no peer, but in a 2-rank group the peer is the other rank.
+    Per step: 1 send/recv pair + a batch_isend_irecv each way = 3 transfers per rank and step, 12 in all;
+    before, they were matched by position (send against recv: 6 'op differs' rejections) and the
+    all_reduce after them took a different place on each rank."""
+    import os
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[1]
+    r = subprocess.run([sys.executable, "-m", "tests.workloads.p2p_gloo", str(tmp_path), str(free_port)],
+                       capture_output=True, text=True, timeout=180, cwd=repo,
+                       env={**os.environ, "PYTHONPATH": str(repo)})
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = _analyze(tmp_path)
+    c = res.collectives
+    assert set(c.loc[c["coll_name"].isin(["send", "recv"]), "peer"]) == {0, 1}
+    assert res.meta["p2p_matching"] == {"transfers": 12, "matched": 12, "unmatched": {}}
+    assert res.meta["matching"]["rejected"] == 0
+    inst = res.instances
+    assert (inst["matched_by"] == "peer").sum() == 6 and inst["accepted"].all()
+    assert inst.loc[inst["coll_name"] == "allreduce", "step_seq"].tolist() == [0, 0]
+    # a wait never exceeds the rank's own time in its collectives
+    w = res.waits.groupby("rank")["wait_us"].sum()
+    own = c.groupby("rank")["dur_us"].sum()
+    assert (w <= own + 1e-6).all()

@@ -219,6 +219,7 @@ def collective_table(rt: RankTrace, cls: pd.Series, world_size: int,
     d["launch_op"] = functional.launch_ops(rt, launch)
     kinds = np.array([p2p_kind(c) for c in d["coll_name"]], dtype=object)
     p2p = kinds != None  # noqa: E711 - elementwise
+    d["peer"] = _two_rank_peers(rt, kinds, d["pg_name"], d["peer"], world_size)
     # point-to-point transfers involve two ranks, not the group: they take no place in the group's sequence
     d["seq"], d["step_seq"] = _sequence_numbers(d["pg_name"], d["step"], launch, d["pre_window"].astype(bool) | p2p)
     d["p2p_seq"] = _p2p_sequence(kinds, d["peer"], launch, d["pre_window"].astype(bool))
@@ -251,6 +252,27 @@ def _sequence_numbers(pg_name: np.ndarray, step: np.ndarray, launch: np.ndarray,
     st = step[win] - step[win].min()
     step_seq[win] = _cumcount(pg_code * (int(st.max()) + 1) + st)
     return seq, step_seq
+
+
+def _two_rank_peers(rt: RankTrace, kinds: np.ndarray, pg_name: np.ndarray, peer: np.ndarray,
+                    world_size: int) -> np.ndarray:
+    """``peer`` with the sends/recvs that record none filled in where the group has exactly two ranks
+    (then the peer can only be the other one): the group's ranks from ``distributedInfo.pg_config``,
+    or the world when the group is unknown and ``world_size`` is 2. gloo records no peer at all."""
+    miss = ((kinds == "send") | (kinds == "recv")) & (peer < 0)
+    if not miss.any():
+        return peer
+    groups = {str(g.get("pg_name")): g.get("ranks") for g in rt.distributed_info.get("pg_config") or []
+              if isinstance(g, dict) and isinstance(g.get("ranks"), list)}
+    out = peer.copy()
+    for i in np.flatnonzero(miss):
+        name = pg_name[i]
+        ranks = groups.get(str(name)) if isinstance(name, str) else None
+        if ranks is None and world_size == 2:
+            ranks = [0, 1]
+        if ranks is not None and len(ranks) == 2 and rt.rank in ranks:
+            out[i] = ranks[1] if ranks[0] == rt.rank else ranks[0]
+    return out
 
 
 def _p2p_sequence(kinds: np.ndarray, peer: np.ndarray, launch: np.ndarray, pre_window: np.ndarray) -> np.ndarray:
@@ -571,7 +593,8 @@ TABLES = [
                                         "all_reduce_coalesced_, ...: compiled autograd, inductor's DDP fusion, "
                                         "DTensor); null for the C++ reducer, FSDP and eager calls"),
             Column("peer", "rank", "point-to-point only: the other rank (global), the Dst Rank of a send or the "
-                                   "Src Rank of a recv as torch records them; -1 when not recorded"),
+                                   "Src Rank of a recv as torch records them, else the other member of a 2-rank "
+                                   "group; -1 when unknown"),
             Column("p2p_seq", "index", "a send's (recv's) ordinal among this rank's sends to (recvs from) that "
                                        "peer, in launch order: the sender-receiver match key (instances); -1 for "
                                        "other rows. Send/recv rows take no place in seq / step_seq (-1)"),
