@@ -126,3 +126,19 @@ def test_comm_kernel_option_repeatable(tmp_path):
 def test_docs_list_the_table():
     doc = (REPO / "docs" / "communication.md").read_text()
     assert markdown_table() in doc, "docs/communication.md: paste tracekit.analyses.comm_kernels.markdown_table()"
+
+
+def test_other_libraries_by_name():
+    """MSCCL++ kernels are named by the user but take mscclpp device handles (in the demangled
+    signature kineto records); NVSHMEM's carry its prefix; a plain GEMM matches nothing."""
+    table = [(re.compile(r.pattern, re.I), r) for r in COMM_RULES if r.by == "kernel"]
+
+    def first(name: str):  # noqa: ANN202
+        return next((r.library for p, r in table if p.search(name)), None)
+
+    assert first("void allreduce7<__half>(__half*, __half*, __half*, mscclpp::DeviceHandle<mscclpp::MemoryChannel>*, "
+                 "unsigned long, int, int, unsigned int)") == "MSCCL++"
+    assert first("void nvshmemi_transfer_rma_nbi_kernel<(nvshmemi_op_t)0>(void*)") == "NVSHMEM"
+    assert first("void c10d::symmetric_memory::one_shot_all_reduce_kernel<float, 8>(float**, float*)") \
+        == "torch SymmetricMemory"
+    assert first("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64") is None
