@@ -87,3 +87,15 @@ def test_real_ddp_sequential_run_records_the_skip(tmp_path, factory, skipped):
         assert "compile_skipped" in rep.stdout and "Fix: the top module is torch's own nn.Sequential" in rep.stdout
     else:
         assert c["graph_count"] >= 1 and not c["dynamo_skips"]
+
+
+def test_profile_summary_says_why_no_graph_ran():
+    from tracekit.cli.profile import format_summary
+
+    skips = dynamo_skips.skips([SKIP_SEQ])
+    man = {"compile": {"per_rank": [{"enabled": True, "backend": "inductor", "optimize_ddp": "ddp_optimizer",
+                                     "graph_count": 0, "compile_time_s": 29.107844, "dynamo_skips": skips}]}}
+    text = format_summary(man)
+    assert "compile 29.1 s" in text and "29.107844" not in text
+    assert ("warning: no compiled graph ran: dynamo skipped forward (torch/nn/modules/container.py): frame is in "
+            "the Dynamo skipfiles list; fix: the top module is torch's own nn.Sequential") in text
