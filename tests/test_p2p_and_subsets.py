@@ -137,6 +137,7 @@ def test_subset_group_wait_blames_no_present_rank(tmp_path: Path) -> None:
     assert f["evidence"]["wait_us_per_step"] == pytest.approx(2000)
     out = CliRunner().invoke(main, ["analyze", str(d)]).stdout
     assert "partial: 2 of 4 ranks are in the trace set" in out
+    assert "note: wait_total_us is partial: 2 of 4 ranks are in the trace set" in out
 
 
 @pytest.mark.slow
