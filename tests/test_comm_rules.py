@@ -78,16 +78,19 @@ def test_comm_time_and_rules_table(tmp_path):
     # comm: [10,20) + [20,25) + [30,36) + [40,44) + [50,52) + [60,63) = 10 + 5 + 6 + 4 + 2 + 3
     assert res.ranks["comm_total_us"].tolist() == [10 + 5 + 6 + 4 + 2 + 3]
     assert res.ranks["compute_total_us"].tolist() == [10 + 10 + 10]
-    t = res.comm_rules.set_index("rule")
+    # one row per row of the rule table: per family, sum them
+    t = res.comm_rules.groupby("rule").agg(kernels=("kernels", "sum"), kernel_total_us=("kernel_total_us", "sum"))
     assert t.loc["nccl_kernel", "kernels"] == 1 and t.loc["nccl_kernel", "kernel_total_us"] == 10
     assert t.loc["custom_kernel", "kernels"] == 2 and t.loc["custom_kernel", "kernel_total_us"] == 5 + 2
-    assert t.loc["custom_kernel", "top_kernel"].startswith("void vllm::cross_device_reduce")
+    lib = res.comm_rules.set_index("library")
+    assert lib.loc["vLLM custom all-reduce", "top_kernel"].startswith("void vllm::cross_device_reduce")
+    assert lib.loc["NVSHMEM", "top_kernel"] == "nvshmemi_sync_kernel" and lib.loc["NVSHMEM", "kernel_total_us"] == 2
     assert t.loc["custom_op", "kernels"] == 2 and t.loc["custom_op", "kernel_total_us"] == 6 + 4
     assert t.loc["user_pattern", "kernels"] == 1 and t.loc["user_pattern", "kernel_total_us"] == 3
     assert "collective_op" not in t.index  # the NCCL kernel was already matched by its name
 
 
-@pytest.mark.parametrize("flag", ["--comm-pattern", "--comm-regex"])
+@pytest.mark.parametrize("flag", ["--comm-kernel", "--comm-pattern", "--comm-regex"])
 def test_cli_pattern_flag_and_text_section(tmp_path, flag):
     p = build(tmp_path / "t.json")
     r = CliRunner().invoke(main, ["analyze", str(p), flag, "^my_comm"])

@@ -133,7 +133,7 @@ _BREAKDOWN_DOCS = (
     Column("span_us", "us", "last GPU end − first GPU start"),
     Column("busy_us", "us", "|∪ all GPU activity|: time with any kernel, memcpy or memset running"),
     Column("compute_us", "us", "|∪ compute kernels|: kernels that are neither communication nor memcpy/memset"),
-    Column("comm_us", "us", "|∪ communication kernels| (the rules of table comm_rules: NCCL/RCCL names, collective ops, custom collectives, --comm-pattern)"),
+    Column("comm_us", "us", "|∪ communication kernels| (the rules of table comm_rules: NCCL/RCCL names, collective ops, custom collectives (DeepEP, custom all-reduce...), --comm-kernel)"),
     Column("overlap_us", "us", "|∪comm ∩ ∪compute|: communication hidden behind compute"),
     Column("exposed_comm_us", "us", "comm_us − overlap_us: communication not hidden behind compute"),
     Column("overlap_pct", "pct", "100 · overlap_us / comm_us (HTA's definition; null without communication)"),
@@ -192,7 +192,10 @@ def ranks_view(t: Mapping[str, pd.DataFrame], opts: ViewOptions) -> View:
     if hta is not None and not hta.empty:  # the compact comparison; JSON/CSV carry every HTA column
         keep = [c for c in ("rank", "hta_overlap_pct", "hta_compute_pct", "hta_idle_pct", "hta_error") if c in hta]
         ranks = ranks.merge(hta[keep], on="rank", how="left")
-    return View("Per-rank breakdown (GPU time over the whole trace window, us)", ranks)
+    part = (getattr(opts, "meta", None) or {}).get("partial")
+    note = (f"wait_total_us is partial: {part['ranks']} of {part['world_size']} ranks are in the trace set "
+            f"(see the cross-rank wait table)" if part and "wait_total_us" in ranks else None)
+    return View("Per-rank breakdown (GPU time over the whole trace window, us)", ranks, note=note)
 
 
 def steps_view(t: Mapping[str, pd.DataFrame], opts: ViewOptions) -> View | None:

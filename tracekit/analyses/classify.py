@@ -1,81 +1,54 @@
 """Which GPU activity is communication, compute or memory, and which rule said so.
 
-A GPU kernel is **communication** when one of :data:`RULES` matches it; the first
-match (in this order) is the rule reported for it (table ``comm_rules``):
+A GPU kernel is **communication** when a row of the data table
+:data:`tracekit.analyses.comm_kernels.COMM_RULES` matches it (pattern, library, kind; the user's
+``--comm-kernel`` regexes are the last row); the first matching row, in table order, is the one
+reported for it (table ``comm_rules``). The rows come in five families (``rule``):
 
-1. ``nccl_kernel``: its name matches ``^(?:nccl|rccl)`` (``ncclDevKernel_*``,
-   ``ncclKernel_*``, ROCm's RCCL kernels);
-2. ``collective_op``: it was launched by a c10d collective CPU op
-   (``record_param_comms``, ``c10d::*``, ``_c10d_functional::*``, ``nccl:*``,
-   ``gloo:*``), linked by the profiler's External id (the kernel's own, else its
-   launch call's): the op is the innermost one around the launch;
-3. ``custom_kernel``: its name is a known non-NCCL collective kernel
-   (:data:`CUSTOM_KERNEL_PATTERN`: vLLM/TRT-LLM custom all-reduce
-   ``cross_device_reduce*``, torch symmetric memory ``one_shot_all_reduce``,
-   ``two_shot_all_reduce``, ``multimem_*``, NVSHMEM ``nvshmem*``, DeepEP ``deep_ep::*``);
-4. ``custom_op``: its launch lies inside a collective-like CPU op or
-   ``record_function`` range on the same thread (:data:`CUSTOM_OP_PATTERN`:
-   ``vllm::all_reduce`` and its in/out-of-place variants, ``vllm::all_gather``,
-   ``vllm::reduce_scatter``, ``_C_custom_ar::*``, ``symm_mem::*`` collectives,
-   DeepEP ``dispatch``/``combine``, ``nvshmem*``) -- the enclosing op at any depth,
-   so kernels of the ops it calls count too; kernels launched before the window
-   (no launch event) match by External id instead;
-5. ``user_pattern``: its name matches the user's ``--comm-pattern`` regex.
+1. ``nccl_kernel``: the kernel name matches ``^(?:nccl|rccl)``;
+2. ``collective_op``: it was launched by a c10d collective CPU op (``record_param_comms``,
+   ``c10d::*``, ``_c10d_functional::*``, ``nccl:*``, ``gloo:*``), linked by External id;
+3. ``custom_kernel``: its name is a known non-NCCL communication kernel (DeepEP's
+   ``intranode`` / ``internode`` / ``internode_ll`` notify, dispatch and combine kernels, vLLM's and
+   TensorRT-LLM's custom all-reduces, torch symmetric memory, MSCCL++, NVSHMEM);
+4. ``custom_op``: its launch lies inside a collective-like CPU op or ``record_function`` range on
+   the same thread (vLLM's custom all-reduce ops, ``symm_mem::*``, DeepEP ``Buffer`` methods,
+   ``nvshmem*``), at any depth;
+5. ``user_pattern``: its name matches the user's ``--comm-kernel`` (alias ``--comm-pattern``) regex.
 
-Name patterns are case-insensitive searches. **Memory** activity is every memcpy
-and memset. **Compute** is every other kernel.
+Name patterns are case-insensitive searches. **Memory** activity is every memcpy and memset.
+**Compute** is every other kernel.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from tracekit.analyses import intervals as iv
+from tracekit.analyses.comm_kernels import COLLECTIVE_OP_PATTERN, COMM_RULES, CommRule, with_user_patterns
 from tracekit.analyses.registry import Column, Table, View
 from tracekit.traces import schema
 from tracekit.traces.traceset import RankTrace
 
-DEFAULT_COMM_PATTERN = r"^(?:nccl|rccl)"
-#: CPU ops whose launches are collectives (matched by External id)
-COLLECTIVE_OP_PATTERN = r"^(?:record_param_comms$|c10d::|_c10d_functional::|c10d_functional::|nccl:|gloo:)"
-#: kernel names of collectives that are not NCCL's
-CUSTOM_KERNEL_PATTERN = (r"cross_device_reduce|one_shot_all_reduce|two_shot_all_reduce|multimem_|nvshmem|"
-                         r"deep_ep::|allreduce_fusion_kernel")
-#: CPU ops / record_function ranges whose launches (at any depth) are collectives
-CUSTOM_OP_PATTERN = (r"^(?:vllm::(?:inplace_|outplace_)?(?:all_reduce|all_gather|reduce_scatter|all_to_all)"
-                     r"|_C_custom_ar::|symm_mem::(?!fused)|deep_?ep|nvshmem)"
-                     r"|\bBuffer(?:\.|::)(?:low_latency_|intranode_|internode_)?(?:dispatch|combine)$")
+DEFAULT_COMM_PATTERN = COMM_RULES[0].pattern
 
 COMPUTE, COMM, MEMORY = "compute", "comm", "memory"
 CLASSES = (COMPUTE, COMM, MEMORY)
 
-
-@dataclass(frozen=True)
-class Rule:
-    """A communication rule: ``name``, what it looks at (``kernel`` name, ``op_id`` = the launching
-    op by External id, ``op_span`` = any enclosing op on the launch thread), its regex and a doc line."""
-
-    name: str
-    by: str
-    pattern: str | None
-    doc: str
-
-
-RULES = (
-    Rule("nccl_kernel", "kernel", DEFAULT_COMM_PATTERN, "kernel name ^nccl / ^rccl"),
-    Rule("collective_op", "op_id", COLLECTIVE_OP_PATTERN,
-         "launched by record_param_comms, c10d::*, _c10d_functional::*, nccl:*, gloo:* (External id)"),
-    Rule("custom_kernel", "kernel", CUSTOM_KERNEL_PATTERN,
-         "custom all-reduce / symmetric-memory / NVSHMEM / DeepEP kernel name"),
-    Rule("custom_op", "op_span", CUSTOM_OP_PATTERN,
-         "launched inside vllm::all_reduce, _C_custom_ar::*, symm_mem::*, DeepEP dispatch/combine, nvshmem*"),
-    Rule("user_pattern", "kernel", None, "kernel name matches --comm-pattern"),
+#: the rule family of each row index :func:`comm_rule` returns (the user's row is the last)
+RULE_NAMES = (*(r.rule for r in COMM_RULES), "user_pattern")
+#: the families in order, with what each looks at (the docs of the ``comm_rules`` table)
+RULE_DOCS = (
+    ("nccl_kernel", "kernel name ^nccl / ^rccl"),
+    ("collective_op", "launched by record_param_comms, c10d::*, _c10d_functional::*, nccl:*, gloo:* (External id)"),
+    ("custom_kernel", "a known non-NCCL communication kernel name (DeepEP, vLLM / TensorRT-LLM custom all-reduce, "
+                      "symmetric memory, MSCCL++, NVSHMEM)"),
+    ("custom_op", "launched inside vLLM's custom all-reduce ops, symm_mem::*, DeepEP Buffer methods, nvshmem*"),
+    ("user_pattern", "kernel name matches --comm-kernel"),
 )
-RULE_NAMES = tuple(r.name for r in RULES)
 
 
 def collective_external_ids(rt: RankTrace, pattern: str = COLLECTIVE_OP_PATTERN) -> np.ndarray:
@@ -91,8 +64,9 @@ def classify_gpu(rt: RankTrace, comm_pattern: str | None = None) -> pd.Series:
 
 
 def comm_rule(rt: RankTrace, comm_pattern: str | None = None) -> np.ndarray:
-    """Per row of ``rt.gpu``: the index in :data:`RULES` of the first rule that makes it communication,
-    -1 for compute kernels and memory activity (computed once per pattern)."""
+    """Per row of ``rt.gpu``: the index in the rule table (:func:`.comm_kernels.with_user_patterns`) of the
+    first row that makes it communication, -1 for compute kernels and memory activity (computed once per
+    pattern); :data:`RULE_NAMES` gives its family."""
     return rt.memo(("comm_rule", comm_pattern or None), lambda: _comm_rule(rt, comm_pattern))
 
 
@@ -132,22 +106,41 @@ def _comm_rule(rt: RankTrace, comm_pattern: str | None) -> np.ndarray:
     kernel = rt.gpu_column("kind") == schema.KERNEL
     out = np.full(kernel.size, -1, dtype=np.int8)
     todo = kernel.copy()
-    for i, rule in enumerate(RULES):
+    rules = with_user_patterns(comm_pattern)
+    for group in _groups(rules):
         if not todo.any():
             break
-        pattern = comm_pattern if rule.name == "user_pattern" else rule.pattern
-        if not pattern:
-            continue
-        if rule.by == "kernel":
-            hit = _name_hits(rt, pattern)
-        elif rule.by == "op_id":
-            hit = np.isin(rt.gpu_column("external_id"), collective_external_ids(rt, pattern))
-        else:
-            hit = _inside_ops(rt, pattern)
-        hit = hit & todo
-        out[hit] = i
-        todo &= ~hit
+        if len(group) > 1 and not (_hits(rt, rules[group[0]].by, _union(rules, group)) & todo).any():
+            continue  # none of the group's rows can match: skip testing them one by one
+        for i in group:
+            hit = _hits(rt, rules[i].by, rules[i].pattern) & todo
+            out[hit] = i
+            todo &= ~hit
     return out
+
+
+def _groups(rules: tuple[CommRule, ...]) -> list[list[int]]:
+    """Indices of consecutive rows that look at the same thing (``by``)."""
+    out: list[list[int]] = []
+    for i, r in enumerate(rules):
+        if out and rules[out[-1][0]].by == r.by:
+            out[-1].append(i)
+        else:
+            out.append([i])
+    return out
+
+
+def _union(rules: tuple[CommRule, ...], group: list[int]) -> str:
+    return "|".join(f"(?:{rules[i].pattern})" for i in group)
+
+
+def _hits(rt: RankTrace, by: str, pattern: str) -> np.ndarray:
+    """Rows of ``rt.gpu`` that ``pattern`` matches, looking at ``by`` (see :mod:`.comm_kernels`)."""
+    if by == "kernel":
+        return _name_hits(rt, pattern)
+    if by == "op_id":
+        return np.isin(rt.gpu_column("external_id"), collective_external_ids(rt, pattern))
+    return _inside_ops(rt, pattern)
 
 
 def _classify(rt: RankTrace, comm_pattern: str | None) -> pd.Series:
@@ -160,10 +153,11 @@ def _classify(rt: RankTrace, comm_pattern: str | None) -> pd.Series:
 # -- registered table (see tracekit.analyses.registry) -------------------------------------------
 
 def comm_rules_table(ctx) -> pd.DataFrame:  # noqa: ANN001 - a RankContext
-    """One row per rule that classified at least one kernel of this rank as communication."""
+    """One row per row of the rule table that classified at least one kernel of this rank as communication."""
     rt = ctx.trace
     if not rt.has_gpu_activity:
         return None
+    rules = with_user_patterns(ctx.options.comm_pattern)
     rule = comm_rule(rt, ctx.options.comm_pattern)
     dur_all = rt.gpu_column("dur_ns")
     rows = []
@@ -175,9 +169,9 @@ def comm_rules_table(ctx) -> pd.DataFrame:  # noqa: ANN001 - a RankContext
         np.add.at(total, inv, dur)
         # the first of pandas' descending quicksort (sort_values(ascending=False)), ties included
         top = np.arange(total.size)[::-1][total[::-1].argsort(kind="quicksort")][-1]
-        rows.append({"rank": rt.rank, "rule": RULES[i].name, "kernels": int(sel.sum()),
-                     "kernel_names": int(names.size), "kernel_total_us": float(dur.sum()) / 1e3,
-                     "top_kernel": str(names[top])})
+        rows.append({"rank": rt.rank, "rule": rules[i].rule, "library": rules[i].library, "kind": rules[i].kind,
+                     "kernels": int(sel.sum()), "kernel_names": int(names.size),
+                     "kernel_total_us": float(dur.sum()) / 1e3, "top_kernel": str(names[top])})
     return pd.DataFrame(rows)
 
 
@@ -206,11 +200,16 @@ def class_mask(cls: pd.Series, value: str) -> np.ndarray:
 TABLES = [
     Table(
         name="comm_rules", scope="rank", title="Which rule classified which kernels as communication",
-        doc="Rules in order (the first match is reported): " + "; ".join(f"`{r.name}`: {r.doc}" for r in RULES)
+        doc="One row per row of the communication data table (tracekit.analyses.comm_kernels.COMM_RULES: pattern, "
+            "library, kind; docs/communication.md lists it) that took kernels. Families in order (the first "
+            "matching row is reported): " + "; ".join(f"`{n}`: {d}" for n, d in RULE_DOCS)
             + ". The text report shows this table when a rule other than the NCCL ones classified something.",
         columns=(
             Column("rank", "rank", "the rank"),
-            Column("rule", "name", "the first rule that made these kernels communication"),
+            Column("rule", "name", "the family of the first rule that made these kernels communication"),
+            Column("library", "name", "the library that launches such kernels (user (--comm-kernel) for the "
+                                      "user's regex)"),
+            Column("kind", "name", "the kind of communication (all_reduce, dispatch (all-to-all), ...)"),
             Column("kernels", "count", "kernels it classified"),
             Column("kernel_names", "count", "distinct kernel names among them"),
             Column("kernel_total_us", "us", "summed kernel durations (not a union: concurrent kernels add up)"),

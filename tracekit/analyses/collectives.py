@@ -11,7 +11,9 @@ Columns (times in µs, bandwidth in GB/s = 1e9 bytes/s):
 
 - ``step``: ProfilerStep of the launch (-1: pre-window or outside every step).
 - ``seq``: ordinal within its process group among collectives launched in the
-  window, in launch order (pre-window instances get -1).
+  window, in launch order (pre-window instances and point-to-point transfers get -1).
+- ``peer``, ``p2p_seq``: for a send / recv, the other rank (torch's ``Dst Rank`` / ``Src Rank``)
+  and its ordinal among this rank's sends to (recvs from) that peer: the sender-to-receiver match key.
 - ``step_seq``: the same ordinal counted within the step.
 - ``coll_name``, ``pg_name``, ``pg_desc``, ``dtype``, ``nelems``, ``group_size``.
 - ``bytes`` = max(in, out) elements × dtype size: the full buffer, as nccl-tests count it.
@@ -67,8 +69,10 @@ _NCCL_KERNEL_COLL = {
 COLLECTIVE_COLUMNS = (
     "rank", "step", "seq", "step_seq", "phase", "coll_name", "pg_name", "pg_desc", "dtype", "nelems", "bytes",
     "group_size", "launch_ts_ns", "start_ns", "end_ns", "dur_us", "algbw_incl_wait_gbps", "busbw_incl_wait_gbps", "overlap_us",
-    "exposed_us", "pre_window", "kernel", "launch_op",
+    "exposed_us", "pre_window", "kernel", "launch_op", "peer", "p2p_seq",
 )
+#: normalised collective names (:func:`p2p_kind`) of point-to-point transfers, by direction
+_P2P_SEND, _P2P_RECV, _P2P_BOTH = {"send", "isend"}, {"recv", "irecv"}, {"sendrecv", "p2p", "batchisendirecv"}
 
 
 @functools.lru_cache(maxsize=1024)
@@ -89,6 +93,16 @@ def bus_factor(coll_name: str | None, n: int) -> float:
 def _coll_from_kernel_name(name: str) -> str | None:
     m = re.match(r"nccl(?:DevKernel|Kernel)_([A-Za-z]+)", name)
     return _NCCL_KERNEL_COLL.get(m.group(1).lower()) if m else None
+
+
+@functools.lru_cache(maxsize=1024)
+def p2p_kind(coll_name: object) -> str | None:
+    """``send``, ``recv`` or ``sendrecv`` (a send/recv whose direction is not recorded: NCCL's
+    ``SendRecv`` kernel named without its op) for a point-to-point collective name, else None."""
+    if not isinstance(coll_name, str):
+        return None
+    c = re.sub(r"_|coalesced|base", "", coll_name.lower())
+    return "send" if c in _P2P_SEND else "recv" if c in _P2P_RECV else "sendrecv" if c in _P2P_BOTH else None
 
 
 def phase_windows(rt: RankTrace) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -152,7 +166,8 @@ def _collective_op_rows(rt: RankTrace) -> np.ndarray:
 
 def _cpu_collective_ops(rt: RankTrace) -> pd.DataFrame:
     ops = rt.events.iloc[_collective_op_rows(rt)]
-    return ops[["ts_ns", "end_ns", "dur_ns", "external_id", "in_nelems", "out_nelems", "group_size", *ARG_COLUMNS]]
+    return ops[["ts_ns", "end_ns", "dur_ns", "external_id", "in_nelems", "out_nelems", "group_size", "peer",
+                *ARG_COLUMNS]]
 
 
 def _category_values(col: pd.Series, codes: np.ndarray) -> np.ndarray:
@@ -202,7 +217,12 @@ def collective_table(rt: RankTrace, cls: pd.Series, world_size: int,
     launch = d["launch_ts_ns"]
     d["phase"] = label_phases(rt, launch)
     d["launch_op"] = functional.launch_ops(rt, launch)
-    d["seq"], d["step_seq"] = _sequence_numbers(d["pg_name"], d["step"], launch, d["pre_window"].astype(bool))
+    kinds = np.array([p2p_kind(c) for c in d["coll_name"]], dtype=object)
+    p2p = kinds != None  # noqa: E711 - elementwise
+    d["peer"] = _two_rank_peers(rt, kinds, d["pg_name"], d["peer"], world_size)
+    # point-to-point transfers involve two ranks, not the group: they take no place in the group's sequence
+    d["seq"], d["step_seq"] = _sequence_numbers(d["pg_name"], d["step"], launch, d["pre_window"].astype(bool) | p2p)
+    d["p2p_seq"] = _p2p_sequence(kinds, d["peer"], launch, d["pre_window"].astype(bool))
     order = np.lexsort((d["start_ns"], launch))  # stable: by launch, then kernel start
     return pd.DataFrame({c: d[c][order] for c in COLLECTIVE_COLUMNS})
 
@@ -232,6 +252,39 @@ def _sequence_numbers(pg_name: np.ndarray, step: np.ndarray, launch: np.ndarray,
     st = step[win] - step[win].min()
     step_seq[win] = _cumcount(pg_code * (int(st.max()) + 1) + st)
     return seq, step_seq
+
+
+def _two_rank_peers(rt: RankTrace, kinds: np.ndarray, pg_name: np.ndarray, peer: np.ndarray,
+                    world_size: int) -> np.ndarray:
+    """``peer`` with the sends/recvs that record none filled in where the group has exactly two ranks
+    (then the peer can only be the other one): the group's ranks from ``distributedInfo.pg_config``,
+    or the world when the group is unknown and ``world_size`` is 2. gloo records no peer at all."""
+    miss = ((kinds == "send") | (kinds == "recv")) & (peer < 0)
+    if not miss.any():
+        return peer
+    groups = {str(g.get("pg_name")): g.get("ranks") for g in rt.distributed_info.get("pg_config") or []
+              if isinstance(g, dict) and isinstance(g.get("ranks"), list)}
+    out = peer.copy()
+    for i in np.flatnonzero(miss):
+        name = pg_name[i]
+        ranks = groups.get(str(name)) if isinstance(name, str) else None
+        if ranks is None and world_size == 2:
+            ranks = [0, 1]
+        if ranks is not None and len(ranks) == 2 and rt.rank in ranks:
+            out[i] = ranks[1] if ranks[0] == rt.rank else ranks[0]
+    return out
+
+
+def _p2p_sequence(kinds: np.ndarray, peer: np.ndarray, launch: np.ndarray, pre_window: np.ndarray) -> np.ndarray:
+    """Per send (recv) with a known peer launched in the window: its ordinal among this rank's sends to
+    (recvs from) that peer, in launch order; -1 for every other row."""
+    out = np.full(kinds.size, -1, dtype=np.int64)
+    ok = np.flatnonzero(((kinds == "send") | (kinds == "recv")) & (peer >= 0) & ~pre_window)
+    if ok.size:
+        ok = ok[np.argsort(launch[ok], kind="stable")]
+        key = peer[ok].astype(np.int64) * 2 + (kinds[ok] == "recv")
+        out[ok] = _cumcount(key)
+    return out
 
 
 def _gpu_instances(rt: RankTrace, cls: pd.Series, op_rows: np.ndarray) -> dict[str, np.ndarray]:
@@ -279,7 +332,7 @@ def _kernel_args(rt: RankTrace, k: np.ndarray, found: np.ndarray, src: np.ndarra
         if miss.any():
             own[miss] = _category_values(ev[col], np.where(found, rt.column(col)[src], -1))[miss]
         d[col] = own
-    for col in ("in_nelems", "out_nelems", "group_size"):
+    for col in ("in_nelems", "out_nelems", "group_size", "peer"):
         own = rt.gpu_column(col)[k]
         d[col] = np.where(own >= 0, own, np.where(found, rt.column(col)[src], -1)).astype(np.int64)
     coll = d["coll_name"]
@@ -350,7 +403,7 @@ def _cpu_instances(rt: RankTrace, ops: pd.DataFrame,
     return {
         "step": assign_steps(rt.steps, launch), "coll_name": coll, "pg_name": pg_name,
         "pg_desc": pg_desc, "dtype": arg("dtype", None), "in_nelems": arg("in_nelems", -1),
-        "out_nelems": arg("out_nelems", -1), "group_size": arg("group_size", -1),
+        "out_nelems": arg("out_nelems", -1), "group_size": arg("group_size", -1), "peer": arg("peer", -1),
         "launch_ts_ns": launch, "start_ns": start, "end_ns": end, "dur_us": (end - start) / NS_PER_US,
         "overlap_us": np.full(n, np.nan), "exposed_us": np.full(n, np.nan),
         "pre_window": np.zeros(n, dtype=bool), "kernel": np.full(n, None, dtype=object),
@@ -539,6 +592,12 @@ TABLES = [
             Column("launch_op", "name", "the functional op that launched it (_c10d_functional::all_reduce_, "
                                         "all_reduce_coalesced_, ...: compiled autograd, inductor's DDP fusion, "
                                         "DTensor); null for the C++ reducer, FSDP and eager calls"),
+            Column("peer", "rank", "point-to-point only: the other rank (global), the Dst Rank of a send or the "
+                                   "Src Rank of a recv as torch records them, else the other member of a 2-rank "
+                                   "group; -1 when unknown"),
+            Column("p2p_seq", "index", "a send's (recv's) ordinal among this rank's sends to (recvs from) that "
+                                       "peer, in launch order: the sender-receiver match key (instances); -1 for "
+                                       "other rows. Send/recv rows take no place in seq / step_seq (-1)"),
         ),
         compute=collectives_table, order=30,
         view=lambda t, o: View("Collectives (launched in the window; busbw_gbps on the transfer time, "

@@ -40,6 +40,19 @@ peer rather than moving data. It is bounded by the kernel's own duration (a
 sender that finishes before its peer starts waited its whole kernel, not
 longer), so a rank's total wait never exceeds its communication kernel time.
 
+**Point-to-point.** Send and recv involve two ranks, not the group: they take no place
+in the group sequence (``step_seq`` -1) and are matched sender-to-receiver instead: the
+``p2p_seq``-th send from rank s to rank d (peer from torch's ``Dst Rank``) is the
+``p2p_seq``-th recv on d from s (``Src Rank``); ``matched_by`` is ``peer``, ``src`` / ``dst``
+name the two, and the match is rejected when their byte counts differ. Transfers without a
+recorded peer, or whose peer's trace is not loaded, are not matched; ``meta["p2p_matching"]``
+counts them by reason (:func:`p2p_summary`).
+
+**A subset of the world.** With fewer ranks loaded than a group has, a match holds only the
+loaded ranks (``partial``): its skew and straggler are among them, and each wait is a lower
+bound (the last loaded rank may itself have waited for a missing one). ``meta["partial"]``
+gives the counts and the text report notes it beside the wait and skew tables.
+
 Clock alignment: traces from several hosts have unrelated clocks. Then each
 rank's offset is the median of (end − reference rank's end) over matched
 instances (matched collectives end together), and it is subtracted before the
@@ -55,13 +68,15 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from tracekit.analyses.collectives import bus_factor
+from tracekit.analyses.collectives import bus_factor, p2p_kind
 from tracekit.analyses.registry import AnalysisWarning, Column, RunContext, Table, View, ViewOptions
 
 NS_PER_US = 1000.0
 KEY = ["pg_name", "step", "step_seq"]
 INSTANCE_COLUMNS = ("pg_name", "step", "step_seq", "coll_name", "bytes", "ranks", "consistent", "accepted", "check",
-                    "skew_us", "straggler", "transfer_us", "end_spread_us", "busbw_gbps")
+                    "skew_us", "straggler", "transfer_us", "end_spread_us", "busbw_gbps", "matched_by", "src", "dst",
+                    "p2p_seq", "partial")
+WAIT_COLUMNS = ["rank", *KEY, "wait_us", "is_straggler", "straggler", "partial"]
 #: clock disagreement allowed between the kernels of one collective on one host (µs)
 OVERLAP_TOLERANCE_US = 50.0
 OK, OP_DIFFERS, SIZE_DIFFERS, UNEVEN, NO_OVERLAP = (
@@ -112,16 +127,74 @@ def clock_offsets(coll: pd.DataFrame, reference_rank: int | None = None) -> dict
 
 def match(coll: pd.DataFrame, offsets: dict[int, float] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Match collectives across ranks and validate the matches; returns ``(instances, waits)``
-    (see module doc; ``waits`` has the accepted instances only)."""
-    m = _matchable(coll)
-    nranks = m["rank"].nunique() if len(m) else 0
-    if m.empty or nranks < 2:
-        return (pd.DataFrame(columns=list(INSTANCE_COLUMNS)),
-                pd.DataFrame(columns=["rank", *KEY, "wait_us", "is_straggler"]))
-    if offsets:
+    (see module doc; ``waits`` has the accepted instances only). Group collectives match by
+    ``(pg, step, step_seq)``, send/recv sender-to-receiver by ``(src, dst, p2p_seq)``."""
+    m = _shifted(_matchable(coll), offsets)
+    p = _shifted(_p2p_matchable(coll), offsets)
+    gi, gw = _match_groups(m)
+    pi, pw = _match_p2p(p)
+    inst = pd.concat([x for x in (gi, pi) if len(x)], ignore_index=True) if len(gi) or len(pi) else gi
+    waits = pd.concat([x for x in (gw, pw) if len(x)], ignore_index=True) if len(gw) or len(pw) else gw
+    return inst[list(INSTANCE_COLUMNS)], waits[WAIT_COLUMNS]
+
+
+def _shifted(m: pd.DataFrame, offsets: dict[int, float] | None) -> pd.DataFrame:
+    if offsets and len(m):
         off = m["rank"].map(offsets).fillna(0.0).to_numpy()
-        m["start_ns"] = m["start_ns"] - off
-        m["end_ns"] = m["end_ns"] - off
+        m = m.assign(start_ns=m["start_ns"] - off, end_ns=m["end_ns"] - off)
+    return m
+
+
+def _p2p_matchable(coll: pd.DataFrame) -> pd.DataFrame:
+    """Sends and recvs launched in the window whose peer is recorded (``p2p_seq`` >= 0)."""
+    if "p2p_seq" not in coll or coll.empty:
+        return coll.iloc[0:0]
+    m = coll[(coll["p2p_seq"] >= 0) & (coll["start_ns"] >= 0) & ~coll["pre_window"].astype(bool)]
+    return m.assign(pg_name=m["pg_name"].astype(object).fillna("?"),
+                    kind=[p2p_kind(c) for c in m["coll_name"]])
+
+
+def _match_p2p(p: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The k-th send from rank s to rank d is the k-th recv on d from s (see module doc)."""
+    if p.empty:
+        return pd.DataFrame(columns=list(INSTANCE_COLUMNS)), pd.DataFrame(columns=WAIT_COLUMNS)
+    cols = ["rank", "peer", "p2p_seq", "pg_name", "step", "bytes", "start_ns", "end_ns", "dur_us"]
+    snd = p[p["kind"] == "send"][cols].rename(columns={"rank": "src", "peer": "dst"})
+    rcv = p[p["kind"] == "recv"][cols].rename(columns={"rank": "dst", "peer": "src"})
+    pair = snd.merge(rcv, on=["src", "dst", "p2p_seq"], suffixes=("", "_r"))
+    if pair.empty:
+        return pd.DataFrame(columns=list(INSTANCE_COLUMNS)), pd.DataFrame(columns=WAIT_COLUMNS)
+    last = np.maximum(pair["start_ns"], pair["start_ns_r"])
+    same = (pair["bytes"] == pair["bytes_r"]) | (pair["bytes"].isna() & pair["bytes_r"].isna())
+    transfer = np.minimum(pair["dur_us"], pair["dur_us_r"])
+    inst = pd.DataFrame({
+        "pg_name": pair["pg_name"], "step": pair["step"], "step_seq": -1, "coll_name": "send/recv",
+        "bytes": np.fmax(pair["bytes"], pair["bytes_r"]), "ranks": 2, "consistent": same,
+        "accepted": same, "check": np.where(same, OK, SIZE_DIFFERS),
+        "skew_us": (pair["start_ns"] - pair["start_ns_r"]).abs() / NS_PER_US,
+        "straggler": np.where(pair["start_ns_r"] >= pair["start_ns"], pair["dst"], pair["src"]),
+        "transfer_us": transfer,
+        "end_spread_us": (pair["end_ns"] - pair["end_ns_r"]).abs() / NS_PER_US,
+        "busbw_gbps": np.fmax(pair["bytes"], pair["bytes_r"]) / 1e9 / (transfer / 1e6).where(transfer > 0),
+        "matched_by": "peer", "src": pair["src"], "dst": pair["dst"], "p2p_seq": pair["p2p_seq"], "partial": False,
+    })
+    ok = pair[same.to_numpy()]
+    lst = last[same.to_numpy()]
+    strag = inst["straggler"][same.to_numpy()].to_numpy()
+    side = []
+    for who, sfx in (("src", ""), ("dst", "_r")):
+        side.append(pd.DataFrame({
+            "rank": ok[who].to_numpy(), "pg_name": ok["pg_name" + sfx].to_numpy(), "step": ok["step" + sfx].to_numpy(),
+            "step_seq": -1, "wait_us": (np.minimum(ok["end_ns" + sfx], lst) - ok["start_ns" + sfx]).clip(lower=0)
+            .to_numpy() / NS_PER_US, "is_straggler": ok[who].to_numpy() == strag, "straggler": strag,
+            "partial": False}))
+    return inst, pd.concat(side, ignore_index=True)
+
+
+def _match_groups(m: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Group collectives (every member rank takes part) matched by ``(pg, step, step_seq)``."""
+    if m.empty or m["rank"].nunique() < 2:
+        return pd.DataFrame(columns=list(INSTANCE_COLUMNS)), pd.DataFrame(columns=WAIT_COLUMNS)
     grp = m.groupby(KEY, sort=True)
     inst = grp.agg(
         coll_name=("coll_name", "first"), n_names=("coll_name", "nunique"), bytes=("bytes", "max"),
@@ -138,13 +211,14 @@ def match(coll: pd.DataFrame, offsets: dict[int, float] | None = None) -> tuple[
     inst["straggler"] = idx_last["rank"].to_numpy()
     factor = np.array([bus_factor(c, int(n)) for c, n in zip(inst["coll_name"], inst["group_size"])])
     inst["busbw_gbps"] = inst["bytes"] / 1e9 / (inst["transfer_us"] / 1e6).where(inst["transfer_us"] > 0) * factor
-    inst = inst.reset_index()
+    inst = inst.reset_index().assign(matched_by="group", src=-1, dst=-1, p2p_seq=-1,
+                                     partial=inst["ranks"].to_numpy() < inst["group_size"].to_numpy())
     ok = inst[inst["accepted"]]
-    waits = m[["rank", *KEY, "start_ns", "end_ns"]].merge(ok[[*KEY, "straggler", "last_start"]], on=KEY)
+    waits = m[["rank", *KEY, "start_ns", "end_ns"]].merge(ok[[*KEY, "straggler", "last_start", "partial"]], on=KEY)
     # the wait ends when the last peer starts, or when this rank's own kernel ends, whichever is first
     waits["wait_us"] = (np.minimum(waits["end_ns"], waits["last_start"]) - waits["start_ns"]).clip(lower=0) / NS_PER_US
     waits["is_straggler"] = waits["rank"] == waits["straggler"]
-    return inst[list(INSTANCE_COLUMNS)], waits[["rank", *KEY, "wait_us", "is_straggler"]]
+    return inst[list(INSTANCE_COLUMNS)], waits[WAIT_COLUMNS]
 
 
 def match_summary(instances: pd.DataFrame) -> dict[str, object]:
@@ -172,6 +246,61 @@ def match_note(summary: Mapping[str, object]) -> str | None:
     return "; ".join(parts)
 
 
+P2P_NO_PEER, P2P_PEER_MISSING, P2P_NO_COUNTERPART = (
+    "peer not recorded", "peer's trace not loaded", "no counterpart in the peer's trace")
+
+
+def p2p_summary(coll: pd.DataFrame, instances: pd.DataFrame, ranks: list[int]) -> dict[str, object]:
+    """Send/recv transfers launched in the window (one per rank and kernel or op): how many were matched
+    sender-to-receiver and why the others were not (:data:`P2P_NO_PEER`: no ``Dst Rank``/``Src Rank``
+    in the trace, e.g. a bare NCCL ``SendRecv`` kernel; :data:`P2P_PEER_MISSING`; :data:`P2P_NO_COUNTERPART`)."""
+    if coll.empty or "peer" not in coll:
+        return {"transfers": 0, "matched": 0, "unmatched": {}}
+    kinds = np.array([p2p_kind(c) for c in coll["coll_name"]], dtype=object)
+    sel = (kinds != None) & ~coll["pre_window"].astype(bool).to_numpy()  # noqa: E711 - elementwise
+    if not sel.any():
+        return {"transfers": 0, "matched": 0, "unmatched": {}}
+    c = coll[sel].assign(kind=kinds[sel])
+    peer = instances[instances["matched_by"] == "peer"] if len(instances) else instances
+    done = set()
+    for s_, d_, k in zip(peer.get("src", []), peer.get("dst", []), peer.get("p2p_seq", [])):
+        done |= {(int(s_), int(d_), "send", int(k)), (int(d_), int(s_), "recv", int(k))}
+    key = zip(c["rank"].astype(int), c["peer"].astype(int), c["kind"], c["p2p_seq"].astype(int))
+    matched = np.array([t in done for t in key], dtype=bool)
+    known = (c["peer"].to_numpy() >= 0) & np.isin(c["kind"].to_numpy(dtype=object), ["send", "recv"])
+    loaded = np.isin(c["peer"].to_numpy(), ranks)
+    why = np.select([~known, ~loaded], [P2P_NO_PEER, P2P_PEER_MISSING], default=P2P_NO_COUNTERPART)[~matched]
+    reasons = pd.Series(why).value_counts()
+    return {"transfers": int(len(c)), "matched": int(matched.sum()),
+            "unmatched": {str(k): int(v) for k, v in reasons.items()}}
+
+
+def p2p_note(p2p: Mapping[str, object] | None) -> str | None:
+    """One line on the send/recv transfers left out of the wait figures, or None."""
+    if not p2p or not p2p.get("unmatched"):
+        return None
+    why = ", ".join(f"{n} {k}" for k, n in p2p["unmatched"].items())  # type: ignore[union-attr]
+    return (f"send/recv: {p2p['matched']} of {p2p['transfers']} transfers matched sender-to-receiver; the others "
+            f"({why}) are not matched and have no wait figure (point-to-point is never matched as a group "
+            f"collective)")
+
+
+def subset_facts(ranks: list[int], world_size: int) -> dict[str, object] | None:
+    """``meta["partial"]``: the loaded ranks when fewer than ``world_size`` (None when all are there)."""
+    if len(ranks) >= world_size:
+        return None
+    return {"ranks": len(ranks), "world_size": int(world_size), "missing": int(world_size - len(ranks))}
+
+
+def subset_note(partial: Mapping[str, object] | None) -> str | None:
+    """The note beside every cross-rank figure when ranks are missing from the trace set, or None."""
+    if not partial:
+        return None
+    return (f"partial: {partial['ranks']} of {partial['world_size']} ranks are in the trace set; waits, skews, "
+            f"stragglers and matches are among the loaded ranks only: each wait is a lower bound, and the last "
+            f"loaded rank to arrive may itself have waited for a missing one")
+
+
 def wait_summary(waits: pd.DataFrame, instances: pd.DataFrame) -> pd.DataFrame:
     """Per rank: ``wait_us`` (total), ``matched`` instances, ``last_count`` (times it was the straggler)."""
     if waits.empty:
@@ -196,6 +325,8 @@ def _matched(ctx: RunContext) -> tuple[pd.DataFrame, pd.DataFrame]:
         ctx.meta["clock_offsets_us"] = {r: v / NS_PER_US for r, v in offsets.items()}
         inst, waits = match(coll, offsets)
         summary = ctx.meta["matching"] = match_summary(inst)
+        ctx.meta["p2p_matching"] = p2p_summary(coll, inst, sorted(ctx.traces.ranks))
+        ctx.meta["partial"] = subset_facts(sorted(ctx.traces.ranks), ctx.traces.world_size)
         if summary["rejected"]:
             bad = inst[~inst["accepted"].astype(bool)]
             warnings.warn(f"{match_note(summary)} (first rejected: pg {bad.iloc[0]['pg_name']}, step "
@@ -211,7 +342,7 @@ def wait_view(t: Mapping[str, pd.DataFrame], opts: ViewOptions) -> View:
     """Per rank: total wait, its share of the rank's comm time, and how often the rank arrived last."""
     r = t["ranks"]
     if r.empty or r["wait_total_us"].isna().all():
-        return View("Cross-rank wait", pd.DataFrame())
+        return View("Cross-rank wait", pd.DataFrame(), note=_notes(t, opts))
     out = r[["rank", "comm_total_us", "wait_total_us", "last_count"]].copy()
     out["wait_pct_of_comm"] = 100.0 * out["wait_total_us"] / out["comm_total_us"].where(out["comm_total_us"] > 0)
     # instances this rank took part in (with several process groups, not every instance)
@@ -219,9 +350,17 @@ def wait_view(t: Mapping[str, pd.DataFrame], opts: ViewOptions) -> View:
     n = w.groupby("rank").size() if len(w) else pd.Series(dtype=float)
     out["matched"] = out["rank"].map(n).fillna(0).astype(int)
     out["last_pct"] = 100.0 * out["last_count"] / out["matched"].where(out["matched"] > 0)
-    note = match_note(match_summary(t["instances"])) if "instances" in t else None
     return View("Cross-rank wait (totals over the trace window)",
-                out[["rank", "matched", "wait_total_us", "wait_pct_of_comm", "last_count", "last_pct"]], note=note)
+                out[["rank", "matched", "wait_total_us", "wait_pct_of_comm", "last_count", "last_pct"]],
+                note=_notes(t, opts, match_note(match_summary(t["instances"])) if "instances" in t else None))
+
+
+def _notes(t: Mapping[str, pd.DataFrame], opts: ViewOptions, *first: str | None) -> str | None:
+    """The notes that qualify the cross-rank figures (match validation, send/recv, missing ranks), one line."""
+    meta = getattr(opts, "meta", None) or {}
+    p2p = meta.get("p2p_matching")
+    parts = [n for n in (*first, p2p_note(p2p), subset_note(meta.get("partial"))) if n]
+    return "; ".join(parts) or None
 
 
 def skew_view(t: Mapping[str, pd.DataFrame], opts: ViewOptions, n: int = 5) -> View | None:
@@ -230,7 +369,8 @@ def skew_view(t: Mapping[str, pd.DataFrame], opts: ViewOptions, n: int = 5) -> V
     if i.empty:
         return None
     cols = ["pg_name", "step", "step_seq", "coll_name", "bytes", "skew_us", "straggler", "transfer_us", "busbw_gbps"]
-    return View("Largest arrival skew", i.sort_values("skew_us", ascending=False).head(n)[cols])
+    return View("Largest arrival skew", i.sort_values("skew_us", ascending=False).head(n)[cols],
+                note=subset_note((getattr(opts, "meta", None) or {}).get("partial")))
 
 
 TABLES = [
@@ -258,6 +398,14 @@ TABLES = [
             Column("transfer_us", "us", "shortest kernel duration across ranks: the collective once everyone arrived"),
             Column("end_spread_us", "us", "latest − earliest kernel end (a few µs for a correct match)"),
             Column("busbw_gbps", "GB/s", "bus bandwidth computed on transfer_us"),
+            Column("matched_by", "name", "group: the step_seq-th collective of the group on every rank; peer: a send "
+                                         "matched to its recv by (src, dst, p2p_seq)"),
+            Column("src", "rank", "peer matches: the sending rank (-1 for group matches)"),
+            Column("dst", "rank", "peer matches: the receiving rank (-1 for group matches)"),
+            Column("p2p_seq", "index", "peer matches: the send's ordinal among src's sends to dst (-1 for group "
+                                       "matches)"),
+            Column("partial", "bool", "fewer ranks took part than the group has (ranks missing from the trace set): "
+                                      "skew, straggler and waits are among the loaded ranks only"),
         ),
         compute=lambda ctx: _matched(ctx)[0], needs=("collectives",), view=skew_view, order=60,
     ),
@@ -274,6 +422,9 @@ TABLES = [
                                     "start): the part of this rank's kernel before the last peer arrived; at most "
                                     "the kernel's duration"),
             Column("is_straggler", "bool", "this rank started last"),
+            Column("straggler", "rank", "the rank that started last (of the ranks in the trace set)"),
+            Column("partial", "bool", "ranks of the group are missing from the trace set: wait_us is a lower bound "
+                                      "and the straggler is only the last of the loaded ranks"),
         ),
         compute=lambda ctx: _matched(ctx)[1], needs=("instances",), view=wait_view, order=50,
     ),

@@ -13,7 +13,13 @@
 
 ``meta["profiler_distortion"]``: ``ratio`` of the run (per step the slowest rank, profiled
 over unprofiled: ``timings.profiled`` / ``timings.overall``; else the largest rank ratio),
-``unprofiled_step_us``, ``profiled_step_us``, ``source``, ``distorted`` (bool), ``threshold``.
+``unprofiled_step_us``, ``profiled_step_us``, ``source``, ``distorted`` (bool), ``threshold``,
+``doubtful`` (bool) and ``doubt`` (why, or None). The profiler only adds work, so a ratio below
+:data:`DOUBTFUL_BELOW` is no distortion: it is marked doubtful with the first reason that applies
+(:func:`doubt_reason`): the profiled figure is the trace's ProfilerStep CPU ranges (the host
+enqueueing a step, which can end long before its GPU work; not comparable with a device-synchronized
+step), the unprofiled mean is raised by slow outlier steps (warm-up, recompiles), or else run-to-run
+noise (clocks, other load) of that size.
 
 ``bucket_events`` (per rank): the bucket figures measured with CUDA events in the unprofiled
 steps (run.json ``bucket_timing``, see :mod:`tracekit.profile.bucket_events`) beside the same
@@ -36,6 +42,10 @@ from tracekit.profile.manifest import Manifest
 
 #: the profiled window counts as distorted when its step is this many times the unprofiled one
 DISTORTED_RATIO = 1.15
+#: below this ratio the profiled window ran faster than the unprofiled steps: doubtful, not a distortion
+DOUBTFUL_BELOW = 0.95
+#: an unprofiled step this many times the median is an outlier (warm-up, recompile) that raises the mean
+OUTLIER_STEP = 1.5
 #: event and trace figures agree within this share of the event figure ...
 AGREE_REL = 0.25
 #: ... or within this many µs per step (small figures are noisy)
@@ -94,8 +104,29 @@ def run_distortion(manifest: Manifest | None, rows: pd.DataFrame) -> dict[str, A
         worst = ok.loc[ok["ratio"].idxmax()]
         u, p, source = float(worst["unprofiled_step_us"]), float(worst["profiled_step_us"]), str(worst["source"])
     ratio = p / u
+    doubt = doubt_reason(ratio, source, t)
     return {"ratio": round(ratio, 3), "unprofiled_step_us": round(u, 1), "profiled_step_us": round(p, 1),
-            "source": source, "distorted": bool(ratio > DISTORTED_RATIO), "threshold": DISTORTED_RATIO}
+            "source": source, "distorted": bool(ratio > DISTORTED_RATIO), "threshold": DISTORTED_RATIO,
+            "doubtful": doubt is not None, "doubt": doubt}
+
+
+def doubt_reason(ratio: float, source: str, timings: Any) -> str | None:
+    """Why a ratio below :data:`DOUBTFUL_BELOW` cannot be a profiler effect (module doc), else None."""
+    if ratio >= DOUBTFUL_BELOW:
+        return None
+    if source == "trace":
+        return ("the profiled step is the trace's ProfilerStep CPU range (the host enqueueing the step, which can "
+                "end before its GPU work), the unprofiled one a device-synchronized step: not comparable")
+    overall = timings.overall if timings is not None else None
+    steps = _floats(overall.step_s) if overall is not None else []
+    if steps:
+        med, top = statistics.median(steps), max(steps)
+        if top > OUTLIER_STEP * med:
+            return (f"the unprofiled mean is raised by slow steps (max {top * 1e3:.2f} ms vs median "
+                    f"{med * 1e3:.2f} ms: warm-up, recompiles or clocks ramping up)")
+    n_prof = len(_floats(timings.profiled.step_s)) if timings is not None and timings.profiled else 0
+    return (f"the profiled steps ({n_prof}) ran faster than the unprofiled ones ({len(steps)}), which the profiler "
+            "cannot cause: run-to-run noise (clocks, other load) of this size, so the ratio says nothing")
 
 
 def _distortion_table(ctx: RunContext) -> pd.DataFrame:

@@ -274,12 +274,12 @@ def gather(outcomes: list[BatchOutcome], *, skip_bad: bool, manifest: Manifest |
             if not skip_bad:
                 raise o.error
             skipped.append((o.path, o.error.problem))
-            warnings.warn(f"skipped {o.path}: {o.error.problem}", loader.TraceLoadWarning, stacklevel=2)
             continue
         assert o.meta is not None
         good.append(RankTrace.header_only(Path(o.path), o.meta, has_gpu_activity=o.has_gpu_activity))
     if not good:
-        raise TraceSetError("no readable trace among: " + "; ".join(f"{p}: {why}" for p, why in skipped))
+        raise TraceSetError(loader.no_readable_message(skipped))
+    loader.warn_skipped(skipped)
     ts = loader.assemble(good, skipped)
     ts.manifest, ts.root = manifest, root
     names = list(outcomes[0].tables) if outcomes else []

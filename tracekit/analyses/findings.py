@@ -168,7 +168,9 @@ def _clipped_waits(result: Any) -> pd.DataFrame:
     key = ["rank", "pg_name", "step", "step_seq"]
     durs = c[key + ["dur_us"]].assign(pg_name=c["pg_name"].astype(object).fillna("?"))
     m = w.assign(pg_name=w["pg_name"].astype(object)).merge(durs.drop_duplicates(key), on=key, how="left")
-    return m.assign(wait_us=np.minimum(m["wait_us"], m["dur_us"].fillna(np.inf)))
+    # send/recv waits (step_seq -1) are bounded by their own kernel already, and the key does not name one row
+    dur = m["dur_us"].where(m["step_seq"] >= 0).fillna(np.inf)
+    return m.assign(wait_us=np.minimum(m["wait_us"], dur))
 
 
 def _late_cause(rank: int, straggler: int | None, idle: pd.DataFrame, ranks: pd.DataFrame) -> tuple[str, dict]:
@@ -214,24 +216,46 @@ def rank_waiting(result: Any, *_: Any) -> list[dict[str, Any]]:
     # who each firing rank waited for: the straggler with the most of its wait
     waited = w[w["rank"].isin(fire) & ~w["is_straggler"].astype(bool)]
     inst = result.instances
-    strag = waited.merge(inst[["pg_name", "step", "step_seq", "straggler"]], on=["pg_name", "step", "step_seq"],
-                         how="left", suffixes=("", "_i")) if len(inst) else waited.assign(straggler=np.nan)
+    if "straggler" in waited:  # recorded per wait row (send/recv rows share their key)
+        strag = waited
+    else:
+        strag = waited.merge(inst[["pg_name", "step", "step_seq", "straggler"]], on=["pg_name", "step", "step_seq"],
+                             how="left", suffixes=("", "_i")) if len(inst) else waited.assign(straggler=np.nan)
     by = strag.groupby(["rank", "straggler"])["wait_us"].sum().reset_index()
     by = by.sort_values("wait_us", ascending=False, kind="stable").drop_duplicates("rank")
     top = dict(zip(by["rank"], by["straggler"]))
     means = _step_means(result)
     out = []
+    partial = _partial_wait_share(w)
+    sub = result.meta.get("partial") if isinstance(result.meta, dict) else None
     for rank in fire:
         straggler = int(top[rank]) if rank in top else None
         cost = float(agg.at[rank, "wait"] / steps[rank])
         sh, cm = float(share[rank]), float(comm[rank])
-        cause, cause_ev = _late_cause(int(rank), straggler, idle, r)
-        msg = (f"rank {int(rank)} spends {sh:.0f}% of its communication time ({cost:.0f} µs per step) "
-               f"waiting for rank {straggler}, which arrives later at the collectives{cause}")
+        if partial.get(rank, 0.0) >= 0.5 and sub:  # mostly waits on groups whose ranks are not all loaded
+            msg = (f"rank {int(rank)} spends at least {sh:.0f}% of its communication time ({cost:.0f} µs per step) "
+                   f"waiting at collectives; of the loaded ranks rank {straggler} arrives last, but only "
+                   f"{sub['ranks']} of {sub['world_size']} ranks are in the trace set, so the rank it waited for "
+                   f"may be a missing one (load every rank to name it)")
+            cause_ev = {"late_cause": None, "last_loaded_arrival": straggler}
+            straggler = None  # not blamed: the one waited for may be missing
+        else:
+            cause, cause_ev = _late_cause(int(rank), straggler, idle, r)
+            msg = (f"rank {int(rank)} spends {sh:.0f}% of its communication time ({cost:.0f} µs per step) "
+                   f"waiting for rank {straggler}, which arrives later at the collectives{cause}")
         out.append(_finding("rank_waiting", int(rank), msg, cost, _step_us(result, rank, means),
                             wait_share_pct=_r(sh), wait_us_per_step=_r(cost), straggler=straggler,
-                            comm_us=_r(cm), **cause_ev))
+                            comm_us=_r(cm), partial_wait_share=_r(100.0 * partial.get(rank, 0.0)), **cause_ev))
     return out
+
+
+def _partial_wait_share(w: pd.DataFrame) -> dict[int, float]:
+    """Per rank, the share (0-1) of its wait spent in matches with ranks missing from the trace set."""
+    if "partial" not in w or w.empty:
+        return {}
+    tot = w.groupby("rank")["wait_us"].sum()
+    part = w[w["partial"].astype(bool)].groupby("rank")["wait_us"].sum().reindex(tot.index, fill_value=0.0)
+    return {int(k): float(v) for k, v in (part / tot.where(tot > 0)).fillna(0.0).items()}
 
 
 def gpu_idle(result: Any, waiting: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -309,13 +333,32 @@ def compile_skipped(result: Any, timeline: pd.DataFrame, gb: pd.DataFrame, manif
         src = "run.json asked for torch.compile" if facts.enabled else "the trace shows dynamo cache lookups"
         n_sk, n = int(a["skipped"]), int(a["steps"])
         msg = (f"compilation was requested ({src}) but no compiled graph ran in {n_sk} of {n} steps: "
-               f"the model ran eagerly" + (f" (dynamo skipped {'; '.join(why)})" if why else
-                                           " (dynamo skipped the frame; a graph break inside a loop does this)"))
+               f"the model ran eagerly" + (f" (dynamo skipped {'; '.join(why)})" if why else _skip_reason(facts)))
         out.append(_finding("compile_skipped", int(rank), msg, None, _step_us(result, rank, means),
                             steps_skipped=n_sk, steps=n, cache_lookups_per_step=_r(float(a["lookups"])),
                             regions_per_step=_r(float(a["regions"])), compiled_subgraphs=0,
-                            skipped_frames=why or None))
+                            skipped_frames=why or None, dynamo_skips=_skip_list(facts) or None))
     return out
+
+
+def _skip_list(facts: Any) -> list[str]:
+    return [f"{s.function} ({s.file}): {s.reason}" for s in getattr(facts, "dynamo_skips", None) or []]
+
+
+def _skip_reason(facts: Any) -> str:
+    """Dynamo's own reason for running the model eagerly (run.json ``dynamo_skips``), quoted with its fix;
+    without one, say that it was not recorded (never a guess)."""
+    skips = getattr(facts, "dynamo_skips", None) or []
+    if not skips:
+        why = ("dynamo's reason was not recorded: tracekit profile records it in run.json dynamo_skips; with "
+               "another profiler, run with TORCH_LOGS=+dynamo and look for 'skipping:' or WON'T CONVERT")
+        return f" ({why})"
+    first = skips[0]
+    where = str(first.file or "?").replace("\\", "/").split("site-packages/")[-1]
+    more = f"; {len(skips) - 1} more in run.json dynamo_skips" if len(skips) > 1 else ""
+    fix = next((s.fix for s in skips if s.fix), None)
+    return (f": dynamo says \"skipping: {first.function} (reason: {first.reason}, file: {where})\"{more}"
+            + (f". Fix: {fix}" if fix else ""))
 
 
 def backward_comm_exposed(result: Any, skip_ranks: set[Any]) -> list[dict[str, Any]]:
@@ -441,7 +484,7 @@ def profiler_distortion(result: Any, others: list[dict[str, Any]]) -> list[dict[
                  f"likely cause: per-kernel profiler cost ({kern:.0f} kernels per step; GPU idle up to {idle:.0f}% "
                  f"of the profiled step)")
     else:
-        cause, idle, launch, kern, cpu_bound = "the trace has no GPU activity to say why", None, None, None, None
+        cause, idle, launch, kern, cpu_bound = _no_idle_cause(result), None, None, None, None
     hit = sorted({f["code"] for f in others if f["code"] in TIMING_CODES})
     ev_rows = result.tables.get("bucket_events", pd.DataFrame())
     disagree = sorted(int(x) for x in ev_rows.loc[ev_rows["agree"] == False, "rank"]) if len(ev_rows) else []  # noqa: E712
@@ -455,6 +498,19 @@ def profiler_distortion(result: Any, others: list[dict[str, Any]]) -> list[dict[
                      profiled_step_us=p, source=d.get("source"), threshold=DISTORTED_RATIO,
                      worst_gpu_idle_pct=_r(idle), worst_launch_idle_pct=_r(launch), kernels_per_step=_r(kern),
                      cpu_bound=cpu_bound, may_invalidate=hit, bucket_events_disagree=disagree or None)]
+
+
+def _no_idle_cause(result: Any) -> str:
+    """What is known and what is not when no rank has per-step GPU idle figures to name a cause."""
+    meta = result.meta if isinstance(result.meta, dict) else {}
+    if not meta.get("device_metrics"):
+        return "the trace has no GPU activity (CPU-only), so the GPU idle share that would say why is unknown"
+    man = meta.get("manifest")
+    cuda_only = getattr(man, "config", {}).get("profile_activities") == "cuda" if man is not None else False
+    what = ("the trace holds GPU activity only (captured with --profile-activities cuda: no CPU ops, no "
+            "ProfilerStep ranges)" if cuda_only else "the trace holds GPU activity but no ProfilerStep ranges")
+    return (f"cause unknown: {what}, so the GPU idle per step and the launch gaps that would say why cannot be "
+            "measured; the ratio itself comes from run.json's timings")
 
 
 def _mark_distorted(found: list[dict[str, Any]], ratio: float) -> list[dict[str, Any]]:

@@ -98,7 +98,7 @@ def load_and_analyze(
         try:
             re.compile(comm_pattern)
         except re.error as e:
-            raise ConfigError(f"--comm-pattern {comm_pattern!r} is not a valid regex: {e}") from None
+            raise ConfigError(f"--comm-pattern/--comm-kernel {comm_pattern!r} is not a valid regex: {e}") from None
     if table_names:  # a bad --table fails before any work (this imports the analyses up front)
         from tracekit.analyses import registry
 

@@ -98,10 +98,12 @@ class Column:
 
 @dataclass(frozen=True)
 class ViewOptions:
-    """What the text renderer asks of a view: ``fmt`` (``table`` | ``markdown``), ``per_step``."""
+    """What the text renderer asks of a view: ``fmt`` (``table`` | ``markdown``), ``per_step``, and the
+    run's ``meta`` (facts a view's note may need: missing ranks, unmatched send/recv)."""
 
     fmt: str = "table"
     per_step: bool = False
+    meta: Any = None
 
 
 @dataclass(frozen=True)

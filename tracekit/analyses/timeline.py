@@ -248,15 +248,22 @@ def _fmt_sizes(sizes: list[float] | None) -> str | None:
 CHECK_COLUMNS = ("rank", "check", "expected", "observed", "status", "note")
 
 
+#: status of a reducer check that cannot apply: one rank, where NCCL launches no allreduce kernel
+NOT_APPLICABLE = "not applicable"
+SINGLE_RANK_NOTE = ("world size 1: a single rank has nothing to reduce and NCCL launches no allreduce kernel, "
+                    "so the trace has no allreduces to compare (expected, not a mismatch)")
+
+
 def manifest_check(timeline: pd.DataFrame, graph_breaks: pd.DataFrame, manifest: Manifest | None,
-                   ranks: list[int]) -> pd.DataFrame:
+                   ranks: list[int], world_size: int | None = None) -> pd.DataFrame:
     """Check DDPOptimizer's bucket assignment and the reducer's buckets (``run.json``) against what ran.
 
     Rows per rank: ``backward_subgraphs_per_step`` (DDPOptimizer buckets vs
     ``CompiledFunctionBackward`` per step), ``allreduces_per_step`` and
     ``allreduce_bytes`` (reducer buckets vs backward allreduces of the last
     profiled step), ``ddp_optimizer_vs_reducer``. ``status``: match / mismatch /
-    unknown (a fact is missing). Empty without a manifest.
+    unknown (a fact is missing) / not applicable (``world_size`` 1 and no allreduce in the trace:
+    the three reducer checks, see :data:`SINGLE_RANK_NOTE`). Empty without a manifest.
     """
     if manifest is None:
         return pd.DataFrame(columns=list(CHECK_COLUMNS))
@@ -317,7 +324,17 @@ def manifest_check(timeline: pd.DataFrame, graph_breaks: pd.DataFrame, manifest:
                        if rebuilt and _sizes_match(rebuilt, obs_sizes) else ""))
             rows.append(dict(rank=r, check="ddp_optimizer_vs_reducer", expected=_fmt_sizes(ddpo_sizes),
                              observed=_fmt_sizes(obs_sizes), status="match" if same else "mismatch", note=note))
+    if world_size == 1:
+        rows = [_single_rank(row) for row in rows]
     return pd.DataFrame(rows, columns=list(CHECK_COLUMNS))
+
+
+def _single_rank(row: dict[str, Any]) -> dict[str, Any]:
+    """A reducer check of a one-rank run that found no allreduce: not applicable instead of a mismatch."""
+    reducer_checks = ("allreduces_per_step", "allreduce_bytes", "ddp_optimizer_vs_reducer")
+    if row["check"] in reducer_checks and row["status"] == "mismatch" and row["observed"] in (0, _fmt_sizes([])):
+        return {**row, "status": NOT_APPLICABLE, "note": SINGLE_RANK_NOTE}
+    return row
 
 
 # -- registered tables (see tracekit.analyses.registry) ------------------------------------------
@@ -348,7 +365,7 @@ def _check_table(ctx: RunContext) -> pd.DataFrame:
     # CPU-only (gloo) traces have no bucket timeline to check the reducer's buckets against
     manifest = ctx.manifest if ctx.traces.has_gpu_activity else None
     return manifest_check(ctx.tables["bucket_timeline"], ctx.tables["graph_breaks"], manifest,
-                          sorted(ctx.traces.ranks))
+                          sorted(ctx.traces.ranks), ctx.traces.world_size)
 
 
 TABLES = [
@@ -396,7 +413,8 @@ TABLES = [
             Column("check", "name", "what is checked"),
             Column("expected", "text", "from run.json"),
             Column("observed", "text", "from the trace"),
-            Column("status", "name", "match / mismatch / unknown (a fact is missing)"),
+            Column("status", "name", "match / mismatch / unknown (a fact is missing) / not applicable (world size "
+                                     "1: NCCL launches no allreduce, the reducer checks cannot apply)"),
             Column("note", "text", "what the result means"),
         ),
         compute=_check_table, needs=("bucket_timeline", "graph_breaks"), order=90,

@@ -23,12 +23,21 @@ def debug_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--debug", is_flag=True, help="Show tracebacks for errors.")(f)
 
 
+def _join_comm_patterns(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> str | None:
+    from tracekit.analyses.comm_kernels import join_patterns
+
+    return join_patterns(value)
+
+
 def comm_pattern_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    """``--comm-pattern REGEX`` (alias ``--comm-regex``), passed as ``comm_regex``: one definition for
-    analyze, report and annotate."""
+    """``--comm-kernel REGEX`` (repeatable; aliases ``--comm-pattern``, ``--comm-regex``), passed as
+    ``comm_regex``, one regex (several joined as alternatives) or None: one definition for analyze,
+    report and annotate."""
     return click.option(
-        "--comm-pattern", "--comm-regex", "comm_regex", default=None, metavar="REGEX",
-        help="Extra regex for kernel names to count as communication (rule user_pattern; --comm-regex is an alias).",
+        "--comm-kernel", "--comm-pattern", "--comm-regex", "comm_regex", multiple=True, metavar="REGEX",
+        callback=_join_comm_patterns,
+        help="Also count kernels whose name matches REGEX as communication (repeatable; the last row of the "
+             "rule table, rule user_pattern; see table comm_rules). --comm-pattern and --comm-regex are aliases.",
     )(f)
 
 

@@ -185,17 +185,24 @@ def format_summary(manifest: dict[str, Any]) -> str:
         ddp_opt = c.get("ddp_optimizer") or {}
         skipped = c.get("skipped_frames")
         rec = c.get("recompiles") or {}
+        ct = c.get("compile_time_s")
         parts = [
             f"compile ({c.get('backend')}, {c.get('optimize_ddp')}) rank 0:",
-            f"{c.get('graph_count')} graphs",
+            f"{c.get('graph_count') if c.get('graph_count') is not None else 'n/a'} graphs",
             f"{gb.get('model', 'n/a')} graph breaks in the model",
         ]
         if ddp_opt.get("intended_splits") is not None:
             parts.append(f"{ddp_opt['intended_splits']} DDPOptimizer splits")
         parts += [f"{rec.get('count', 'n/a')} recompiles",
                   f"{len(skipped) if skipped is not None else 'n/a'} skipped frames",
-                  f"compile {c.get('compile_time_s')} s"]
+                  f"compile {ct:.3g} s" if isinstance(ct, (int, float)) else "compile time n/a"]
         lines.append(", ".join(parts[1:]).join([parts[0] + " ", ""]))
+        skips = c.get("dynamo_skips") or []
+        if c.get("graph_count") == 0 and skips:
+            s0 = skips[0]
+            lines.append(f"warning: no compiled graph ran: dynamo skipped {s0.get('function')} "
+                         f"({str(s0.get('file')).split('site-packages/')[-1]}): {s0.get('reason')}"
+                         + (f"; fix: {s0['fix']}" if s0.get("fix") else ""))
         if c.get("compiles_after_warmup"):
             lines.append(f"warning: {c['compiles_after_warmup']} compiles after warm-up; raise --warmup")
     lines += _graphs_lines(manifest.get("graphs"))

@@ -12,6 +12,9 @@ Sources, chosen because they exist (with the same meaning) on torch 2.4 ... 2.13
 * The ``torch._dynamo.backends.distributed`` logger -- DDPOptimizer logs its
   bucket assignment (INFO: bucket count; DEBUG: a table of index, bytes, names).
   We attach a handler for the capture scope only and restore the logger after.
+* The ``torch._dynamo.convert_frame`` / ``eval_frame`` loggers -- dynamo's own reason for each
+  frame it ran eagerly (``skipping: ... (reason: ...)``, ``WON'T CONVERT``), which no counter
+  records for a frame in its skip list (:mod:`tracekit.profile.dynamo_skips`).
 
 Contract: :meth:`CompileFactsRecorder.facts` never raises; a fact that cannot be
 read is ``None`` and its reason goes into ``unavailable``.
@@ -26,6 +29,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+from tracekit.profile import dynamo_skips
 
 DDP_LOGGER = "torch._dynamo.backends.distributed"
 _BUCKET_COUNT_RE = re.compile(r"DDPOptimizer used bucket cap (\d+) and created (\d+) buckets")
@@ -168,6 +173,8 @@ class CompileFactsRecorder:
         self._t0 = 0.0
         self._handler: _ListHandler | None = None
         self._ctx: Any = None
+        self._skip_handler: Any = None
+        self._skip_ctx: Any = None
         self._frames_after_warmup: int | None = None
         self._frames_at_warmup = 0
         self.unavailable: dict[str, str] = {}
@@ -184,12 +191,22 @@ class CompileFactsRecorder:
         except Exception as e:  # noqa: BLE001
             self._ctx = None
             self.unavailable["ddp_optimizer_logs"] = f"{type(e).__name__}: {e}"
+        if self.backend != "none":
+            try:
+                self._skip_ctx = dynamo_skips.capture_dynamo_skips()
+                self._skip_handler = self._skip_ctx.__enter__()
+            except Exception as e:  # noqa: BLE001
+                self._skip_ctx = None
+                self.unavailable["dynamo_skips"] = f"{type(e).__name__}: {e}"
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._ctx is not None:
             self._ctx.__exit__(None, None, None)
             self._ctx = None
+        if self._skip_ctx is not None:
+            self._skip_ctx.__exit__(None, None, None)
+            self._skip_ctx = None
 
     def mark_warmup_done(self) -> None:
         try:
@@ -232,6 +249,12 @@ class CompileFactsRecorder:
         out["ddp_optimizer"] = self._ddp_optimizer_section(ddp_graphs)
         out["recompiles"] = self._recompiles(metrics)
         out["skipped_frames"] = self._skipped(metrics)
+        try:
+            out["dynamo_skips"] = (dynamo_skips.skips(self._skip_handler.messages)
+                                   if self._skip_handler is not None else None)
+        except Exception as e:  # noqa: BLE001
+            out["dynamo_skips"] = None
+            unavailable["dynamo_skips"] = f"{type(e).__name__}: {e}"
         out["compile_time_s"] = (
             round(sum(getattr(m, "entire_frame_compile_time_s", None) or 0.0 for m in metrics), 6)
             if metrics is not None else None

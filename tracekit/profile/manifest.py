@@ -42,6 +42,7 @@ Top-level keys (``schema_version`` 1)::
                                           "bucket_count","buckets": [{"index","bytes","params"}]}]}|None,
                        "recompiles": {"count", "events": [{"compile_id","function","reason"}]},
                        "skipped_frames": [{"function","file","line","fail_type","reason","detail"}],
+                       "dynamo_skips": [{"function","file","line","reason","kind","count","fix"}],
                        "compile_time_s", "frame_compiles": [...], "compiles_after_warmup",
                        "compiled_autograd_captures", "inductor_ddp_buckets",
                        "unimplemented": [{"reason","count"}], "unavailable": {fact: reason}}]}
@@ -267,6 +268,18 @@ class SkippedFrame(_S):
     detail: str | None = None
 
 
+class DynamoSkip(_S):
+    """A frame dynamo ran eagerly, in its own words (:mod:`tracekit.profile.dynamo_skips`)."""
+
+    function: str | None = None
+    file: str | None = None
+    line: int | None = None
+    reason: str | None = None
+    kind: str | None = None
+    count: int | None = None
+    fix: str | None = None
+
+
 class CompileFacts(_S):
     """One rank's ``compile.per_rank`` entry."""
 
@@ -282,6 +295,8 @@ class CompileFacts(_S):
     ddp_optimizer: DDPOptimizer | None = None
     recompiles: Recompiles | None = None
     skipped_frames: list[SkippedFrame] | None = None
+    #: dynamo's log of frames it skipped or would not convert (module forwards and WON'T CONVERT only)
+    dynamo_skips: list[DynamoSkip] | None = None
     compile_time_s: float | None = None
     frame_compiles: list[dict[str, Any]] | None = None
     compiles_after_warmup: int | None = None

@@ -292,7 +292,7 @@ def run_tables(res: AnalysisResult, only: str | None = None) -> list[dict[str, A
             continue
         t = specs[name]
         docs = {c.name: f"{c.doc} [{registry.UNITS[c.unit]}]" for c in t.columns}
-        view = t.view(res.tables, ViewOptions()) if t.view else None
+        view = t.view(res.tables, ViewOptions(meta=res.meta)) if t.view else None
         summary = view.body if view is not None and isinstance(view.body, pd.DataFrame) else None
         block = {"name": name, "title": display_name(view.title if summary is not None else t.title),
                  "summary": table_data(summary, docs),

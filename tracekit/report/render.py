@@ -15,6 +15,8 @@ pyinstrument-style: ``Renderer(...).render(result) -> str``. ``table`` (the CLI'
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import io
 import math
 from typing import Any
@@ -56,7 +58,8 @@ def summary_rows(res: AnalysisResult) -> list[tuple[str, Any]]:
     m = res.meta
     rows: list[tuple[str, Any]] = [
         ("ranks", f"{len(m['ranks'])} of world size {m['world_size']}"
-         + (f" (missing {m['missing_ranks']})" if m.get("missing_ranks") else "")),
+         + (f" (missing {rank_ranges(m['missing_ranks'])}: cross-rank waits, skews and stragglers are partial)"
+            if m.get("missing_ranks") else "")),
         ("backend", m.get("backend")),
         ("nccl", m.get("nccl_version")),
         ("gpus", ", ".join(m.get("gpus") or [])),
@@ -65,18 +68,36 @@ def summary_rows(res: AnalysisResult) -> list[tuple[str, Any]]:
         ("pre-window kernels", m.get("pre_window_kernels") if m.get("device_metrics") else None),
         ("clock offsets (us)", {k: round(v, 1) for k, v in m["clock_offsets_us"].items()} if m.get("clock_aligned")
          else None),
-        ("skipped files", "; ".join(f"{s['path']}: {s['problem']}" for s in m.get("skipped_files") or [])),
+        ("skipped files", skipped_text(m.get("skipped_files") or [])),
     ]
     man = m.get("manifest")
     rows += manifest_rows(man) if man is not None else []
     return rows
 
 
+def rank_ranges(ranks: list[int]) -> str:
+    """``[2-127]`` for a long list of ranks (:func:`tracekit.traces.loader.rank_ranges`)."""
+    from tracekit.traces.loader import rank_ranges as ranges
+
+    return ranges(sorted(int(r) for r in ranks))
+
+
+def skipped_text(skipped: list[dict[str, str]]) -> str:
+    """The summary's ``skipped files`` line: each file while they are few, else the count, the first
+    few and the problems counted (the full list stays in ``meta.skipped_files``)."""
+    from tracekit.traces.loader import SKIPPED_SHOWN, skipped_summary
+
+    if len(skipped) <= SKIPPED_SHOWN:
+        return "; ".join(f"{s['path']}: {s['problem']}" for s in skipped)
+    return skipped_summary([(s["path"], s["problem"]) for s in skipped]).removeprefix("skipped ")
+
+
 def distortion_text(d: Any) -> str | None:
     """The run summary's ``profiler distortion`` line from ``meta["profiler_distortion"]``."""
     if not isinstance(d, dict) or d.get("ratio") is None:
         return None
-    verdict = (f" -- distorted (> {d['threshold']}): see the finding profiler_distortion" if d.get("distorted")
+    verdict = (f" -- doubtful: {d['doubt']}" if d.get("doubtful") else
+               f" -- distorted (> {d['threshold']}): see the finding profiler_distortion" if d.get("distorted")
                else "")
     return (f"{d['ratio']:.2f}x: profiled step {d['profiled_step_us'] / 1000:.2f} ms vs unprofiled "
             f"{d['unprofiled_step_us'] / 1000:.2f} ms (from {d['source']}){verdict}")
@@ -129,14 +150,26 @@ def manifest_rows(man: Manifest) -> list[tuple[str, Any]]:
     c = man.first_compile_facts()
     if c is not None and c.enabled:
         gb = c.graph_breaks or GraphBreaks()
-        facts = [f"graphs={c.graph_count}", f"graph breaks={gb.total} (model {gb.model})",
-                 f"DDPOptimizer splits={c.ddp_optimizer.intended_splits if c.ddp_optimizer else None}",
-                 f"recompiles={c.recompiles.count if c.recompiles else None}",
+        facts = [f"graphs={_known(c.graph_count)}", f"graph breaks={_known(gb.total)} (model {_known(gb.model)})",
+                 f"DDPOptimizer splits={_known(c.ddp_optimizer.intended_splits if c.ddp_optimizer else None)}",
+                 f"recompiles={_known(c.recompiles.count if c.recompiles else None)}",
                  f"skipped frames={len(c.skipped_frames or [])}",
-                 f"compile time={c.compile_time_s} s"]
+                 f"compile time={_seconds(c.compile_time_s)}"]
         rows.append((f"compile (rank {c.rank or 0})", ", ".join(facts)))
     rows += compiled_autograd_rows(man)
     return rows
+
+
+def _known(v: Any) -> Any:
+    """A recorded fact as is; a missing one as ``not recorded`` (never ``None``)."""
+    return "not recorded" if v is None else v
+
+
+def _seconds(v: Any) -> str:
+    """A duration in seconds for a reader: ``29.1 s`` (3 significant digits below 100 s), ``not recorded``."""
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return "not recorded"
+    return f"{v:.3g} s" if v < 100 else f"{v:.0f} s"
 
 
 def compiled_autograd_rows(man: Manifest) -> list[tuple[str, Any]]:
@@ -284,7 +317,7 @@ class TextRenderer(Renderer):
         shown = shown_ranks(res)
         for name in res.tables:
             t = registry.tables()[name]
-            view = t.view(res.tables, self.opts) if t.view else None
+            view = t.view(res.tables, replace(self.opts, meta=res.meta)) if t.view else None
             if view is not None:
                 out.append(self._section(only_ranks(view, shown, name)))
                 spread = spread_view(view) if shown is not None else None

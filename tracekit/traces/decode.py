@@ -44,6 +44,9 @@ class _TypedArgs(msgspec.Struct, frozen=True, gc=False):
     pg_desc: str | None = msgspec.field(default=None, name="Process Group Description")
     pg_ranks: str | None = msgspec.field(default=None, name="Process Group Ranks")
     seq: int = msgspec.field(default=_NO_INT, name="Seq")
+    #: the peer of a point-to-point op (global ranks): ``send`` records "Dst Rank", ``recv`` "Src Rank"
+    p2p_dst: int = msgspec.field(default=_NO_INT, name="Dst Rank")
+    p2p_src: int = msgspec.field(default=_NO_INT, name="Src Rank")
     #: 2021 kineto (torch 1.8-1.9) spelled it in lower case
     external_id_lc: int = msgspec.field(default=_NO_INT, name="external id")
 
@@ -243,6 +246,7 @@ def _coerce_event(e: dict[str, Any]) -> Any:
             group_size=_as_int(a.get("Group size")), dtype=_as_str(a.get("dtype")),
             pg_name=_as_str(a.get("Process Group Name")), pg_desc=_as_str(a.get("Process Group Description")),
             pg_ranks=_as_str(a.get("Process Group Ranks")), seq=_as_int(a.get("Seq")),
+            p2p_dst=_as_int(a.get("Dst Rank")), p2p_src=_as_int(a.get("Src Rank")),
         )
     pid, tid = e.get("pid"), e.get("tid")
     return _TypedEvent(
@@ -305,7 +309,7 @@ def _int64(values: list[Any], attr: str, notes: Notes) -> np.ndarray:
 
 #: collective args that only a few events carry: stored for those rows only
 SPARSE_COLUMNS = ("coll_name", "pg_name", "pg_desc", "pg_ranks", "dtype")
-SPARSE_INT_COLUMNS = ("in_nelems", "out_nelems", "group_size", "seq")
+SPARSE_INT_COLUMNS = ("in_nelems", "out_nelems", "group_size", "seq", "peer")
 _INT_ARGS = ("stream", "correlation", "external_id")
 #: dense numeric columns of :class:`Columns`
 DENSE_COLUMNS = ("kind", "ts_ns", "dur_ns", "pid", "tid", *_INT_ARGS)
@@ -429,8 +433,10 @@ def _arrays(path: Path, events: list[Any], names: _NameCodes, notes: Notes) -> C
                       dtype=np.int64)
     coll_args = [args[i] for i in has]
     sparse: dict[str, Any] = {col: list(map(attrgetter(col), coll_args)) for col in SPARSE_COLUMNS}
-    for col in SPARSE_INT_COLUMNS:
+    for col in SPARSE_INT_COLUMNS[:-1]:
         sparse[col] = _int64(coll_args, col, notes)
+    dst, src = _int64(coll_args, "p2p_dst", notes), _int64(coll_args, "p2p_src", notes)
+    sparse["peer"] = np.where(dst >= 0, dst, src)  # a send's destination, a recv's source
     return Columns(n=n, dense=dense, name_codes=codes, names=[], sparse_idx=has, sparse=sparse)
 
 

@@ -113,14 +113,29 @@ def _pg_ranks(rt: RankTrace) -> dict[str, str]:
     return {str(pg.get("pg_name")): str(pg.get("ranks")) for pg in pgs if isinstance(pg, dict)}
 
 
+def _declared_world_size(rt: RankTrace) -> int | None:
+    """``distributedInfo.world_size`` of one trace when it is a positive int, else None (not recorded)."""
+    w = rt.distributed_info.get("world_size")
+    return w if isinstance(w, int) and not isinstance(w, bool) and w > 0 else None
+
+
 def _check_same_run(ranks: dict[int, RankTrace]) -> int | None:
     """Raise if the traces come from different runs; return the declared world size.
 
     Same run = same ``world_size`` and, for every process group that several
     files declare, the same member ranks. (A rank lists only the groups it belongs
-    to, so subgroups legitimately differ between files.)
+    to, so subgroups legitimately differ between files.) A trace that does not
+    record ``world_size`` (no ``distributedInfo``, or one without that field) is
+    *unknown*, not different: it is left out of the comparison, with one warning
+    naming the files.
     """
-    worlds = {rt.distributed_info.get("world_size"): rt for rt in ranks.values()}
+    known = {r: _declared_world_size(rt) for r, rt in ranks.items()}
+    unknown = [ranks[r] for r, w in known.items() if w is None]
+    if unknown and len(unknown) < len(ranks):
+        names = ", ".join(rt.path.name for rt in unknown[:3]) + (f" and {len(unknown) - 3} more" if len(unknown) > 3 else "")
+        warnings.warn(f"{len(unknown)} trace(s) record no distributedInfo.world_size ({names}): taken to be "
+                      "from the same run as the others", TraceLoadWarning, stacklevel=3)
+    worlds = {w: ranks[r] for r, w in known.items() if w is not None}
     if len(worlds) > 1:
         (w1, a), (w2, b) = list(worlds.items())[:2]
         raise TraceSetError(f"traces come from different runs (world_size differs): {a.path} has {w1}, "
@@ -134,8 +149,7 @@ def _check_same_run(ranks: dict[int, RankTrace]) -> int | None:
                     f"traces come from different runs (process-group config differs, group {name!r}): {other.path} has ranks "
                     f"{seen[name][0]}, {rt.path} has {members}")
             seen.setdefault(name, (members, rt))
-    world = next(iter(worlds))
-    return world if isinstance(world, int) and not isinstance(world, bool) and world > 0 else None
+    return next(iter(worlds), None)
 
 
 class PendingLoad:
@@ -201,14 +215,14 @@ class PendingLoad:
                 if not self._skip_bad:
                     raise r
                 skipped.append((str(f), r.problem))
-                warnings.warn(f"skipped {f}: {r.problem}", TraceLoadWarning, stacklevel=2)
             else:
                 meta, cols = r
                 del r
                 good.append(RankTrace.from_decoded(f, meta, events_frame(cols)))
                 del cols
         if not good:
-            raise TraceSetError("no readable trace among: " + "; ".join(f"{p}: {why}" for p, why in skipped))
+            raise TraceSetError(no_readable_message(skipped))
+        warn_skipped(skipped)
         ts = _assemble(good, skipped)
         paths = self._paths
         roots = [Path(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
@@ -308,6 +322,56 @@ def _guarded_decode(path: Path, fd: int | None = None) -> tuple[dict[str, Any], 
     except TraceInputError as e:
         return e
     return meta, (cols if fd is None else shared.share(cols, fd))
+
+
+#: files named in the one-line summary of skipped files (the rest are in ``meta.skipped_files``)
+SKIPPED_SHOWN = 3
+
+
+def skipped_summary(skipped: Sequence[tuple[str, str]]) -> str:
+    """One line for the files skipped under ``--skip-bad``, however many: the count, the first
+    :data:`SKIPPED_SHOWN` names and how many were skipped for each kind of problem (most common first).
+
+    ``"skipped 3000 unreadable files (first: a.json, b.json, c.json, ...; 2990 not valid JSON, 10 empty
+    file); full list in the JSON report's meta.skipped_files"``. One file: ``"skipped PATH: PROBLEM"``.
+    """
+    if len(skipped) == 1:
+        return f"skipped {skipped[0][0]}: {skipped[0][1]}"
+    return (f"skipped {len(skipped)} unreadable files ({_skipped_detail(skipped)}); "
+            "full list in the JSON report's meta.skipped_files")
+
+
+def _skipped_detail(skipped: Sequence[tuple[str, str]]) -> str:
+    """``first: a.json, b.json, c.json, ...; 2990 not valid JSON, 10 empty file``."""
+    reasons: dict[str, int] = {}
+    for _, why in skipped:
+        key = _problem_kind(why)
+        reasons[key] = reasons.get(key, 0) + 1
+    first = ", ".join(Path(p).name for p, _ in skipped[:SKIPPED_SHOWN])
+    more = ", ..." if len(skipped) > SKIPPED_SHOWN else ""
+    why = ", ".join(f"{n} {k}" for k, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])))
+    return f"first: {first}{more}; {why}"
+
+
+def _problem_kind(problem: str) -> str:
+    """A problem without its details, so that files broken the same way count together
+    (``not valid JSON (line 3 column 7: ...)`` -> ``not valid JSON``; ``traceEvents[12] ...`` ->
+    ``traceEvents[N] ...``)."""
+    head = re.split(r" \(|: ", problem, maxsplit=1)[0].strip() or problem
+    return re.sub(r"\[\d+\]", "[N]", head)
+
+
+def warn_skipped(skipped: Sequence[tuple[str, str]]) -> None:
+    """One :class:`TraceLoadWarning` for all the skipped files (:func:`skipped_summary`); none when none."""
+    if skipped:
+        warnings.warn(skipped_summary(skipped), TraceLoadWarning, stacklevel=3)
+
+
+def no_readable_message(skipped: Sequence[tuple[str, str]]) -> str:
+    """The error when no file could be read: each file while they are few, else one summary line."""
+    if len(skipped) <= SKIPPED_SHOWN:
+        return "no readable trace among: " + "; ".join(f"{p}: {why}" for p, why in skipped)
+    return f"no readable trace among {len(skipped)} files ({_skipped_detail(skipped)})"
 
 
 def rank_ranges(ranks: list[int]) -> str:

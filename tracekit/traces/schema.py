@@ -72,6 +72,7 @@ INT_COLUMNS = (
     "out_nelems",   # collective output element count ("Out msg nelems")
     "group_size",   # collective group size
     "seq",          # collective sequence number when the trace records one ("Seq")
+    "peer",         # point-to-point peer, a global rank: "Dst Rank" of a send, "Src Rank" of a recv
 )
 #: pandas Categorical columns
 CATEGORY_COLUMNS = (

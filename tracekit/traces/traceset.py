@@ -29,7 +29,8 @@ STEP_PREFIX = schema.STEP_PREFIX
 T = TypeVar("T")
 #: the events columns :attr:`RankTrace.gpu` keeps, in its column order
 GPU_EVENT_COLUMNS = ("kind", "name", "ts_ns", "end_ns", "dur_ns", "stream", "correlation", "external_id",
-                     "coll_name", "pg_name", "pg_desc", "pg_ranks", "dtype", "in_nelems", "out_nelems", "group_size")
+                     "coll_name", "pg_name", "pg_desc", "pg_ranks", "dtype", "in_nelems", "out_nelems", "group_size",
+                     "peer")
 #: (pattern, prefix, flags) -> {name: match}: each regex runs once per distinct name in a process, whose
 #: ranks share most names (a worker maps many small ranks); cleared when it grows past the bound
 _NAME_HITS: dict[tuple[str, bool, int], dict[str, bool]] = {}

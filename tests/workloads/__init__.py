@@ -1,0 +1,1 @@
+"""Workload factories (``--model tests.workloads.<module>:<factory>``) for real CPU profile runs."""
