@@ -1,5 +1,5 @@
 """The HTML report in a real browser: headless Chromium (Debian's ``chromium`` + ``chromium-driver``,
-installed by ``scripts/setup.sh`` when it runs as root) driven by selenium.
+installed by ``scripts/setup.sh --with-browser``, and by CI's ``.ci/run``) driven by selenium.
 
 Skipped, with the reason, when the browser, its driver or selenium is missing. Nothing is
 downloaded: the driver is given by path, so selenium's own driver manager never runs.
@@ -27,8 +27,8 @@ YTITLES = "text[class^='y'][class$='title']"
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if CHROMIUM is None or DRIVER is None:
-        pytest.skip("headless Chromium test needs Debian's chromium and chromium-driver packages "
-                    "(scripts/setup.sh installs them when run as root: apt-get install chromium chromium-driver)")
+        pytest.skip("headless Chromium test needs Debian's chromium and chromium-driver packages, which are "
+                    "absent (bash scripts/setup.sh --with-browser installs them, as root)")
     webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[test]')")
     from selenium.webdriver.chrome.service import Service
 
