@@ -192,6 +192,8 @@ def ranks_view(t: Mapping[str, pd.DataFrame], opts: ViewOptions) -> View:
     if hta is not None and not hta.empty:  # the compact comparison; JSON/CSV carry every HTA column
         keep = [c for c in ("rank", "hta_overlap_pct", "hta_compute_pct", "hta_idle_pct", "hta_error") if c in hta]
         ranks = ranks.merge(hta[keep], on="rank", how="left")
+    if len(ranks) and "compute_total_us" in ranks and ranks["compute_total_us"].isna().all():
+        return View("Per-rank breakdown (CPU-only run: steps and cross-rank wait from CPU ranges, us)", ranks)
     return View("Per-rank breakdown (GPU time over the whole trace window, us)", ranks)
 
 
