@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerate docs/report_inductor_graph_break.png, the README's picture of `tracekit report`:
+# Regenerate docs/report_inductor_graph_break.png, the picture of `tracekit report` in README.md and the docs:
 # the HTML report of a committed sample run, rendered by headless Chromium (Debian's chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -376,7 +376,7 @@ def _main(argv: list[str] | None = None) -> int:
     import argparse
     from pathlib import Path
 
-    ap = argparse.ArgumentParser(description="Write the table reference (from the column docs) into a README, "
+    ap = argparse.ArgumentParser(description="Write the table reference (from the column docs) into a Markdown page, "
                                              "between its tables:begin/end markers. "
                                              "Example: python -m tracekit.analyses.registry --readme docs/reference/tables.md")
     ap.add_argument("--readme", type=Path, required=True)

@@ -45,7 +45,7 @@ class LazyGroup(click.Group):
         return super().get_command(ctx, name)
 
 
-#: one line per command for ``tracekit --help`` (the README lists the same)
+#: one line per command for ``tracekit --help`` (README.md and docs/index.md list the same)
 SUMMARIES = {
     "profile": "run a model on N ranks (DDP, replicate, FSDP; eager or torch.compile) under torch.profiler",
     "analyze": "per-rank traces -> compute vs communication, overlap, buckets, waits, findings",

@@ -59,7 +59,7 @@ Examples:
 @click.option("--with-stack", is_flag=True, help="Record Python stacks (bigger traces).")
 @click.option("--profile-activities", type=click.Choice(PROFILE_ACTIVITIES), default="cpu,cuda", show_default=True,
               help="What the profiler records. cuda (GPU runs): less profiler overhead, but no CPU side: "
-                   "no steps, phases, launches or collective ops in the trace (see README).")
+                   "no steps, phases, launches or collective ops in the trace (see docs/commands/profile.md).")
 @click.option("--bucket-timing/--no-bucket-timing", default=True, show_default=True,
               help="DDP: time every bucket's allreduce with CUDA events (host clocks on CPU) during the "
                    "timed steps, through a comm hook wrapping the active one; stored in run.json.")
