@@ -74,6 +74,14 @@ def test_sample_report_in_chromium(browser: Any, tmp_path: Path) -> None:
     # every lane group has its bars: the compute lane of each rank holds drawn SVG bars
     bars = browser.execute_script("return document.querySelectorAll('#timeline-0 .barlayer .point').length")
     assert bars > 100
+    # the lean bundle draws it: a screenshot of the timeline is a real picture, not a blank box
+    assert "plotly.js basic" in out.read_text(encoding="utf-8")[:2000] or "(full bundle)" in out.read_text()[:2000]
+    el = browser.find_element("id", "timeline-0")
+    browser.execute_script("arguments[0].scrollIntoView()", el)
+    png = el.screenshot_as_png
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")  # PNG IHDR
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and width > 800 and height > 200, (width, height)
+    assert len(png) > 20_000, len(png)  # bars, labels and axes: a blank box compresses to a few KB
     # a finding link zooms the timeline to its part and highlights it
     before = browser.execute_script("return document.getElementById('timeline-0').layout.xaxis.range.slice()")
     link = browser.find_element("css selector", "a.focus")
