@@ -54,3 +54,11 @@ def test_readme_links_point_at_existing_files() -> None:
     assert targets, "the README links into the docs"
     for t in targets:
         assert (ROOT / t).exists(), f"README.md links to {t}, which does not exist"
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```bash\n(.*?)\n```", readme, re.S)
+    assert len(blocks) >= 2 and "pytest" in blocks[1], "README's second command runs the tests"
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert blocks[1].strip() in [line.strip() for line in ci]
