@@ -48,7 +48,9 @@ def gloo_thread_map(groups: list[Any]) -> dict[str, str]:
 
     names = [group_name(g) for g in groups]
     t = torch.ones(PROBE_NUMEL)
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+    from tracekit.profile.quiet import drop_kineto_markers
+
+    with drop_kineto_markers(), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
         for g, name in zip(groups, names):
             with torch.profiler.record_function(f"{PROBE_PREFIX}{name}"):
                 works = [dist.all_reduce(t.clone(), group=g, async_op=True) for _ in range(ROUNDS)]
