@@ -59,3 +59,16 @@ def test_a_profiler_window_prints_no_kineto_markers(tmp_path: Path) -> None:
     raw = _run(code, tmp_path, {"TRACEKIT_KINETO_MARKERS": "1"})
     if b"USDT:" in raw.stderr:
         assert b"profiler_start" in raw.stderr
+
+
+def test_the_process_group_probe_prints_no_kineto_markers(tmp_path: Path) -> None:
+    r = _run(f"""
+        import torch.distributed as dist
+        from tracekit.profile.pg_probe import gloo_thread_map
+        dist.init_process_group("gloo", init_method="file://{tmp_path}/store", rank=0, world_size=1)
+        print(sorted(set(gloo_thread_map([dist.group.WORLD]).values())))
+        dist.destroy_process_group()
+        """, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert b"profiler_start" not in r.stderr and b"profiler_stop" not in r.stderr
+    assert r.stdout.strip().startswith(b"[")

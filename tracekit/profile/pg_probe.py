@@ -50,12 +50,18 @@ def gloo_thread_map(groups: list[Any]) -> dict[str, str]:
     t = torch.ones(PROBE_NUMEL)
     from tracekit.profile.quiet import drop_kineto_markers
 
-    with drop_kineto_markers(), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+    prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+    with drop_kineto_markers():  # only around start/stop, which print kineto's markers
+        prof.start()
+    try:
         for g, name in zip(groups, names):
             with torch.profiler.record_function(f"{PROBE_PREFIX}{name}"):
                 works = [dist.all_reduce(t.clone(), group=g, async_op=True) for _ in range(ROUNDS)]
                 for w in works:
                     w.wait()
+    finally:
+        with drop_kineto_markers():
+            prof.stop()
     fd, path = tempfile.mkstemp(suffix=".json", prefix="tracekit-pg-probe-")
     os.close(fd)
     try:
