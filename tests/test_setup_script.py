@@ -63,3 +63,19 @@ def test_unknown_option_is_refused(sandbox: Path) -> None:
     r = _run(sandbox, "--browser")
     assert r.returncode == 2 and "unknown option --browser" in r.stderr
     assert not (sandbox / "calls").exists()
+
+
+def test_torch_comes_from_the_index_the_user_names(sandbox: Path) -> None:
+    # a .venv without torch: the stub python fails `-c "import torch"` (and only that)
+    _stub(sandbox / ".venv" / "bin" / "python",
+          f'echo "python $*" >> "{sandbox}/calls"; [ "$*" = "-c import torch" ] && exit 1; exit 0')
+    r = subprocess.run([shutil.which("bash"), str(sandbox / "scripts" / "setup.sh")], capture_output=True, text=True,
+                       timeout=60, env={"PATH": str(sandbox / "bin"), "HOME": str(sandbox),
+                                        "TRACEKIT_TORCH_INDEX": "https://download.pytorch.org/whl/cpu"})
+    assert r.returncode == 0, r.stderr
+    calls = (sandbox / "calls").read_text()
+    assert "--index-url https://download.pytorch.org/whl/cpu torch==2.13.0" in calls
+    (sandbox / "calls").unlink()
+    r = _run(sandbox)  # no index named: the configured one, and the message says what that can mean
+    assert "CUDA build" in r.stderr and "TRACEKIT_TORCH_INDEX=https://download.pytorch.org/whl/cpu" in r.stderr
+    assert "--index-url" not in (sandbox / "calls").read_text()
