@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU runs recorded in README.md / sample_traces/README.md, in one batch for a 2-GPU host.
+# The GPU runs recorded in docs/gpu-results.md / sample_traces/README.md, in one batch for a 2-GPU host.
 # Usage (device machine, repo root): OUT=/some/dir NPROC=2 bash scripts/gpu_session.sh
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1

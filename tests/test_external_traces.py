@@ -129,6 +129,7 @@ def test_wait_never_exceeds_comm(results):
         assert (r["wait_total_us"] <= r["comm_total_us"] + 1e-6).all(), name
 
 
+@pytest.mark.filterwarnings("ignore:world_size is 128 but no trace")  # HTA's test data: 2 ranks of 128
 def test_hta_agrees_on_overlap():
     pytest.importorskip("hta")
     from tracekit.analyses.hta_check import hta_crosscheck, tracekit_overlap_in_hta_scope

@@ -199,7 +199,9 @@ def _cli(*args: str):
 def test_rank_map_disagreeing_with_hta_is_remapped(tmp_path):
     """We take rank 3 from the name; HTA reads rank 0 (no distributedInfo): the one row is rank 3's."""
     _no_dist_trace(tmp_path / "rank3.json.gz")
-    h = hta_crosscheck(tracekit.load(tmp_path))
+    with pytest.warns(UserWarning, match=r"took rank 3 from the file name"):
+        ts = tracekit.load(tmp_path)
+    h = hta_crosscheck(ts)
     assert h["rank"].tolist() == [3] and h["hta_error"].tolist() == [None]
     assert h["hta_overlap_pct"].iloc[0] == pytest.approx(10 / 20 * 100, abs=0.01)
 

@@ -1,5 +1,5 @@
 """The HTML report in a real browser: headless Chromium (Debian's ``chromium`` + ``chromium-driver``,
-installed by ``scripts/setup.sh`` when it runs as root) driven by selenium.
+installed by ``scripts/setup.sh --with-browser``, and by CI's ``.ci/run``) driven by selenium.
 
 Skipped, with the reason, when the browser, its driver or selenium is missing. Nothing is
 downloaded: the driver is given by path, so selenium's own driver manager never runs.
@@ -27,8 +27,8 @@ YTITLES = "text[class^='y'][class$='title']"
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if CHROMIUM is None or DRIVER is None:
-        pytest.skip("headless Chromium test needs Debian's chromium and chromium-driver packages "
-                    "(scripts/setup.sh installs them when run as root: apt-get install chromium chromium-driver)")
+        pytest.skip("headless Chromium test needs Debian's chromium and chromium-driver packages, which are "
+                    "absent (bash scripts/setup.sh --with-browser installs them, as root)")
     webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[test]')")
     from selenium.webdriver.chrome.service import Service
 
@@ -74,6 +74,14 @@ def test_sample_report_in_chromium(browser: Any, tmp_path: Path) -> None:
     # every lane group has its bars: the compute lane of each rank holds drawn SVG bars
     bars = browser.execute_script("return document.querySelectorAll('#timeline-0 .barlayer .point').length")
     assert bars > 100
+    # the lean bundle draws it: a screenshot of the timeline is a real picture, not a blank box
+    assert "plotly.js basic" in out.read_text(encoding="utf-8")[:2000] or "(full bundle)" in out.read_text()[:2000]
+    el = browser.find_element("id", "timeline-0")
+    browser.execute_script("arguments[0].scrollIntoView()", el)
+    png = el.screenshot_as_png
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")  # PNG IHDR
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and width > 800 and height > 200, (width, height)
+    assert len(png) > 20_000, len(png)  # bars, labels and axes: a blank box compresses to a few KB
     # a finding link zooms the timeline to its part and highlights it
     before = browser.execute_script("return document.getElementById('timeline-0').layout.xaxis.range.slice()")
     link = browser.find_element("css selector", "a.focus")

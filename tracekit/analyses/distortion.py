@@ -192,11 +192,21 @@ def _events_table(ctx: RunContext) -> pd.DataFrame:
             for r in ctx.meta.get("ranks", [])], columns=list(EVENT_COLUMNS))
     bad = rows[rows["agree"] == False] if len(rows) else rows  # noqa: E712 (null: not compared)
     if len(bad):
-        ctx.meta.setdefault("notes", []).append(
-            f"bucket timing: the trace's DDP bucket figures differ from the unprofiled steps' (measured with "
-            f"{bad['clock'].iloc[0]}) on rank(s) {', '.join(str(int(r)) for r in bad['rank'])} "
-            f"({bad['note'].iloc[0].split(': ', 1)[-1]}); see table bucket_events")
+        ctx.meta.setdefault("notes", []).append(_disagreement_note(bad))
     return rows
+
+
+def _disagreement_note(bad: pd.DataFrame) -> str:
+    """The run summary's note when the trace's bucket figures disagree with the unprofiled bucket timing:
+    which ranks, by how much (first such rank), and which figure to believe."""
+    first = bad.iloc[0]
+    clock = "CUDA events" if first["clock"] == "cuda_events" else "host clock"
+    return (f"bucket timing: on rank(s) {', '.join(str(int(r)) for r in bad['rank'])} the DDP bucket allreduces "
+            f"in the profiled window differ from the same buckets timed without the profiler "
+            f"({first['note'].split(': ', 1)[-1]}; rank {int(first['rank'])}: "
+            f"{first['trace_comm_us_per_step']:.0f} µs of bucket communication per step in the trace vs "
+            f"{first['event_comm_us_per_step']:.0f} µs without the profiler, {clock}). The profiler changes "
+            f"the timing it records; the figures without it are what training sees (table bucket_events)")
 
 
 def _events_view(t: Any, opts: Any) -> View | None:

@@ -11,10 +11,11 @@ declarations:
   the run tables (``scope="run"``) in dependency order;
 - every renderer (:mod:`tracekit.report.render`: text, markdown, JSON, CSV) renders
   every table, and ``--table NAME`` is checked against it (:func:`check_names`);
-- the README's metric definitions are generated from the column docs
-  (``python -m tracekit.analyses.registry --readme README.md``; a test fails on drift).
+- the documentation's table reference (``docs/reference/tables.md``) is generated from the
+  column docs (``python -m tracekit.analyses.registry --readme docs/reference/tables.md``;
+  a test fails on drift).
 
-Adding an analysis is one new module (see README, "Adding an analysis")::
+Adding an analysis is one new module (see ``docs/development.md``, "Adding an analysis")::
 
     # tracekit/analyses/top_kernels.py
     from tracekit.analyses.registry import Column, RankContext, Table
@@ -65,7 +66,7 @@ if TYPE_CHECKING:
 
 Scope = Literal["rank", "run"]
 
-#: units a column may declare (README lists them with their meaning)
+#: units a column may declare (docs/reference/tables.md lists them with their meaning)
 UNITS = {
     "us": "microseconds", "ns": "nanoseconds (absolute times on the rank's clock)", "s": "seconds",
     "pct": "percent (0-100)", "bytes": "bytes", "MB": "megabytes (1e6 bytes)", "GB/s": "1e9 bytes per second",
@@ -85,7 +86,7 @@ class RegistryError(Exception):
 @dataclass(frozen=True)
 class Column:
     """One column: ``name`` (with its unit and scope in it, e.g. ``wait_total_us``), ``unit`` (a key
-    of :data:`UNITS`) and ``doc``, a one-line definition (the README's metric table)."""
+    of :data:`UNITS`) and ``doc``, a one-line definition (the table reference in the docs)."""
 
     name: str
     unit: str
@@ -140,7 +141,7 @@ class Table:
     order: int = 100
     internal: bool = False
     enabled: Callable[[AnalyzeOptions], bool] | None = None
-    #: a paragraph for the README above the column list (optional)
+    #: a paragraph for the table reference above the column list (optional)
     doc: str = ""
 
     @property
@@ -337,7 +338,7 @@ def compute_run_tables(ctx: RunContext, specs: list[Table]) -> None:
         ctx.tables[t.name] = conform(t, t.compute(ctx))
 
 
-# -- README generation ---------------------------------------------------------------------------
+# -- docs generation -----------------------------------------------------------------------------
 
 README_BEGIN = "<!-- tables:begin -->"
 README_END = "<!-- tables:end -->"
@@ -348,7 +349,8 @@ def _cell(text: str) -> str:
 
 
 def readme_section() -> str:
-    """The README's table reference: per table its scope, paragraph and columns (unit, definition)."""
+    """The table reference (``docs/reference/tables.md``): per table its scope, paragraph and columns
+    (unit, definition)."""
     lines = [README_BEGIN, ""]
     for t in tables().values():
         if t.internal:
@@ -356,7 +358,7 @@ def readme_section() -> str:
         scope = ("per rank (computed in each rank's pass)" if t.scope == "rank"
                  else "per run (computed once, after the per-rank tables)")
         when = " Only with the option that enables it." if t.enabled is not None else ""
-        lines += [f"#### `{t.name}`: {t.title}", "", f"Scope: {scope}.{when}" + (f" {t.doc}" if t.doc else ""), "",
+        lines += [f"## `{t.name}`: {t.title}", "", f"Scope: {scope}.{when}" + (f" {t.doc}" if t.doc else ""), "",
                   "| column | unit | definition |", "|---|---|---|"]
         lines += [f"| `{c.name}` | {c.unit} | {_cell(c.doc)} |" for c in t.columns]
         lines.append("")
@@ -365,7 +367,7 @@ def readme_section() -> str:
 
 
 def update_readme(text: str) -> str:
-    """``text`` (a README) with the part between the markers replaced by :func:`readme_section`."""
+    """``text`` (a Markdown page) with the part between the markers replaced by :func:`readme_section`."""
     start, end = text.find(README_BEGIN), text.find(README_END)
     if start < 0 or end < start:
         raise RegistryError("README has no tables:begin / tables:end markers")
@@ -376,9 +378,9 @@ def _main(argv: list[str] | None = None) -> int:
     import argparse
     from pathlib import Path
 
-    ap = argparse.ArgumentParser(description="Write the table reference (from the column docs) into a README, "
+    ap = argparse.ArgumentParser(description="Write the table reference (from the column docs) into a Markdown page, "
                                              "between its tables:begin/end markers. "
-                                             "Example: python -m tracekit.analyses.registry --readme README.md")
+                                             "Example: python -m tracekit.analyses.registry --readme docs/reference/tables.md")
     ap.add_argument("--readme", type=Path, required=True)
     a = ap.parse_args(argv)
     from tracekit.analyses import registry  # this file runs as __main__: use the one module the analyses import

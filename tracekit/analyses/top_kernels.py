@@ -1,9 +1,9 @@
 """Top kernels: the GPU kernels that take the most time on each rank.
 
-The example of README's "Adding an analysis": this module is the whole analysis.
+The example of "Adding an analysis" in docs/development.md: this module is the whole analysis.
 It declares one per-rank table; the registry (:mod:`tracekit.analyses.registry`)
 computes it in each rank's pass, renders it in every format, accepts it for
-``--table top_kernels`` and documents its columns in the README.
+``--table top_kernels`` and documents its columns in docs/reference/tables.md.
 
 Per rank, kernels are grouped by name; the :data:`TOP_N` names with the largest
 summed duration are kept, most time first. ``busy_share_pct`` uses the union of

@@ -25,6 +25,14 @@ class LazyGroup(click.Group):
         super().__init__(*args, **kwargs)
         self.lazy = lazy  # name -> "module:attribute"
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list from :data:`SUMMARIES`, whole (click would cut each docstring at 45
+        characters, mid-word) and without importing the commands."""
+        rows = [(name, SUMMARIES.get(name) or self.get_command(ctx, name).get_short_help_str(200))
+                for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.lazy})
 
@@ -36,6 +44,16 @@ class LazyGroup(click.Group):
             gc.enable()  # profile and bench run training loops: keep the cycle collector
         return super().get_command(ctx, name)
 
+
+#: one line per command for ``tracekit --help`` (README.md and docs/index.md list the same)
+SUMMARIES = {
+    "profile": "run a model on N ranks (DDP, replicate, FSDP; eager or torch.compile) under torch.profiler",
+    "analyze": "per-rank traces -> compute vs communication, overlap, buckets, waits, findings",
+    "diff": "two runs side by side, with deltas",
+    "report": "one self-contained HTML report: findings linked to a per-rank timeline",
+    "annotate": "copies of the traces with findings and buckets as tracks, for Perfetto",
+    "bench": "DDP scaling sweep, its JSON diff, and the DDP+RPC parameter-server benchmark",
+}
 
 #: commands that read traces and exit: run without the cyclic garbage collector (see :func:`entry`)
 SHORT_LIVED = frozenset({"analyze", "diff", "report", "annotate", "whatif"})

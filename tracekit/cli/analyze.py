@@ -14,7 +14,7 @@ from tracekit.cli.common import (comm_pattern_option, debug_option, emit, finish
 @click.option("--per-step", is_flag=True, help="Add the per-step breakdown table.")
 @click.option("--table", "table", default=None, metavar="NAME",
               help="Output only this table, in full (any format; --format csv writes 'ranks' without it). "
-                   "Tables: see README, 'Tables and metrics'; a wrong name lists them.")
+                   "Tables: see docs/reference/tables.md; a wrong name lists them.")
 @click.option("--skip-bad", is_flag=True, help="Skip unreadable rank files (listed in the report) instead of failing.")
 @comm_pattern_option
 @click.option("--align/--no-align", "align", default=None,

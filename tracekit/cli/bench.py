@@ -59,7 +59,8 @@ def bench_group() -> None:
     """Distributed benchmarks (PyTorch's DDP sweep, its diff, and the RPC parameter-server benchmark)."""
 
 
-@bench_group.command("ddp", epilog=DDP_EPILOG)
+@bench_group.command("ddp", epilog=DDP_EPILOG,
+                     short_help="DDP scaling sweep: a no-DDP baseline, then DDP on 1, 2, 4, ... ranks")
 @click.option("--model", "models", multiple=True, default=("toy",), show_default=True,
               help="Repeatable. " + MODEL_HELP)
 @click.option("--world-sizes", default=None,
@@ -118,7 +119,8 @@ def ddp_command(models: tuple[str, ...], world_sizes: str | None, warmup: int, i
         raise RunError(f"{failed} of {total} points failed (see the table)")
 
 
-@bench_group.command("diff", epilog=DIFF_EPILOG)
+@bench_group.command("diff", epilog=DIFF_EPILOG,
+                     short_help="compare two `bench ddp` JSON files, like PyTorch's diff.py")
 @click.argument("file_a", type=click.Path(exists=True, dir_okay=False))
 @click.argument("file_b", type=click.Path(exists=True, dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(("table", "markdown", "json")), default="table",
@@ -141,7 +143,8 @@ def diff_command(file_a: str, file_b: str, fmt: str, output: str | None) -> None
         emit(render_diff(d, "github" if fmt == "markdown" else "simple"), output)
 
 
-@bench_group.command("rpc", epilog=RPC_EPILOG)
+@bench_group.command("rpc", epilog=RPC_EPILOG,
+                     short_help="DDP + RPC hybrid parameter-server benchmark (benchmark_ddp_rpc.py)")
 @click.option("--trainers", type=int, default=2, show_default=True, help="Trainer ranks (DDP over the dense part).")
 @click.option("--parameter-servers", type=int, default=2, show_default=True,
               help="Parameter-server ranks, one EmbeddingBag table each.")

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from tracekit.cli.common import debug_option, run_guarded
-from tracekit.errors import RunError
+from tracekit.errors import ConfigError, RunError
 from tracekit.cli.options import MODEL_HELP, workload_options
 from tracekit.profile.config import OPTIMIZERS, PROFILE_ACTIVITIES, ProfileConfig
 
@@ -59,7 +59,7 @@ Examples:
 @click.option("--with-stack", is_flag=True, help="Record Python stacks (bigger traces).")
 @click.option("--profile-activities", type=click.Choice(PROFILE_ACTIVITIES), default="cpu,cuda", show_default=True,
               help="What the profiler records. cuda (GPU runs): less profiler overhead, but no CPU side: "
-                   "no steps, phases, launches or collective ops in the trace (see README).")
+                   "no steps, phases, launches or collective ops in the trace (see docs/commands/profile.md).")
 @click.option("--bucket-timing/--no-bucket-timing", default=True, show_default=True,
               help="DDP: time every bucket's allreduce with CUDA events (host clocks on CPU) during the "
                    "timed steps, through a comm hook wrapping the active one; stored in run.json.")
@@ -78,9 +78,12 @@ Examples:
               help="Profile each variant (comma-separated [PARALLEL:]BACKEND[:OPTIMIZE_DDP][:FUSION], e.g. "
                    "eager,inductor,inductor:python_reducer,replicate:inductor:python_reducer:coalesced) into "
                    "OUT/<variant> with otherwise identical options, then print one comparison table.")
+@click.option("--force", is_flag=True,
+              help="Replace the finished run already in --out (its run.json and traces); without it such a "
+                   "folder is refused. A failed run's files are always replaced.")
 @debug_option
 @run_guarded
-def profile_command(compare: str | None = None, **opts: Any) -> None:
+def profile_command(compare: str | None = None, force: bool = False, **opts: Any) -> None:
     """Train a model on N ranks (DDP/replicate/FSDP, optional tensor parallel, eager or compiled) and profile it.
 
     Writes one Chrome trace per rank and run.json (config, versions, hardware,
@@ -99,27 +102,33 @@ def profile_command(compare: str | None = None, **opts: Any) -> None:
 
     command_line = ["tracekit", *sys.argv[1:]]
     if compare:
-        _compare({**opts, "command_line": command_line}, compare)
+        _compare({**opts, "command_line": command_line}, compare, force)
         return
     config = ProfileConfig(command_line=command_line, **opts)
-    manifest = run_profile(config, notify=lambda m: click.echo(m, err=True))
+    manifest = run_profile(config, notify=lambda m: click.echo(m, err=True), force=force)
     if manifest is None:  # a non-zero rank under torchrun/srun
         return
     click.echo(format_summary(manifest))
 
 
-def _compare(options: dict[str, Any], spec: str) -> None:
+def _compare(options: dict[str, Any], spec: str, force: bool = False) -> None:
     """Profile every variant, then (rank 0 / elastic launcher only) analyze and compare them."""
     from tracekit.compare import variant_configs
     from tracekit.profile.launcher import run_profile
+    from tracekit.profile.outdir import holds_finished_run
 
     configs = variant_configs(options, spec, options.get("out_dir"))  # all validated before any runs
+    if not force:  # refuse before the first variant runs, not half-way through
+        taken = [cfg.out_dir for _, cfg in configs if holds_finished_run(cfg.out_dir)]
+        if taken:
+            raise ConfigError(f"{', '.join(taken)} already hold(s) a run: pass --force to replace, "
+                              f"or choose another --out")
     root = str(Path(configs[0][1].out_dir).parent)
     dirs, failed = {}, {}
     for label, cfg in configs:
         click.echo(f"== {label}", err=True)
         try:
-            manifest = run_profile(cfg, notify=lambda m: click.echo(m, err=True))
+            manifest = run_profile(cfg, notify=lambda m: click.echo(m, err=True), force=force)
         except RunError as e:  # a failing variant is reported and the others still run
             click.echo(f"error: {label}: {e}", err=True)
             failed[label] = str(e)

@@ -15,12 +15,15 @@ from tracekit.cli.common import comm_pattern_option, debug_option, emit, run_gua
               help="ProfilerStep number the timeline shows (default: the step of median duration).")
 @click.option("--label", "labels", multiple=True, help="Name of each run on the page (once per run; default: its path).")
 @click.option("--skip-bad", is_flag=True, help="Skip unreadable rank files (listed in the report) instead of failing.")
+@click.option("--plotly", type=click.Choice(["inline", "cdn"]), default="inline", show_default=True,
+              help="inline: the page carries plotly.js (its lean basic bundle, ~1.2 MB) and opens offline; "
+                   "cdn: a small page that loads plotly.js from plotly's CDN (needs the network).")
 @comm_pattern_option
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Parse/analysis processes (as for analyze).")
 @debug_option
 @run_guarded
 def report_command(runs: tuple[str, ...], output: str, step: int | None, labels: tuple[str, ...], skip_bad: bool,
-                   comm_regex: str | None, workers: int | None) -> None:
+                   plotly: str, comm_regex: str | None, workers: int | None) -> None:
     """Write one self-contained HTML report (works offline): run summary, findings linked to a
     per-rank timeline of one step (compute, communication, memory, idle, DDP buckets with their
     exposed part, compiled regions and graph breaks), per-bucket and per-rank bars, sortable tables.
@@ -32,6 +35,7 @@ def report_command(runs: tuple[str, ...], output: str, step: int | None, labels:
       tracekit report runs/demo -o report.html
       tracekit report runs/cmp/inductor runs/cmp/inductor-no_optimization -o cmp.html
       tracekit report runs/demo --step 3 -o step3.html
+      tracekit report runs/demo --plotly cdn -o small.html
     """
     if len(runs) > 2:
         raise click.UsageError(f"one or two runs, got {len(runs)}")
@@ -41,5 +45,5 @@ def report_command(runs: tuple[str, ...], output: str, step: int | None, labels:
     from tracekit.report.html import report_paths
 
     page = report_paths([[r] for r in runs], labels=list(labels) or None, step=step, skip_bad=skip_bad,
-                        comm_pattern=comm_regex, workers=workers)
+                        comm_pattern=comm_regex, workers=workers, plotly=plotly)
     emit(page, output)

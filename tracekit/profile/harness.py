@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tracekit.errors import RunError
+from tracekit.profile.quiet import drop_kineto_markers
 
 PERCENTILES = (50, 75, 90, 95)
 
@@ -89,17 +90,19 @@ class ProfilerWindow:
             record_shapes=self.record_shapes,
             with_stack=self.with_stack,
         )
-        self._prof.__enter__()
+        with drop_kineto_markers():
+            self._prof.__enter__()
         return self
 
     def step(self) -> None:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), drop_kineto_markers():
             # "Profiler clears events at the end of each cycle": one cycle is all we record.
             warnings.filterwarnings("ignore", message=".*Profiler clears events.*")
             self._prof.step()
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        self._prof.__exit__(exc_type, exc, tb)
+        with drop_kineto_markers():
+            self._prof.__exit__(exc_type, exc, tb)
         if exc_type is None and self.trace_path is None:
             raise RunError(f"rank {self.rank}: the profiler exported no trace "
                            f"(ran fewer than {self.total_steps} steps?)")

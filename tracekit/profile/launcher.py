@@ -17,6 +17,7 @@ from typing import Any
 
 from tracekit.errors import ConfigError, RunError
 from tracekit.profile.config import ProfileConfig, default_out_dir
+from tracekit.profile.outdir import prepare_out_dir
 from tracekit.profile.elastic import launch_module
 from tracekit.profile.env import CHILD_MARKER, CONFIG_ENV, apply_gpu_safety_env, detect_rank_env
 from tracekit.profile.failure import describe_failure, last_line
@@ -39,9 +40,13 @@ def _failure_error(out_dir: Path, exc: Exception) -> RunError:
     return RunError(f"{who} failed: {line} (run folder {out_dir}{kept})")
 
 
-def run_profile(config: ProfileConfig, *, notify: Callable[[str], None] | None = None) -> dict[str, Any] | None:
+def run_profile(config: ProfileConfig, *, notify: Callable[[str], None] | None = None,
+                force: bool = False) -> dict[str, Any] | None:
     """Run the profile described by ``config``; return the manifest (None on ranks other than 0).
 
+    A run folder that already holds a finished run is refused (ConfigError) unless ``force``; the
+    earlier run's files are removed first (:mod:`tracekit.profile.outdir`; by the launching process,
+    not under torchrun/srun, where the ranks start together).
     Raises ConfigError for bad options (before anything starts), MissingDependencyError
     for a missing optional package, RunError when a rank fails (the traces other
     ranks wrote are kept).
@@ -79,9 +84,11 @@ def run_profile(config: ProfileConfig, *, notify: Callable[[str], None] | None =
     if notice:
         notify(f"notice: {notice}")
     out_dir = Path(config.out_dir or default_out_dir(config))
+    removed = prepare_out_dir(out_dir, force=force)
+    if removed:
+        what = "run" if any(p.name == "run.json" for p in removed) else "incomplete run (no run.json)"
+        notify(f"notice: removed the earlier {what} in {out_dir}: {len(removed)} file(s)")
     out_dir.mkdir(parents=True, exist_ok=True)
-    for stale in out_dir.glob("rank*.error.txt"):
-        stale.unlink()
     config = dataclasses.replace(config, device=device, nproc=nproc, out_dir=str(out_dir), launcher="elastic",
                                  device_notice=notice, command_line=config.command_line or list(sys.argv))
     if device == "cuda":

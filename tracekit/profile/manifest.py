@@ -9,7 +9,7 @@ Top-level keys (``schema_version`` 1)::
     created_utc      ISO-8601 time the manifest was written
     command_line     list[str], the argv that started the run
     status           "ok"
-    config           the resolved ProfileConfig: every option (see README.md, "tracekit profile"),
+    config           the resolved ProfileConfig: every option (see docs/commands/profile.md),
                      plus "optimize_ddp_resolved"
     run              {"world_size", "device": "cuda"|"cpu", "backend": "nccl"|"gloo",
                       "launcher": "elastic"|"torchrun"|"slurm"|"single", "notice": str|None,

@@ -48,12 +48,20 @@ def gloo_thread_map(groups: list[Any]) -> dict[str, str]:
 
     names = [group_name(g) for g in groups]
     t = torch.ones(PROBE_NUMEL)
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+    from tracekit.profile.quiet import drop_kineto_markers
+
+    prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+    with drop_kineto_markers():  # only around start/stop, which print kineto's markers
+        prof.start()
+    try:
         for g, name in zip(groups, names):
             with torch.profiler.record_function(f"{PROBE_PREFIX}{name}"):
                 works = [dist.all_reduce(t.clone(), group=g, async_op=True) for _ in range(ROUNDS)]
                 for w in works:
                     w.wait()
+    finally:
+        with drop_kineto_markers():
+            prof.stop()
     fd, path = tempfile.mkstemp(suffix=".json", prefix="tracekit-pg-probe-")
     os.close(fd)
     try:

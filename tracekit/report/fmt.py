@@ -33,4 +33,14 @@ def table(df: pd.DataFrame | None, fmt: str, *, empty: str = "(none)") -> str:
     # Python rows, as DataFrame.map would re-infer dtypes (ints with a None become floats)
     rows = [[shorten(safe_text(v)) if isinstance(v, str) else v for v in row] for row in obj.values.tolist()]
     return tabulate(rows, headers=[safe_text(str(c)) for c in df.columns],
-                    tablefmt="github" if fmt == "markdown" else "simple", floatfmt=".1f", missingval="-")
+                    tablefmt="github" if fmt == "markdown" else "simple",
+                    floatfmt=[float_format(str(c)) for c in df.columns], missingval="-")
+
+
+#: columns that hold a ratio (``profiled / unprofiled``): printed as the run summary prints them (``0.74x``)
+RATIO_COLUMNS = frozenset({"ratio"})
+
+
+def float_format(column: str) -> str:
+    """The format of a float column in the text tables: 2 decimals for ratios, else 1."""
+    return ".2f" if column in RATIO_COLUMNS or column.endswith("_ratio") else ".1f"

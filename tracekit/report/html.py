@@ -1,6 +1,7 @@
 """One self-contained HTML report (``tracekit report``, ``tracekit analyze --html``).
 
-The page works offline: plotly.js is inlined once, each figure is plotly JSON
+The page works offline: plotly.js is inlined once (its lean basic bundle where it can draw the
+figures, see :mod:`.plotlyjs`; ``plotly="cdn"`` links it instead), each figure is plotly JSON
 (plotly escapes ``<``, ``>`` and ``/`` in it, so a ``</script>`` inside a kernel
 name cannot end the script). Every name that comes from a trace goes through
 :func:`display_name` (control characters such as ANSI escapes become visible
@@ -22,7 +23,6 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
-from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 
 from tracekit import __version__
@@ -33,6 +33,7 @@ from tracekit.analyses.registry import AnalysisResult, ViewOptions
 from tracekit.errors import ConfigError
 from tracekit.report import collect, figures
 from tracekit.report.graphs import graphs_context
+from tracekit.report.plotlyjs import plotly_script
 from tracekit.report.render import SHOWN_RANKS_RULE, Renderer, shown_ranks, summary_rows
 from tracekit.traces.traceset import TraceSet
 
@@ -212,11 +213,17 @@ def breakdown_figure(steps: pd.DataFrame) -> go.Figure | None:
 
 
 def bucket_figure(summary: pd.DataFrame) -> go.Figure | None:
-    """Per-bucket bars (mean per step): duration with its exposed part, and bus bandwidth; one colour per rank."""
+    """Per-bucket bars (mean per step): duration with its exposed part, and bus bandwidth; one colour per rank.
+
+    A part no rank has a value for (a CPU-only run: no exposed time, no sizes so no bandwidth) is left
+    out -- no empty chart, no legend entry without bars -- and the title says so."""
     if summary is None or summary.empty:
         return None
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
-                        subplot_titles=("allreduce duration and exposed part (µs, mean per step)", "busbw on the transfer time (GB/s)"))
+    has_exposed, has_bw = bool(summary["exposed_us"].notna().any()), bool(summary["busbw_gbps"].notna().any())
+    title = ("allreduce duration and exposed part (µs, mean per step)" if has_exposed
+             else "allreduce duration (µs, mean per step; exposed part unknown: no GPU activity in the trace)")
+    fig = make_subplots(rows=2 if has_bw else 1, cols=1, shared_xaxes=True, vertical_spacing=0.08,
+                        subplot_titles=(title, "busbw on the transfer time (GB/s)") if has_bw else (title,))
     palette = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
     for i, (rank, g) in enumerate(summary.groupby("rank")):
         c = palette[i % len(palette)]
@@ -224,18 +231,20 @@ def bucket_figure(summary: pd.DataFrame) -> go.Figure | None:
                              offsetgroup=str(rank), legendgroup=str(rank),
                              hovertemplate="bucket %{x}: %{y:.1f} µs<extra>rank " + str(rank) + "</extra>"),
                       row=1, col=1)
-        fig.add_trace(go.Bar(x=g["bucket"], y=g["exposed_us"], name=f"rank {rank} exposed", marker_color=c,
-                             marker_pattern_shape="/", marker_line_color="#D55E00", offsetgroup=str(rank),
-                             legendgroup=str(rank), opacity=0.9,
-                             hovertemplate="bucket %{x}: exposed %{y:.1f} µs<extra>rank " + str(rank) + "</extra>"),
-                      row=1, col=1)
-        fig.add_trace(go.Bar(x=g["bucket"], y=g["busbw_gbps"], name=f"rank {rank} busbw", marker_color=c,
-                             offsetgroup=str(rank), legendgroup=str(rank), showlegend=False,
-                             hovertemplate="bucket %{x}: %{y:.1f} GB/s<extra>rank " + str(rank) + "</extra>"),
-                      row=2, col=1)
-    fig.update_layout(barmode="overlay", height=460, margin={"l": 60, "r": 20, "t": 40, "b": 40},
-                      legend={"orientation": "h", "y": -0.15})
-    fig.update_xaxes(title_text="bucket (launch order; 0 = first launched = last layers)", row=2, col=1)
+        if has_exposed:
+            fig.add_trace(go.Bar(x=g["bucket"], y=g["exposed_us"], name=f"rank {rank} exposed", marker_color=c,
+                                 marker_pattern_shape="/", marker_line_color="#D55E00", offsetgroup=str(rank),
+                                 legendgroup=str(rank), opacity=0.9,
+                                 hovertemplate="bucket %{x}: exposed %{y:.1f} µs<extra>rank " + str(rank) + "</extra>"),
+                          row=1, col=1)
+        if has_bw:
+            fig.add_trace(go.Bar(x=g["bucket"], y=g["busbw_gbps"], name=f"rank {rank} busbw", marker_color=c,
+                                 offsetgroup=str(rank), legendgroup=str(rank), showlegend=False,
+                                 hovertemplate="bucket %{x}: %{y:.1f} GB/s<extra>rank " + str(rank) + "</extra>"),
+                          row=2, col=1)
+    fig.update_layout(barmode="overlay", height=460 if has_bw else 300, margin={"l": 60, "r": 20, "t": 40, "b": 40},
+                      legend={"orientation": "h", "y": -0.15 if has_bw else -0.3})
+    fig.update_xaxes(title_text="bucket (launch order; 0 = first launched = last layers)", row=2 if has_bw else 1, col=1)
     return fig
 
 
@@ -333,35 +342,50 @@ def _shown_note(view: RunView) -> list[str]:
             f"{', '.join(map(str, view.shown_ranks))}); the tables hold every rank"]
 
 
-def _run_context(view: RunView, idx: int, table: str | None = None) -> dict[str, Any]:
+def _figures(view: RunView) -> dict[str, go.Figure | None]:
+    """The run's plotly figures (None: no timeline to draw)."""
+    return {
+        "timeline": timeline_figure(view.timeline) if view.timeline and view.timeline.ranks else None,
+        "breakdown": breakdown_figure(_of_ranks(view.res.steps, view.shown_ranks)),
+        "buckets": bucket_figure(_of_ranks(collectives.bucket_summary(view.res.buckets, view.res.instances),
+                                           view.shown_ranks)),
+    }
+
+
+def _run_context(view: RunView, idx: int, table: str | None = None,
+                 figs: dict[str, go.Figure | None] | None = None) -> dict[str, Any]:
     tl_id = f"timeline-{idx}"
     m = view.res.meta
+    figs = figs if figs is not None else _figures(view)
     return {
         "label": display_name(view.label), "idx": idx,
         "summary": [(k, display_name(v)) for k, v in summary_rows(view.res) if v not in (None, "", [], {})],
         "notes": [display_name(n) for n in [*(m.get("notes") or []), *_shown_note(view)]],
         "findings": _findings(view, tl_id), "has_findings": "findings" in view.res.tables,
         "timeline_id": tl_id, "step": view.timeline.step if view.timeline else None,
-        "timeline": figure_html(timeline_figure(view.timeline), tl_id) if view.timeline and view.timeline.ranks else "",
+        "timeline": figure_html(figs["timeline"], tl_id) if figs["timeline"] is not None else "",
         "lanes": len(view.timeline.ranks) if view.timeline else 0,
         "simplified": simplified_lanes(view.timeline) if view.timeline else [],
-        "breakdown": figure_html(breakdown_figure(_of_ranks(view.res.steps, view.shown_ranks)), f"breakdown-{idx}"),
-        "buckets": figure_html(bucket_figure(_of_ranks(collectives.bucket_summary(view.res.buckets, view.res.instances),
-                                                       view.shown_ranks)), f"buckets-{idx}"),
+        "breakdown": figure_html(figs["breakdown"], f"breakdown-{idx}"),
+        "buckets": figure_html(figs["buckets"], f"buckets-{idx}"),
         "tables": run_tables(view.res, table), "aligned": m.get("clock_aligned"),
         "device_metrics": m.get("device_metrics"), "traces_loaded": view.traces_loaded,
         "graphs": graphs_context(view.res, idx, figure_html, display_name, plot_text),
     }
 
 
-def render_html(views: list[RunView], *, table: str | None = None) -> str:
+def render_html(views: list[RunView], *, table: str | None = None, plotly: str = "inline") -> str:
     """The whole page for one or two runs (two: every section side by side); ``table``: only that
-    table in the tables section."""
+    table in the tables section; ``plotly``: how the page gets plotly.js (:mod:`tracekit.report.plotlyjs`:
+    ``inline``, the lean bundle when it can draw these figures, or ``cdn``)."""
     env = jinja2.Environment(loader=jinja2.PackageLoader("tracekit.report", "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined)
     page = env.get_template("report.html.j2")
-    return page.render(runs=[_run_context(v, i, table) for i, v in enumerate(views)], plotlyjs=get_plotlyjs(),
-                       version=__version__, title=" vs ".join(display_name(v.label) for v in views))
+    figs = [_figures(v) for v in views]
+    types = {t.type for f in figs for fig in f.values() if fig is not None for t in fig.data}
+    return page.render(runs=[_run_context(v, i, table, figs[i]) for i, v in enumerate(views)],
+                       plotly_script=plotly_script(plotly, types), version=__version__,
+                       title=" vs ".join(display_name(v.label) for v in views))
 
 
 class HTMLRenderer(Renderer):
@@ -373,9 +397,9 @@ class HTMLRenderer(Renderer):
     extension = "html"
 
     def __init__(self, traces: TraceSet | None = None, *, label: str = "run", step: int | None = None,
-                 table: str | None = None) -> None:
+                 table: str | None = None, plotly: str = "inline") -> None:
         super().__init__(table)
-        self.traces, self.label, self.step = traces, label, step
+        self.traces, self.label, self.step, self.plotly = traces, label, step, plotly
 
     def view(self, res: AnalysisResult) -> RunView:
         if self.table:
@@ -386,19 +410,20 @@ class HTMLRenderer(Renderer):
         return run_view(self.label, self.traces, res, self.step)
 
     def render(self, res: AnalysisResult) -> str:
-        return render_html([self.view(res)], table=self.table)
+        return render_html([self.view(res)], table=self.table, plotly=self.plotly)
 
     def compare(self, res: AnalysisResult, other: HTMLRenderer, other_res: AnalysisResult) -> str:
-        return render_html([self.view(res), other.view(other_res)], table=self.table)
+        return render_html([self.view(res), other.view(other_res)], table=self.table, plotly=self.plotly)
 
 
 def report_paths(runs: list[list[str]], *, labels: list[str] | None = None, step: int | None = None,
                  skip_bad: bool = False, comm_pattern: str | None = None, align: str = "auto",
-                 workers: int | None = None) -> str:
+                 workers: int | None = None, plotly: str = "inline") -> str:
     """Load and analyse each run (one or two lists of paths) and return the HTML page.
 
     ``labels`` name the runs (default: the first path of each); ``step``: the ProfilerStep
-    the timelines show (default: the median one, see :func:`figures.pick_step`).
+    the timelines show (default: the median one, see :func:`figures.pick_step`); ``plotly``:
+    ``inline`` or ``cdn`` (:mod:`tracekit.report.plotlyjs`).
     """
     if not 1 <= len(runs) <= 2:
         raise ConfigError(f"the report takes one or two runs, got {len(runs)}")
@@ -407,4 +432,4 @@ def report_paths(runs: list[list[str]], *, labels: list[str] | None = None, step
         traces, res = load_and_analyze(paths, skip_bad=skip_bad, comm_pattern=comm_pattern, align=align,
                                        workers=workers, keep_events=False)  # run_view decodes what it draws
         views.append(HTMLRenderer(traces, label=labels[i] if labels else paths[0], step=step).view(res))
-    return render_html(views)
+    return render_html(views, plotly=plotly)

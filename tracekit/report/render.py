@@ -318,6 +318,8 @@ class TextRenderer(Renderer):
         for name in res.tables:
             t = registry.tables()[name]
             view = t.view(res.tables, replace(self.opts, meta=res.meta)) if t.view else None
+            if view is not None and res.meta.get("device_metrics") is False:
+                view = without_empty_columns(view)
             if view is not None:
                 out.append(self._section(only_ranks(view, shown, name)))
                 spread = spread_view(view) if shown is not None else None
@@ -354,6 +356,19 @@ def shown_ranks(res: AnalysisResult) -> list[int] | None:
     first = ranks[:FIRST_RANKS_SHOWN]
     rest = list(dict.fromkeys(r for r in named if r not in first and r in ranks))
     return sorted({*first, *rest[:TEXT_MAX_RANKS - FIRST_RANKS_SHOWN]})
+
+
+def without_empty_columns(view: View) -> View:
+    """``view`` without the columns that hold no value in any row (a CPU-only run's device metrics),
+    with a note naming them; JSON and CSV keep every column."""
+    body = view.body
+    if not isinstance(body, pd.DataFrame) or body.empty:
+        return view
+    empty = [c for c in body.columns if (body[c].isna() | body[c].astype(object).eq("")).all()]
+    if not empty:
+        return view
+    said = f"empty on this CPU-only run, not shown (--format json / csv keep them): {', '.join(empty)}"
+    return View(view.title, body.drop(columns=empty), note=f"{view.note}; {said}" if view.note else said)
 
 
 def only_ranks(view: View, shown: list[int] | None, name: str) -> View:
