@@ -493,7 +493,9 @@ def profiler_distortion(result: Any, others: list[dict[str, Any]]) -> list[dict[
            + (f"; findings that may be artefacts of it: {', '.join(hit)}" if hit else "")
            + (f"; the bucket timing of the unprofiled steps disagrees with the trace on rank(s) "
               f"{', '.join(map(str, disagree))} (table bucket_events)" if disagree else "")
-           + " (profile fewer kernels per step: a larger batch, or compare with the bucket_events table)")
+           + " (profile fewer kernels per step: a larger batch, or compare with the bucket_events table; "
+             "`tracekit whatif` replays this trace without the profiler's cost and predicts the undisturbed step, "
+             "with its measured error: docs/whatif.md)")
     return [_finding("profiler_distortion", None, msg, p - u, u, ratio=ratio, unprofiled_step_us=u,
                      profiled_step_us=p, source=d.get("source"), threshold=DISTORTED_RATIO,
                      worst_gpu_idle_pct=_r(idle), worst_launch_idle_pct=_r(launch), kernels_per_step=_r(kern),
