@@ -101,10 +101,10 @@ class Graph:
     rank: list[int] = field(default_factory=list)
     orig_start: list[int] = field(default_factory=list)
     orig_end: list[int] = field(default_factory=list)
-    #: per rank: {"steps": [(step, start node, end node)], "gpu": DataFrame of GPU ops with a ``node`` column,
-    #: "origin": ns}
+    #: per rank: {"steps": [(step, start node, end node)], "gpu": the rank's ``RankTrace.gpu`` (None without
+    #: GPU activity), "gpu_node": node of each of its rows, "origin": ns}
     ranks: dict[int, dict] = field(default_factory=dict)
-    #: per collective node: (rank, group key)
+    #: what the evaluation had to work around (dependency cycles), for the report's notes
     notes: list[str] = field(default_factory=list)
 
     def add(self, dur: int, kind: int, rank: int, start: int, end: int,
@@ -303,12 +303,6 @@ class RankBuilder:
     # -- syncs -------------------------------------------------------------------------------------
     def _gpu_waited_for(self, call_end: int) -> int | None:
         """Index of the GPU op launched before ``call_end`` whose end is the latest at or before it."""
-        if not hasattr(self, "_by_end"):
-            end = self.gpu["end_ns"].to_numpy()
-            self._by_end = np.argsort(end, kind="stable")
-            self._ends = end[self._by_end]
-            self._launched = np.where(self.gpu["pre_window"].to_numpy(dtype=bool), -1,
-                                      self.gpu["launch_ts_ns"].to_numpy())
         k = int(np.searchsorted(self._ends, call_end, side="right")) - 1
         for _ in range(64):
             if k < 0:
@@ -324,6 +318,10 @@ class RankBuilder:
         self.zero: set[int] = set()
         if not len(self.gpu_node):
             return
+        end = self.gpu["end_ns"].to_numpy()
+        self._by_end = np.argsort(end, kind="stable")  # for _gpu_waited_for
+        self._ends = end[self._by_end]
+        self._launched = np.where(self.gpu["pre_window"].to_numpy(dtype=bool), -1, self.gpu["launch_ts_ns"].to_numpy())
         rt_calls = cpu[(cpu["kind"] == schema.LAUNCH).to_numpy()]
         sync = schema.name_mask(rt_calls["name"], SYNC_PATTERN.pattern)
         copy = schema.name_mask(rt_calls["name"], COPY_PATTERN.pattern) & ~sync
