@@ -107,6 +107,22 @@ class Graph:
     #: what the evaluation had to work around (dependency cycles), for the report's notes
     notes: list[str] = field(default_factory=list)
 
+    def add_chain(self, cuts: np.ndarray, kind: int, rank: int, lead: int) -> None:
+        """Nodes for the pieces between consecutive ``cuts``, each after the one before; the first starts
+        ``lead`` ns after the origin (bulk :meth:`add` of a thread's segments)."""
+        n = cuts.size - 1
+        if n <= 0:
+            return
+        first = len(self.dur)
+        self.dur.extend(np.diff(cuts).tolist())
+        self.sp.append([(ORIGIN, lead)])
+        self.sp.extend([(v, 0)] for v in range(first, first + n - 1))
+        self.ep.extend([] for _ in range(n))
+        self.kind.extend([kind] * n)
+        self.rank.extend([rank] * n)
+        self.orig_start.extend(cuts[:-1].tolist())
+        self.orig_end.extend(cuts[1:].tolist())
+
     def add(self, dur: int, kind: int, rank: int, start: int, end: int,
             sp: list[tuple[int, int]] | None = None) -> int:
         self.dur.append(max(0, int(dur)))
@@ -201,9 +217,7 @@ class RankBuilder:
             cuts = np.unique(np.concatenate([ev["ts_ns"].to_numpy(), ev["end_ns"].to_numpy()]))
             worker = bool((ev["kind"] != schema.LAUNCH).any())
             th = _Thread(int(tid), cuts, len(g.dur), worker)
-            for k in range(cuts.size - 1):
-                prev = [(ORIGIN, int(cuts[0]) - self.origin)] if k == 0 else [(th.first_node + k - 1, 0)]
-                g.add(int(cuts[k + 1] - cuts[k]), CPU_SEG, self.rank, int(cuts[k]), int(cuts[k + 1]), prev)
+            g.add_chain(cuts, CPU_SEG, self.rank, int(cuts[0]) - self.origin)
             self.threads[int(tid)] = th
             self.seg_kind[int(tid)] = np.full(max(cuts.size - 1, 0), CPU_SEG, dtype=np.int8)
 
@@ -285,19 +299,20 @@ class RankBuilder:
             mine = np.flatnonzero(~pre & (ltid == tid))
             mine = mine[np.argsort(lts[mine], kind="stable")]
             rec = np.sort(records.loc[records["tid"] == tid, "ts_ns"].to_numpy())
-            for wts in w["ts_ns"].to_numpy():
-                k = int(np.searchsorted(lts[mine], wts, side="right"))
-                r = int(np.searchsorted(rec, wts)) - 1
-                if k >= mine.size or r < 0:
-                    continue
-                first = mine[k]
-                targets = mine[lts[mine] == lts[first]]  # every op of that launch (a graph launch has many)
-                for s, (ops, launched) in by_stream.items():
-                    j = int(np.searchsorted(launched, rec[r])) - 1
-                    if s == int(stream[first]) or j < 0:
-                        continue
-                    for t in targets:
-                        out.setdefault(int(t), []).append(int(ops[j]))
+            wts = w["ts_ns"].to_numpy()
+            k = np.searchsorted(lts[mine], wts, side="right")  # the next launch of the thread after each wait
+            r = np.searchsorted(rec, wts) - 1  # the thread's last event record before it
+            ok = (k < mine.size) & (r >= 0)
+            first, rec_ts = mine[k[ok]], rec[r[ok]]
+            # every op of that launch (a graph launch has many): ops of the thread with the same launch time
+            lo = np.searchsorted(lts[mine], lts[first], side="left")
+            hi = np.searchsorted(lts[mine], lts[first], side="right")
+            for s_id, (ops, launched) in by_stream.items():
+                j = np.searchsorted(launched, rec_ts) - 1
+                use = (j >= 0) & (stream[first] != s_id)
+                for a_, b_, dep in zip(lo[use], hi[use], ops[j[use]]):
+                    for t in mine[a_:b_]:
+                        out.setdefault(int(t), []).append(int(dep))
         return out
 
     # -- syncs -------------------------------------------------------------------------------------
@@ -438,17 +453,19 @@ class RankBuilder:
             if kind.size == 0:
                 continue
             cost = _seg_costs(ev, th.cuts, self.costs)
-            dur = _shed(np.diff(th.cuts), cost, kind == CPU_SEG)
-            for k in range(kind.size):
-                node = th.first_node + k
-                if g.kind[node] == SYNC_SEG or kind[k] == SYNC_SEG:
-                    g.kind[node] = SYNC_SEG
-                if kind[k] == COLL:
-                    continue  # its duration is the transfer time, set when the ranks are linked
-                g.dur[node] = 0 if node in self.zero else int(round(dur[k]))
-                edges = self.end_edges.get(node)
-                if edges:
-                    g.ep[node] = [(p, max(0, d - int(round(cost[k])))) for p, d in edges]
+            dur = np.rint(_shed(np.diff(th.cuts), cost, kind == CPU_SEG)).astype(np.int64)
+            first = th.first_node
+            zero = [v - first for v in self.zero if first <= v < first + kind.size]
+            dur[zero] = 0
+            coll = kind == COLL  # its duration is the transfer time, set when the ranks are linked
+            dur[coll] = np.asarray(g.dur[first:first + kind.size], dtype=np.int64)[coll]
+            g.dur[first:first + kind.size] = dur.tolist()
+            for k in np.flatnonzero(kind == SYNC_SEG):
+                g.kind[first + k] = SYNC_SEG
+            for node, edges in self.end_edges.items():
+                if first <= node < first + kind.size:
+                    c = int(round(cost[node - first]))
+                    g.ep[node] = [(p, max(0, d - c)) for p, d in edges]
 
     def _steps(self, cpu: pd.DataFrame) -> None:
         steps = self.rt.steps
