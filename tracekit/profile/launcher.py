@@ -19,7 +19,8 @@ from tracekit.errors import ConfigError, RunError
 from tracekit.profile.config import ProfileConfig, default_out_dir
 from tracekit.profile.elastic import launch_module
 from tracekit.profile.env import CHILD_MARKER, CONFIG_ENV, apply_gpu_safety_env, detect_rank_env
-from tracekit.profile.failure import describe_failure, last_line
+from tracekit.profile.failed_run import clear_leftovers, record_failure
+from tracekit.profile.failure import last_line
 from tracekit.profile.manifest import read_manifest
 from tracekit.profile.models import check_model_available
 from tracekit.profile.preflight import check_torch_features, resolve_device
@@ -28,15 +29,13 @@ from tracekit.profile.worker import run_rank
 __all__ = ["run_profile", "default_out_dir", "resolve_device", "check_torch_features"]
 
 
-def _failure_error(out_dir: Path, exc: Exception) -> RunError:
-    """Name the rank that failed first and the last line of its error."""
-    rank, line = describe_failure(out_dir, exc)
-    if rank is None:
-        line = str(exc)
+def _failure_error(config: ProfileConfig, out_dir: Path, exc: Exception) -> RunError:
+    """Name the rank that stopped first, where, and the ranks that failed because of it
+    (:mod:`tracekit.profile.diagnose`); ``run.json`` records the same with ``status: failed``."""
+    failure = record_failure(config, out_dir, exc)
     traces = sorted(p.name for p in out_dir.glob("rank*.trace.json.gz"))
     kept = f"; traces kept: {', '.join(traces)}" if traces else ""
-    who = f"rank {rank}" if rank is not None else "a rank"
-    return RunError(f"{who} failed: {line} (run folder {out_dir}{kept})")
+    return RunError(f"{failure.summary} (run folder {out_dir}{kept})")
 
 
 def run_profile(config: ProfileConfig, *, notify: Callable[[str], None] | None = None) -> dict[str, Any] | None:
@@ -80,8 +79,7 @@ def run_profile(config: ProfileConfig, *, notify: Callable[[str], None] | None =
         notify(f"notice: {notice}")
     out_dir = Path(config.out_dir or default_out_dir(config))
     out_dir.mkdir(parents=True, exist_ok=True)
-    for stale in out_dir.glob("rank*.error.txt"):
-        stale.unlink()
+    clear_leftovers(out_dir)
     config = dataclasses.replace(config, device=device, nproc=nproc, out_dir=str(out_dir), launcher="elastic",
                                  device_notice=notice, command_line=config.command_line or list(sys.argv))
     if device == "cuda":
@@ -102,8 +100,9 @@ def _elastic_launch(config: ProfileConfig, out_dir: Path) -> None:
         launch_module(config.nproc, "tracekit.profile.worker", {CONFIG_ENV: config.to_json()},
                       config.timeout_s, "tracekit")
     except ChildFailedError as e:
-        raise _failure_error(out_dir, e) from None
+        raise _failure_error(config, out_dir, e) from None
     except Exception as e:  # rendezvous errors, agent failures
-        if (out_dir / "run.json").exists():
+        typed = read_manifest(out_dir)
+        if typed is not None and typed.status == "ok":  # rank 0 finished; the agent failed afterwards
             return
-        raise _failure_error(out_dir, e) from e
+        raise _failure_error(config, out_dir, e) from e

@@ -8,7 +8,8 @@ Top-level keys (``schema_version`` 1)::
     tool             {"name": "tracekit", "version": str}
     created_utc      ISO-8601 time the manifest was written
     command_line     list[str], the argv that started the run
-    status           "ok"
+    status           "ok" | "failed" (written by the launcher when a rank failed: then only tool, created_utc,
+                     command_line, config, run, versions, traces (what the surviving ranks wrote) and failure)
     config           the resolved ProfileConfig: every option (see README.md, "tracekit profile"),
                      plus "optimize_ddp_resolved"
     run              {"world_size", "device": "cuda"|"cpu", "backend": "nccl"|"gloo",
@@ -62,6 +63,9 @@ Top-level keys (``schema_version`` 1)::
                       | {"rank", "unavailable": reason}]}
                      (times in µs from the step start; see tracekit.profile.bucket_events)
     traces           [{"rank", "file" (relative to the run folder), "bytes"}]
+    failure          (status "failed" only) {"summary", "culprits": [row], "victims": [row], "reference",
+                      "reference_unix", "detected_unix", "flight_recorder", "ranks", "definition"}
+                     (see tracekit.profile.diagnose)
 
 A fact that could not be read is null, with the reason next to it
 (``unavailable`` maps) -- readers must accept nulls.
@@ -98,6 +102,7 @@ SCHEMA_VERSION = 1
 TOP_LEVEL_KEYS = (
     "schema_version", "tool", "created_utc", "command_line", "status", "config", "run", "versions",
     "hardware", "timings", "profile_window", "compile", "buckets", "bucket_timing", "traces",
+    "failure",
 )
 
 
@@ -366,6 +371,8 @@ class Manifest(_S):
     traces: list[TraceFile] = []
     #: ``tracekit bench ddp --profile`` points: ``{"ddp", "world_size"}``
     bench_point: dict[str, Any] | None = None
+    #: status "failed": which rank stopped first and who failed because of it (tracekit.profile.diagnose.Failure)
+    failure: dict[str, Any] | None = None
 
     def compile_facts(self, rank: int) -> CompileFacts | None:
         """The ``compile.per_rank`` entry of ``rank``: the entry whose ``rank`` is ``rank``; an entry
