@@ -161,10 +161,10 @@ def _victim_how(f: RankFacts) -> str:
         return "timed out" if _TIMEOUT.search(f.error) else "lost its connection"
     if f.error:
         return "failed"
+    if f.answered_sigterm or f.exit_signal == "SIGTERM":
+        return "was stopped by the launcher"
     if f.exit_signal:
         return f"died of {f.exit_signal}"
-    if f.answered_sigterm:
-        return "was stopped by the launcher"
     return "was stopped by the launcher (no stack dump)"
 
 
