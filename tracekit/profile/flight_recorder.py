@@ -42,8 +42,16 @@ def apply_env(run_dir: str | os.PathLike[str] | None, env: MutableMapping[str, s
     env.setdefault("TORCH_NCCL_TRACE_BUFFER_SIZE", size)  # the name before torch 2.7
     env.setdefault("TORCH_NCCL_DUMP_ON_TIMEOUT", "1")
     if run_dir is not None:
-        (Path(run_dir) / FR_DIR).mkdir(parents=True, exist_ok=True)
+        (Path(run_dir) / FR_DIR).mkdir(parents=True, exist_ok=True)  # NCCL's watchdog does not create it
         env.setdefault("TORCH_FR_DUMP_TEMP_FILE", str(Path(run_dir) / FR_DIR / DUMP_PREFIX))
+
+
+def remove_empty_dir(run_dir: str | os.PathLike[str]) -> None:
+    """After a clean run: drop ``fr/`` when no rank dumped into it."""
+    try:
+        (Path(run_dir) / FR_DIR).rmdir()
+    except OSError:
+        pass  # not empty (a dump is kept), already gone, or another rank removed it
 
 
 def dump(run_dir: str | os.PathLike[str], rank: int, backend: str | None) -> str | None:

@@ -4,7 +4,7 @@ A rank of ``tracekit profile`` calls :func:`start` once (before the process grou
 created), then :func:`begin_step` / :func:`mark` at phase boundaries: ``init``,
 ``rendezvous``, ``model build``, then per training step ``forward`` / ``backward`` /
 ``optimizer`` (and ``profiler export``, ``manifest gather``, ``teardown``, ``done``).
-Never per operator: a step costs ``1 + 3 x grad_accum`` updates of a few µs each
+Never per operator: a step costs ``2 x grad_accum + 1`` updates of a few µs each
 (one ``pwrite`` of a fixed-size record into an open file; see :data:`RECORD_BYTES`).
 
 The file is a JSON object padded with spaces to :data:`RECORD_BYTES`, so every update
