@@ -105,8 +105,10 @@ def test_alive_ranks_answer_sigterm_with_their_stack(runs: dict) -> None:
 def test_analyze_a_failed_run_shows_the_failure_first(runs: dict) -> None:
     out, _, _ = runs["export"]
     cmd = [sys.executable, "-m", "tracekit", "analyze", str(out)]
-    r = subprocess.run(cmd, capture_output=True, text=True, env=_env(), cwd=REPO, timeout=120)
+    html = out.parent / "export.html"
+    r = subprocess.run([*cmd, "--html", str(html)], capture_output=True, text=True, env=_env(), cwd=REPO, timeout=120)
     assert r.returncode == 0, r.stderr[-3000:]
+    assert "note: this run FAILED: rank 1 stopped making progress" in html.read_text()
     assert r.stdout.startswith("Run failed\n==========\nrank 1 stopped making progress in step ")
     assert r.stdout.index("Run failed: ranks") < r.stdout.index("Run summary")
     assert "this run failed (rank 1 stopped" in r.stderr  # the surviving trace is analysed, with a warning

@@ -332,13 +332,19 @@ def _shown_note(view: RunView) -> list[str]:
             f"{', '.join(map(str, view.shown_ranks))}); the tables hold every rank"]
 
 
+def _failed_note(meta: dict[str, Any]) -> list[str]:
+    """A failed run (``meta["failure"]``, tracekit.profile.diagnose): who stopped first, as the first note."""
+    f = meta.get("failure")
+    return [f"this run FAILED: {f.get('summary')} (the traces are the surviving ranks')"] if f else []
+
+
 def _run_context(view: RunView, idx: int, table: str | None = None) -> dict[str, Any]:
     tl_id = f"timeline-{idx}"
     m = view.res.meta
     return {
         "label": display_name(view.label), "idx": idx,
         "summary": [(k, display_name(v)) for k, v in summary_rows(view.res) if v not in (None, "", [], {})],
-        "notes": [display_name(n) for n in [*(m.get("notes") or []), *_shown_note(view)]],
+        "notes": [display_name(n) for n in [*_failed_note(m), *(m.get("notes") or []), *_shown_note(view)]],
         "findings": _findings(view, tl_id), "has_findings": "findings" in view.res.tables,
         "timeline_id": tl_id, "step": view.timeline.step if view.timeline else None,
         "timeline": figure_html(timeline_figure(view.timeline), tl_id) if view.timeline and view.timeline.ranks else "",
