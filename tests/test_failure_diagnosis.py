@@ -84,7 +84,7 @@ def test_undecidable_is_said_not_guessed() -> None:
     f = diagnose(facts, detected_unix=T0 + 21)
     assert f.culprits == []
     assert "could not tell which rank stopped first" in f.summary
-    assert f.summary.endswith("ranks 0, 1, 2, 3 timed out")
+    assert f.summary.endswith("; ranks 0, 1, 2, 3 timed out in step 5 (timed) backward")
 
 
 def test_positions_order_phases_within_and_across_steps() -> None:

@@ -227,8 +227,9 @@ def _summary(how: str, culprits: list[dict[str, Any]], victims: list[dict[str, A
     for vhow, rows in groups.items():
         first = rows[0]
         whom = " waiting for it" if culprits and vhow in ("timed out", "lost its connection") else ""
-        place = f" in {first['where']}" if len(rows) == 1 else ""
-        parts.append(f"{_ranks(rows)} {vhow}{place}{whom}{_collective(first['last_collective']) if len(rows) == 1 else ''}")
+        place = f" in {first['where']}" if len({r["where"] for r in rows}) == 1 else ""
+        coll = _collective(first["last_collective"]) if len({str(r["last_collective"]) for r in rows}) == 1 else ""
+        parts.append(f"{_ranks(rows)} {vhow}{place}{whom}{coll}")
     return "; ".join(parts)
 
 

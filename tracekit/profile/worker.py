@@ -79,7 +79,9 @@ def run_rank(config: ProfileConfig) -> dict[str, Any] | None:
     dist.destroy_process_group()
     heartbeat.mark("done")
     heartbeat.stop(clean=True)
-    flight_recorder.remove_empty_dir(os.environ.get("TRACEKIT_OUT_DIR") or config.out_dir or ".")
+    out = os.environ.get("TRACEKIT_OUT_DIR") or config.out_dir
+    if out:
+        flight_recorder.remove_empty_dir(out)
     return manifest
 
 
