@@ -36,7 +36,7 @@ from typing import Any
 COMM_ERROR = re.compile(
     r"DistBackendError|DistStoreError|DistNetworkError|timed out|timeout|Connection closed by peer|"
     r"Connection reset|Broken pipe|ECONNRESET|EPIPE|Socket Timeout|NCCL (?:error|communicator was aborted)|"
-    r"Watchdog caught collective operation timeout|ProcessGroupNCCL|gloo/transport|recvBytes|sendBytes",
+    r"Watchdog caught collective operation timeout|ProcessGroupNCCL|gloo/transport|recvBytes|sendBytes|monitoredBarrier",
     re.IGNORECASE)
 _TIMEOUT = re.compile(r"timed out|timeout", re.IGNORECASE)
 
