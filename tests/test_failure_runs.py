@@ -119,3 +119,14 @@ def test_analyze_a_failed_run_shows_the_failure_first(runs: dict) -> None:
                        env=_env(), cwd=REPO, timeout=120)
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert r.stderr.startswith(f"error: {out}: the run failed before any rank wrote a trace: rank 1 stopped responding")
+
+
+def test_flight_recorder_names_the_collectives_the_culprit_never_joined(runs: dict) -> None:
+    out, _, _ = runs["raise"]  # both ranks raised, so both dumped: torch's analyser can match them
+    fr = json.loads((out / "run.json").read_text())["failure"]["flight_recorder"]
+    assert fr["dumps"] == [0, 1] and fr["unavailable"] is None
+    last = {int(r): e["seq"] for r, e in fr["last_entered"].items()}
+    assert last[1] < last[0]  # rank 1 raised in forward, rank 0 went on into backward's allreduces
+    assert fr["not_joined"] and all(c["missing_ranks"] == [1] and c["op"] == "gloo:all_reduce"
+                                    for c in fr["not_joined"])
+    assert fr["not_joined"][-1]["seq"] == last[0]
