@@ -196,3 +196,44 @@ def test_flight_recorder_env_defaults_keep_the_users_values(tmp_path: Path) -> N
     env = {}
     flight_recorder.apply_env(None, env)
     assert env["TORCH_FR_BUFFER_SIZE"] == str(flight_recorder.BUFFER_ENTRIES) and "TORCH_FR_DUMP_TEMP_FILE" not in env
+
+
+def _torchrun_folder(root: Path) -> Path:
+    """What a torchrun job leaves when rank 1 stops in step 7 backward and rank 0 times out 20 s later."""
+    root.mkdir()
+    for r, t in ((0, T0 + 0.01), (1, T0)):
+        (root / f"rank{r}.progress").write_text(json.dumps(dict(_p(7, "backward", t), rank=r)).ljust(512))
+        (root / f"rank{r}.stacks.txt").write_text("")
+    err = root / "rank0.error.txt"
+    err.write_text(f"Traceback ...\n{TIMEOUT}\n")
+    os.utime(err, (T0 + 20, T0 + 20))
+    return root
+
+
+def test_diagnose_folder_of_a_torchrun_job(tmp_path: Path) -> None:
+    from tracekit.profile.failed_run import diagnose_folder
+
+    f = diagnose_folder(_torchrun_folder(tmp_path / "run"))
+    assert [(c["rank"], c["how"], c["where"]) for c in f["culprits"]] == [(1, "stopped responding",
+                                                                           "step 7 (timed) backward")]
+    assert f["culprits"][0]["before_failure_s"] == pytest.approx(20.0)
+    assert f["flight_recorder"]["unavailable"] == "no rank wrote a flight-recorder dump"
+    assert diagnose_folder(tmp_path / "run", world_size=3)["culprits"][0]["rank"] == 1  # rank 2: no files at all
+    assert [c["where"] for c in diagnose_folder(tmp_path / "run", world_size=3)["culprits"]] == [
+        "step 7 (timed) backward", "no progress recorded"]
+
+
+def test_diagnose_cli(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from tracekit.cli import main
+
+    run = _torchrun_folder(tmp_path / "run")
+    r = CliRunner().invoke(main, ["diagnose", str(run)])
+    assert r.exit_code == 0, r.output
+    assert r.output.startswith("Run failed\n==========\nrank 1 stopped responding in step 7 (timed) backward, "
+                               "20.0 s before the first timeout (rank 0); rank 0 timed out")
+    r = CliRunner().invoke(main, ["diagnose", str(run), "--format", "json"])
+    assert json.loads(r.output)["culprits"][0]["rank"] == 1
+    r = CliRunner().invoke(main, ["diagnose", str(tmp_path)])
+    assert r.exit_code == 2 and "not the folder of a tracekit profile run" in r.output

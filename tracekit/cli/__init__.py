@@ -38,7 +38,7 @@ class LazyGroup(click.Group):
 
 
 #: commands that read traces and exit: run without the cyclic garbage collector (see :func:`entry`)
-SHORT_LIVED = frozenset({"analyze", "diff", "report", "annotate"})
+SHORT_LIVED = frozenset({"analyze", "diff", "report", "annotate", "diagnose"})
 
 
 @click.group(cls=LazyGroup, lazy={"analyze": "tracekit.cli.analyze:analyze_command",
@@ -46,7 +46,8 @@ SHORT_LIVED = frozenset({"analyze", "diff", "report", "annotate"})
                                   "diff": "tracekit.cli.diff:diff_command",
                                   "report": "tracekit.cli.report:report_command",
                                   "annotate": "tracekit.cli.annotate:annotate_command",
-                                  "bench": "tracekit.cli.bench:bench_group"},
+                                  "bench": "tracekit.cli.bench:bench_group",
+                                  "diagnose": "tracekit.cli.diagnose:diagnose_command"},
              context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="tracekit")
 def main() -> None:

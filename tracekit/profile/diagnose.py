@@ -229,7 +229,8 @@ def _summary(how: str, culprits: list[dict[str, Any]], victims: list[dict[str, A
         whom = " waiting for it" if culprits and vhow in ("timed out", "lost its connection") else ""
         place = f" in {first['where']}" if len({r["where"] for r in rows}) == 1 else ""
         coll = _collective(first["last_collective"]) if len({str(r["last_collective"]) for r in rows}) == 1 else ""
-        parts.append(f"{_ranks(rows)} {vhow}{place}{whom}{coll}")
+        verb = vhow.replace("was ", "were ", 1) if len(rows) > 1 and vhow.startswith("was ") else vhow
+        parts.append(f"{_ranks(rows)} {verb}{place}{whom}{coll}")
     return "; ".join(parts)
 
 

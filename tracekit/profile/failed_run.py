@@ -74,3 +74,38 @@ def failed_manifest(config: ProfileConfig, out_dir: Path, failure: Failure) -> d
         "traces": traces,
         "failure": failure.to_dict(),
     }
+
+
+def diagnose_folder(run_dir: str | Path, world_size: int | None = None) -> dict[str, Any]:
+    """The ``failure`` section of a run folder, for runs no tracekit launcher watched (torchrun, srun).
+
+    A ``run.json`` with ``status: failed`` already holds the launcher's diagnosis (it also saw the
+    elastic agent's exit records): returned as is. Otherwise the folder's progress, error, stack and
+    flight-recorder files are diagnosed without exit records; the reference time falls back to the
+    newest of those files. ``world_size``: default ``run.json``'s, else the highest rank seen + 1
+    (a rank that wrote nothing at all cannot be counted then). Raises TraceInputError when the folder
+    holds none of those files.
+    """
+    import re
+
+    from tracekit.errors import TraceInputError
+    from tracekit.profile.manifest import read_manifest
+
+    folder = Path(run_dir)
+    m = read_manifest(folder)
+    if m is not None and m.status == "failed" and m.failure:
+        return m.failure
+    files = [p for pat in ("rank*.progress", "rank*.error.txt", "rank*.stacks.txt", f"{flight_recorder.FR_DIR}/*")
+             for p in folder.glob(pat)]
+    ranks = {int(g) for p in files if (g := next(iter(re.findall(r"rank_?(\d+)", p.name)), None)) is not None}
+    if not ranks:
+        raise TraceInputError(folder, "no rank<R>.progress, rank<R>.error.txt or fr/ files: "
+                                      "not the folder of a tracekit profile run")
+    world = world_size or (m.run.world_size if m is not None and m.run and m.run.world_size else max(ranks) + 1)
+    fr = flight_recorder.summarize(folder, world)
+    facts = collect_facts(folder, world, None, fr)
+    newest = max(p.stat().st_mtime for p in files)
+    if all((f.progress or {}).get("phase") == "done" and not f.error for f in facts):
+        return Failure(summary=f"no rank failed: all {world} ranks reached 'done'", detected_unix=newest,
+                       flight_recorder=fr).to_dict()
+    return diagnose(facts, detected_unix=newest, flight_recorder=fr).to_dict()

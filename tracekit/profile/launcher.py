@@ -20,7 +20,7 @@ from tracekit.profile.config import ProfileConfig, default_out_dir
 from tracekit.profile.elastic import launch_module
 from tracekit.profile.env import CHILD_MARKER, CONFIG_ENV, apply_gpu_safety_env, detect_rank_env
 from tracekit.profile.failed_run import clear_leftovers, record_failure
-from tracekit.profile.failure import last_line
+from tracekit.profile.failure import last_line, write_error_file
 from tracekit.profile.manifest import read_manifest
 from tracekit.profile.models import check_model_available
 from tracekit.profile.preflight import check_torch_features, resolve_device
@@ -64,7 +64,11 @@ def run_profile(config: ProfileConfig, *, notify: Callable[[str], None] | None =
         except ConfigError:
             raise
         except Exception as e:
-            raise RunError(f"rank {rank_env.rank} failed: {type(e).__name__}: {last_line(str(e))}") from e
+            # torchrun/srun: no tracekit launcher sees all ranks; leave what `tracekit diagnose` reads
+            out = os.environ.get("TRACEKIT_OUT_DIR") or config.out_dir
+            write_error_file(out, rank_env.rank, e)
+            hint = f"; which rank stopped first: tracekit diagnose {out}" if out else ""
+            raise RunError(f"rank {rank_env.rank} failed: {type(e).__name__}: {last_line(str(e))}{hint}") from e
 
     import torch
 

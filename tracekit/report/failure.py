@@ -23,7 +23,10 @@ def _collective(c: dict[str, Any] | None) -> str:
 
 
 def _row(r: dict[str, Any], role: str) -> dict[str, Any]:
-    detail = r.get("error") or (f"alive in {r['waiting_in']}" if r.get("waiting_in") else "") or r.get("signal") or ""
+    detail = r.get("error") or (f"alive in {r['waiting_in']}" if r.get("waiting_in") else "")
+    if not detail and r.get("signal"):
+        detail = (f"did not answer SIGTERM; the launcher sent {r['signal']}" if r.get("how") == "stopped responding"
+                  else f"died of {r['signal']}")
     return {"rank": r.get("rank"), "role": role, "how": r.get("how"), "where": r.get("where"),
             "before_failure_s": r.get("before_failure_s"), "detail": detail,
             "last_collective": _collective(r.get("last_collective"))}
