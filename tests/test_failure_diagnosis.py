@@ -192,6 +192,7 @@ def test_flight_recorder_env_defaults_keep_the_users_values(tmp_path: Path) -> N
     env = {"TORCH_NCCL_TRACE_BUFFER_SIZE": "50"}
     flight_recorder.apply_env(tmp_path, env)
     assert env["TORCH_FR_BUFFER_SIZE"] == "50" and env["TORCH_NCCL_DUMP_ON_TIMEOUT"] == "1"
+    assert env["TORCH_NCCL_TRACE_BUFFER_SIZE"] == "50"  # the user's own value stays; we never add the old name on 2.7+
     assert env["TORCH_FR_DUMP_TEMP_FILE"] == str(tmp_path / "fr" / "rank_")
     env = {}
     flight_recorder.apply_env(None, env)
@@ -237,3 +238,26 @@ def test_diagnose_cli(tmp_path: Path) -> None:
     assert json.loads(r.output)["culprits"][0]["rank"] == 1
     r = CliRunner().invoke(main, ["diagnose", str(tmp_path)])
     assert r.exit_code == 2 and "not the folder of a tracekit profile run" in r.output
+
+
+def test_only_the_current_buffer_variable_is_set_on_new_torch() -> None:
+    torch = pytest.importorskip("torch")
+    from tracekit.profile import flight_recorder
+
+    env: dict[str, str] = {}
+    flight_recorder.apply_env(None, env)
+    new = tuple(int(x) for x in torch.__version__.split(".")[:2]) >= (2, 7)
+    assert ("TORCH_NCCL_TRACE_BUFFER_SIZE" in env) is not new  # torch >= 2.7 warns about the old name
+
+
+def test_a_crash_after_every_rank_finished_is_not_a_failed_run(tmp_path: Path) -> None:
+    from tracekit.profile.launcher import _finished_anyway
+    from tracekit.profile.manifest import write_manifest
+
+    for r in (0, 1):
+        (tmp_path / f"rank{r}.progress").write_text(json.dumps(_p(11, "done", T0, stage=None)).ljust(512))
+    assert not _finished_anyway(tmp_path, 2)  # no run.json
+    write_manifest(tmp_path, {"status": "ok"})
+    assert _finished_anyway(tmp_path, 2)
+    (tmp_path / "rank1.progress").write_text(json.dumps(_p(11, "teardown", T0, stage=None)).ljust(512))
+    assert not _finished_anyway(tmp_path, 2)

@@ -39,11 +39,23 @@ def apply_env(run_dir: str | os.PathLike[str] | None, env: MutableMapping[str, s
     env = os.environ if env is None else env
     size = env.get("TORCH_FR_BUFFER_SIZE") or env.get("TORCH_NCCL_TRACE_BUFFER_SIZE") or str(BUFFER_ENTRIES)
     env.setdefault("TORCH_FR_BUFFER_SIZE", size)
-    env.setdefault("TORCH_NCCL_TRACE_BUFFER_SIZE", size)  # the name before torch 2.7
+    if not _knows_fr_names():  # the old name; newer torch warns on every rank when it is set
+        env.setdefault("TORCH_NCCL_TRACE_BUFFER_SIZE", size)
     env.setdefault("TORCH_NCCL_DUMP_ON_TIMEOUT", "1")
     if run_dir is not None:
         (Path(run_dir) / FR_DIR).mkdir(parents=True, exist_ok=True)  # NCCL's watchdog does not create it
         env.setdefault("TORCH_FR_DUMP_TEMP_FILE", str(Path(run_dir) / FR_DIR / DUMP_PREFIX))
+
+
+def _knows_fr_names() -> bool:
+    """Whether this torch reads ``TORCH_FR_BUFFER_SIZE`` (2.7 and later)."""
+    try:
+        import torch
+
+        major, minor = (int(x) for x in torch.__version__.split(".")[:2])
+    except (ImportError, ValueError):
+        return True
+    return (major, minor) >= (2, 7)
 
 
 def remove_empty_dir(run_dir: str | os.PathLike[str]) -> None:

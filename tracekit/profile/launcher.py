@@ -21,6 +21,7 @@ from tracekit.profile.elastic import launch_module
 from tracekit.profile.env import CHILD_MARKER, CONFIG_ENV, apply_gpu_safety_env, detect_rank_env
 from tracekit.profile.failed_run import clear_leftovers, record_failure
 from tracekit.profile.failure import last_line, write_error_file
+from tracekit.profile.heartbeat import read_progress
 from tracekit.profile.manifest import read_manifest
 from tracekit.profile.models import check_model_available
 from tracekit.profile.preflight import check_torch_features, resolve_device
@@ -88,7 +89,7 @@ def run_profile(config: ProfileConfig, *, notify: Callable[[str], None] | None =
                                  device_notice=notice, command_line=config.command_line or list(sys.argv))
     if device == "cuda":
         apply_gpu_safety_env()
-    _elastic_launch(config, out_dir)
+    _elastic_launch(config, out_dir, notify)
     typed = read_manifest(out_dir)
     if typed is None:
         raise RunError(f"the ranks finished but {out_dir}/run.json is missing or unreadable")
@@ -97,16 +98,30 @@ def run_profile(config: ProfileConfig, *, notify: Callable[[str], None] | None =
     return manifest
 
 
-def _elastic_launch(config: ProfileConfig, out_dir: Path) -> None:
+def _elastic_launch(config: ProfileConfig, out_dir: Path, notify: Callable[[str], None]) -> None:
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
 
     try:
         launch_module(config.nproc, "tracekit.profile.worker", {CONFIG_ENV: config.to_json()},
                       config.timeout_s, "tracekit")
     except ChildFailedError as e:
+        if _finished_anyway(out_dir, int(config.nproc or 0)):
+            who = ", ".join(f"rank {r} ({getattr(f, 'exitcode', '?')})" for r, f in sorted(e.failures.items()))
+            notify(f"notice: {who} exited abnormally after every rank finished and run.json was written "
+                   "(a crash at process exit, e.g. gloo's 'terminate called without an active exception'); "
+                   "the results are complete")
+            return
         raise _failure_error(config, out_dir, e) from None
     except Exception as e:  # rendezvous errors, agent failures
         typed = read_manifest(out_dir)
         if typed is not None and typed.status == "ok":  # rank 0 finished; the agent failed afterwards
             return
         raise _failure_error(config, out_dir, e) from e
+
+
+def _finished_anyway(out_dir: Path, world: int) -> bool:
+    """Every rank recorded ``done`` (after the teardown barrier) and rank 0's run.json says ok."""
+    typed = read_manifest(out_dir)
+    progress = read_progress(out_dir)
+    return (typed is not None and typed.status == "ok" and world > 0
+            and all((progress.get(r) or {}).get("phase") == "done" for r in range(world)))
