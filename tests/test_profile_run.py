@@ -153,7 +153,9 @@ def test_failing_rank_exits_cleanly(tmp_path: Path, fail_at: str) -> None:
     if fail_at == "end":
         assert (out / "rank0.trace.json.gz").exists()  # other ranks' traces are kept
         assert "rank0.trace.json.gz" in err_lines[0]
-    assert not (out / "run.json").exists()
+    m = json.loads((out / "run.json").read_text())  # the launcher records the failure (tracekit.profile.diagnose)
+    assert m["status"] == "failed" and [c["rank"] for c in m["failure"]["culprits"]] == [1]
+    assert m["failure"]["culprits"][0]["how"] == "raised" and m["failure"]["summary"] in err_lines[0]
     time.sleep(0.5)
     assert _orphans(str(out)) == []
 

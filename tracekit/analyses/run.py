@@ -92,6 +92,8 @@ def _meta(traces: TraceSet, tables: dict[str, pd.DataFrame], options: AnalyzeOpt
         "matching": {"matched": 0, "accepted": 0, "rejected": 0, "rejected_by": {}, "flagged": {}},
         "notes": notes,
         "manifest": traces.manifest,  # a tracekit.profile.manifest.Manifest (JSON: its fields)
+        # a failed run (run.json status "failed"): who stopped first (tracekit.profile.diagnose)
+        "failure": traces.manifest.failure if traces.manifest and traces.manifest.status == "failed" else None,
         "comm_pattern": options.comm_pattern,
     }
 

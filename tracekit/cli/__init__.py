@@ -53,10 +53,12 @@ SUMMARIES = {
     "report": "one self-contained HTML report: findings linked to a per-rank timeline",
     "annotate": "copies of the traces with findings and buckets as tracks, for Perfetto",
     "bench": "DDP scaling sweep, its JSON diff, and the DDP+RPC parameter-server benchmark",
+    "whatif": "replay the traces: predict the step the profiler did not disturb, with its measured error",
+    "diagnose": "a failed run: which rank stopped first, where, and who waited for it",
 }
 
 #: commands that read traces and exit: run without the cyclic garbage collector (see :func:`entry`)
-SHORT_LIVED = frozenset({"analyze", "diff", "report", "annotate", "whatif"})
+SHORT_LIVED = frozenset({"analyze", "diff", "report", "annotate", "whatif", "diagnose"})
 
 
 @click.group(cls=LazyGroup, lazy={"analyze": "tracekit.cli.analyze:analyze_command",
@@ -65,7 +67,8 @@ SHORT_LIVED = frozenset({"analyze", "diff", "report", "annotate", "whatif"})
                                   "report": "tracekit.cli.report:report_command",
                                   "annotate": "tracekit.cli.annotate:annotate_command",
                                   "bench": "tracekit.cli.bench:bench_group",
-                                  "whatif": "tracekit.cli.whatif:whatif_command"},
+                                  "whatif": "tracekit.cli.whatif:whatif_command",
+                                  "diagnose": "tracekit.cli.diagnose:diagnose_command"},
              context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="tracekit")
 def main() -> None:

@@ -26,8 +26,8 @@ def last_line(text: str) -> str:
     return lines[-1].strip() if lines else ""
 
 
-def report_failure(run_dir: str | Path | None, rank: int, exc: BaseException) -> int:
-    """Write ``rank<R>.error.txt`` into ``run_dir`` (if given), print the traceback, return exit code 1."""
+def write_error_file(run_dir: str | Path | None, rank: int, exc: BaseException) -> None:
+    """Write ``rank<R>.error.txt`` into ``run_dir`` (if given): the traceback, then a one-line summary."""
     if run_dir:
         try:
             Path(run_dir).mkdir(parents=True, exist_ok=True)
@@ -38,6 +38,11 @@ def report_failure(run_dir: str | Path | None, rank: int, exc: BaseException) ->
             (Path(run_dir) / error_filename(rank)).write_text(text)
         except OSError:
             pass
+
+
+def report_failure(run_dir: str | Path | None, rank: int, exc: BaseException) -> int:
+    """Write ``rank<R>.error.txt`` into ``run_dir`` (if given), print the traceback, return exit code 1."""
+    write_error_file(run_dir, rank, exc)
     traceback.print_exception(type(exc), exc, exc.__traceback__)
     sys.stderr.flush()
     return 1

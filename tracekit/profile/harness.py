@@ -70,6 +70,9 @@ class ProfilerWindow:
         return self.step_s[-self.active:] if len(self.step_s) >= self.total_steps else []
 
     def _on_trace_ready(self, prof: Any) -> None:
+        from tracekit.profile import heartbeat
+
+        heartbeat.mark("profiler export")
         self.out_dir.mkdir(parents=True, exist_ok=True)
         final = self.out_dir / trace_filename(self.rank)
         # Must end in .gz: export_chrome_trace gzips based on the suffix.

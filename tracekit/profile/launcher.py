@@ -20,7 +20,9 @@ from tracekit.profile.config import ProfileConfig, default_out_dir
 from tracekit.profile.outdir import prepare_out_dir
 from tracekit.profile.elastic import launch_module
 from tracekit.profile.env import CHILD_MARKER, CONFIG_ENV, apply_gpu_safety_env, detect_rank_env
-from tracekit.profile.failure import describe_failure, last_line
+from tracekit.profile.failed_run import clear_leftovers, record_failure
+from tracekit.profile.failure import last_line, write_error_file
+from tracekit.profile.heartbeat import read_progress
 from tracekit.profile.manifest import read_manifest
 from tracekit.profile.models import check_model_available
 from tracekit.profile.preflight import check_torch_features, resolve_device
@@ -29,15 +31,13 @@ from tracekit.profile.worker import run_rank
 __all__ = ["run_profile", "default_out_dir", "resolve_device", "check_torch_features"]
 
 
-def _failure_error(out_dir: Path, exc: Exception) -> RunError:
-    """Name the rank that failed first and the last line of its error."""
-    rank, line = describe_failure(out_dir, exc)
-    if rank is None:
-        line = str(exc)
+def _failure_error(config: ProfileConfig, out_dir: Path, exc: Exception) -> RunError:
+    """Name the rank that stopped first, where, and the ranks that failed because of it
+    (:mod:`tracekit.profile.diagnose`); ``run.json`` records the same with ``status: failed``."""
+    failure = record_failure(config, out_dir, exc)
     traces = sorted(p.name for p in out_dir.glob("rank*.trace.json.gz"))
     kept = f"; traces kept: {', '.join(traces)}" if traces else ""
-    who = f"rank {rank}" if rank is not None else "a rank"
-    return RunError(f"{who} failed: {line} (run folder {out_dir}{kept})")
+    return RunError(f"{failure.summary} (run folder {out_dir}{kept})")
 
 
 def run_profile(config: ProfileConfig, *, notify: Callable[[str], None] | None = None,
@@ -70,7 +70,11 @@ def run_profile(config: ProfileConfig, *, notify: Callable[[str], None] | None =
         except ConfigError:
             raise
         except Exception as e:
-            raise RunError(f"rank {rank_env.rank} failed: {type(e).__name__}: {last_line(str(e))}") from e
+            # torchrun/srun: no tracekit launcher sees all ranks; leave what `tracekit diagnose` reads
+            out = os.environ.get("TRACEKIT_OUT_DIR") or config.out_dir
+            write_error_file(out, rank_env.rank, e)
+            hint = f"; which rank stopped first: tracekit diagnose {out}" if out else ""
+            raise RunError(f"rank {rank_env.rank} failed: {type(e).__name__}: {last_line(str(e))}{hint}") from e
 
     import torch
 
@@ -89,11 +93,12 @@ def run_profile(config: ProfileConfig, *, notify: Callable[[str], None] | None =
         what = "run" if any(p.name == "run.json" for p in removed) else "incomplete run (no run.json)"
         notify(f"notice: removed the earlier {what} in {out_dir}: {len(removed)} file(s)")
     out_dir.mkdir(parents=True, exist_ok=True)
+    clear_leftovers(out_dir)
     config = dataclasses.replace(config, device=device, nproc=nproc, out_dir=str(out_dir), launcher="elastic",
                                  device_notice=notice, command_line=config.command_line or list(sys.argv))
     if device == "cuda":
         apply_gpu_safety_env()
-    _elastic_launch(config, out_dir)
+    _elastic_launch(config, out_dir, notify)
     typed = read_manifest(out_dir)
     if typed is None:
         raise RunError(f"the ranks finished but {out_dir}/run.json is missing or unreadable")
@@ -102,15 +107,30 @@ def run_profile(config: ProfileConfig, *, notify: Callable[[str], None] | None =
     return manifest
 
 
-def _elastic_launch(config: ProfileConfig, out_dir: Path) -> None:
+def _elastic_launch(config: ProfileConfig, out_dir: Path, notify: Callable[[str], None]) -> None:
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
 
     try:
         launch_module(config.nproc, "tracekit.profile.worker", {CONFIG_ENV: config.to_json()},
                       config.timeout_s, "tracekit")
     except ChildFailedError as e:
-        raise _failure_error(out_dir, e) from None
-    except Exception as e:  # rendezvous errors, agent failures
-        if (out_dir / "run.json").exists():
+        if _finished_anyway(out_dir, int(config.nproc or 0)):
+            who = ", ".join(f"rank {r} ({getattr(f, 'exitcode', '?')})" for r, f in sorted(e.failures.items()))
+            notify(f"notice: {who} exited abnormally after every rank finished and run.json was written "
+                   "(a crash at process exit, e.g. gloo's 'terminate called without an active exception'); "
+                   "the results are complete")
             return
-        raise _failure_error(out_dir, e) from e
+        raise _failure_error(config, out_dir, e) from None
+    except Exception as e:  # rendezvous errors, agent failures
+        typed = read_manifest(out_dir)
+        if typed is not None and typed.status == "ok":  # rank 0 finished; the agent failed afterwards
+            return
+        raise _failure_error(config, out_dir, e) from e
+
+
+def _finished_anyway(out_dir: Path, world: int) -> bool:
+    """Every rank recorded ``done`` (after the teardown barrier) and rank 0's run.json says ok."""
+    typed = read_manifest(out_dir)
+    progress = read_progress(out_dir)
+    return (typed is not None and typed.status == "ok" and world > 0
+            and all((progress.get(r) or {}).get("phase") == "done" for r in range(world)))

@@ -8,7 +8,8 @@ Top-level keys (``schema_version`` 1)::
     tool             {"name": "tracekit", "version": str}
     created_utc      ISO-8601 time the manifest was written
     command_line     list[str], the argv that started the run
-    status           "ok"
+    status           "ok" | "failed" (written by the launcher when a rank failed: then only tool, created_utc,
+                     command_line, config, run, versions, traces (what the surviving ranks wrote) and failure)
     config           the resolved ProfileConfig: every option (see docs/commands/profile.md),
                      plus "optimize_ddp_resolved"
     run              {"world_size", "device": "cuda"|"cpu", "backend": "nccl"|"gloo",
@@ -78,6 +79,9 @@ Top-level keys (``schema_version`` 1)::
                                   "allreduce_params" (backward graphs: per allreduce, its parameter)}],
                       "autograd": {"dot", "svg", "nodes", "note"}|None (--torchviz),
                       "unavailable": {what: reason}}
+    failure          (status "failed" only) {"summary", "culprits": [row], "victims": [row], "reference",
+                      "reference_unix", "detected_unix", "flight_recorder", "ranks", "definition"}
+                     (see tracekit.profile.diagnose)
 
 A fact that could not be read is null, with the reason next to it
 (``unavailable`` maps) -- readers must accept nulls.
@@ -114,7 +118,7 @@ SCHEMA_VERSION = 1
 TOP_LEVEL_KEYS = (
     "schema_version", "tool", "created_utc", "command_line", "status", "config", "run", "versions",
     "hardware", "timings", "profile_window", "compile", "buckets", "bucket_timing", "traces",
-    "graphs",
+    "graphs", "failure", "profiler_cost",
 )
 
 
@@ -472,6 +476,8 @@ class Manifest(_S):
     bench_point: dict[str, Any] | None = None
     #: the profiler's own cost per event on this machine (:class:`ProfilerCost`); null before 2026-11-24
     profiler_cost: ProfilerCost | None = None
+    #: status "failed": which rank stopped first and who failed because of it (tracekit.profile.diagnose.Failure)
+    failure: dict[str, Any] | None = None
 
     def compile_facts(self, rank: int) -> CompileFacts | None:
         """The ``compile.per_rank`` entry of ``rank``: the entry whose ``rank`` is ``rank``; an entry

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager, nullcontext
 from typing import Any
 
+from tracekit.profile import heartbeat
 from tracekit.profile.compiled_autograd import BackwardCompiler, compiled_autograd_enable, inductor_ddp_fusion_patch
 from tracekit.profile.config import ProfileConfig
 from tracekit.profile.models import output_to_loss
@@ -87,10 +88,12 @@ class Trainer:
         torch = self.torch
         rf = torch.profiler.record_function
         n = len(self.batches)
+        heartbeat.begin_step()  # progress marks: a few µs each, at phase boundaries (tracekit.profile.heartbeat)
         for i, inputs in enumerate(self.batches):
             sync_ctx = skip_gradient_sync(self.model) if i < n - 1 else nullcontext()
             with sync_ctx:
                 # tracekit's annotations wrap compiled code; inside it they would be ignored.
+                heartbeat.mark("forward")
                 with rf("tracekit.forward"):
                     amp = (torch.autocast(device_type=self.device.type, dtype=self.amp_dtype)
                            if self.amp_dtype is not None else nullcontext())
@@ -100,8 +103,10 @@ class Trainer:
                     self.on_loss(loss)
                 if self.fail_now:
                     raise RuntimeError(f"tracekit test failure injected on rank {os.environ.get('RANK')}")
+                heartbeat.mark("backward")
                 with rf("tracekit.backward"), self._backward_ctx():
                     (self.scaler.scale(loss) if self.scaler else loss).backward()
+        heartbeat.mark("optimizer")
         with rf("tracekit.optimizer"):
             if self.scaler:
                 self.scaler.step(self.opt)

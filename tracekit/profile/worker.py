@@ -22,7 +22,7 @@ from tracekit.errors import RunError
 from tracekit.profile.compile_facts import enter_compile_scope
 from tracekit.profile.config import ProfileConfig, default_out_dir
 from tracekit.profile.env import CONFIG_ENV, apply_gpu_safety_env, detect_rank_env
-from tracekit.profile import bucket_events
+from tracekit.profile import bucket_events, flight_recorder, heartbeat
 from tracekit.profile.failure import report_failure
 from tracekit.profile import calibrate
 from tracekit.profile.graph_capture import GraphRecorder
@@ -45,8 +45,11 @@ def run_rank(config: ProfileConfig) -> dict[str, Any] | None:
     rank_env = detect_rank_env()
     if rank_env is None:
         raise RunError("run_rank needs RANK/WORLD_SIZE (or SLURM_*) in the environment")
+    heartbeat.start(config.out_dir, rank_env.rank)  # without --out under torchrun: once rank 0 named the folder
+    heartbeat.mark("init")
     if config.device == "cuda":
         apply_gpu_safety_env()
+    flight_recorder.apply_env(config.out_dir)
     import torch
     import torch.distributed as dist
 
@@ -57,19 +60,31 @@ def run_rank(config: ProfileConfig) -> dict[str, Any] | None:
     else:
         device = torch.device("cpu")
         backend = "gloo"
+    heartbeat.mark("rendezvous")
     dist.init_process_group(backend=backend, timeout=_dt.timedelta(seconds=config.timeout_s))
     rank, world = dist.get_rank(), dist.get_world_size()
     try:
         manifest = _run(config, rank, rank_env.local_rank, world, device, backend)
     except BaseException:
         # Do not tear down the group here: peers may be stuck in a collective;
-        # the launcher kills them. Exiting is enough.
+        # the launcher kills them. Exiting is enough, after keeping the flight recorder's
+        # view of this rank's collectives for the launcher's diagnosis.
+        out = os.environ.get("TRACEKIT_OUT_DIR") or config.out_dir
+        if out:
+            flight_recorder.dump(out, rank, backend)
+        heartbeat.stop(clean=False)
         raise
     # Tear down together: a gloo rank that destroys its group while a peer is still
     # finishing the manifest gather can abort at exit ("terminate called without an
     # active exception", SIGABRT), seen about once in five CPU runs.
+    heartbeat.mark("teardown")
     dist.barrier()
     dist.destroy_process_group()
+    heartbeat.mark("done")
+    heartbeat.stop(clean=True)
+    out = os.environ.get("TRACEKIT_OUT_DIR") or config.out_dir
+    if out:
+        flight_recorder.remove_empty_dir(out)
     return manifest
 
 
@@ -91,6 +106,9 @@ def _run(config: ProfileConfig, rank: int, local_rank: int, world: int, device: 
 
     out_dir = _resolve_out_dir(config, rank)
     os.environ["TRACEKIT_OUT_DIR"] = str(out_dir)  # for the error file written by main()
+    if config.out_dir is None:  # the folder is known only now (torchrun/srun without --out)
+        heartbeat.start(out_dir, rank)
+    heartbeat.mark("model build")
     torch.manual_seed(config.seed)
     model, batch_fn, blocks = build_workload(config)
     torch.manual_seed(config.seed + 1 + rank)  # different data per rank, same weights
@@ -113,17 +131,22 @@ def _run(config: ProfileConfig, rank: int, local_rank: int, world: int, device: 
         sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
 
         warmup_s = []
+        heartbeat.set_stage("warmup")
         for i in range(config.warmup):
             trainer.fail_now = config.fail_rank == rank and config.fail_at == "warmup" and i == 0
             warmup_s.extend(time_steps(trainer.step, 1, sync))
         facts.mark_warmup_done()
         ddp = ddp_of(train_model, config)
         timer = bucket_events.timer_of(ddp)
+        heartbeat.set_stage("timed")
         step_s = time_steps(trainer.step, config.steps, sync)  # the unprofiled step time: the hook passes through
         if timer is not None:  # bucket marks in steps of their own, so their cost never reaches step_s
+            heartbeat.set_stage("bucket_timing")
             time_steps(timer.timed(trainer.step), config.bucket_timing_steps, sync)
 
+        heartbeat.set_stage("profiled")
         win = run_profiled_steps(config, out_dir, rank, device.type, trainer.step, sync)
+        heartbeat.set_stage(None)
         facts.mark_run_done()
         cost = (calibrate.calibrate(device.type, profiler_activities(config.profile_activities, device.type),
                                     record_shapes=config.record_shapes, with_stack=config.with_stack)
@@ -144,9 +167,11 @@ def _run(config: ProfileConfig, rank: int, local_rank: int, world: int, device: 
     record["profiler_cost"] = {"rank": rank, **cost} if cost else None
     record["graphs"] = graphs
     gathered: list[Any] = [None] * world
+    heartbeat.mark("manifest gather")
     dist.all_gather_object(gathered, record)
     if rank != 0:
         return None
+    heartbeat.mark("write manifest")
     manifest = build_manifest(config, gathered, world, device.type, backend)
     write_manifest(out_dir, manifest)
     manifest["_out_dir"] = str(out_dir)

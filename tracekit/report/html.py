@@ -342,6 +342,13 @@ def _shown_note(view: RunView) -> list[str]:
             f"{', '.join(map(str, view.shown_ranks))}); the tables hold every rank"]
 
 
+def _failed_note(meta: dict[str, Any]) -> list[str]:
+    """A failed run (``meta["failure"]``, tracekit.profile.diagnose): who stopped first, as the first note."""
+    f = meta.get("failure")
+    return [f"this run FAILED: {f.get('summary')} (the traces are the surviving ranks')"] if f else []
+
+
+
 def _figures(view: RunView) -> dict[str, go.Figure | None]:
     """The run's plotly figures (None: no timeline to draw)."""
     return {
@@ -360,7 +367,7 @@ def _run_context(view: RunView, idx: int, table: str | None = None,
     return {
         "label": display_name(view.label), "idx": idx,
         "summary": [(k, display_name(v)) for k, v in summary_rows(view.res) if v not in (None, "", [], {})],
-        "notes": [display_name(n) for n in [*(m.get("notes") or []), *_shown_note(view)]],
+        "notes": [display_name(n) for n in [*_failed_note(m), *(m.get("notes") or []), *_shown_note(view)]],
         "findings": _findings(view, tl_id), "has_findings": "findings" in view.res.tables,
         "timeline_id": tl_id, "step": view.timeline.step if view.timeline else None,
         "timeline": figure_html(figs["timeline"], tl_id) if figs["timeline"] is not None else "",

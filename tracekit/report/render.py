@@ -312,6 +312,10 @@ class TextRenderer(Renderer):
             df = self._pick(res)
             return self._section(View(registry.tables()[self.table].title, df)).rstrip() + "\n"
         out = ["# tracekit analysis\n"] if md else []
+        if res.meta.get("failure"):  # a failed run: who stopped first comes before anything else
+            from tracekit.report.failure import failure_views
+
+            out += [self._section(v) for v in failure_views(res.meta["failure"])]
         out.append(self._section(View("Run summary", [_kv(summary_rows(res), md)])))
         out += [f"note: {n}\n" for n in res.meta.get("notes") or []]
         shown = shown_ranks(res)

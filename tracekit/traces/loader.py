@@ -52,6 +52,7 @@ def find_trace_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> 
                 if f.is_file() and f.name.endswith(TRACE_SUFFIXES) and f.name not in NON_TRACE_NAMES
             )
             if not files:
+                _raise_if_failed_run(p)
                 raise TraceInputError(p, "directory contains no *.json or *.json.gz trace files")
             found.extend(files)
         elif p.is_file():
@@ -61,6 +62,17 @@ def find_trace_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> 
     if not found:
         raise TraceInputError(", ".join(map(str, paths)) or "(none)", "no trace files given")
     return sorted(dict.fromkeys(found))
+
+
+def _raise_if_failed_run(folder: Path) -> None:
+    """A run folder without traces whose ``run.json`` says the run failed: say why (RunError, exit code 1)."""
+    from tracekit.errors import RunError
+    from tracekit.profile.manifest import read_manifest
+
+    m = read_manifest(folder)
+    if m is not None and m.status == "failed":
+        why = (m.failure or {}).get("summary") or "no failure recorded"
+        raise RunError(f"{folder}: the run failed before any rank wrote a trace: {why}")
 
 
 _WORKER_IN_NAME = re.compile(r"(?<![a-z])worker[_-]?(\d+)", re.IGNORECASE)
@@ -232,6 +244,10 @@ class PendingLoad:
             from tracekit.profile.manifest import read_manifest
 
             ts.manifest = read_manifest(roots[0])  # typed, tolerant: warns, never raises
+            if ts.manifest is not None and ts.manifest.status == "failed":
+                why = (ts.manifest.failure or {}).get("summary") or "see run.json"
+                warnings.warn(f"{roots[0]}: this run failed ({why}); analysing the traces the surviving ranks "
+                              "wrote", TraceLoadWarning, stacklevel=2)
         return ts
 
 
