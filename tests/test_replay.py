@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -191,10 +192,20 @@ def test_costs_from_manifest_fall_back_to_defaults():
 
 
 def test_replay_of_committed_gpu_samples_reproduces_the_window():
-    """Self-check on real 2 x H200 traces: within 2 % per rank (issue 21's bar)."""
-    for run in ("h200x2_default_inductor", "h200x2_gpt2_inductor_bf16", "eager_ddp", "fsdp_transformer_inductor"):
-        r = tracekit.whatif(Path(__file__).resolve().parents[1] / "sample_traces" / run)
+    """Self-check on real traces: within 2 % per rank (issue 21's bar): our 2 x H200 runs and traces from
+    elsewhere (HTA's 2-rank sample, a ROCm MI250 trace, a 2021 TensorBoard-plugin trace, TraceLens' MI300)."""
+    repo = Path(__file__).resolve().parents[1]
+    runs = [repo / "sample_traces" / r for r in ("h200x2_default_inductor", "h200x2_gpt2_inductor_bf16", "eager_ddp",
+                                                   "fsdp_transformer_inductor")]
+    runs += [repo / "tests" / "data" / "external" / r for r in ("hta_trace_filter", "hta_amd_mi250",
+                                                                 "kineto_tb_plugin_2021", "tracelens_mi300_bert_small")]
+    for run in runs:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the external traces' own load warnings are tested elsewhere
+            r = tracekit.whatif(run)
         assert np.all(np.abs(r.ranks["replay_error_pct"]) < 2.0), (run, r.ranks["replay_error_pct"].tolist())
+        assert np.all(r.ranks["predicted_step_us"] <= r.ranks["replayed_step_us"] * 1.001)
+
 
 
 @pytest.mark.slow
