@@ -196,12 +196,15 @@ class RankBuilder:
         self.g, self.rt, self.costs, self.origin, self.rank = g, rt, costs, origin, rt.rank
         self.threads: dict[int, _Thread] = {}
         self.seg_kind: dict[int, np.ndarray] = {}
-        self.coll_nodes: dict[tuple[int, int], int] = {}
+        #: (start_ns, end_ns) of a matched collective -> (its arrive node, its kernel / range node)
+        self.coll_nodes: dict[tuple[int, int], tuple[int, int]] = {}
+        self.by_tid: dict[int, pd.DataFrame] = {}
         self.gpu_node = np.zeros(0, dtype=np.int64)
 
     def build(self, coll_ranges: pd.DataFrame) -> None:
         """``coll_ranges``: this rank's matched collective instances (``start_ns``, ``end_ns``)."""
         cpu = cpu_events(self.rt)
+        self.by_tid = {int(tid): ev for tid, ev in cpu.groupby("tid", sort=True)}  # one grouping for every pass
         self._threads(cpu)
         self._gpu_ops(cpu)
         self._syncs(cpu)
@@ -213,7 +216,7 @@ class RankBuilder:
     # -- CPU threads -------------------------------------------------------------------------------
     def _threads(self, cpu: pd.DataFrame) -> None:
         g = self.g
-        for tid, ev in cpu.groupby("tid", sort=True):
+        for tid, ev in self.by_tid.items():
             cuts = np.unique(np.concatenate([ev["ts_ns"].to_numpy(), ev["end_ns"].to_numpy()]))
             worker = bool((ev["kind"] != schema.LAUNCH).any())
             th = _Thread(int(tid), cuts, len(g.dur), worker)
@@ -421,7 +424,7 @@ class RankBuilder:
         return t[order], n[order]
 
     def _waits(self, cpu: pd.DataFrame) -> None:
-        for tid, ev in cpu.groupby("tid", sort=True):
+        for tid, ev in self.by_tid.items():
             th, kind = self.threads[int(tid)], self.seg_kind[int(tid)]
             if kind.size == 0:
                 continue
@@ -448,7 +451,7 @@ class RankBuilder:
 
     def _durations(self, cpu: pd.DataFrame) -> None:
         g = self.g
-        for tid, ev in cpu.groupby("tid", sort=True):
+        for tid, ev in self.by_tid.items():
             th, kind = self.threads[int(tid)], self.seg_kind[int(tid)]
             if kind.size == 0:
                 continue
