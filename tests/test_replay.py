@@ -237,3 +237,21 @@ def test_gloo_two_rank_run_is_replayed_and_checked(tmp_path):
     assert b["measured_unprofiled_step_us"] > 0
     assert b["error_pct"] == pytest.approx(100 * (b["predicted_step_us"] / b["measured_unprofiled_step_us"] - 1))
     assert b["predicted_step_us"] <= b["replayed_step_us"] * 1.001  # taking cost out never makes a step longer
+
+
+def test_evaluate_falls_back_to_dependency_order_and_breaks_cycles():
+    from tracekit.replay.graph import CPU_SEG, ORIGIN, Graph
+
+    # node 0 (recorded end 10) waits for node 1 (recorded end 20): recorded-end order is not topological
+    g = Graph()
+    a = g.add(5, CPU_SEG, 0, 0, 10, [(ORIGIN, 0)])
+    b = g.add(7, CPU_SEG, 0, 0, 20, [(ORIGIN, 3)])
+    g.sp[a].append((b, 2))  # a starts 2 after b ends: 3 + 7 + 2 = 12, ends 17
+    start, end = simulate.evaluate(g)
+    assert (start[a], end[a], start[b], end[b]) == (12, 17, 3, 10)
+    assert g.notes == []
+    # a cycle: a -> b -> a; broken at the lowest pending node (a), which then reads b's end as 0
+    g.sp[b].append((a, 1))
+    start, end = simulate.evaluate(g)
+    assert len(g.notes) == 1 and "cycle at node 0" in g.notes[0]
+    assert (start[a], end[a]) == (2, 7) and (start[b], end[b]) == (8, 15)

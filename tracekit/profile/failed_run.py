@@ -7,18 +7,15 @@ the config, the run's shape, versions, the traces the surviving ranks wrote (kep
 
 from __future__ import annotations
 
-import datetime as _dt
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from tracekit import __version__
 from tracekit.profile import flight_recorder
 from tracekit.profile.config import ProfileConfig
 from tracekit.profile.diagnose import Failure, collect_facts, diagnose
 from tracekit.profile.harness import trace_filename
-from tracekit.profile.manifest import SCHEMA_VERSION, write_manifest
+from tracekit.profile.manifest import write_manifest
 
 #: what a launch leaves in its run folder besides traces and run.json; removed before a new launch
 RUN_LEFTOVERS = ("rank*.error.txt", "rank*.progress", "rank*.stacks.txt", f"{flight_recorder.FR_DIR}/*")
@@ -51,22 +48,15 @@ def record_failure(config: ProfileConfig, out_dir: Path, exc: BaseException) -> 
 
 def failed_manifest(config: ProfileConfig, out_dir: Path, failure: Failure) -> dict[str, Any]:
     """``run.json`` of a failed run (see the module doc)."""
-    from tracekit.profile.records import versions
+    from tracekit.profile.records import manifest_header, versions
 
-    cfg = config.to_dict()
-    cfg.pop("command_line", None)
     traces = []
     for r in range(int(config.nproc or 0)):
         p = out_dir / trace_filename(r)
         if p.is_file():
             traces.append({"rank": r, "file": p.name, "bytes": p.stat().st_size})
     return {
-        "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "tracekit", "version": __version__},
-        "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "command_line": config.command_line or sys.argv,
-        "status": "failed",
-        "config": cfg,
+        **manifest_header(config, "failed"),
         "run": {"world_size": config.nproc, "device": config.device,
                 "backend": "nccl" if config.device == "cuda" else "gloo", "launcher": config.launcher,
                 "notice": config.device_notice},

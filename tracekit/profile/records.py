@@ -119,6 +119,20 @@ def rank_record(*, rank: int, local_rank: int, device: Any, warmup_s: list[float
     }
 
 
+def manifest_header(config: ProfileConfig, status: str) -> dict[str, Any]:
+    """The keys every run.json starts with, a finished run's (``status`` "ok") or a failed one's."""
+    cfg = config.to_dict()
+    cfg.pop("command_line", None)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "tracekit", "version": __version__},
+        "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "command_line": config.command_line or sys.argv,
+        "status": status,
+        "config": cfg,
+    }
+
+
 def build_manifest(config: ProfileConfig, ranks: list[dict[str, Any]], world: int, device: str,
                     backend: str) -> dict[str, Any]:
     ranks = sorted(ranks, key=lambda r: r["rank"])
@@ -140,15 +154,8 @@ def build_manifest(config: ProfileConfig, ranks: list[dict[str, Any]], world: in
         bucket_why["compiled_autograd"] = "python reducer not in use"
     elif config.dynamo != "inductor":
         bucket_why["inductor_ddp_buckets"] = "inductor does not compile the backward (no DDP fusion)"
-    cfg = config.to_dict()
-    cfg.pop("command_line", None)
     return {
-        "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "tracekit", "version": __version__},
-        "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "command_line": config.command_line or sys.argv,
-        "status": "ok",
-        "config": cfg,
+        **manifest_header(config, "ok"),
         "run": {
             "world_size": world,
             "device": device,

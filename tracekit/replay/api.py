@@ -31,6 +31,7 @@ import pandas as pd
 from tracekit.analyses.classify import COMM, classify_gpu
 from tracekit.analyses.pipeline import load_and_analyze
 from tracekit.errors import ReplayError
+from tracekit.jsonable import jsonable
 from tracekit.replay import costs as cost_model
 from tracekit.replay import figures, simulate
 from tracekit.traces.traceset import TraceSet
@@ -54,8 +55,6 @@ class WhatifResult:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        from tracekit.report.render import jsonable
-
         return jsonable({"baseline": self.baseline, "scenarios": self.scenarios, "profiler_cost": self.profiler_cost,
                          "ranks": self.ranks, "steps": self.steps, "notes": self.notes})
 

@@ -47,7 +47,7 @@ def build(traces: TraceSet, coll: pd.DataFrame | None, costs: ProfilerCosts,
           offsets: dict[int, float] | None = None) -> Graph:
     """The run's graph with ``costs`` taken out (module doc of :mod:`tracekit.replay.graph`)."""
     g = Graph()
-    matched = matched_collectives(coll, offsets) if coll is not None else matched_collectives(None, None)
+    matched = matched_collectives(coll, offsets)
     off = offsets or {}
     starts = [int(rt.events["ts_ns"].min() - off.get(rt.rank, 0.0)) for rt in traces]
     origin = min(starts) if starts else 0
@@ -72,10 +72,22 @@ def evaluate(g: Graph) -> tuple[np.ndarray, np.ndarray]:
 
     Fast path: every edge points back in recorded time, so the nodes in order of their recorded end
     (then start) are almost always a topological order; one pass in that order suffices. If a node's
-    predecessor is not evaluated yet when its turn comes, the whole graph goes through :func:`_kahn`.
+    predecessor is not evaluated yet when its turn comes, the pass is redone in the order of
+    :func:`_kahn_order`.
     """
     n = len(g.dur)
     order = np.lexsort((np.arange(n), np.asarray(g.orig_start), np.asarray(g.orig_end))).tolist()
+    times = _in_order(g, order, strict=True)
+    if times is None:
+        times = _in_order(g, _kahn_order(g), strict=False)
+    return times
+
+
+def _in_order(g: Graph, order: list[int], *, strict: bool) -> tuple[np.ndarray, np.ndarray] | None:
+    """Evaluate the nodes in ``order``: start = latest start edge, end = start + duration or the latest
+    end edge. ``strict``: None as soon as a predecessor is not evaluated yet; otherwise it counts as
+    ending at 0 (a node :func:`_kahn_order` released from a cycle)."""
+    n = len(g.dur)
     start, end = [0] * n, [0] * n
     done = bytearray(n)
     sp, ep, dur = g.sp, g.ep, g.dur
@@ -84,16 +96,16 @@ def evaluate(g: Graph) -> tuple[np.ndarray, np.ndarray]:
         for p, d in sp[v]:
             if p == ORIGIN:
                 t = d
-            elif done[p]:
+            elif done[p] or not strict:
                 t = end[p] + d
             else:
-                return _kahn(g)
+                return None
             if t > s:
                 s = t
         e = s + dur[v]
         for p, d in ep[v]:
-            if not done[p]:
-                return _kahn(g)
+            if strict and not done[p]:
+                return None
             t = end[p] + d
             if t > e:
                 e = t
@@ -102,47 +114,33 @@ def evaluate(g: Graph) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(start, dtype=np.int64), np.asarray(end, dtype=np.int64)
 
 
-def _kahn(g: Graph) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`evaluate` in dependency order found by Kahn's algorithm (any DAG; cycles: module doc)."""
+def _kahn_order(g: Graph) -> list[int]:
+    """A dependency order of every node (Kahn's algorithm); a cycle is broken at its lowest pending node,
+    noted in ``g.notes`` (module doc)."""
     n = len(g.dur)
     succ: list[list[int]] = [[] for _ in range(n)]
     indeg = [0] * n
     for v in range(n):
-        for p, _ in g.sp[v]:
+        for p, _ in (*g.sp[v], *g.ep[v]):
             if p != ORIGIN:
                 succ[p].append(v)
                 indeg[v] += 1
-        for p, _ in g.ep[v]:
-            succ[p].append(v)
-            indeg[v] += 1
-    start, end = [0] * n, [0] * n
-    done = [False] * n
+    order: list[int] = []
+    queued = bytearray(n)
     queue = deque(v for v in range(n) if indeg[v] == 0)
-    left = n
-    while left:
-        if not queue:  # a cycle: resolve the lowest pending node with what is known
-            v = next(i for i in range(n) if not done[i])
+    for v in queue:
+        queued[v] = 1
+    while len(order) < n:
+        if not queue:  # a cycle: release the lowest pending node with what is known
+            v = next(i for i in range(n) if not queued[i])
             g.notes.append(f"dependency cycle at node {v} ({g.kind[v]}): evaluated without its unresolved edges")
-            indeg[v] = 0
+            queued[v] = 1
             queue.append(v)
         v = queue.popleft()
-        if done[v]:
-            continue
-        s = 0
-        for p, d in g.sp[v]:
-            t = d if p == ORIGIN else end[p] + d
-            if t > s:
-                s = t
-        e = s + g.dur[v]
-        for p, d in g.ep[v]:
-            t = end[p] + d
-            if t > e:
-                e = t
-        start[v], end[v] = s, e
-        done[v] = True
-        left -= 1
+        order.append(v)
         for w in succ[v]:
             indeg[w] -= 1
-            if indeg[w] == 0:
+            if indeg[w] == 0 and not queued[w]:
+                queued[w] = 1
                 queue.append(w)
-    return np.asarray(start, dtype=np.int64), np.asarray(end, dtype=np.int64)
+    return order

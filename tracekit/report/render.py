@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import io
-import math
 from typing import Any
 
 import msgspec
@@ -29,6 +28,7 @@ from tabulate import tabulate
 from tracekit.analyses import registry
 from tracekit.analyses.registry import AnalysisResult, View, ViewOptions
 from tracekit.errors import ConfigError
+from tracekit.jsonable import jsonable, records  # noqa: F401 - re-exported: the renderers' JSON helpers
 from tracekit.profile.manifest import GraphBreaks, Manifest
 from tracekit.report.safe import safe_text
 from tracekit.report.fmt import table as fmt_table
@@ -191,52 +191,6 @@ def compiled_autograd_rows(man: Manifest) -> list[tuple[str, Any]]:
                          "retried without fullgraph")
         rows.append((f"compiled autograd (capture {g.graph})", ", ".join(facts)))
     return rows
-
-
-# -- JSON-safe values ----------------------------------------------------------------------------
-
-
-def jsonable(v: Any) -> Any:
-    """Any mix of dicts, lists, DataFrames and numpy scalars -> JSON-safe Python (NaN -> null)."""
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    if isinstance(v, np.integer):
-        return int(v)
-    if isinstance(v, np.floating):
-        f = float(v)
-        return f if math.isfinite(f) else None
-    if isinstance(v, np.bool_):
-        return bool(v)
-    if isinstance(v, pd.DataFrame):
-        return records(v)
-    if isinstance(v, msgspec.Struct):  # the typed run.json
-        return jsonable(msgspec.to_builtins(v))
-    if isinstance(v, dict):
-        return {str(k): jsonable(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [jsonable(x) for x in v]
-    if v is pd.NA or v is pd.NaT:
-        return None
-    if isinstance(v, str) and not v.isascii():
-        return _utf8(v)
-    return v
-
-
-def _utf8(s: str) -> str:
-    """``s`` encodable as UTF-8: the undecodable bytes of a file name (surrogate escapes) become ``\\xNN``."""
-    try:
-        s.encode("utf-8")
-    except UnicodeEncodeError:
-        return s.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    return s
-
-
-def records(df: pd.DataFrame) -> list[dict[str, Any]]:
-    """DataFrame -> list of JSON-safe dicts (NaN -> null, numpy scalars -> Python)."""
-    if df is None or df.empty:
-        return []
-    obj = df.astype(object).where(df.notna(), None)
-    return [{k: jsonable(v) for k, v in row.items()} for row in obj.to_dict(orient="records")]
 
 
 def to_json_dict(res: AnalysisResult, table: str | None = None) -> dict[str, Any]:

@@ -27,6 +27,11 @@ def _ms(us: Any) -> str:
     return "-" if us is None or (isinstance(us, float) and not math.isfinite(us)) else f"{us / 1000:.2f} ms"
 
 
+def _ms_column(us: pd.Series) -> list[str]:
+    """A column of µs as bare ms figures ("-" where missing): the unit is in the header."""
+    return [_ms(v).removesuffix(" ms") for v in us]
+
+
 def _pct(p: Any) -> str:
     return "" if p is None or (isinstance(p, float) and not math.isfinite(p)) else f"{p:+.1f} %"
 
@@ -54,10 +59,10 @@ def _rank_rows(ranks: pd.DataFrame) -> pd.DataFrame:
     """The per-rank table for reading: window -> predicted pairs, ms (overlap in %)."""
     return pd.DataFrame({
         "rank": ranks["rank"].astype(int).astype(str),
-        "window ms": [_ms(v).removesuffix(" ms") for v in ranks["window_step_us"]],
-        "replayed ms": [_ms(v).removesuffix(" ms") for v in ranks["replayed_step_us"]],
-        "predicted ms": [_ms(v).removesuffix(" ms") for v in ranks["predicted_step_us"]],
-        "measured ms": [_ms(v).removesuffix(" ms") for v in ranks["measured_unprofiled_step_us"]],
+        "window ms": _ms_column(ranks["window_step_us"]),
+        "replayed ms": _ms_column(ranks["replayed_step_us"]),
+        "predicted ms": _ms_column(ranks["predicted_step_us"]),
+        "measured ms": _ms_column(ranks["measured_unprofiled_step_us"]),
         "error": [_pct(v) for v in ranks["error_pct"]],
         "GPU idle ms": [_arrow(a, b) for a, b in zip(ranks["window_idle_us"], ranks["predicted_idle_us"])],
         "exposed comm ms": [_arrow(a, b) for a, b in zip(ranks["window_exposed_comm_us"],
