@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Real runs for benchmarks/bench_whatif.py: single-GPU DDP profiles of real models, each with its
 # unprofiled step times and the profiler cost calibration in run.json. Usage (device, repo root):
-#   OUT=/some/dir PART=a bash scripts/gpu_whatif.sh     # PART a: eager runs, b: inductor runs
+#   OUT=/some/dir PART=a bash scripts/gpu_whatif.sh     # PART a: eager runs, b: inductor runs, c: runs of shapes none of a/b has (held out: checked after the model was set)
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
@@ -15,6 +15,14 @@ if [ "$PART" = a ]; then RUNS=(
   "smallmlp-eager|--model toy --width 256 --depth 48 --batch-size 64"
   "bigmlp-eager|--model toy --width 4096 --depth 16 --batch-size 256"
   "transformer-bf16-eager|--model transformer --width 1024 --depth 8 --seq-len 512 --batch-size 16 --amp bf16"
+); elif [ "$PART" = c ]; then RUNS=(
+  "resnet18-eager|--model resnet18 --batch-size 64"
+  "gpt2-small-batch-eager|--model gpt2 --seq-len 256 --batch-size 2"
+  "vit-bf16-eager|--model vit_b_16 --batch-size 16 --amp bf16"
+  "transformer-fp32-eager|--model transformer --width 512 --depth 6 --seq-len 256 --batch-size 8"
+  "midmlp-eager|--model toy --width 1024 --depth 24 --batch-size 128"
+  "gpt2-inductor-fp32|--model gpt2 --seq-len 256 --batch-size 4 --dynamo inductor"
+  "resnet18-inductor|--model resnet18 --batch-size 64 --dynamo inductor"
 ); else RUNS=(
   "gpt2-inductor-bf16|--model gpt2 --seq-len 512 --batch-size 8 --amp bf16 --dynamo inductor"
   "vit-inductor-bf16|--model vit_b_16 --batch-size 32 --amp bf16 --dynamo inductor"

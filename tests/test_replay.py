@@ -16,6 +16,7 @@ from tracekit.cli import main
 from tracekit.replay import costs as cost_model
 from tracekit.replay import simulate
 from tracekit.replay.graph import GPU_OP, SYNC_SEG, WAIT_SEG
+from tracekit.replay.graph import cpu_events as graph_cpu_events
 
 from tests.tracebuilder import TraceBuilder
 
@@ -255,3 +256,30 @@ def test_evaluate_falls_back_to_dependency_order_and_breaks_cycles():
     start, end = simulate.evaluate(g)
     assert len(g.notes) == 1 and "cycle at node 0" in g.notes[0]
     assert (start[a], end[a]) == (2, 7) and (start[b], end[b]) == (8, 15)
+
+
+def _uneven_steps_run(tmp_path: Path) -> Path:
+    """Two steps of the same 20 operators: step 1 [0, 210) with each op 5 µs (at 5, 15, ..., 195), step 2
+    [210, 420) with each op 10 µs, back to back from 210 (the profiler slowed the CPU down in step 2)."""
+    tb = TraceBuilder(rank=0, world_size=1)
+    tb.step(1, 0, 210)
+    tb.step(2, 210, 420)
+    for i in range(20):
+        tb.cpu_op(f"op{i}", 10 * i + 5, 5)
+        tb.cpu_op(f"op{i}", 210 + 10 * i, 10)
+    return tb.write(tmp_path / "rank0.trace.json.gz")
+
+
+def test_a_step_the_profiler_slowed_down_is_scaled_to_the_least_disturbed_one(tmp_path):
+    from tracekit.replay.speed import step_speed
+
+    path = _uneven_steps_run(tmp_path)
+    traces, _ = load_and_analyze([str(path)])
+    rt = next(iter(traces))
+    # per op: median across steps (5 + 10) / 2 = 7.5 µs; ratios 5 / 7.5 and 10 / 7.5; speed = (2/3) / (4/3)
+    assert step_speed(graph_cpu_events(rt), rt.steps) == {1: 1.0, 2: 0.5}
+    g, start, end = _graph([path])
+    assert _step_us(g, start, end) == [210.0, 210.0]  # the self-check replays the window as recorded
+    # no per-event cost, only the step speed: step 2's 20 x 10 µs of ops and its 10 µs tail run at half
+    g, start, end = _graph([path], cost_model.ProfilerCosts(cpu_op_ns=0, runtime_ns=0, source="test"))
+    assert _step_us(g, start, end) == [210.0, (20 * 10 + 10) / 2]

@@ -7,23 +7,33 @@ torch/kineto/CUPTI versions and the profiler settings, so each run measures it w
 settings it profiled with. The run's own unprofiled step times are never used here: they
 are what the prediction is checked against.
 
-Method (per rank, after the timed steps, outside the profiler window):
+Method (per rank, in two halves, :class:`Calibration`): a loop of ``n`` training steps of a
+small MLP (6 x Linear(32, 32) + ReLU, batch 8: forward, backward, SGD; the operator mix of
+a real step, nested autograd ranges included) is timed ``reps`` times with the profiler off
+**before the timed steps** (:meth:`Calibration.before`) and ``reps`` times with the profiler
+on **after the profiled window** (:meth:`Calibration.after`; same activities,
+``record_shapes``, ``with_stack`` as the run). The cost is the fastest on-loop minus the
+fastest off-loop (noise on a shared host only adds time), divided by the events one
+profiled loop records.
 
-1. **CPU operators.** A loop of ``n`` training steps of a small MLP (6 x Linear(32, 32)
-   + ReLU, batch 8: forward, backward, SGD; the operator mix of a real step, nested
-   autograd ranges included) on the CPU is timed with the profiler off and on (same
-   activities, ``record_shapes``, ``with_stack`` as the run), ``reps`` times interleaved
-   (off, on, off, on, ...). ``cpu_op_ns`` = median over the pairs of (on − off) / recorded CPU
-   operators per loop (counted in one extra profiled loop).
-2. **Kernel launches** (CUDA runs, CUDA activity on): the same loop on the GPU, where
-   every operator that computes launches a kernel and backward runs on autograd's device
-   thread (the loop is launch-bound: the kernels are tiny). ``runtime_ns`` = (median (on −
-   off) − ``cpu_op_ns`` × recorded operators) / recorded runtime calls. (Bare launches
-   without an operator around them cost far less under the profiler than launches in a
-   real step, and predicted real steps worse: see docs/whatif.md.)
+Why the off-loops come first: a finished profiler session that recorded the CPU leaves the
+process slower (on an H100 host the same step ran 18-40 % slower after one short session
+than before any, with or without DDP; CUDA-only sessions left no trace:
+``scripts/profiler_after_effect.py``). The run's unprofiled steps are timed before any
+profiling, so off-loops timed after the window would measure a slower baseline and
+under-state the cost (1.3-3.3 µs per event against the 3.8-7.6 µs the windows carried).
 
-Both are wall ns added per event; negative results (noise on an idle machine) are
-clipped at 0. The figures are written per rank and their median in ``profiler_cost``.
+- **CPU runs:** the loop runs on the CPU; ``cpu_op_ns`` = that cost per recorded operator.
+- **CUDA runs:** the loop runs on the GPU, wrapped in DDP on the run's process group when
+  the run trains with DDP (DDP's reducer hooks and their recorded ranges raise the cost per
+  event by 40-70 %, measured with ``scripts/profiler_cost_probe.py``); backward runs on
+  autograd's device thread. One figure per recorded event, operators and runtime calls
+  alike (``cpu_op_ns`` = ``runtime_ns``): splitting it between the two from one loop is
+  ill-conditioned (a 10 % error in the operator figure moved the per-launch one by 3 µs),
+  and a single figure predicted the ten H100 runs of docs/whatif.md best.
+
+Negative results (noise on an idle machine) are clipped at 0. The figures are written per
+rank and their median in ``profiler_cost``.
 """
 
 from __future__ import annotations
@@ -37,7 +47,9 @@ LOOP_STEPS = 200
 #: ... fewer where one loop would take longer than this: GPU runs (a few seconds in all), CPU runs (CI)
 LOOP_TARGET_NS = {"cuda": 100e6, "cpu": 20e6}
 LAYERS = 6
-REPS = 7
+REPS = 9
+#: steps per loop under DDP: fixed, so every rank runs as many collectives (about 0.1-0.2 s a loop on an H100)
+DDP_LOOP_STEPS = 50
 
 
 def _loop(op: Any, n: int, sync: Any) -> float:
@@ -67,31 +79,21 @@ def _count(prof: Any) -> tuple[int, int]:
     return ops, launches
 
 
-def _measure(torch: Any, op: Any, sync: Any, activities: list[Any], record_shapes: bool, with_stack: bool,
-             n: int, reps: int, target_ns: float) -> tuple[float, int, int]:
-    """(median extra wall ns per loop with the profiler on, ops per loop, runtime calls per loop)."""
-    _loop(op, 2, sync)  # warm: first-call initialisation
-    n = max(3, min(n, int(target_ns / max(_loop(op, 1, sync), 1.0))))
-    with _profiled(torch, activities, record_shapes, with_stack) as prof:
-        _loop(op, n, sync)
-    ops, launches = _count(prof)
-    diffs = []
-    for _ in range(reps):  # paired: each on-loop against the off-loop just before it (slow drifts cancel)
-        off = _loop(op, n, sync)
-        with _profiled(torch, activities, record_shapes, with_stack):
-            _loop(op, max(1, n // 8), sync)  # the profiler's own start-up, outside the timed loop
-            diffs.append(_loop(op, n, sync) - off)
-    return statistics.median(diffs), ops, launches
-
-
-def _tiny_step(torch: Any, device: str) -> Any:
+def _tiny_step(torch: Any, device: str, ddp: bool = False) -> Any:
     """One training step of a small MLP on ``device``: forward, backward (autograd's device thread on
-    CUDA), SGD update: the operator mix of a real step (nested autograd ranges, launches) at tiny sizes."""
-    torch.manual_seed(0)
-    model = torch.nn.Sequential(*[m for _ in range(LAYERS) for m in (torch.nn.Linear(32, 32), torch.nn.ReLU())])
+    CUDA), SGD update: the operator mix of a real step (nested autograd ranges, launches) at tiny sizes.
+    ``ddp``: wrapped in DistributedDataParallel on the default process group (every rank must call)."""
+    # its own seed, without moving the run's random streams (the calibration now runs before the timed steps)
+    gpus = [torch.cuda.current_device()] if device == "cuda" else []
+    with torch.random.fork_rng(devices=gpus):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(*[m for _ in range(LAYERS) for m in (torch.nn.Linear(32, 32), torch.nn.ReLU())])
+        x = torch.randn(8, 32, device=device)
     model.to(device)
+    if ddp:
+        ids = [torch.cuda.current_device()] if device == "cuda" else None
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=ids)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
-    x = torch.randn(8, 32, device=device)
 
     def step() -> None:
         model(x).sum().backward()
@@ -101,31 +103,71 @@ def _tiny_step(torch: Any, device: str) -> Any:
     return step
 
 
-def calibrate(device: str, activities: list[Any], *, record_shapes: bool = False, with_stack: bool = False,
-              n: int = LOOP_STEPS, reps: int = REPS) -> dict[str, Any]:
-    """This rank's profiler cost (module doc): ``{"cpu_op_ns", "runtime_ns", "ops_per_rep",
-    "launches_per_rep", "reps"}``; ``runtime_ns`` is None on CPU runs or without CUDA activity."""
-    import torch
+class Calibration:
+    """One rank's profiler-cost calibration in two halves (module doc): :meth:`before` before the timed
+    steps, :meth:`after` after the profiled window. ``ddp`` (CUDA runs of DDP models, process group
+    initialised): the small step runs under DDP; every rank of the group must call both halves."""
 
-    cpu_acts = [a for a in activities if a == torch.profiler.ProfilerActivity.CPU]
-    out: dict[str, Any] = {"cpu_op_ns": None, "runtime_ns": None, "ops_per_rep": None, "launches_per_rep": None,
-                           "reps": reps}
-    if not cpu_acts:
-        return out  # a cuda-only capture records no CPU operators
-    target = LOOP_TARGET_NS["cuda" if device == "cuda" else "cpu"]
-    extra, ops, _ = _measure(torch, _tiny_step(torch, "cpu"), lambda: None, activities, record_shapes, with_stack,
-                             n, reps, target)
-    cpu_op = max(0.0, extra / ops) if ops else None
-    out.update(cpu_op_ns=cpu_op, ops_per_rep=ops)
-    if device == "cuda" and len(cpu_acts) < len(activities):
-        # the same small step on the GPU: launches as real steps make them, inside operators, with backward on
-        # autograd's device thread (bare launches, torch.cuda._sleep, cost ~1.1 µs each on an H100 and
-        # under-predicted real steps by 48 % median: docs/whatif.md)
-        extra, ops, launches = _measure(torch, _tiny_step(torch, "cuda"), torch.cuda.synchronize, activities,
-                                        record_shapes, with_stack, n, reps, target)
-        if launches:
-            out.update(runtime_ns=max(0.0, (extra - (cpu_op or 0.0) * ops) / launches), launches_per_rep=launches)
-    return out
+    def __init__(self, device: str, activities: list[Any], *, record_shapes: bool = False,
+                 with_stack: bool = False, ddp: bool = False, n: int = LOOP_STEPS, reps: int = REPS) -> None:
+        import torch
+
+        self.torch, self.activities, self.record_shapes, self.with_stack = torch, activities, record_shapes, with_stack
+        self.reps = reps
+        cpu_acts = [a for a in activities if a == torch.profiler.ProfilerActivity.CPU]
+        #: nothing to measure: a cuda-only capture records no CPU operators
+        self.enabled = bool(cpu_acts)
+        self.on_gpu = device == "cuda" and len(cpu_acts) < len(activities)
+        self.ddp = (self.on_gpu and ddp and torch.distributed.is_available()
+                    and torch.distributed.is_initialized())
+        self.n = DDP_LOOP_STEPS if self.ddp else n
+        self.offs: list[float] = []
+        self._op: Any = None
+        self._sync: Any = torch.cuda.synchronize if self.on_gpu else (lambda: None)
+
+    def before(self) -> None:
+        """Build the small step and time it ``reps`` times unprofiled (before any profiler ran)."""
+        if not self.enabled:
+            return
+        self._op = _tiny_step(self.torch, "cuda" if self.on_gpu else "cpu", self.ddp)
+        _loop(self._op, 2, self._sync)  # warm: first-call initialisation
+        if not self.ddp:  # under DDP every rank must run as many steps (collectives): n stays fixed
+            target = LOOP_TARGET_NS["cuda" if self.on_gpu else "cpu"]
+            self.n = max(3, min(self.n, int(target / max(_loop(self._op, 1, self._sync), 1.0))))
+        self.offs = [_loop(self._op, self.n, self._sync) for _ in range(self.reps)]
+
+    def after(self) -> dict[str, Any]:
+        """Time the step ``reps`` times profiled; this rank's figures: ``{"cpu_op_ns", "runtime_ns",
+        "ops_per_rep", "launches_per_rep", "reps", "ddp"}`` (None figures where nothing was measured)."""
+        out: dict[str, Any] = {"cpu_op_ns": None, "runtime_ns": None, "ops_per_rep": None,
+                               "launches_per_rep": None, "reps": self.reps, "ddp": self.ddp}
+        if not self.enabled or not self.offs:
+            return out
+        torch, op, sync = self.torch, self._op, self._sync
+        with _profiled(torch, self.activities, self.record_shapes, self.with_stack) as prof:
+            _loop(op, self.n, sync)
+        ops, launches = _count(prof)
+        ons = []
+        for _ in range(self.reps):
+            with _profiled(torch, self.activities, self.record_shapes, self.with_stack):
+                _loop(op, max(1, self.n // 8), sync)  # the profiler's own start-up, outside the timed loop
+                ons.append(_loop(op, self.n, sync))
+        extra = min(ons) - min(self.offs)
+        if not self.on_gpu:
+            out.update(cpu_op_ns=max(0.0, extra / ops) if ops else None, ops_per_rep=ops)
+        elif ops + launches:
+            per_event = max(0.0, extra / (ops + launches))
+            out.update(cpu_op_ns=per_event, runtime_ns=per_event, ops_per_rep=ops, launches_per_rep=launches)
+        return out
+
+
+def calibrate(device: str, activities: list[Any], *, record_shapes: bool = False, with_stack: bool = False,
+              ddp: bool = False, n: int = LOOP_STEPS, reps: int = REPS) -> dict[str, Any]:
+    """Both halves of a :class:`Calibration` back to back: for a process in which no profiler ran yet."""
+    cal = Calibration(device, activities, record_shapes=record_shapes, with_stack=with_stack, ddp=ddp, n=n,
+                      reps=reps)
+    cal.before()
+    return cal.after()
 
 
 def summarize(per_rank: list[dict[str, Any] | None], *, device: str, activities: str, record_shapes: bool,
@@ -146,6 +188,9 @@ def summarize(per_rank: list[dict[str, Any] | None], *, device: str, activities:
         "reps": rows[0].get("reps"),
         "per_rank": [{"rank": r.get("rank"), "cpu_op_ns": r.get("cpu_op_ns"), "runtime_ns": r.get("runtime_ns")}
                      for r in rows],
-        "method": "a loop of small operators (and kernel launches on CUDA) timed with the profiler off and on, "
-                  "same profiler settings as the run; median over interleaved repetitions, then over ranks",
+        "ddp": bool(rows[0].get("ddp")),
+        "method": "a loop of small training steps (on the GPU in CUDA runs, under DDP when the run uses it) timed "
+                  "with the profiler off and on, same profiler settings as the run; fastest on-loop minus fastest "
+                  "off-loop (off-loops timed before the run's timed steps, on-loops after its window), per recorded event; "
+                  "median over ranks",
     }

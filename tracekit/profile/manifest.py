@@ -383,9 +383,10 @@ class TraceFile(_S):
 class ProfilerCost(_S):
     """``profiler_cost``: what the profiler costs per recorded event on the machine of the run.
 
-    Measured by :mod:`tracekit.profile.calibrate` in each rank after the timed steps: the same
-    short loops (a small training step; on GPU runs also bare kernel launches) timed with the
-    profiler off and on, with the run's profiler settings. The replay (``tracekit whatif``) subtracts these costs
+    Measured by :mod:`tracekit.profile.calibrate` in each rank after the timed steps: a loop
+    of small training steps (on the GPU in CUDA runs, under DDP when the run uses it) timed with
+    the profiler off and on, with the run's profiler settings. CUDA runs calibrated since 2026-11-24 (``ddp`` not null)
+    record one figure per event (``cpu_op_ns`` = ``runtime_ns``). The replay (``tracekit whatif``) subtracts these costs
     to predict the step the profiler did not disturb.
     """
 
@@ -401,6 +402,8 @@ class ProfilerCost(_S):
     ops_per_rep: int | None = None
     launches_per_rep: int | None = None
     reps: int | None = None
+    #: the calibration step ran under DDP (as the run did); None in manifests before it was recorded
+    ddp: bool | None = None
     #: per-rank figures: [{"rank", "cpu_op_ns", "runtime_ns"}]
     per_rank: list[dict[str, Any]] = []
     method: str | None = None

@@ -20,7 +20,7 @@ from typing import Any
 
 from tracekit.errors import RunError
 from tracekit.profile.compile_facts import enter_compile_scope
-from tracekit.profile.config import ProfileConfig, default_out_dir
+from tracekit.profile.config import DDP_LIKE, ProfileConfig, default_out_dir
 from tracekit.profile.env import CONFIG_ENV, apply_gpu_safety_env, detect_rank_env
 from tracekit.profile import bucket_events, flight_recorder, heartbeat
 from tracekit.profile.failure import report_failure
@@ -136,6 +136,14 @@ def _run(config: ProfileConfig, rank: int, local_rank: int, world: int, device: 
             trainer.fail_now = config.fail_rank == rank and config.fail_at == "warmup" and i == 0
             warmup_s.extend(time_steps(trainer.step, 1, sync))
         facts.mark_warmup_done()
+        # the profiler-cost calibration times its unprofiled half now, before any profiler ran (calibrate doc)
+        cal = (calibrate.Calibration(device.type, profiler_activities(config.profile_activities, device.type),
+                                     record_shapes=config.record_shapes, with_stack=config.with_stack,
+                                     ddp=config.parallel in DDP_LIKE and config.tp == 1)
+               if config.calibrate_profiler else None)
+        if cal is not None:
+            heartbeat.set_stage("calibration")
+            cal.before()
         ddp = ddp_of(train_model, config)
         timer = bucket_events.timer_of(ddp)
         heartbeat.set_stage("timed")
@@ -148,9 +156,7 @@ def _run(config: ProfileConfig, rank: int, local_rank: int, world: int, device: 
         win = run_profiled_steps(config, out_dir, rank, device.type, trainer.step, sync)
         heartbeat.set_stage(None)
         facts.mark_run_done()
-        cost = (calibrate.calibrate(device.type, profiler_activities(config.profile_activities, device.type),
-                                    record_shapes=config.record_shapes, with_stack=config.with_stack)
-                if config.calibrate_profiler else None)
+        cost = cal.after() if cal is not None else None
         compile_facts = facts.facts()
         graphs = graphs_section(config, rank, out_dir, recorder, trainer, ddp)
     if config.fail_rank == rank and config.fail_at == "end":

@@ -17,9 +17,11 @@ from dataclasses import dataclass
 
 from tracekit.profile.manifest import Manifest
 
-#: defaults for traces without a measured cost (ns per event): CPU operator, CUDA runtime call
-DEFAULT_CPU_OP_NS = 1600.0
-DEFAULT_RUNTIME_NS = 4800.0
+#: defaults for traces without a measured cost (ns per event): CPU operator, CUDA runtime call. One figure for
+#: both, the median of the 13 calibrations of sample_traces/h100_whatif_3 (H100 host, torch 2.11, DDP; 1121 to
+#: 5146 ns), as tracekit profile measures CUDA runs since 2026-11-24 (tracekit.profile.calibrate)
+DEFAULT_CPU_OP_NS = 2080.0
+DEFAULT_RUNTIME_NS = 2080.0
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,8 @@ class ProfilerCosts:
     runtime_ns: float
     #: ``run.json`` (measured for this run) or ``default`` (module doc)
     source: str
+    #: scale each step's CPU work by its speed factor (:mod:`tracekit.replay.speed`); off for the self-check
+    step_speed: bool = True
 
     @classmethod
     def of(cls, manifest: Manifest | None) -> ProfilerCosts:
@@ -46,4 +50,4 @@ class ProfilerCosts:
 
 
 #: no profiler cost: the replay of the window as it was recorded (the self-check)
-NONE = ProfilerCosts(0.0, 0.0, "none")
+NONE = ProfilerCosts(0.0, 0.0, "none", step_speed=False)

@@ -64,6 +64,7 @@ import numpy as np
 import pandas as pd
 
 from tracekit.replay.costs import ProfilerCosts
+from tracekit.replay.speed import step_speed
 from tracekit.traces import schema
 from tracekit.traces.traceset import RankTrace
 
@@ -200,6 +201,7 @@ class RankBuilder:
         self.coll_nodes: dict[tuple[int, int], tuple[int, int]] = {}
         self.by_tid: dict[int, pd.DataFrame] = {}
         self.gpu_node = np.zeros(0, dtype=np.int64)
+        self.speed: dict[int, float] | None = None
 
     def build(self, coll_ranges: pd.DataFrame) -> None:
         """``coll_ranges``: this rank's matched collective instances (``start_ns``, ``end_ns``)."""
@@ -456,7 +458,8 @@ class RankBuilder:
             if kind.size == 0:
                 continue
             cost = _seg_costs(ev, th.cuts, self.costs)
-            dur = np.rint(_shed(np.diff(th.cuts), cost, kind == CPU_SEG)).astype(np.int64)
+            work = _shed(np.diff(th.cuts), cost, kind == CPU_SEG)
+            dur = np.rint(np.where(kind == CPU_SEG, work * self._seg_speed(th.cuts), work)).astype(np.int64)
             first = th.first_node
             zero = [v - first for v in self.zero if first <= v < first + kind.size]
             dur[zero] = 0
@@ -469,6 +472,21 @@ class RankBuilder:
                 if first <= node < first + kind.size:
                     c = int(round(cost[node - first]))
                     g.ep[node] = [(p, max(0, d - c)) for p, d in edges]
+
+    def _seg_speed(self, cuts: np.ndarray) -> np.ndarray:
+        """Speed factor (:mod:`tracekit.replay.speed`) of each segment between ``cuts``: its step's, 1.0
+        for segments outside every step."""
+        out = np.ones(max(cuts.size - 1, 0))
+        if not self.costs.step_speed or out.size == 0:
+            return out
+        if self.speed is None:
+            self.speed = step_speed(cpu_events(self.rt), self.rt.steps)
+        for step, s, e in zip(self.rt.steps["step"], self.rt.steps["ts_ns"], self.rt.steps["end_ns"]):
+            f = self.speed.get(int(step), 1.0)
+            if f != 1.0:
+                a, b = np.searchsorted(cuts, s), np.searchsorted(cuts, e)
+                out[a:max(a, b)] = f
+        return out
 
     def _steps(self, cpu: pd.DataFrame) -> None:
         steps = self.rt.steps
