@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from tracekit.analyses.classify import COMM, classify_gpu
-from tracekit.analyses.pipeline import load_and_analyze
+from tracekit.runner.pipeline import load_and_analyze
 from tracekit.errors import ReplayError
 from tracekit.jsonable import jsonable
 from tracekit.replay import costs as cost_model

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tracekit.profile.manifest import Manifest
+from tracekit.traces.manifest import Manifest
 
 #: defaults for traces without a measured cost (ns per event): CPU operator, CUDA runtime call. One figure for
 #: both, the median of the 13 calibrations of sample_traces/h100_whatif_3 (H100 host, torch 2.11, DDP; 1121 to
