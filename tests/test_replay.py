@@ -283,3 +283,11 @@ def test_a_step_the_profiler_slowed_down_is_scaled_to_the_least_disturbed_one(tm
     # no per-event cost, only the step speed: step 2's 20 x 10 µs of ops and its 10 µs tail run at half
     g, start, end = _graph([path], cost_model.ProfilerCosts(cpu_op_ns=0, runtime_ns=0, source="test"))
     assert _step_us(g, start, end) == [210.0, (20 * 10 + 10) / 2]
+
+
+def test_a_prediction_without_a_measured_step_says_how_far_to_trust_it(tmp_path):
+    res = tracekit.whatif(_sync_run(tmp_path))
+    d = res.to_dict()
+    assert d["baseline"]["measured_unprofiled_step_us"] is None
+    assert d["baseline"]["measured_spread_pct"] is None and d["baseline"]["error_pct"] is None
+    assert any("docs/whatif.md" in n and "no unprofiled step time" in n for n in d["notes"])

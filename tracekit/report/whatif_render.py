@@ -42,7 +42,9 @@ def _baseline_lines(r: WhatifResult, tablefmt: str) -> str:
              else "", "predicted_step_us": (_pct(b.get("error_pct")) + " vs measured") if b.get("error_pct") is not None
              else "no measurement to check it against",
              "profiled_step_us": (_pct(b.get("window_vs_measured_pct")) + " vs measured")
-             if b.get("window_vs_measured_pct") is not None else ""}
+             if b.get("window_vs_measured_pct") is not None else "",
+             "measured_unprofiled_step_us": f"its own p90/p50 spread: {b['measured_spread_pct']:.1f} %"
+             if b.get("measured_spread_pct") is not None else ""}
     rows = [(label, _ms(b.get(key)), extra.get(key, "")) for label, key in _BASELINE_ROWS]
     return tabulate(rows, headers=("step (slowest rank, mean)", "time", "error"), tablefmt=tablefmt)
 
