@@ -291,3 +291,26 @@ def test_a_prediction_without_a_measured_step_says_how_far_to_trust_it(tmp_path)
     assert d["baseline"]["measured_unprofiled_step_us"] is None
     assert d["baseline"]["measured_spread_pct"] is None and d["baseline"]["error_pct"] is None
     assert any("docs/whatif.md" in n and "no unprofiled step time" in n for n in d["notes"])
+
+
+def test_shedding_in_closed_form_matches_the_carry_loop():
+    from tracekit.replay.graph import _shed
+
+    def carried(lengths, cost, work):  # the definition: shed in order, carry what a segment cannot give
+        out, carry = lengths.astype(float).copy(), 0.0
+        for k in np.flatnonzero(work):
+            want = cost[k] + carry
+            take = min(out[k], want)
+            out[k] -= take
+            carry = want - take
+        return out
+
+    # by hand: work [5, 1, 4] with cost 2 each: 5 -> 3; 1 -> 0 (1 carried); 4 -> 4 - 3 = 1; the non-work 7 stays
+    np.testing.assert_array_equal(_shed(np.array([5, 7, 1, 4]), np.array([2.0, 2.0, 2.0, 2.0]),
+                                        np.array([True, False, True, True])), [3, 7, 0, 1])
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        n = int(rng.integers(1, 60))
+        lengths = rng.integers(0, 3000, n)
+        cost, work = rng.choice([0.0, 500.0, 1000.0, 2500.0], n), rng.random(n) < 0.8
+        np.testing.assert_allclose(_shed(lengths, cost, work), carried(lengths, cost, work), atol=1e-6)

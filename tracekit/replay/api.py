@@ -92,10 +92,10 @@ def whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, A
     costs = cost_model.ProfilerCosts.of(traces.manifest)
     comm = {rt.rank: np.asarray(classify_gpu(rt, comm_pattern).array == COMM) if rt.has_gpu_activity
             else np.zeros(0, dtype=bool) for rt in traces}
-    g = simulate.build(traces, coll, cost_model.NONE, offsets)
+    gp = simulate.build(traces, coll, costs, offsets)
+    g = gp.recorded()  # the window as recorded, for the self-check: the same graph, nothing taken out
     window = figures.step_figures(g, np.asarray(g.orig_start), np.asarray(g.orig_end), comm)
     replayed = figures.step_figures(g, *simulate.evaluate(g), comm)
-    gp = simulate.build(traces, coll, costs, offsets)
     predicted = figures.step_figures(gp, *simulate.evaluate(gp), comm)
     notes += list(dict.fromkeys(g.notes + gp.notes))
     if costs.source == "default":

@@ -85,8 +85,10 @@ def step_figures(g: Graph, start: np.ndarray, end: np.ndarray, comm_mask: dict[i
 def _waits(g: Graph, start: np.ndarray, end: np.ndarray) -> np.ndarray:
     """Per node: the wait of a linked collective (module doc), -1 for every other node."""
     out = np.full(len(g.dur), -1, dtype=np.int64)
-    for v, edges in enumerate(g.ep):
-        if g.kind[v] not in (GPU_OP, COLL) or not edges:
+    kind = np.asarray(g.kind)
+    for v in np.flatnonzero((kind == GPU_OP) | (kind == COLL)).tolist():
+        edges = g.ep[v]
+        if not edges:
             continue
         last = max(int(end[p]) for p, _ in edges)  # the other ranks' arrivals (arrive nodes end at once)
         out[v] = min(max(0, last - int(start[v])), int(end[v] - start[v]))

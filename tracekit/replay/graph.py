@@ -107,6 +107,23 @@ class Graph:
     ranks: dict[int, dict] = field(default_factory=dict)
     #: what the evaluation had to work around (dependency cycles), for the report's notes
     notes: list[str] = field(default_factory=list)
+    #: the window as recorded, where it differs from this graph (built with a profiler cost): every node's
+    #: duration, and the start / end edges of the nodes whose delays shed the cost (:meth:`recorded`)
+    dur_rec: list[int] = field(default_factory=list)
+    sp_rec: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+    ep_rec: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+
+    def recorded(self) -> Graph:
+        """The same graph with nothing taken out: the window as recorded (the self-check), without a
+        second build. Shares the rank tables; edge lists are shared where they did not change."""
+        sp, ep = list(self.sp), list(self.ep)
+        for node, edges in self.sp_rec.items():
+            sp[node] = edges
+        for node, edges in self.ep_rec.items():
+            ep[node] = edges
+        return Graph(dur=list(self.dur_rec), sp=sp, ep=ep, kind=self.kind, rank=self.rank,
+                     orig_start=self.orig_start, orig_end=self.orig_end, ranks=self.ranks, notes=list(self.notes),
+                     dur_rec=self.dur_rec)
 
     def add_chain(self, cuts: np.ndarray, kind: int, rank: int, lead: int) -> None:
         """Nodes for the pieces between consecutive ``cuts``, each after the one before; the first starts
@@ -115,10 +132,12 @@ class Graph:
         if n <= 0:
             return
         first = len(self.dur)
-        self.dur.extend(np.diff(cuts).tolist())
+        lengths = np.diff(cuts).tolist()
+        self.dur.extend(lengths)
+        self.dur_rec.extend(lengths)
         self.sp.append([(ORIGIN, lead)])
-        self.sp.extend([(v, 0)] for v in range(first, first + n - 1))
-        self.ep.extend([] for _ in range(n))
+        self.sp.extend([[(v, 0)] for v in range(first, first + n - 1)])
+        self.ep.extend([[] for _ in range(n)])
         self.kind.extend([kind] * n)
         self.rank.extend([rank] * n)
         self.orig_start.extend(cuts[:-1].tolist())
@@ -127,6 +146,7 @@ class Graph:
     def add(self, dur: int, kind: int, rank: int, start: int, end: int,
             sp: list[tuple[int, int]] | None = None) -> int:
         self.dur.append(max(0, int(dur)))
+        self.dur_rec.append(max(0, int(dur)))
         self.sp.append(sp if sp is not None else [])
         self.ep.append([])
         self.kind.append(kind)
@@ -176,17 +196,23 @@ def _seg_costs(ev: pd.DataFrame, cuts: np.ndarray, costs: ProfilerCosts) -> np.n
 
 def _shed(lengths: np.ndarray, cost: np.ndarray, work: np.ndarray) -> np.ndarray:
     """Segment durations after shedding ``cost``: work segments only, never below zero; what one could not
-    shed is carried to the next work segment of the thread."""
+    shed is carried to the next work segment of the thread.
+
+    In closed form: over the work segments in order, with P and S the running sums of their lengths and
+    costs, the total shed by segment k is T_k = min(T_(k-1) + L_k, S_k) = P_k + min(0, min over j <= k of
+    (S_j - P_j)); each segment sheds T_k - T_(k-1).
+    """
     out = lengths.astype(float).copy()
     if not cost.any():
         return out
-    carry = 0.0
-    for k in np.flatnonzero(work):
-        want = cost[k] + carry
-        take = min(out[k], want)
-        out[k] -= take
-        carry = want - take
-    return out
+    idx = np.flatnonzero(work)
+    if idx.size == 0:
+        return out
+    lw = out[idx]
+    p = np.cumsum(lw)
+    total = p + np.minimum(0.0, np.minimum.accumulate(np.cumsum(cost[idx]) - p))
+    out[idx] = lw - np.diff(total, prepend=0.0)
+    return np.maximum(out, 0.0)
 
 
 class RankBuilder:
@@ -249,7 +275,8 @@ class RankBuilder:
         ts, end = gpu["ts_ns"].to_numpy(), gpu["end_ns"].to_numpy()
         stream, pre = gpu["stream"].to_numpy(), gpu["pre_window"].to_numpy(dtype=bool)
         lts, ltid = gpu["launch_ts_ns"].to_numpy(), gpu["launch_tid"].to_numpy()
-        lat = self._latencies(ts, end, stream, pre, lts)
+        lat_rec = self._latencies(ts, end, stream, pre, lts)
+        lat = np.maximum(0, lat_rec - self.costs.runtime_ns / 2).astype(np.int64)
         deps = self._stream_wait_deps(cpu, gpu)
         last_on: dict[int, int] = {}
         g = self.g
@@ -258,24 +285,29 @@ class RankBuilder:
             s = int(stream[i])
             if s in last_on:
                 sp.append((last_on[s], 0))
+            shed = 0
             if pre[i]:
                 sp.append((ORIGIN, int(ts[i]) - self.origin))
             else:
                 node, d = self._launch_seg(int(ltid[i]), int(lts[i]))
                 sp.append((node, d + int(lat[i])))
+                shed = int(lat_rec[i] - lat[i])
             for j in deps.get(i, ()):
                 # the trace does not name the stream an event was recorded on: a candidate still running
                 # when this op started was not waited for
                 if self.gpu_node[j] >= 0 and end[j] <= ts[i] + CLOCK_SLACK_NS:
                     sp.append((int(self.gpu_node[j]), 0))
             node = g.add(int(end[i] - ts[i]), GPU_OP, self.rank, int(ts[i]), int(end[i]), sp)
+            if shed:  # the launch edge as recorded: the latency before the runtime call's cost was shed
+                at = 1 if s in last_on else 0
+                g.sp_rec[node] = [*sp[:at], (sp[at][0], sp[at][1] + shed), *sp[at + 1:]]
             self.gpu_node[i] = node
             last_on[s] = node
 
     def _latencies(self, ts: np.ndarray, end: np.ndarray, stream: np.ndarray, pre: np.ndarray,
                    lts: np.ndarray) -> np.ndarray:
         """Launch-to-start latency per GPU op (module doc): measured where the op was launch-bound
-        (capped at 3x the rank's median), else the median; minus half the runtime call's profiler cost."""
+        (capped at 3x the rank's median), else the median, as recorded (the caller sheds the profiler's cost)."""
         prev_end = np.full(ts.size, np.iinfo(np.int64).min)
         order = np.lexsort((ts, stream))
         same = np.r_[False, stream[order][1:] == stream[order][:-1]]
@@ -284,7 +316,7 @@ class RankBuilder:
         bound = ~pre & (ts - prev_end > LAUNCH_BOUND_GAP_NS) & (observed >= 0)
         typical = float(np.median(observed[bound])) if bound.any() else 5_000.0
         lat = np.where(bound, np.minimum(observed, 3 * typical), np.minimum(observed, typical))
-        return np.maximum(0, lat - self.costs.runtime_ns / 2).astype(np.int64)
+        return lat.astype(np.int64)
 
     def _stream_wait_deps(self, cpu: pd.DataFrame, gpu: pd.DataFrame) -> dict[int, list[int]]:
         """GPU op index -> indices of the ops it waits for on other streams (``cudaStreamWaitEvent``)."""
@@ -383,6 +415,8 @@ class RankBuilder:
         g = self.g
         arrive = g.add(0, ARRIVE, self.rank, g.orig_start[node], g.orig_start[node], g.sp[node])
         g.sp[node] = [(arrive, 0)]
+        if node in g.sp_rec:
+            g.sp_rec[arrive] = g.sp_rec.pop(node)
         return arrive
 
     def _cpu_collectives(self, cpu: pd.DataFrame, coll_ranges: pd.DataFrame) -> None:
@@ -460,18 +494,21 @@ class RankBuilder:
             cost = _seg_costs(ev, th.cuts, self.costs)
             work = _shed(np.diff(th.cuts), cost, kind == CPU_SEG)
             dur = np.rint(np.where(kind == CPU_SEG, work * self._seg_speed(th.cuts), work)).astype(np.int64)
+            rec = np.diff(th.cuts).astype(np.int64)
             first = th.first_node
             zero = [v - first for v in self.zero if first <= v < first + kind.size]
-            dur[zero] = 0
+            dur[zero] = rec[zero] = 0
             coll = kind == COLL  # its duration is the transfer time, set when the ranks are linked
-            dur[coll] = np.asarray(g.dur[first:first + kind.size], dtype=np.int64)[coll]
+            dur[coll] = rec[coll] = np.asarray(g.dur[first:first + kind.size], dtype=np.int64)[coll]
             g.dur[first:first + kind.size] = dur.tolist()
+            g.dur_rec[first:first + kind.size] = rec.tolist()
             for k in np.flatnonzero(kind == SYNC_SEG):
                 g.kind[first + k] = SYNC_SEG
             for node, edges in self.end_edges.items():
                 if first <= node < first + kind.size:
                     c = int(round(cost[node - first]))
                     g.ep[node] = [(p, max(0, d - c)) for p, d in edges]
+                    g.ep_rec[node] = list(edges)
 
     def _seg_speed(self, cuts: np.ndarray) -> np.ndarray:
         """Speed factor (:mod:`tracekit.replay.speed`) of each segment between ``cuts``: its step's, 1.0

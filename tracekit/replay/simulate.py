@@ -62,7 +62,7 @@ def build(traces: TraceSet, coll: pd.DataFrame | None, costs: ProfilerCosts,
                 members.setdefault(key, []).append((nodes[0], nodes[1], int(transfer)))
     for group in members.values():
         for arrive, node, transfer in group:
-            g.dur[node] = transfer
+            g.dur[node] = g.dur_rec[node] = transfer
             g.ep[node] = [(other, transfer) for other, _, _ in group if other != arrive]
     return g
 
@@ -84,34 +84,33 @@ def evaluate(g: Graph) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _in_order(g: Graph, order: list[int], *, strict: bool) -> tuple[np.ndarray, np.ndarray] | None:
-    """Evaluate the nodes in ``order``: start = latest start edge, end = start + duration or the latest
-    end edge. ``strict``: None as soon as a predecessor is not evaluated yet; otherwise it counts as
-    ending at 0 (a node :func:`_kahn_order` released from a cycle)."""
+    """Evaluate the nodes in ``order``: start = latest start edge (≥ 0), end = start + duration or the
+    latest end edge. ``strict``: None as soon as a predecessor is not evaluated yet; otherwise it counts
+    as ending at 0 (a node :func:`_kahn_order` released from a cycle)."""
     n = len(g.dur)
-    start, end = [0] * n, [0] * n
-    done = bytearray(n)
+    # one slot past the nodes for ORIGIN (-1 indexes it): an edge from the origin ends at its delay. In strict
+    # mode an unevaluated predecessor is None, so reading it raises instead of a check on every edge.
+    end: list = [None if strict else 0] * n + [0]
+    start = [0] * n
     sp, ep, dur = g.sp, g.ep, g.dur
-    for v in order:
-        s = 0
-        for p, d in sp[v]:
-            if p == ORIGIN:
-                t = d
-            elif done[p] or not strict:
+    try:
+        for v in order:
+            s = 0
+            for p, d in sp[v]:
                 t = end[p] + d
-            else:
-                return None
-            if t > s:
-                s = t
-        e = s + dur[v]
-        for p, d in ep[v]:
-            if strict and not done[p]:
-                return None
-            t = end[p] + d
-            if t > e:
-                e = t
-        start[v], end[v] = s, e
-        done[v] = 1
-    return np.asarray(start, dtype=np.int64), np.asarray(end, dtype=np.int64)
+                if t > s:
+                    s = t
+            e = s + dur[v]
+            for p, d in ep[v]:
+                t = end[p] + d
+                if t > e:
+                    e = t
+            start[v] = s
+            end[v] = e
+    except TypeError:  # a predecessor after its successor in ``order``
+        return None
+    assert ORIGIN == -1
+    return np.asarray(start, dtype=np.int64), np.asarray(end[:n], dtype=np.int64)
 
 
 def _kahn_order(g: Graph) -> list[int]:
