@@ -30,10 +30,11 @@ import pandas as pd
 
 from tracekit.analyses.classify import COMM, classify_gpu
 from tracekit.analyses.pipeline import load_and_analyze
-from tracekit.errors import ReplayError
+from tracekit.errors import ReplayError, ScenarioError
 from tracekit.jsonable import jsonable
 from tracekit.replay import costs as cost_model
 from tracekit.replay import figures, simulate
+from tracekit.replay import scenarios as scenario_mod
 from tracekit.traces.traceset import TraceSet
 
 RANK_COLUMNS = ("rank", "window_step_us", "replayed_step_us", "replay_error_pct", "predicted_step_us",
@@ -53,17 +54,32 @@ class WhatifResult:
     steps: pd.DataFrame
     scenarios: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: per scenario and rank (means over steps): predicted step, compute, exposed comm, idle, wait
+    scenario_ranks: pd.DataFrame | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return jsonable({"baseline": self.baseline, "scenarios": self.scenarios, "profiler_cost": self.profiler_cost,
-                         "ranks": self.ranks, "steps": self.steps, "notes": self.notes})
+                         "ranks": self.ranks, "steps": self.steps, "scenario_ranks": self.scenario_ranks,
+                         "notes": self.notes})
 
 
-def whatif(source: str | os.PathLike[str] | list[str], *, comm_pattern: str | None = None) -> WhatifResult:
-    """The baseline prediction for a run folder or trace files (module doc)."""
+def whatif(source: str | os.PathLike[str] | list[str], *, comm_pattern: str | None = None,
+           bucket_cap_mb: float | None = None, first_bucket_cap_mb: float | None = None,
+           no_graph_breaks: bool = False, comm_hook: str | None = None, bandwidth_x: float | None = None,
+           world_size: int | None = None, sweep: list[str] | tuple[str, ...] = ()) -> WhatifResult:
+    """The baseline prediction for a run folder or trace files (module doc), and the scenario the options
+    describe (all of them combined) or one per value of each ``sweep`` (``"bucket-cap-mb=1,5,25"``,
+    on top of the other options): :mod:`tracekit.replay.scenarios`."""
+    base = scenario_mod.Scenario(bucket_cap_mb, first_bucket_cap_mb, no_graph_breaks, comm_hook, bandwidth_x,
+                                 world_size)
+    specs = scenario_mod.expand(base, sweep)  # bad options fail before the traces are read
     paths = [str(p) for p in source] if isinstance(source, (list, tuple)) else [str(source)]
     traces, res = load_and_analyze(paths, comm_pattern=comm_pattern, keep_events=True)
-    return whatif_traces(traces, res.tables.get("collectives"), res.meta, comm_pattern=comm_pattern)
+    try:
+        return whatif_traces(traces, res.tables.get("collectives"), res.meta, comm_pattern=comm_pattern,
+                             scenarios=specs)
+    except ScenarioError as e:  # none of the scenarios applies: name the run
+        raise ScenarioError(f"{paths[0] if len(paths) == 1 else ', '.join(paths)}: {e}") from None
 
 
 def _check_replayable(traces: TraceSet) -> list[str]:
@@ -85,7 +101,8 @@ def _check_replayable(traces: TraceSet) -> list[str]:
 
 
 def whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, Any], *,
-                  comm_pattern: str | None = None) -> WhatifResult:
+                  comm_pattern: str | None = None,
+                  scenarios: list[scenario_mod.Scenario] | None = None) -> WhatifResult:
     """:func:`whatif` on traces already loaded and analysed (``coll``: the ``collectives`` table)."""
     notes = _check_replayable(traces)
     offsets = {int(r): 1000.0 * float(v) for r, v in (meta.get("clock_offsets_us") or {}).items()}
@@ -103,9 +120,14 @@ def whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, A
                      f"per operator, {costs.runtime_ns:.0f} ns per runtime call): the prediction is less certain")
     steps = _steps_table(window, replayed, predicted)
     ranks = _ranks_table(steps, traces)
-    return WhatifResult(baseline=_baseline(steps, traces), ranks=ranks, steps=steps, notes=notes,
-                        profiler_cost={"cpu_op_ns": costs.cpu_op_ns, "runtime_ns": costs.runtime_ns,
-                                       "source": costs.source})
+    result = WhatifResult(baseline=_baseline(steps, traces), ranks=ranks, steps=steps, notes=notes,
+                          profiler_cost={"cpu_op_ns": costs.cpu_op_ns, "runtime_ns": costs.runtime_ns,
+                                         "source": costs.source})
+    if scenarios:  # edits of the predicted graph, re-evaluated (tracekit.replay.scenarios)
+        ctx = scenario_mod.context(gp, traces, coll, offsets, comm)
+        result.scenarios, result.scenario_ranks, more = scenario_mod.evaluate(gp, ctx, scenarios)
+        result.notes += more
+    return result
 
 
 def _steps_table(window: pd.DataFrame, replayed: pd.DataFrame, predicted: pd.DataFrame) -> pd.DataFrame:
