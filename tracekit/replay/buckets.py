@@ -61,7 +61,8 @@ class _Rank:
         self.gpu = info["gpu"]
         if self.gpu is not None:
             comm = ctx.comm.get(rank, np.zeros(len(self.gpu), dtype=bool))
-            ok = ~comm & ~self.gpu["pre_window"].to_numpy(dtype=bool)
+            colls = np.fromiter((n for _, n in self.coll.values()), dtype=np.int64)
+            ok = ~comm & ~self.gpu["pre_window"].to_numpy(dtype=bool) & ~np.isin(info["gpu_node"], colls)
             lts = self.gpu["launch_ts_ns"].to_numpy()[ok]
             order = np.argsort(lts, kind="stable")
             self.c_lts, self.c_idx = lts[order], np.flatnonzero(ok)[order]

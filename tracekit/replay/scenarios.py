@@ -47,7 +47,7 @@ class Scenario:
     world_size: int | None = None
 
     def changes(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v not in (None, False)}
+        return {k: v for k, v in asdict(self).items() if v is not None and v is not False}
 
     @property
     def name(self) -> str:
@@ -204,8 +204,7 @@ def evaluate(base: Graph, ctx: Context, scenarios: list[Scenario]) -> tuple[list
         try:
             g, comm, more = apply(base, ctx, sc)
         except ScenarioError as e:
-            msg = str(e) if str(e).startswith(("--", sc.name)) else f"{sc.name}: {e}"
-            failed.append(f"scenario {sc.name} cannot be predicted: {msg}")
+            failed.append(f"scenario {sc.name} cannot be predicted: {str(e).removeprefix(sc.name + ': ')}")
             continue
         steps = figures.step_figures(g, *simulate.evaluate(g), comm)
         s = _summary(steps)
