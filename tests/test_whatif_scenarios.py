@@ -15,6 +15,7 @@ from tracekit.analyses.classify import COMM, classify_gpu
 from tracekit.analyses.pipeline import load_and_analyze
 from tracekit.cli import main
 from tracekit.errors import ConfigError, ScenarioError
+from tracekit.profile.manifest import read_manifest
 from tracekit.replay import costs as cost_model
 from tracekit.replay import ddp, network, simulate
 from tracekit.replay import scenarios as sc
@@ -206,3 +207,36 @@ def test_no_graph_breaks_removes_the_gap(tmp_path):
     base, out, start, end = _scenario([path], sc.Scenario(no_graph_breaks=True))
     assert _step_us(out, start, end) == [100.0 - 22.0]
     assert _kernel_end(out, end, 0, 62) == 72 - 22
+
+
+@pytest.mark.slow
+def test_gloo_two_rank_sweep(tmp_path):
+    """A real 2-process gloo run with 2 buckets (cap 0.5 MiB over 4 layers of 0.5 MiB), swept over caps: run.json
+    records the per-parameter sizes, DDP's rule reproduces the recorded layout, and every cap is predicted."""
+    import os
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR",
+                                                              "MASTER_PORT", "SLURM_PROCID")}
+    env["PYTHONPATH"] = str(repo) + os.pathsep + env.get("PYTHONPATH", "")
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "tracekit", "profile", "--nproc", "2", "--device", "cpu", "--out", str(out),
+           "--width", "256", "--depth", "4", "--batch-size", "8", "--warmup", "2", "--steps", "3",
+           "--profile-wait", "0", "--profile-warmup", "1", "--profile-steps", "2", "--timeout", "60",
+           "--bucket-cap-mb", "0.5", "--no-calibrate-profiler", "--no-bucket-timing"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env, cwd=repo)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    red = json.loads((out / "run.json").read_text())["buckets"]["reducer"]
+    assert red["param_bytes"] == [256 * 256 * 4, 256 * 4] * 4
+    lay = ddp.layout(read_manifest(out))
+    assert lay.exact and len(lay.sizes) == 2
+    assert [sum(lay.param_bytes[k] for k in b) for b in ddp.assign(lay.param_bytes, lay.cap_bytes)] == lay.sizes
+    res = CliRunner().invoke(main, ["whatif", str(out), "--sweep", "bucket-cap-mb=0.25,0.5,4", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output[res.output.index("{"):])
+    assert [s["name"] for s in doc["scenarios"]] == ["bucket-cap-mb=0.25", "bucket-cap-mb=0.5", "bucket-cap-mb=4"]
+    assert all(s["predicted_step_us"] > 0 for s in doc["scenarios"])
+    assert any("1 bucket of 1.0 MiB" in n for n in doc["notes"])  # cap 4 MiB: one bucket for everything
+    assert any("4 buckets" in n for n in doc["notes"])  # cap 0.25 MiB: one per layer

@@ -170,7 +170,7 @@ def regroup(g: Graph, ctx, comm: dict[int, np.ndarray], sc, factor: float, *,
         for arrive, node in members:
             g.dur[node] = transfer[j]
             g.ep[node] = [] if drop else [(a, transfer[j]) for a, _ in members if a != arrive]
-    notes.append(f"{name}: {len(new)} buckets of {', '.join(f'{b / ddp.MB:.1f}' for b in nbytes)} MiB "
+    notes.append(f"{name}: {len(new)} bucket{'s' if len(new) > 1 else ''} of {', '.join(f'{b / ddp.MB:.1f}' for b in nbytes)} MiB "
                  f"(recorded: {len(lay.sizes)})")
     return replaced, notes
 
