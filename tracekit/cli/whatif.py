@@ -25,6 +25,8 @@ def _scenario_options(f):  # noqa: ANN001, ANN202 - a click decorator
                      help="N ranks: ring factor 2(N-1)/N on the bandwidth term, same per-rank compute."),
         click.option("--sweep", multiple=True, metavar="OPTION=V1,V2",
                      help="One scenario per value, e.g. bucket-cap-mb=1,5,25,100 (repeatable: every combination)."),
+        click.option("--advice", is_flag=True, help="Also list analyze's findings, each advising change quoted "
+                     "with the predicted saving of the best scenario that makes it, ranked by it."),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -41,7 +43,7 @@ def _scenario_options(f):  # noqa: ANN001, ANN202 - a click decorator
 def whatif_command(paths: tuple[str, ...], fmt: str, output: str | None, comm_regex: str | None,
                    bucket_cap_mb: float | None, first_bucket_cap_mb: float | None, no_graph_breaks: bool,
                    comm_hook: str | None, bandwidth_x: float | None, world_size: int | None,
-                   sweep: tuple[str, ...]) -> None:
+                   sweep: tuple[str, ...], advice: bool) -> None:
     """Predict the step the profiler did not disturb, and what a change would buy: replay every rank's
     CPU threads, GPU streams and collectives from the traces, with the profiler's own cost per event
     taken out, then edit the replay for each scenario and replay it again.
@@ -58,6 +60,7 @@ def whatif_command(paths: tuple[str, ...], fmt: str, output: str | None, comm_re
       tracekit whatif runs/demo --sweep bucket-cap-mb=1,5,25,100
       tracekit whatif runs/demo --bandwidth-x 2 --world-size 4 --format json -o whatif.json
       tracekit whatif runs/compiled --no-graph-breaks
+      tracekit whatif runs/demo --advice
     """
     single_threaded_blas()
     from tracekit.replay.api import whatif
@@ -66,5 +69,5 @@ def whatif_command(paths: tuple[str, ...], fmt: str, output: str | None, comm_re
     result = whatif(list(paths) if len(paths) > 1 else paths[0], comm_pattern=comm_regex,
                     bucket_cap_mb=bucket_cap_mb, first_bucket_cap_mb=first_bucket_cap_mb,
                     no_graph_breaks=no_graph_breaks, comm_hook=comm_hook, bandwidth_x=bandwidth_x,
-                    world_size=world_size, sweep=sweep)
+                    world_size=world_size, sweep=sweep, advice=advice)
     emit(render(result, fmt), output)

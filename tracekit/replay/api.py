@@ -34,6 +34,7 @@ from tracekit.errors import ReplayError, ScenarioError
 from tracekit.jsonable import jsonable
 from tracekit.replay import costs as cost_model
 from tracekit.replay import figures, simulate
+from tracekit.replay import advice as advice_mod
 from tracekit.replay import scenarios as scenario_mod
 from tracekit.traces.traceset import TraceSet
 
@@ -56,30 +57,47 @@ class WhatifResult:
     notes: list[str] = field(default_factory=list)
     #: per scenario and rank (means over steps): predicted step, compute, exposed comm, idle, wait
     scenario_ranks: pd.DataFrame | None = None
+    #: with ``advice``: analyze's findings quoting the predicted saving (tracekit.replay.advice)
+    advice: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return jsonable({"baseline": self.baseline, "scenarios": self.scenarios, "profiler_cost": self.profiler_cost,
                          "ranks": self.ranks, "steps": self.steps, "scenario_ranks": self.scenario_ranks,
-                         "notes": self.notes})
+                         "advice": self.advice, "notes": self.notes})
 
 
 def whatif(source: str | os.PathLike[str] | list[str], *, comm_pattern: str | None = None,
            bucket_cap_mb: float | None = None, first_bucket_cap_mb: float | None = None,
            no_graph_breaks: bool = False, comm_hook: str | None = None, bandwidth_x: float | None = None,
-           world_size: int | None = None, sweep: list[str] | tuple[str, ...] = ()) -> WhatifResult:
+           world_size: int | None = None, sweep: list[str] | tuple[str, ...] = (),
+           advice: bool = False) -> WhatifResult:
     """The baseline prediction for a run folder or trace files (module doc), and the scenario the options
     describe (all of them combined) or one per value of each ``sweep`` (``"bucket-cap-mb=1,5,25"``,
-    on top of the other options): :mod:`tracekit.replay.scenarios`."""
+    on top of the other options): :mod:`tracekit.replay.scenarios`. ``advice``: analyze's findings
+    that advise a change, with the replay's predicted saving (:mod:`tracekit.replay.advice`)."""
     base = scenario_mod.Scenario(bucket_cap_mb, first_bucket_cap_mb, no_graph_breaks, comm_hook, bandwidth_x,
                                  world_size)
     specs = scenario_mod.expand(base, sweep)  # bad options fail before the traces are read
     paths = [str(p) for p in source] if isinstance(source, (list, tuple)) else [str(source)]
     traces, res = load_and_analyze(paths, comm_pattern=comm_pattern, keep_events=True)
+    found = advice_mod.findings_of(res.tables.get("findings")) if advice else []
+    extra = [s for s in advice_mod.candidates(found) if s not in specs]
     try:
-        return whatif_traces(traces, res.tables.get("collectives"), res.meta, comm_pattern=comm_pattern,
-                             scenarios=specs)
+        result = whatif_traces(traces, res.tables.get("collectives"), res.meta, comm_pattern=comm_pattern,
+                               scenarios=specs + extra, quiet=extra)
     except ScenarioError as e:  # none of the scenarios applies: name the run
-        raise ScenarioError(f"{paths[0] if len(paths) == 1 else ', '.join(paths)}: {e}") from None
+        if specs:
+            raise ScenarioError(f"{paths[0] if len(paths) == 1 else ', '.join(paths)}: {e}") from None
+        result = whatif_traces(traces, res.tables.get("collectives"), res.meta, comm_pattern=comm_pattern)
+    if advice:
+        result.advice = advice_mod.quote(found, result.scenarios, result.baseline)
+        names = {s.name for s in extra}
+        if specs and not any(s["name"] not in names for s in result.scenarios):
+            raise ScenarioError(f"{paths[0]}: " + "; ".join(n for n in result.notes if n.startswith("scenario ")))
+        result.scenarios = [s for s in result.scenarios if s["name"] not in names]
+        if result.scenario_ranks is not None:
+            result.scenario_ranks = result.scenario_ranks[~result.scenario_ranks["scenario"].isin(names)]
+    return result
 
 
 def _check_replayable(traces: TraceSet) -> list[str]:
@@ -102,7 +120,8 @@ def _check_replayable(traces: TraceSet) -> list[str]:
 
 def whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, Any], *,
                   comm_pattern: str | None = None,
-                  scenarios: list[scenario_mod.Scenario] | None = None) -> WhatifResult:
+                  scenarios: list[scenario_mod.Scenario] | None = None,
+                  quiet: list[scenario_mod.Scenario] | None = None) -> WhatifResult:
     """:func:`whatif` on traces already loaded and analysed (``coll``: the ``collectives`` table)."""
     notes = _check_replayable(traces)
     offsets = {int(r): 1000.0 * float(v) for r, v in (meta.get("clock_offsets_us") or {}).items()}
@@ -126,7 +145,8 @@ def whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, A
     if scenarios:  # edits of the predicted graph, re-evaluated (tracekit.replay.scenarios)
         ctx = scenario_mod.context(gp, traces, coll, offsets, comm)
         result.scenarios, result.scenario_ranks, more = scenario_mod.evaluate(gp, ctx, scenarios)
-        result.notes += more
+        hidden = tuple(f"{s.name}:" for s in quiet or ()) + tuple(f"scenario {s.name} " for s in quiet or ())
+        result.notes += [n for n in more if not n.startswith(hidden)]  # ``quiet``: the advice's own scenarios
     return result
 
 

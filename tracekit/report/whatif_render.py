@@ -95,6 +95,23 @@ def _scenario_rows(scenarios: list[dict[str, Any]]) -> pd.DataFrame:
     })
 
 
+def _advice_lines(found: list[dict[str, Any]]) -> list[str]:
+    if not found:
+        return ["(no finding)"]
+    lines = []
+    for i, f in enumerate(found, 1):
+        w = f["evidence"].get("whatif") or {}
+        who = "all ranks" if f.get("rank") is None else f"rank {f['rank']}"
+        if "predicted_saving_us" in w:
+            quote = f"{w['scenario']}: saves {_ms(w['predicted_saving_us'])} per step ({_pct(w['predicted_saving_pct'])})"
+        elif f["code"] == "profiler_distortion" and w:
+            quote = f"predicted unprofiled step {_ms(w.get('predicted_step_us'))}"
+        else:
+            quote = "no scenario predicts it"
+        lines.append(f"{i}. {f['code']} ({who}; {quote})\n   {f['message']}")
+    return lines
+
+
 def render_text(r: WhatifResult, fmt: str = "table") -> str:
     """The baseline, the profiler cost used, then the per-rank table (window vs predicted)."""
     tablefmt = "github" if fmt == "markdown" else "simple"
@@ -109,6 +126,9 @@ def render_text(r: WhatifResult, fmt: str = "table") -> str:
         parts += ["", "Scenarios (predicted step, slowest rank; changes per rank and step vs the baseline "
                       "prediction)", tabulate(_scenario_rows(r.scenarios), headers="keys", tablefmt=tablefmt,
                                              showindex=False, disable_numparse=True)]
+    if r.advice is not None:
+        parts += ["", "Advice (analyze's findings; the replay's predicted saving per step where a scenario carries "
+                      "them out)", *_advice_lines(r.advice)]
     parts += [f"note: {n}" for n in r.notes]
     return "\n".join(parts)
 
