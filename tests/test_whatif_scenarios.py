@@ -187,15 +187,18 @@ def test_scenarios_that_cannot_apply(tmp_path):
         network.hook_factor("bf16", "gloo", "none")
 
 
-def _break_run(tmp_path: Path) -> Path:
+def _break_run(tmp_path: Path, accumulate: bool = False) -> Path:
     """One rank, step [0, 100]: graph A (region 0/0 [5, 35], CompiledFunction [10, 30]) breaks; eager code
     [32, 48]; graph B (region 1/0 [50, 85], CompiledFunction [52, 78]) launches a 10 µs kernel at 60 (runs
     [62, 72]). The gap between the graphs, [30, 52], is 22 µs of CPU."""
     tb = TraceBuilder(rank=0, world_size=1)
+    tmp_path.mkdir(exist_ok=True)
     tb.step(1, 0, 100)
     tb.cpu_op("Torch-Compiled Region: 0/0", 5, 30)
     tb.cpu_op("CompiledFunction", 10, 20)
     tb.cpu_op("aten::mul", 32, 16)
+    if accumulate:  # work that runs without the break too: kept
+        tb.cpu_op("autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", 40, 5)
     tb.cpu_op("Torch-Compiled Region: 1/0", 50, 35)
     tb.cpu_op("CompiledFunction", 52, 26)
     tb.kernel("triton_fwd", 62, 10, launch_at_us=60)
@@ -207,6 +210,8 @@ def test_no_graph_breaks_removes_the_gap(tmp_path):
     base, out, start, end = _scenario([path], sc.Scenario(no_graph_breaks=True))
     assert _step_us(out, start, end) == [100.0 - 22.0]
     assert _kernel_end(out, end, 0, 62) == 72 - 22
+    base, out, start, end = _scenario([_break_run(tmp_path / "acc", accumulate=True)], sc.Scenario(no_graph_breaks=True))
+    assert _step_us(out, start, end) == [100.0 - 22.0 + 5.0]
 
 
 @pytest.mark.slow

@@ -5,7 +5,8 @@ subgraphs (``CompiledFunction`` in the forward, ``CompiledFunctionBackward`` in 
 step whose boundary is of kind ``graph_break`` (different compiled regions: dynamo broke the
 graph; a DDPOptimizer split is kept). At each such boundary the CPU work on the subgraphs' thread
 between the end of one and the start of the next -- the eager frame, dynamo's guard checks and
-cache lookup, the resumed frame's entry -- is set to zero. Everything else follows in the replay:
+cache lookup, the resumed frame's entry -- is set to zero, except the work that runs there without
+the break too (:data:`KEEP_PREFIXES`: in the backward, gradient accumulation and DDP's hooks). Everything else follows in the replay:
 the next subgraph's launches come earlier, so the GPU idle the break caused shrinks where the GPU
 waited for them, and not where the GPU was busy anyway (the CPU-bound and the GPU-bound case).
 
@@ -20,6 +21,10 @@ import numpy as np
 from tracekit.analyses.graphbreaks import WHATS, _compiled, _rank_in_group, boundary_table
 from tracekit.errors import ScenarioError
 from tracekit.replay.graph import CPU_SEG, Graph
+
+#: CPU work in a gap that is not the break's: the autograd engine accumulating gradients, with DDP's hooks
+#: (copies into buckets, allreduce launches) inside
+KEEP_PREFIXES = ("autograd::engine::evaluate_function: torch::autograd::AccumulateGrad",)
 
 
 def break_gaps(rt) -> list[tuple[int, int, int]]:
@@ -45,6 +50,15 @@ def break_gaps(rt) -> list[tuple[int, int, int]]:
     return out
 
 
+def _kept(rt, tid: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """Ranges inside a gap that run without the break too: gradient accumulation and DDP's hooks."""
+    ev = rt.events
+    sel = ((ev["tid"] == tid) & (ev["ts_ns"] >= lo) & (ev["end_ns"] <= hi)).to_numpy()
+    names = ev["name"].to_numpy()[sel]
+    keep = np.array([n.startswith(KEEP_PREFIXES) for n in names], dtype=bool)
+    return ev["ts_ns"].to_numpy()[sel][keep], ev["end_ns"].to_numpy()[sel][keep]
+
+
 def remove(g: Graph, ctx) -> list[str]:
     """Zero the CPU work segments inside every graph-break gap of every rank, in place (module doc)."""
     removed, count = 0, 0
@@ -54,9 +68,12 @@ def remove(g: Graph, ctx) -> list[str]:
             th = threads.get(tid)
             if th is None or hi <= lo:
                 continue
+            ks, ke = _kept(rt, tid, lo, hi)
             a, b = int(np.searchsorted(th.cuts, lo)), int(np.searchsorted(th.cuts, hi))
-            for v in range(th.first_node + a, th.first_node + b):
-                if g.kind[v] == CPU_SEG:
+            for k in range(a, b):
+                v = th.first_node + k
+                inside = ((ks <= th.cuts[k]) & (ke >= th.cuts[k + 1])).any()
+                if g.kind[v] == CPU_SEG and not inside:
                     removed += g.dur[v]
                     g.dur[v] = 0
             count += 1
