@@ -16,9 +16,11 @@ On the graph of each rank and step whose DDP allreduces match run.json's layout
   compute GPU work launched before it ends. Its transfer is the alpha-beta fit's
   (:mod:`tracekit.replay.network`) for its bytes, times the scenario's network factor; instances are
   linked across ranks like recorded ones (each ends at the last arrival plus its transfer).
-- **Recorded buckets** keep their place in the graph with no transfer of their own: each ends when
-  the new buckets holding its parameters have ended, so whatever waited for it (the optimizer, a
-  stream wait, the main thread's wait for gloo) waits for those.
+- **Recorded buckets** keep their place in the graph with no transfer of their own; the last one ends
+  when every new bucket has ended, so what waited for the backward's allreduces (DDP's finalize, the
+  optimizer, a stream wait, the main thread's wait for gloo) waits for the new ones. (Joining each
+  recorded bucket to the new buckets holding its parameters would make work that waited for an early
+  recorded bucket wait for a later new one: a cycle where that work launched the new one's gradients.)
 
 Not modelled: the CPU cost of copying gradients into buckets stays where it was recorded (per
 recorded bucket launch), so more, smaller buckets do not add their per-bucket CPU work.
@@ -121,12 +123,12 @@ class _Rank:
             arrive = g.add(0, ARRIVE, self.rank, t, t, sp)
             prev = g.add(0, kind, self.rank, t, t, [(arrive, 0)])
             nodes.append((arrive, prev))
-        holder = np.repeat(np.arange(len(new)), [len(m) for m in new])  # new bucket of each parameter
+        last = len(r) - 1
         for b, s, e in zip(r["bucket"], r["start_ns"], r["end_ns"]):
             arrive, node = self.coll[(int(s), int(e))]
-            mine = np.unique(holder[np.asarray(self.lay.bucket_of) == int(b)])
             g.dur[node], g.ep[node] = 0, []
-            g.sp[node] = [(arrive, 0)] + [(nodes[j][1], 0) for j in mine.tolist()]
+            if int(b) == last:  # what waited for the backward's allreduces (finalize, optimizer) waits for all
+                g.sp[node] = [(arrive, 0)] + [(c, 0) for _, c in nodes]
         return nodes
 
 
@@ -180,8 +182,8 @@ def _layout_notes(name: str, lay: ddp.Layout) -> list[str]:
     reproducing the recorded layout under the recorded caps."""
     notes = []
     if not lay.exact:
-        notes.append(f"{name}: run.json has no per-parameter sizes (param_bytes): each bucket's bytes are split "
-                     "evenly over its parameters")
+        notes.append(f"{name}: run.json has no per-parameter sizes (param_bytes): recorded buckets are regrouped "
+                     "whole (merged, never split)")
     again = [sum(lay.param_bytes[k] for k in m) for m in ddp.assign(lay.param_bytes, lay.cap_bytes,
                                                                     lay.first_cap_bytes)]
     if again != lay.sizes:

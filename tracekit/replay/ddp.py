@@ -3,8 +3,9 @@
 - :func:`layout`: the reducer's rebuilt layout (run.json ``buckets.reducer``): parameters in the
   order their gradients become ready (DDP rebuilds its buckets in that order after the first
   step; ``rebuilt_per_bucket_param_indices`` lists them bucket by bucket, bucket 0 first) with
-  their bytes (``param_bytes``, recorded by ``tracekit profile``; runs recorded before it split
-  each bucket's bytes evenly over its parameters, and say so).
+  their bytes (``param_bytes``, recorded by ``tracekit profile``; for runs recorded before it, a
+  bucket's bytes are counted at its last parameter: regrouping then merges recorded buckets whole
+  and cannot split one, and says so).
 - :func:`assign`: DDP's rule for cutting that sequence into buckets
   (``_compute_bucket_assignment_by_size``): parameters are added in order and a bucket is closed
   as soon as its bytes reach its cap; the first bucket's cap is ``first_cap`` (DDP's
@@ -37,7 +38,7 @@ class Layout:
     sizes: list[int]
     cap_bytes: int
     first_cap_bytes: int | None
-    #: ``param_bytes`` recorded per parameter (False: each bucket's bytes split evenly over its parameters)
+    #: ``param_bytes`` recorded per parameter (False: each bucket's bytes at its last parameter, module doc)
     exact: bool
 
 
@@ -62,8 +63,9 @@ def layout(manifest: Manifest | None) -> Layout:
     exact = red.param_bytes is not None and len(red.param_bytes) > max(order)
     if exact:
         pbytes = [int(red.param_bytes[i]) for i in order]
-    else:  # older runs: each bucket's bytes spread evenly over its parameters
-        pbytes = [int(sizes[b] // len(groups[b])) for b in bucket_of]
+    else:  # older runs: a bucket's bytes counted at its last parameter, so DDP's rule keeps it whole
+        last = {len(order) - 1 - order[::-1].index(g[-1]) for g in groups}
+        pbytes = [int(sizes[b]) if k in last else 0 for k, b in enumerate(bucket_of)]
     applied = (manifest.run.parallel_applied or {}) if manifest.run is not None else {}
     caps = applied.get("bucket_cap_mb_list")
     first = int(float(caps[0]) * MB) if isinstance(caps, list) and len(caps) > 1 else None
