@@ -167,9 +167,13 @@ def apply(base: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.
     hook = network.hook_factor(sc.comm_hook, ctx.backend, ctx.applied_hook)
     if (sc.bandwidth_x or sc.world_size or sc.comm_hook) and not len(ctx.colls):
         raise ScenarioError(f"{sc.name}: no collective matched across ranks in the trace to scale")
+    if hook != 1.0 and not _fp32_allreduce(ctx.colls).any():
+        raise ScenarioError(f"--comm-hook {sc.comm_hook}: no fp32 allreduce in the trace: nothing to compress")
     replaced = np.zeros(len(ctx.colls), dtype=bool)
     if sc.bucket_cap_mb is not None or sc.first_bucket_cap_mb is not None:
-        replaced, more = buckets.regroup(g, ctx, comm, sc, bw * wf * hook, drop=sc.world_size == 1)
+        fp32 = _fp32_allreduce(ctx.colls[ctx.colls["phase"] == "backward"]).all()  # the gradients' dtype
+        replaced, more = buckets.regroup(g, ctx, comm, sc, bw * wf * (hook if fp32 else 1.0),
+                                         drop=sc.world_size == 1)
         notes += more
     if len(ctx.colls) and (bw != 1.0 or wf != 1.0 or hook != 1.0):
         f = np.full(len(ctx.colls), bw * wf)
