@@ -7,20 +7,22 @@ On the graph of each rank and step whose DDP allreduces match run.json's layout
   the step's backward produced the k-th parameter of the layout (DDP's rebuilt order is the order
   the gradients became ready); the parameter is ready at that op's end (DDP's autograd hook runs
   right after it). The step's count of those ops must equal the layout's parameter count.
-- **New buckets**: :func:`tracekit.replay.ddp.assign` under the new caps. Bucket ``j`` is ready when
+- **New buckets**: :func:`tracekit.replay.ddp.assign` under the new caps (a new bucket holding exactly
+  the parameters of a recorded one keeps that one's measured transfer, bandwidth term scaled). Bucket ``j`` is ready when
   its last parameter is; its allreduce is launched ``launch_offset`` after that (the rank's median,
   over the recorded buckets, of launch − ready: DDP copies the gradients into the bucket first) and
   starts ``pickup`` later (median of start − max(launch, previous bucket's end, the compute it waited
-  for)), no earlier than the previous bucket's allreduce ends (one process group runs its
-  collectives in order: NCCL on one stream; gloo's are taken as serial too) and, on GPU, than the
-  compute GPU work launched before it ends. Its transfer is the alpha-beta fit's
+  for)), on GPU no earlier than the previous bucket's allreduce ends (one process group runs its
+  collectives in order on one NCCL stream; gloo's worker threads run them side by side, as recorded)
+  and than the compute GPU work launched before it ends. Its transfer is the alpha-beta fit's
   (:mod:`tracekit.replay.network`) for its bytes, times the scenario's network factor; instances are
   linked across ranks like recorded ones (each ends at the last arrival plus its transfer).
-- **Recorded buckets** keep their place in the graph with no transfer of their own; the last one ends
-  when every new bucket has ended, so what waited for the backward's allreduces (DDP's finalize, the
-  optimizer, a stream wait, the main thread's wait for gloo) waits for the new ones. (Joining each
-  recorded bucket to the new buckets holding its parameters would make work that waited for an early
-  recorded bucket wait for a later new one: a cycle where that work launched the new one's gradients.)
+- **Recorded buckets** keep their place in the graph with no transfer of their own; each ends when
+  the new buckets that were ready before it ended in the recording have ended, and the last one when
+  every new bucket has, so what waited for the backward's allreduces (DDP's finalize, the optimizer,
+  a stream wait, the main thread's wait for a gloo worker) waits for the new ones. (Joining a
+  recorded bucket to a new bucket ready after it ended would make work that waited for it wait for
+  gradients it launched itself: a cycle.)
 
 Not modelled: the CPU cost of copying gradients into buckets stays where it was recorded (per
 recorded bucket launch), so more, smaller buckets do not add their per-bucket CPU work.
@@ -101,18 +103,25 @@ class _Rank:
                 prev_end = int(e)
         return (max(0, int(np.median(off))) if off else 0), (int(np.median(pick)) if pick else 0)
 
-    def add_buckets(self, step: int, new: list[list[int]], off: int, pick: int) -> list[tuple[int, int]]:
-        """(arrive, collective) nodes of the new buckets of ``step``; recorded buckets turned into joins."""
+    def add_buckets(self, step: int, new: list[list[int]], off: int,
+                    pick: int) -> list[tuple[int, int, int | None]]:
+        """(arrive, collective, measured transfer or None) of the new buckets of ``step``; the recorded
+        buckets turned into joins."""
         g, ends, tids = self.g, *self.ready[step]
         r = self.rows[step]
         first_arrive = self.coll[(int(r["start_ns"].iat[0]), int(r["end_ns"].iat[0]))][0]
         kind = GPU_OP if self.gpu is not None else COLL
-        nodes, prev = [], None
+        # a new bucket that is a recorded one keeps that one's measured transfer
+        of = np.asarray(self.lay.bucket_of)
+        measured = {tuple(np.flatnonzero(of == int(b)).tolist()): g.dur[self.coll[(int(s), int(e))][1]]
+                    for b, s, e in zip(r["bucket"], r["start_ns"], r["end_ns"])}
+        nodes, prev, ready = [], None, []
         for j, members in enumerate(new):
             t, tid = int(ends[members[-1]]), int(tids[members[-1]])
+            ready.append(t)
             seg = self.threads[tid].seg_ending_at(t)
             sp = [(seg, off + pick)] if seg is not None else []
-            if prev is not None:
+            if prev is not None and kind == GPU_OP:  # one NCCL stream; gloo's workers run them side by side
                 sp.append((prev, 0))
             else:  # the first: after what the first recorded bucket waited for on its stream, if done by then
                 sp += [(p, d) for p, d in g.sp[first_arrive] if p >= 0 and g.kind[p] in (GPU_OP, COLL, ARRIVE)
@@ -122,13 +131,13 @@ class _Rank:
                 sp.append((int(g.ranks[self.rank]["gpu_node"][c]), pick))
             arrive = g.add(0, ARRIVE, self.rank, t, t, sp)
             prev = g.add(0, kind, self.rank, t, t, [(arrive, 0)])
-            nodes.append((arrive, prev))
+            nodes.append((arrive, prev, measured.get(tuple(members))))
         last = len(r) - 1
         for b, s, e in zip(r["bucket"], r["start_ns"], r["end_ns"]):
             arrive, node = self.coll[(int(s), int(e))]
             g.dur[node], g.ep[node] = 0, []
-            if int(b) == last:  # what waited for the backward's allreduces (finalize, optimizer) waits for all
-                g.sp[node] = [(arrive, 0)] + [(c, 0) for _, c in nodes]
+            joined = [c for (_, c, _), t in zip(nodes, ready) if int(b) == last or t <= int(e)]
+            g.sp[node] = [(arrive, 0)] + [(c, 0) for c in joined]
         return nodes
 
 
@@ -152,7 +161,7 @@ def regroup(g: Graph, ctx, comm: dict[int, np.ndarray], sc, factor: float, *,
     notes = _layout_notes(name, lay)
     nbytes = [sum(lay.param_bytes[k] for k in m) for m in new]
     transfer = [0 if drop else int(round(ctx.fit.alpha_ns + b * ctx.fit.ns_per_byte * factor)) for b in nbytes]
-    groups: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    groups: dict[tuple[int, int], list[tuple[int, int, int | None]]] = {}
     replaced = np.zeros(len(ctx.colls), dtype=bool)
     for rank, r in rows.groupby("rank"):
         rk = _Rank(g, ctx, int(rank), r, lay)
@@ -164,17 +173,31 @@ def regroup(g: Graph, ctx, comm: dict[int, np.ndarray], sc, factor: float, *,
             for j, pair in enumerate(pairs):
                 groups.setdefault((step, j), []).append(pair)
             replaced[rk.rows[step].index.to_numpy()] = True
-            _extend_comm(g, comm, int(rank), step, [c for _, c in pairs])
+            _extend_comm(g, comm, int(rank), step, [c for _, c, _ in pairs])
     if not replaced.any():
         raise ScenarioError(f"{name}: the trace's AccumulateGrad ops do not match run.json's {len(lay.param_bytes)} "
                             "parameters in any step (gradient-ready times unknown)")
     for (step, j), members in groups.items():
-        for arrive, node in members:
-            g.dur[node] = transfer[j]
-            g.ep[node] = [] if drop else [(a, transfer[j]) for a, _ in members if a != arrive]
+        _link(g, members, transfer[j], ctx.fit.alpha_ns, factor, drop)
     notes.append(f"{name}: {len(new)} bucket{'s' if len(new) > 1 else ''} of {', '.join(f'{b / ddp.MB:.1f}' for b in nbytes)} MiB "
                  f"(recorded: {len(lay.sizes)})")
     return replaced, notes
+
+
+def _link(g: Graph, members: list[tuple[int, int, int | None]], fitted: int, alpha_ns: float, factor: float,
+          drop: bool) -> None:
+    """One new bucket's instance across ranks: each rank's node ends at the last arrival plus its transfer:
+    the fitted one, or a recorded bucket's measured one with its bandwidth term scaled by ``factor``."""
+    for arrive, node, measured in members:
+        if drop:
+            t = 0
+        elif measured is None:
+            t = fitted
+        else:
+            a = min(alpha_ns, measured)
+            t = int(round(a + (measured - a) * factor))
+        g.dur[node] = t
+        g.ep[node] = [] if drop else [(a_, t) for a_, _, _ in members if a_ != arrive]
 
 
 def _layout_notes(name: str, lay: ddp.Layout) -> list[str]:
