@@ -153,6 +153,17 @@ def test_whatif_sweep_json_and_csv(tmp_path):
     assert set(doc["scenario_ranks"][0]) >= {"scenario", "rank", "predicted_step_us"}
     res = CliRunner().invoke(main, ["whatif", str(run), "--bucket-cap-mb", "1", "--format", "csv"])
     assert res.exit_code == 0 and res.output.splitlines()[0].startswith("name,predicted_step_us,delta_us")
+    # the timeline drawn by --format html: both ranks' step 1, window and prediction, the two allreduces
+    tl = r.timeline
+    assert set(tl["source"]) == {"window", "predicted"} and set(tl["rank"]) == {0, 1}
+    comm = tl[(tl["source"] == "window") & (tl["lane"] == "GPU comm") & (tl["rank"] == 0)]
+    assert comm[["start_us", "end_us"]].values.tolist() == [[63.0, 83.0], [103.0, 123.0]]
+    page = tmp_path / "w.html"
+    res = CliRunner().invoke(main, ["whatif", str(run), "--sweep", "bucket-cap-mb=1,4", "--format", "html",
+                                    "-o", str(page)])
+    assert res.exit_code == 0, res.output
+    text = page.read_text()
+    assert text.count("Plotly.newPlot") == 2 and "bucket-cap-mb=4" in text
 
 
 def test_scenarios_that_cannot_apply(tmp_path):

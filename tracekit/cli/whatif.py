@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from tracekit.cli.common import comm_pattern_option, debug_option, emit, format_options, run_guarded, \
+from tracekit.cli.common import FORMATS, comm_pattern_option, debug_option, emit, format_options, run_guarded, \
     single_threaded_blas
 
 
@@ -36,7 +36,7 @@ def _scenario_options(f):  # noqa: ANN001, ANN202 - a click decorator
 @click.command(context_settings={"max_content_width": 100})
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @_scenario_options
-@format_options()
+@format_options((*FORMATS, "html"))
 @comm_pattern_option
 @debug_option
 @run_guarded
@@ -61,6 +61,7 @@ def whatif_command(paths: tuple[str, ...], fmt: str, output: str | None, comm_re
       tracekit whatif runs/demo --bandwidth-x 2 --world-size 4 --format json -o whatif.json
       tracekit whatif runs/compiled --no-graph-breaks
       tracekit whatif runs/demo --advice
+      tracekit whatif runs/demo --sweep bucket-cap-mb=1,25,100 --format html -o whatif.html
     """
     single_threaded_blas()
     from tracekit.replay.api import whatif

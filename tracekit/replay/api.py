@@ -36,6 +36,7 @@ from tracekit.replay import costs as cost_model
 from tracekit.replay import figures, simulate
 from tracekit.replay import advice as advice_mod
 from tracekit.replay import scenarios as scenario_mod
+from tracekit.replay import timeline as timeline_mod
 from tracekit.traces.traceset import TraceSet
 
 RANK_COLUMNS = ("rank", "window_step_us", "replayed_step_us", "replay_error_pct", "predicted_step_us",
@@ -59,6 +60,8 @@ class WhatifResult:
     scenario_ranks: pd.DataFrame | None = None
     #: with ``advice``: analyze's findings quoting the predicted saving (tracekit.replay.advice)
     advice: list[dict[str, Any]] | None = None
+    #: one step of the window and of the prediction, to draw (tracekit.replay.timeline; not in the JSON)
+    timeline: pd.DataFrame | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return jsonable({"baseline": self.baseline, "scenarios": self.scenarios, "profiler_cost": self.profiler_cost,
@@ -132,7 +135,8 @@ def whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, A
     window = figures.step_figures(g, np.asarray(g.orig_start), np.asarray(g.orig_end), comm)
     replayed = figures.step_figures(g, *simulate.evaluate(g), comm)
     gp = simulate.build(traces, coll, costs, offsets)
-    predicted = figures.step_figures(gp, *simulate.evaluate(gp), comm)
+    p_start, p_end = simulate.evaluate(gp)
+    predicted = figures.step_figures(gp, p_start, p_end, comm)
     notes += list(dict.fromkeys(g.notes + gp.notes))
     if costs.source == "default":
         notes.append(f"profiler cost: no measurement in run.json; documented defaults used ({costs.cpu_op_ns:.0f} ns "
@@ -141,7 +145,8 @@ def whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, A
     ranks = _ranks_table(steps, traces)
     result = WhatifResult(baseline=_baseline(steps, traces), ranks=ranks, steps=steps, notes=notes,
                           profiler_cost={"cpu_op_ns": costs.cpu_op_ns, "runtime_ns": costs.runtime_ns,
-                                         "source": costs.source})
+                                         "source": costs.source},
+                          timeline=timeline_mod.one_step(gp, p_start, p_end, comm))
     if scenarios:  # edits of the predicted graph, re-evaluated (tracekit.replay.scenarios)
         ctx = scenario_mod.context(gp, traces, coll, offsets, comm)
         result.scenarios, result.scenario_ranks, more = scenario_mod.evaluate(gp, ctx, scenarios)

@@ -135,7 +135,11 @@ def render_text(r: WhatifResult, fmt: str = "table") -> str:
 
 def render(r: WhatifResult, fmt: str) -> str:
     """``fmt``: table | markdown | json | csv (csv: the scenarios when any were asked, else the per-rank
-    table)."""
+    table) | html (figures and the table report: :mod:`tracekit.report.whatif_html`)."""
+    if fmt == "html":
+        from tracekit.report.whatif_html import render_html
+
+        return render_html(r, render_text(r, "table"))
     if fmt == "json":
         return msgspec.json.format(msgspec.json.encode(r.to_dict()).decode(), indent=1)
     if fmt == "csv":
