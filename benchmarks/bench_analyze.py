@@ -287,7 +287,7 @@ _TIMINGS = re.compile(r"timings \(s\): (.*); total ([0-9.]+)")
 
 
 def _tracekit_phases(stderr: str) -> dict[str, Any]:
-    """Phases printed by ``tracekit analyze --timings`` (see tracekit.analyses.pipeline)."""
+    """Phases printed by ``tracekit analyze --timings`` (see tracekit.runner.pipeline)."""
     m = _TIMINGS.search(stderr)
     if not m:
         return {}

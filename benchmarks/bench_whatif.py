@@ -45,7 +45,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import tracekit  # noqa: E402
-from tracekit.profile.manifest import read_manifest  # noqa: E402
+from tracekit.traces.manifest import read_manifest  # noqa: E402
 
 
 def _name(run: Path) -> str:

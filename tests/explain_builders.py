@@ -110,7 +110,7 @@ def build_rank(rank: int, world: int, mode: str, *, n_buckets: int = 4, steps: t
 
 def manifest_for(mode: str, *, n_buckets: int = 4, world: int = 2, p50_s: float = 0.01, p95_s: float = 0.012,
                  bucket_bytes: float = 4e6, skipped: bool = False, breaks: int = 0) -> dict[str, Any]:
-    """A ``run.json`` shaped like tracekit.profile.manifest's (only the keys explain/diff read)."""
+    """A ``run.json`` shaped like tracekit.traces.manifest's (only the keys explain/diff read)."""
     compiled = mode != "eager"
     per_rank = []
     for r in range(world):
@@ -151,7 +151,7 @@ def write_run(folder: Path, mode: str, *, world: int = 2, manifest: dict[str, An
 def load_run(folder: Path) -> tuple[Any, Any]:
     """Load, attach run.json when present, analyze: ``(traces, result)``."""
     import tracekit
-    from tracekit.profile.manifest import read_manifest
+    from tracekit.traces.manifest import read_manifest
 
     ts = tracekit.load(folder)
     if ts.manifest is None:

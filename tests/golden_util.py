@@ -53,7 +53,7 @@ def summarize(doc: dict) -> dict:
 
 
 def current(case: str) -> dict:
-    from tracekit.analyses.pipeline import analyze_paths
+    from tracekit.runner.pipeline import analyze_paths
     from tracekit.report.render import to_json_dict
 
     root = HERE.parent

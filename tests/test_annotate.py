@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from tests.explain_builders import build_rank
 from tracekit.analyses.findings import as_dicts
-from tracekit.analyses.pipeline import load_and_analyze
+from tracekit.runner.pipeline import load_and_analyze
 from tracekit.cli import main
 from tracekit.report import annotate
 

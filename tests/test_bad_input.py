@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tracekit.analyses.run import analyze
+from tracekit.runner.run import analyze
 from tracekit.errors import TraceInputError, TracekitError, TraceSetError
 from tracekit.traces.loader import TraceLoadWarning, load
 

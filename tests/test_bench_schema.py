@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tracekit.bench.diffing import diff_files, pct_change
+from tracekit.compare.bench import diff_files, pct_change
 from tracekit.bench.schema import build_document, load_document, point_stats
 from tracekit.cli.bench import bench_group
 from tracekit.errors import ConfigError

@@ -20,7 +20,7 @@ from tracekit.errors import TraceLoadWarning
 
 from tracekit.analyses.classify import RULE_NAMES, comm_rule
 from tracekit.analyses.comm_kernels import COMM_RULES, join_patterns, markdown_table
-from tracekit.analyses.run import analyze
+from tracekit.runner.run import analyze
 from tracekit.cli import main
 from tracekit.traces.loader import load
 

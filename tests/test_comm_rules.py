@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from tracekit.analyses.classify import RULE_NAMES, comm_rule
-from tracekit.analyses.run import analyze
+from tracekit.runner.run import analyze
 from tracekit.cli import main
 from tracekit.traces.loader import load
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tracekit.compare import parse_variants
+from tracekit.compare.variants import parse_variants
 from tracekit.errors import ConfigError
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tracekit.analyses.run import analyze
+from tracekit.runner.run import analyze
 from tracekit.errors import ConfigError
 from tracekit.profile.config import ProfileConfig
 from tracekit.analyses.collectives import bucket_summary, collective_summary
@@ -322,7 +322,7 @@ def test_root_cause_follows_the_exception_chain() -> None:
 
 
 def test_run_summary_names_the_fullgraph_failure_and_its_retry() -> None:
-    from tracekit.profile.manifest import decode_manifest
+    from tracekit.traces.manifest import decode_manifest
     from tracekit.report.render import compiled_autograd_rows
 
     graph = {"graph": 0, "nodes": 191, "fullgraph": False, "dynamo_graphs": 1, "allreduce_calls": 16,

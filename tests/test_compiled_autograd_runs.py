@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tracekit.analyses.pipeline import analyze_paths
+from tracekit.runner.pipeline import analyze_paths
 from tracekit.analyses.collectives import collective_summary
 
 pytestmark = pytest.mark.slow

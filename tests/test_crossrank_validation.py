@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tracekit.analyses.pipeline import analyze_paths
+from tracekit.runner.pipeline import analyze_paths
 from tracekit.analyses.registry import AnalysisWarning
-from tracekit.analyses.run import analyze
+from tracekit.runner.run import analyze
 from tracekit.cli import main
 from tracekit.traces.loader import load
 

@@ -1,4 +1,4 @@
-"""tracekit.diff and ``tracekit diff``."""
+"""tracekit.compare.diff and ``tracekit diff``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from tests.explain_builders import load_run, manifest_for, write_run
 from tracekit.cli.diff import diff_command
-from tracekit.diff import diff_runs
+from tracekit.compare.diff import diff_runs
 
 REF = Path(__file__).parent / "data" / "reference"
 

@@ -1,4 +1,4 @@
-"""The engines (tracekit.analyses.engine): per-rank map on workers, cross-rank step here.
+"""The engines (tracekit.runner.engine): per-rank map on workers, cross-rank step here.
 
 - batching is pure logic;
 - many hand-built ranks through the local engine: the cross-rank numbers by hand,
@@ -21,9 +21,9 @@ from click.testing import CliRunner
 
 import tracekit
 from tracekit import progress
-from tracekit.analyses import engine, pipeline
-from tracekit.analyses.pipeline import analyze_paths
-from tracekit.analyses.run import analyze
+from tracekit.runner import engine, pipeline
+from tracekit.runner.pipeline import analyze_paths
+from tracekit.runner.run import analyze
 from tracekit.errors import MissingDependencyError, TraceInputError
 from tracekit.report.render import to_json_dict
 from tracekit.cli import main as cli_main
@@ -127,7 +127,7 @@ def test_engine_option_errors() -> None:
 _DASK_SCRIPT = """
 import json, sys, warnings
 from distributed import LocalCluster
-from tracekit.analyses.pipeline import analyze_paths
+from tracekit.runner.pipeline import analyze_paths
 from tracekit.errors import TraceInputError
 from tracekit.report.render import to_json_dict
 

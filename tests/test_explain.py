@@ -197,7 +197,7 @@ SAMPLE_VERDICTS = {
 
 @pytest.mark.parametrize("run", sorted(SAMPLE_VERDICTS))
 def test_sample_trace_verdicts(run: str) -> None:
-    from tracekit.analyses.pipeline import analyze_paths
+    from tracekit.runner.pipeline import analyze_paths
 
     must, must_not = SAMPLE_VERDICTS[run]
     codes = set(analyze_paths([str(SAMPLES / run)]).findings["code"])

@@ -252,7 +252,7 @@ def test_only_the_current_buffer_variable_is_set_on_new_torch() -> None:
 
 def test_a_crash_after_every_rank_finished_is_not_a_failed_run(tmp_path: Path) -> None:
     from tracekit.profile.launcher import _finished_anyway
-    from tracekit.profile.manifest import write_manifest
+    from tracekit.traces.manifest import write_manifest
 
     for r in (0, 1):
         (tmp_path / f"rank{r}.progress").write_text(json.dumps(_p(11, "done", T0, stage=None)).ljust(512))

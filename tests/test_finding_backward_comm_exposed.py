@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tracekit.analyses.findings import as_dicts
-from tracekit.analyses.pipeline import analyze_paths
+from tracekit.runner.pipeline import analyze_paths
 
 try:
     from tests.tracebuilder import TraceBuilder

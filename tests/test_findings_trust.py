@@ -18,7 +18,7 @@ from tests.tracebuilder import TraceBuilder
 from tracekit.analyses import collectives, findings
 from tracekit.analyses.findings import as_dicts
 from tracekit.report.render import manifest_rows
-from tracekit.profile.manifest import decode_manifest
+from tracekit.traces.manifest import decode_manifest
 
 NELEMS = 1_000_000  # fp32: 4 MB per allreduce
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import tracekit
-from tracekit.analyses.pipeline import analyze_paths
+from tracekit.runner.pipeline import analyze_paths
 
 RUN = Path(__file__).resolve().parents[1] / "sample_traces" / "h200x4_compare"
 

@@ -16,7 +16,7 @@ import pytest
 from tests.tracebuilder import TraceBuilder
 from tracekit.analyses.graph_regions import graph_regions
 from tracekit.profile.graph_capture import GraphRecorder, _add_cuts, reducer_layout
-from tracekit.profile.manifest import decode_manifest
+from tracekit.traces.manifest import decode_manifest
 from tracekit.traces.loader import read_rank
 
 GOLDEN = Path(__file__).parent / "golden" / "graphs_section.html"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tracekit.analyses.pipeline import analyze_paths
+from tracekit.runner.pipeline import analyze_paths
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[1]

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from tests.explain_builders import write_run
 from tracekit.cli import main
-from tracekit.profile.manifest import Manifest, ManifestWarning, decode_manifest, read_manifest, write_manifest
+from tracekit.traces.manifest import Manifest, ManifestWarning, decode_manifest, read_manifest, write_manifest
 
 ROOT = Path(__file__).parent.parent
 COMMITTED = sorted(ROOT.glob("sample_traces/**/run.json")) + sorted(ROOT.glob("tests/data/**/run.json"))

@@ -15,7 +15,7 @@ import pytest
 
 from tracekit.analyses import crossrank
 from tracekit.analyses.collectives import bus_factor
-from tracekit.analyses.run import AnalysisWarning, analyze
+from tracekit.runner.run import AnalysisWarning, analyze
 from tracekit.traces.loader import TraceLoadWarning, load
 
 try:

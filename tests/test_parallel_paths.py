@@ -23,8 +23,8 @@ import tracekit
 from tracekit.analyses import breakdown
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import classify_gpu
-from tracekit.analyses.per_rank import map_ranks
-from tracekit.analyses.run import analyze
+from tracekit.runner.per_rank import map_ranks
+from tracekit.runner.run import analyze
 from tracekit.report.render import to_json_dict
 
 try:
@@ -148,7 +148,7 @@ def _py(code: str) -> subprocess.CompletedProcess:
 
 
 def test_cli_and_loader_modules_do_not_import_pandas() -> None:
-    r = _py("import sys, tracekit.cli, tracekit.traces.loader, tracekit.analyses.pipeline; "
+    r = _py("import sys, tracekit.cli, tracekit.traces.loader, tracekit.runner.pipeline; "
             "print(sorted(m for m in ('pandas', 'torch', 'hta') if m in sys.modules))")
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"

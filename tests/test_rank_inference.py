@@ -8,8 +8,8 @@ import warnings
 
 import pytest
 
-from tracekit.analyses.engine import map_paths
-from tracekit.analyses.run import analyze
+from tracekit.runner.engine import map_paths
+from tracekit.runner.run import analyze
 from tracekit.errors import TraceInputError
 from tracekit.traces.loader import TraceLoadWarning, load
 

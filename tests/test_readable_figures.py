@@ -13,7 +13,7 @@ import pytest
 from tests.explain_builders import load_run
 from tests.tracebuilder import TraceBuilder
 from tracekit.analyses.findings import as_dicts
-from tracekit.profile.manifest import decode_manifest
+from tracekit.traces.manifest import decode_manifest
 from tracekit.report.render import distortion_text, manifest_rows
 
 

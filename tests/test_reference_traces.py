@@ -66,7 +66,7 @@ def _independent(path: Path) -> dict[str, float]:
 
 
 @pytest.fixture(scope="module")
-def results() -> dict[str, tracekit.analyses.run.AnalysisResult]:  # type: ignore[name-defined]
+def results() -> dict[str, tracekit.runner.run.AnalysisResult]:  # type: ignore[name-defined]
     return {run: tracekit.analyze(tracekit.load(REF / run)) for run in RUNS}
 
 

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 import tracekit
-from tracekit.analyses.pipeline import load_and_analyze
+from tracekit.runner.pipeline import load_and_analyze
 from tracekit.cli import main
 from tracekit.replay import costs as cost_model
 from tracekit.replay import simulate
@@ -181,7 +181,7 @@ def test_cli_json_matches_library_and_bad_input(tmp_path):
 
 
 def test_costs_from_manifest_fall_back_to_defaults():
-    from tracekit.profile.manifest import Manifest, ProfilerCost, RunInfo
+    from tracekit.traces.manifest import Manifest, ProfilerCost, RunInfo
 
     assert cost_model.ProfilerCosts.of(None).source == "default"
     m = Manifest(profiler_cost=ProfilerCost(cpu_op_ns=1200.0, runtime_ns=3400.0), run=RunInfo(device="cuda"))

@@ -10,7 +10,7 @@ import pytest
 
 from tests.explain_builders import manifest_for, write_run
 from tests.tracebuilder import TraceBuilder
-from tracekit.analyses.pipeline import load_and_analyze
+from tracekit.runner.pipeline import load_and_analyze
 from tracekit.errors import ConfigError
 from tracekit.report import collect, figures
 

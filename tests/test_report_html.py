@@ -143,7 +143,7 @@ def test_crowded_lanes_are_drawn_simplified(tmp_path: Path) -> None:
 
 def test_html_renderer_consumes_the_registry(tmp_path: Path) -> None:
     from tracekit.analyses import registry
-    from tracekit.analyses.pipeline import load_and_analyze
+    from tracekit.runner.pipeline import load_and_analyze
     from tracekit.errors import ConfigError
     from tracekit.report.html import HTMLRenderer
     from tracekit.report.render import Renderer

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tracekit.analyses.run import analyze
+from tracekit.runner.run import analyze
 from tracekit.traces import schema
 from tracekit.traces.loader import load
 

@@ -12,10 +12,10 @@ from click.testing import CliRunner
 
 import tracekit
 from tracekit.analyses.classify import COMM, classify_gpu
-from tracekit.analyses.pipeline import load_and_analyze
+from tracekit.runner.pipeline import load_and_analyze
 from tracekit.cli import main
 from tracekit.errors import ConfigError, ScenarioError
-from tracekit.profile.manifest import read_manifest
+from tracekit.traces.manifest import read_manifest
 from tracekit.replay import costs as cost_model
 from tracekit.replay import ddp, network, simulate
 from tracekit.replay import scenarios as sc

@@ -17,15 +17,38 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-
-from tracekit.errors import TracekitError  # noqa: E402
+from tracekit.errors import TracekitError
 
 if TYPE_CHECKING:
     from tracekit.analyses.registry import AnalysisResult
     from tracekit.traces.traceset import TraceSet
 
 __all__ = ["__version__", "TracekitError", "load", "analyze", "whatif"]
+
+
+def __getattr__(name: str) -> Any:
+    # ``__version__`` is looked up on first use: the installed distribution's metadata, else (a source
+    # checkout on sys.path, never installed) pyproject.toml's ``version``; pyproject.toml is the one place
+    # the number is written
+    if name == "__version__":
+        global __version__
+        __version__ = _version()
+        return __version__
+    raise AttributeError(f"module 'tracekit' has no attribute {name!r}")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tracekit")
+    except PackageNotFoundError:
+        import re
+        from pathlib import Path
+
+        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+        found = re.search(r'^version = "([^"]+)"', pyproject.read_text(), re.M) if pyproject.is_file() else None
+        return found.group(1) if found else "0+unknown"
 
 
 def load(path, **kwargs):  # noqa: ANN001, ANN201 - thin re-export, see tracekit.traces.load
@@ -39,7 +62,7 @@ def analyze(source: str | os.PathLike[str] | list[str] | TraceSet, **kwargs: Any
     """Every table ``tracekit analyze`` reports, as DataFrames (``res.tables``) plus ``res.meta``.
 
     ``source``: a run folder, a trace file, a list of them (loaded as
-    :func:`tracekit.analyses.pipeline.analyze_paths` does, ``skip_bad=`` included),
+    :func:`tracekit.runner.pipeline.analyze_paths` does, ``skip_bad=`` included),
     or a :class:`~tracekit.traces.traceset.TraceSet` from :func:`load`. Keyword
     options as ``tracekit analyze``'s: ``comm_pattern``, ``align``, ``hta``, ``workers``.
     ``tracekit analyze --format json`` prints exactly this result
@@ -48,10 +71,10 @@ def analyze(source: str | os.PathLike[str] | list[str] | TraceSet, **kwargs: Any
     from tracekit.traces.traceset import TraceSet
 
     if isinstance(source, TraceSet):
-        from tracekit.analyses.run import analyze as _analyze
+        from tracekit.runner.run import analyze as _analyze
 
         return _analyze(source, **kwargs)
-    from tracekit.analyses.pipeline import analyze_paths
+    from tracekit.runner.pipeline import analyze_paths
 
     paths = [str(p) for p in source] if isinstance(source, (list, tuple)) else [str(source)]
     return analyze_paths(paths, **kwargs)

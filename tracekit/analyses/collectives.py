@@ -48,7 +48,7 @@ from tracekit.analyses import functional
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import COMM, COMPUTE, classify_gpu
 from tracekit.analyses.registry import Column, RankContext, Table, View
-from tracekit.profile.manifest import Manifest
+from tracekit.traces.manifest import Manifest
 from tracekit.traces import schema
 from tracekit.traces.traceset import RankTrace, assign_steps
 

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from tracekit.analyses.registry import Column, RunContext, Table, View
-from tracekit.profile.manifest import Manifest
+from tracekit.traces.manifest import Manifest
 
 #: the profiled window counts as distorted when its step is this many times the unprofiled one
 DISTORTED_RATIO = 1.15

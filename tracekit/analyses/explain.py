@@ -2,7 +2,7 @@
 backward, and what graph breaks cost, from an :class:`~tracekit.analyses.registry.AnalysisResult`.
 
 They are ordinary registered tables (:mod:`.timeline`, :mod:`.graphbreaks`,
-:mod:`.findings`) that :func:`tracekit.analyses.run.analyze` computes with the
+:mod:`.findings`) that :func:`tracekit.runner.run.analyze` computes with the
 others; this function only collects them, with the findings as dicts::
 
     {

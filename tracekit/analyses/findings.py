@@ -29,7 +29,7 @@ from tracekit.analyses.collectives import gradient_allreduces, manifest_tp
 from tracekit.analyses.distortion import DISTORTED_RATIO
 from tracekit.analyses.registry import Column, RunContext, Table, View
 from tracekit.analyses.timeline import rank_compile_facts
-from tracekit.profile.manifest import Manifest
+from tracekit.traces.manifest import Manifest
 
 #: share of a rank's backward allreduces that must start after its last backward
 #: compute kernel: "nearly all", so one late bucket in an overlapped run never fires

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tracekit.profile.manifest import Manifest
+from tracekit.traces.manifest import Manifest
 from tracekit.traces import schema
 from tracekit.traces.traceset import RankTrace
 

@@ -46,7 +46,7 @@ import pandas as pd
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.registry import Column, RankContext, Table, View, ViewOptions
 from tracekit.analyses.timeline import cpu_ops, rank_compile_facts
-from tracekit.profile.manifest import CompileFacts, Manifest
+from tracekit.traces.manifest import CompileFacts, Manifest
 from tracekit.traces.traceset import RankTrace, assign_steps
 
 NS_PER_US = 1000.0

@@ -5,9 +5,9 @@ Every table tracekit reports is declared once, as a :class:`Table`, in a module-
 module of that package once and collects them; nothing else lists tables. From the
 declarations:
 
-- :func:`tracekit.analyses.run.analyze` computes the per-rank tables (``scope="rank"``)
+- :func:`tracekit.runner.run.analyze` computes the per-rank tables (``scope="rank"``)
   in one pass per rank (in worker processes on large inputs, see
-  :func:`~tracekit.analyses.per_rank.map_ranks`), stacks them over ranks, then computes
+  :func:`~tracekit.runner.per_rank.map_ranks`), stacks them over ranks, then computes
   the run tables (``scope="run"``) in dependency order;
 - every renderer (:mod:`tracekit.report.render`: text, markdown, JSON, CSV) renders
   every table, and ``--table NAME`` is checked against it (:func:`check_names`);

@@ -41,7 +41,7 @@ from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import COMPUTE, class_mask, classify_gpu
 from tracekit.analyses.collectives import gradient_allreduces, manifest_tp
 from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
-from tracekit.profile.manifest import CompileFacts, Manifest
+from tracekit.traces.manifest import CompileFacts, Manifest
 from tracekit.traces import schema
 from tracekit.traces.traceset import RankTrace, assign_steps
 

@@ -31,7 +31,7 @@ from tracekit.profile.config import ProfileConfig
 from tracekit.profile.env import CONFIG_ENV, apply_gpu_safety_env, detect_rank_env
 from tracekit.profile.failure import report_failure
 from tracekit.profile.harness import run_profiled_steps, time_steps
-from tracekit.profile.manifest import write_manifest
+from tracekit.traces.manifest import write_manifest
 from tracekit.profile.models import build_workload
 from tracekit.profile.parallel import compile_inner, wrap_ddp
 from tracekit.profile.records import build_manifest, rank_record, topology

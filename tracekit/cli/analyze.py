@@ -57,7 +57,7 @@ def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_st
       tracekit analyze /shared/run --engine dask --scheduler tcp://head:8786
     """
     single_threaded_blas()
-    from tracekit.analyses.pipeline import PhaseTimer, load_and_analyze
+    from tracekit.runner.pipeline import PhaseTimer, load_and_analyze
 
     clock = PhaseTimer()
     traces, res = load_and_analyze(list(paths), skip_bad=skip_bad, comm_pattern=comm_regex,

@@ -134,7 +134,7 @@ def diff_command(file_a: str, file_b: str, fmt: str, output: str | None) -> None
     Metadata side by side; per model and world size, p75 and p95 sec/iter and ex/s with the
     % change (positive = B is faster). Also reads JSON written by PyTorch's benchmark.py.
     """
-    from tracekit.bench.diffing import diff_files, render_diff
+    from tracekit.compare.bench import diff_files, render_diff
 
     d = diff_files(file_a, file_b)
     if fmt == "json":

@@ -1,4 +1,4 @@
-"""``tracekit diff RUN_A RUN_B``: compare two runs side by side (library: :mod:`tracekit.diff`)."""
+"""``tracekit diff RUN_A RUN_B``: compare two runs side by side (library: :mod:`tracekit.compare.diff`)."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ def diff_command(run_a: str, run_b: str, fmt: str, output: str | None) -> None:
     single_threaded_blas()
     import msgspec
 
-    from tracekit.diff import diff_paths
-    from tracekit.report.explain_render import render_diff
+    from tracekit.compare.diff import diff_paths
+    from tracekit.compare.render import render_diff
     from tracekit.report.render import jsonable
 
     d = diff_paths(run_a, run_b)

@@ -113,7 +113,7 @@ def profile_command(compare: str | None = None, force: bool = False, **opts: Any
 
 def _compare(options: dict[str, Any], spec: str, force: bool = False) -> None:
     """Profile every variant, then (rank 0 / elastic launcher only) analyze and compare them."""
-    from tracekit.compare import variant_configs
+    from tracekit.compare.variants import variant_configs
     from tracekit.profile.launcher import run_profile
     from tracekit.profile.outdir import holds_finished_run
 
@@ -138,7 +138,7 @@ def _compare(options: dict[str, Any], spec: str, force: bool = False) -> None:
         dirs[label] = cfg.out_dir
     if dirs:
         # analysis runs after every profile finished, so the profiled processes never import it
-        from tracekit.compare import compare_runs
+        from tracekit.compare.variants import compare_runs
         from tracekit.report.fmt import table
 
         click.echo(f"Comparison ({root})")

@@ -221,7 +221,7 @@ class CompileFactsRecorder:
             self._frames_after_warmup = None
 
     def facts(self) -> dict[str, Any]:
-        """The per-rank ``compile`` section of the manifest (see tracekit.profile.manifest)."""
+        """The per-rank ``compile`` section of the manifest (see tracekit.traces.manifest)."""
         out: dict[str, Any] = {
             "enabled": self.backend != "none",
             "backend": self.backend,

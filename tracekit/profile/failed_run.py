@@ -15,7 +15,7 @@ from tracekit.profile import flight_recorder
 from tracekit.profile.config import ProfileConfig
 from tracekit.profile.diagnose import Failure, collect_facts, diagnose
 from tracekit.profile.harness import trace_filename
-from tracekit.profile.manifest import write_manifest
+from tracekit.traces.manifest import write_manifest
 
 #: what a launch leaves in its run folder besides traces and run.json; removed before a new launch
 RUN_LEFTOVERS = ("rank*.error.txt", "rank*.progress", "rank*.stacks.txt", f"{flight_recorder.FR_DIR}/*")
@@ -79,7 +79,7 @@ def diagnose_folder(run_dir: str | Path, world_size: int | None = None) -> dict[
     import re
 
     from tracekit.errors import TraceInputError
-    from tracekit.profile.manifest import read_manifest
+    from tracekit.traces.manifest import read_manifest
 
     folder = Path(run_dir)
     m = read_manifest(folder)

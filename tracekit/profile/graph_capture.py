@@ -222,7 +222,7 @@ class GraphRecorder:
     # -- the summary ---------------------------------------------------------------------------
 
     def summary(self, reducer_params: list[str] | None, reducer_buckets: list[list[int]] | None) -> dict[str, Any]:
-        """The ``graphs`` section of ``run.json`` (see :mod:`tracekit.profile.manifest`).
+        """The ``graphs`` section of ``run.json`` (see :mod:`tracekit.traces.manifest`).
 
         ``reducer_params``: DDP's parameters in its order; ``reducer_buckets``: the reducer's
         buckets as indices into them (bucket 0 first), or None when unknown. Each forward graph

@@ -23,7 +23,7 @@ from tracekit.profile.env import CHILD_MARKER, CONFIG_ENV, apply_gpu_safety_env,
 from tracekit.profile.failed_run import clear_leftovers, record_failure
 from tracekit.profile.failure import last_line, write_error_file
 from tracekit.profile.heartbeat import read_progress
-from tracekit.profile.manifest import read_manifest
+from tracekit.traces.manifest import read_manifest
 from tracekit.profile.models import check_model_available
 from tracekit.profile.preflight import check_torch_features, resolve_device
 from tracekit.profile.worker import run_rank

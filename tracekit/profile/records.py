@@ -3,7 +3,7 @@
 * :func:`versions`, :func:`topology` -- software versions and ``nvidia-smi topo -m``.
 * :func:`reducer_buckets` -- the C++ reducer's actual buckets (DDP logging data).
 * :func:`build_manifest` -- the manifest from every rank's record (see
-  :mod:`tracekit.profile.manifest` for the keys).
+  :mod:`tracekit.traces.manifest` for the keys).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from tracekit import __version__
 from tracekit.profile import bucket_events, calibrate
 from tracekit.profile.config import ProfileConfig
 from tracekit.profile.harness import add_profiled_timings, summarize_ranks
-from tracekit.profile.manifest import SCHEMA_VERSION
+from tracekit.traces.manifest import SCHEMA_VERSION
 from tracekit.profile.models import workload_kind
 
 

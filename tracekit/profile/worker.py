@@ -28,7 +28,7 @@ from tracekit.profile import calibrate
 from tracekit.profile.graph_capture import GraphRecorder
 from tracekit.profile.graph_section import graphs_section
 from tracekit.profile.harness import profiler_activities, run_profiled_steps, time_steps
-from tracekit.profile.manifest import write_manifest
+from tracekit.traces.manifest import write_manifest
 from tracekit.profile.models import build_workload
 from tracekit.profile.parallel import ddp_of, device_meshes, parallelize
 from tracekit.profile.pg_probe import gloo_thread_map

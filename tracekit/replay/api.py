@@ -29,14 +29,14 @@ import numpy as np
 import pandas as pd
 
 from tracekit.analyses.classify import COMM, classify_gpu
-from tracekit.analyses.pipeline import load_and_analyze
 from tracekit.errors import ReplayError, ScenarioError
 from tracekit.jsonable import jsonable
+from tracekit.replay import advice as advice_mod
 from tracekit.replay import costs as cost_model
 from tracekit.replay import figures, simulate
-from tracekit.replay import advice as advice_mod
 from tracekit.replay import scenarios as scenario_mod
 from tracekit.replay import timeline as timeline_mod
+from tracekit.runner.pipeline import load_and_analyze
 from tracekit.traces.traceset import TraceSet
 
 RANK_COLUMNS = ("rank", "window_step_us", "replayed_step_us", "replay_error_pct", "predicted_step_us",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tracekit.profile.manifest import Manifest
+from tracekit.traces.manifest import Manifest
 
 #: defaults for traces without a measured cost (ns per event): CPU operator, CUDA runtime call
 DEFAULT_CPU_OP_NS = 1600.0

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from tracekit.errors import ScenarioError
-from tracekit.profile.manifest import Manifest
+from tracekit.traces.manifest import Manifest
 
 MB = 1024 * 1024  # DDP's bucket_cap_mb is MiB: int(bucket_cap_mb * 1024 * 1024)
 

@@ -32,7 +32,7 @@ from typing import IO, Any
 import msgspec
 
 from tracekit.analyses.findings import as_dicts
-from tracekit.analyses.pipeline import load_and_analyze
+from tracekit.runner.pipeline import load_and_analyze
 from tracekit.analyses.registry import AnalysisResult
 from tracekit.errors import ConfigError, TraceInputError
 from tracekit.report import collect, figures

@@ -58,7 +58,7 @@ def rank_lanes(rt: RankTrace, res: AnalysisResult, step: int, origin_ns: int) ->
 
 def with_events(traces: TraceSet, ranks: list[int]) -> TraceSet:
     """``traces`` with the events of ``ranks`` loaded: ranks that arrive as headers only (the engine
-    path of :func:`tracekit.analyses.pipeline.load_and_analyze` keeps the events on its workers) are
+    path of :func:`tracekit.runner.pipeline.load_and_analyze` keeps the events on its workers) are
     decoded here, from their files; the other ranks are left as they are."""
     out = dict(traces.ranks)
     for r in ranks:

@@ -1,10 +1,10 @@
-"""Render the dict of :func:`tracekit.analyses.explain.explain` (and of :func:`tracekit.diff.diff_runs`) as text."""
+"""Render the dict of :func:`tracekit.analyses.explain.explain` as text (and the section helpers the
+run comparison, :mod:`tracekit.compare.render`, uses)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from tracekit.analyses import registry
@@ -13,11 +13,13 @@ from tracekit.analyses.registry import ViewOptions
 from tracekit.report.fmt import table
 
 
-def _title(text: str, fmt: str) -> str:
+def heading(text: str, fmt: str) -> str:
+    """A section title: ``## text`` in markdown, else the text underlined with ``=``."""
     return f"## {text}" if fmt == "markdown" else f"{text}\n{'=' * len(text)}"
 
 
-def _table(df: pd.DataFrame, fmt: str) -> str:
+def frame_text(df: pd.DataFrame | None, fmt: str) -> str:
+    """``df`` as a table in ``fmt``, or ``(none)`` when it is missing or empty."""
     if df is None or len(df) == 0:
         return "(none)"
     return table(df, fmt)
@@ -25,7 +27,7 @@ def _table(df: pd.DataFrame, fmt: str) -> str:
 
 def render_findings(findings: list[dict[str, Any]], fmt: str) -> str:
     """The ranked "Findings" section."""
-    return "\n".join([_title("Findings", fmt), "", *finding_lines(findings, fmt == "markdown")])
+    return "\n".join([heading("Findings", fmt), "", *finding_lines(findings, fmt == "markdown")])
 
 
 def render_explain(out: dict[str, Any], fmt: str = "table", per_step: bool = False) -> str:
@@ -38,22 +40,6 @@ def render_explain(out: dict[str, Any], fmt: str = "table", per_step: bool = Fal
     for name in ("findings", "graph_breaks", "bucket_timeline", "manifest_check"):
         view = registry.tables()[name].view(tables, opts) if name in tables else None
         if view is not None:
-            body = "\n".join(view.body) if isinstance(view.body, list) else _table(view.body, fmt)
-            parts += [_title(view.title, fmt), body]
-    return "\n\n".join(parts)
-
-
-def render_diff(d: dict[str, Any], fmt: str = "table") -> str:
-    """The tables of :func:`tracekit.diff.diff_runs` plus findings that appear/disappear."""
-    parts = []
-    for key, title in (("summary", "Run summary"), ("ranks", "Per rank (mean per step)"),
-                       ("buckets", "Buckets"), ("compile", "Compilation")):
-        df = d.get(key)
-        if isinstance(df, pd.DataFrame):
-            parts += [_title(title, fmt), _table(df.replace({np.nan: None}), fmt)]
-    for key, title in (("findings_new", "Findings only in B"), ("findings_gone", "Findings only in A")):
-        fs = d.get(key) or []
-        parts.append(_title(title, fmt))
-        parts.append("\n".join(f"- {f['code']} ({'all ranks' if f.get('rank') is None else 'rank ' + str(f['rank'])})"
-                               f": {f['message']}" for f in fs) or "(none)")
+            body = "\n".join(view.body) if isinstance(view.body, list) else frame_text(view.body, fmt)
+            parts += [heading(view.title, fmt), body]
     return "\n\n".join(parts)

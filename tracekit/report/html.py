@@ -28,7 +28,7 @@ from plotly.subplots import make_subplots
 from tracekit import __version__
 from tracekit.analyses import collectives, registry
 from tracekit.analyses.findings import as_dicts
-from tracekit.analyses.pipeline import load_and_analyze
+from tracekit.runner.pipeline import load_and_analyze
 from tracekit.analyses.registry import AnalysisResult, ViewOptions
 from tracekit.errors import ConfigError
 from tracekit.report import collect, figures

@@ -29,7 +29,7 @@ from tracekit.analyses import registry
 from tracekit.analyses.registry import AnalysisResult, View, ViewOptions
 from tracekit.errors import ConfigError
 from tracekit.jsonable import jsonable, records  # noqa: F401 - re-exported: the renderers' JSON helpers
-from tracekit.profile.manifest import GraphBreaks, Manifest
+from tracekit.traces.manifest import GraphBreaks, Manifest
 from tracekit.report.safe import safe_text
 from tracekit.report.fmt import table as fmt_table
 

@@ -67,7 +67,7 @@ def find_trace_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> 
 def _raise_if_failed_run(folder: Path) -> None:
     """A run folder without traces whose ``run.json`` says the run failed: say why (RunError, exit code 1)."""
     from tracekit.errors import RunError
-    from tracekit.profile.manifest import read_manifest
+    from tracekit.traces.manifest import read_manifest
 
     m = read_manifest(folder)
     if m is not None and m.status == "failed":
@@ -241,7 +241,7 @@ class PendingLoad:
         if len(roots) == 1 and roots[0].is_dir():
             ts.root = roots[0]
             # imported here, after the workers started (~8 ms off the critical path); no cycle
-            from tracekit.profile.manifest import read_manifest
+            from tracekit.traces.manifest import read_manifest
 
             ts.manifest = read_manifest(roots[0])  # typed, tolerant: warns, never raises
             if ts.manifest is not None and ts.manifest.status == "failed":
@@ -446,7 +446,7 @@ def read_rank(path: Path) -> RankTrace:
     return RankTrace.from_decoded(path, meta, events_frame(cols))
 
 
-# the steps of load() that the engines (tracekit.analyses.engine) run themselves, one file at a time
+# the steps of load() that the engines (tracekit.runner.engine) run themselves, one file at a time
 decode_file = _guarded_decode
 rank_of = _rank_of
 assemble = _assemble

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from tracekit.errors import TraceLoadWarning
-from tracekit.profile.manifest import Manifest
+from tracekit.traces.manifest import Manifest
 from tracekit.traces import schema
 from tracekit.traces.decode import NOTES_KEY
 
@@ -83,7 +83,7 @@ class RankTrace:
     @classmethod
     def header_only(cls, path: Path, meta: dict[str, Any], *, has_gpu_activity: bool) -> RankTrace:
         """A rank whose events stayed in the worker that computed its per-rank tables
-        (:mod:`tracekit.analyses.engine`): header facts only, ``events`` is empty."""
+        (:mod:`tracekit.runner.engine`): header facts only, ``events`` is empty."""
         rt = cls(path=Path(path), meta=meta, events=pd.DataFrame({c: [] for c in schema.EVENT_COLUMNS}))
         rt.__dict__["has_gpu_activity"] = has_gpu_activity  # the cached_property's slot
         return rt

@@ -617,7 +617,7 @@ def write_manifest(run_dir: str | os.PathLike[str], manifest: Manifest | dict[st
     if not isinstance(manifest, Manifest):
         lost = _undeclared(manifest, msgspec.to_builtins(m, enc_hook=_plain))
         if lost:
-            raise ValueError(f"run.json keys not declared in tracekit.profile.manifest: {', '.join(lost[:5])}")
+            raise ValueError(f"run.json keys not declared in tracekit.traces.manifest: {', '.join(lost[:5])}")
     final = Path(run_dir) / MANIFEST_NAME
     tmp = final.with_name(f".{MANIFEST_NAME}.tmp{os.getpid()}")
     with open(tmp, "wb") as fh:

@@ -31,7 +31,7 @@ import pandas as pd
 
 from tracekit.errors import ConfigError
 from tracekit.profile.config import ProfileConfig, default_out_dir
-from tracekit.profile.manifest import CompileFacts
+from tracekit.traces.manifest import CompileFacts
 
 _BACKENDS = ("eager", "aot_eager", "inductor")
 _PARALLEL = ("ddp", "replicate", "fsdp")
@@ -100,7 +100,7 @@ def variant_configs(options: dict[str, Any], spec: str, out_root: str | Path | N
 
 def compare_runs(run_dirs: dict[str, str | Path]) -> pd.DataFrame:
     """Analyze each run folder and build the comparison table (see module doc)."""
-    from tracekit.analyses.pipeline import analyze_paths
+    from tracekit.runner.pipeline import analyze_paths
 
     rows = []
     for label, d in run_dirs.items():

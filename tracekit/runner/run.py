@@ -16,7 +16,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from tracekit.analyses import registry
-from tracekit.analyses.per_rank import concat_ranks, map_ranks
+from tracekit.runner.per_rank import concat_ranks, map_ranks
 from tracekit.analyses.registry import AnalysisResult, AnalysisWarning, AnalyzeOptions
 from tracekit.traces.traceset import TraceSet
 
@@ -37,11 +37,11 @@ def analyze(
     ``align``: clock alignment across ranks — ``auto`` aligns only when the
     manifest says the ranks ran on more than one host; ``on`` always, ``off`` never.
     ``hta``: also run HolisticTraceAnalysis (table ``hta``). ``workers``: processes
-    for the per-rank pass (see :func:`tracekit.analyses.per_rank.map_ranks`).
+    for the per-rank pass (see :func:`tracekit.runner.per_rank.map_ranks`).
     ``on_phase(name)`` is called after the per-rank pass (``"rank_tables"``) and
     after the run tables (``"run_tables"``). ``tables``: the rank tables already
     computed elsewhere and stacked over ranks in rank order (an engine's workers,
-    :func:`tracekit.analyses.engine.map_paths`); then only the run tables are computed here.
+    :func:`tracekit.runner.engine.map_paths`); then only the run tables are computed here.
     """
     options = AnalyzeOptions(comm_pattern=comm_pattern, align=align, hta=hta)
     specs = registry.selected(options)
@@ -91,7 +91,7 @@ def _meta(traces: TraceSet, tables: dict[str, pd.DataFrame], options: AnalyzeOpt
         # matched / accepted / rejected cross-rank matches (set by tracekit.analyses.crossrank)
         "matching": {"matched": 0, "accepted": 0, "rejected": 0, "rejected_by": {}, "flagged": {}},
         "notes": notes,
-        "manifest": traces.manifest,  # a tracekit.profile.manifest.Manifest (JSON: its fields)
+        "manifest": traces.manifest,  # a tracekit.traces.manifest.Manifest (JSON: its fields)
         # a failed run (run.json status "failed"): who stopped first (tracekit.profile.diagnose)
         "failure": traces.manifest.failure if traces.manifest and traces.manifest.status == "failed" else None,
         "comm_pattern": options.comm_pattern,

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from tracekit.analyses.findings import as_dicts
-from tracekit.profile.manifest import Manifest
+from tracekit.traces.manifest import Manifest
 
 DIFF_COLUMNS = ("metric", "a", "b", "delta", "delta_pct")
 #: steps-table column -> its name here (a mean per step over the rank's steps)
@@ -128,7 +128,7 @@ def diff_runs(a: Any, b: Any, manifest_a: Manifest | None = None,
 
 def diff_paths(run_a: str, run_b: str) -> dict[str, Any]:
     """Load and analyze two run folders (as ``tracekit analyze`` does, findings included) and diff them."""
-    from tracekit.analyses.pipeline import analyze_paths
+    from tracekit.runner.pipeline import analyze_paths
 
     a, b = analyze_paths([run_a]), analyze_paths([run_b])
     return diff_runs(a, b, a.meta.get("manifest"), b.meta.get("manifest"))

@@ -3,7 +3,7 @@
 This module is deliberately light (no pandas at import): it starts the parse
 workers first, then imports the analysis code while they decode, so the ~0.3 s
 of pandas/analysis imports overlap the parsing instead of preceding it. That is
-why :mod:`tracekit.analyses.run` is imported inside :func:`analyze_paths`; the
+why :mod:`tracekit.runner.run` is imported inside :func:`analyze_paths`; the
 import goes one way only (``run`` never imports this module).
 """
 
@@ -60,17 +60,17 @@ def load_and_analyze(
     progress: bool | None = None,
     keep_events: bool = True,
 ) -> tuple[TraceSet, AnalysisResult]:
-    """Load ``paths`` and run :func:`~tracekit.analyses.run.analyze` (every registered table).
+    """Load ``paths`` and run :func:`~tracekit.runner.run.analyze` (every registered table).
 
     Two ways through, with the same results:
 
     - the *parse path* (``keep_events``, ``hta``, or fewer than :data:`ENGINE_MIN_FILES`
       rank files on ``engine="local"``): parse workers decode the files while the
       analysis code is imported, the events come back to this process, and the
-      per-rank pass runs over them (:func:`~tracekit.analyses.per_rank.map_ranks`);
+      per-rank pass runs over them (:func:`~tracekit.runner.per_rank.map_ranks`);
     - the *engine path* (otherwise, and always with ``engine="dask"``): decode and rank
       tables run together on the engine's workers, in batches, and only the rank tables
-      come back (:func:`tracekit.analyses.engine.map_paths`; ``scheduler``: the dask
+      come back (:func:`tracekit.runner.engine.map_paths`; ``scheduler``: the dask
       scheduler's address, none starts a local cluster). The returned traces then hold
       headers only (:meth:`~tracekit.traces.traceset.RankTrace.header_only`).
 
@@ -114,7 +114,7 @@ def load_and_analyze(
     clock.lap("start")
     # imported while the workers decode
     from tracekit.analyses import registry
-    from tracekit.analyses.run import analyze
+    from tracekit.runner.run import analyze
 
     registry.tables()  # imports every analysis module
     for name in preload:
@@ -131,9 +131,9 @@ def _analyze_mapped(paths: list[str], clock: PhaseTimer, preload: tuple[str, ...
                     comm_pattern: str | None, align: Literal["auto", "on", "off"], workers: int | None,
                     progress: bool | None) -> tuple[TraceSet, AnalysisResult]:
     """:func:`load_and_analyze` on the engine path (see there)."""
-    from tracekit.analyses.engine import map_paths
+    from tracekit.runner.engine import map_paths
     from tracekit.analyses.registry import AnalyzeOptions
-    from tracekit.analyses.run import analyze
+    from tracekit.runner.run import analyze
 
     for name in preload:
         importlib.import_module(name)

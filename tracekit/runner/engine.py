@@ -41,9 +41,9 @@ import pandas as pd
 
 from tracekit import progress
 from tracekit.analyses import registry
-from tracekit.analyses.per_rank import concat_ranks
+from tracekit.runner.per_rank import concat_ranks
 from tracekit.errors import ConfigError, MissingDependencyError, TraceInputError, TraceSetError
-from tracekit.profile.manifest import Manifest, read_manifest
+from tracekit.traces.manifest import Manifest, read_manifest
 from tracekit.traces import loader
 from tracekit.traces.traceset import RankTrace, TraceSet
 
@@ -261,7 +261,7 @@ def map_dask(client: Any, files: list[tuple[str, int]], job: RankJob,
 def gather(outcomes: list[BatchOutcome], *, skip_bad: bool, manifest: Manifest | None,
            root: Path | None) -> tuple[TraceSet, dict[str, pd.DataFrame]]:
     """The :class:`TraceSet` (headers only, see :meth:`RankTrace.header_only`) and the rank tables,
-    stacked over all ranks in rank order (what :func:`tracekit.analyses.run.analyze` takes as ``tables``).
+    stacked over all ranks in rank order (what :func:`tracekit.runner.run.analyze` takes as ``tables``).
 
     The same checks as :func:`tracekit.traces.loader.load`: a bad file raises
     (or, ``skip_bad``, is listed and warned about), ranks must be unique and from one run.
@@ -301,7 +301,7 @@ def map_paths(paths: list[str], *, engine: Engine = "local", scheduler: str | No
     """Find the rank files under ``paths`` and run the per-rank map on ``engine``.
 
     Returns the header-only :class:`TraceSet` and the rank tables stacked over ranks, for
-    :func:`tracekit.analyses.run.analyze` (``tables=``) with the same ``options``.
+    :func:`tracekit.runner.run.analyze` (``tables=``) with the same ``options``.
     """
     options = options or registry.AnalyzeOptions()
     if engine not in ENGINES:
