@@ -171,7 +171,7 @@ def apply(base: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.
         raise ScenarioError(f"--comm-hook {sc.comm_hook}: no fp32 allreduce in the trace: nothing to compress")
     replaced = np.zeros(len(ctx.colls), dtype=bool)
     if sc.bucket_cap_mb is not None or sc.first_bucket_cap_mb is not None:
-        fp32 = _fp32_allreduce(ctx.colls[ctx.colls["phase"] == "backward"]).all()  # the gradients' dtype
+        fp32 = len(ctx.colls) and _fp32_allreduce(ctx.colls[ctx.colls["phase"] == "backward"]).all()  # grads' dtype
         replaced, more = buckets.regroup(g, ctx, comm, sc, bw * wf * (hook if fp32 else 1.0),
                                          drop=sc.world_size == 1)
         notes += more
