@@ -257,3 +257,34 @@ def test_gloo_two_rank_sweep(tmp_path):
     assert all(s["predicted_step_us"] > 0 for s in doc["scenarios"])
     assert any("1 bucket of 1.0 MiB" in n for n in doc["notes"])  # cap 4 MiB: one bucket for everything
     assert any("4 buckets" in n for n in doc["notes"])  # cap 0.25 MiB: one per layer
+
+
+def test_layout_without_param_sizes_keeps_recorded_buckets_whole():
+    from tracekit.traces.manifest import Buckets, Manifest, Reducer
+
+    red = Reducer(bucket_cap_bytes=2 * MIB, rebuilt_bucket_sizes_bytes=[3 * MIB, 1 * MIB],
+                  rebuilt_per_bucket_param_indices="2 1, 0")
+    lay = ddp.layout(Manifest(buckets=Buckets(reducer=red)))
+    assert not lay.exact and lay.param_bytes == [0, 3 * MIB, 1 * MIB] and lay.bucket_of == [0, 0, 1]
+    assert ddp.assign(lay.param_bytes, 1 * MIB) == [[0, 1], [2]]  # a smaller cap cannot split a recorded bucket
+    assert ddp.assign(lay.param_bytes, 8 * MIB) == [[0, 1, 2]]  # a larger one merges them
+    with pytest.raises(ScenarioError, match="no DDP reducer layout"):
+        ddp.layout(Manifest())
+
+
+def test_advice_quotes_the_best_scenario_and_ranks_by_it():
+    from tracekit.replay import advice
+
+    found = [{"code": "graph_break", "rank": None, "message": "m1", "evidence": {"cost_us": 50.0}},
+             {"code": "exposed_last_bucket", "rank": None, "message": "m2", "evidence": {"cost_us": 10.0}},
+             {"code": "rank_waiting", "rank": 1, "message": "m3", "evidence": {"cost_us": 900.0}}]
+    rows = [{"name": "no-graph-breaks", "changes": {}, "predicted_step_us": 990.0, "delta_us": -10.0, "delta_pct": -1.0},
+            {"name": "bucket-cap-mb=1", "changes": {}, "predicted_step_us": 960.0, "delta_us": -40.0, "delta_pct": -4.0},
+            {"name": "bucket-cap-mb=100", "changes": {}, "predicted_step_us": 1100.0, "delta_us": 100.0,
+             "delta_pct": 10.0}]
+    assert sc.Scenario(bucket_cap_mb=1.0) in advice.candidates(found)
+    out = advice.quote(found, rows, {"predicted_step_us": 1000.0})
+    assert [f["code"] for f in out] == ["exposed_last_bucket", "graph_break", "rank_waiting"]
+    w = out[0]["evidence"]["whatif"]
+    assert (w["scenario"], w["predicted_saving_us"], w["predicted_saving_pct"]) == ("bucket-cap-mb=1", 40.0, 4.0)
+    assert "whatif" not in out[2]["evidence"] and "whatif" not in found[1]["evidence"]  # the input is not edited
