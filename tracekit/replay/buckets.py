@@ -126,7 +126,7 @@ class _Rank:
             else:  # the first: after what the first recorded bucket waited for on its stream, if done by then
                 sp += [(p, d) for p, d in g.sp[first_arrive] if p >= 0 and g.kind[p] in (GPU_OP, COLL, ARRIVE)
                        and g.orig_end[p] <= t]
-            c = self._compute_before(t)
+            c = self._compute_before(t + off)  # the compute enqueued when the allreduce is launched
             if c is not None:
                 sp.append((int(g.ranks[self.rank]["gpu_node"][c]), pick))
             arrive = g.add(0, ARRIVE, self.rank, t, t, sp)
