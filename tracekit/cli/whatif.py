@@ -25,8 +25,8 @@ def _scenario_options(f):  # noqa: ANN001, ANN202 - a click decorator
                      help="N ranks: ring factor 2(N-1)/N on the bandwidth term, same per-rank compute."),
         click.option("--sweep", multiple=True, metavar="OPTION=V1,V2",
                      help="One scenario per value, e.g. bucket-cap-mb=1,5,25,100 (repeatable: every combination)."),
-        click.option("--advice", is_flag=True, help="Also list analyze's findings, each advising change quoted "
-                     "with the predicted saving of the best scenario that makes it, ranked by it."),
+        click.option("--advice", is_flag=True, help="Also list analyze's findings; those that advise a change quote "
+                     "the predicted saving of the best scenario making it, and rank by it."),
     ]
     for o in reversed(opts):
         f = o(f)
