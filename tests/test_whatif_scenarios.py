@@ -288,3 +288,14 @@ def test_advice_quotes_the_best_scenario_and_ranks_by_it():
     w = out[0]["evidence"]["whatif"]
     assert (w["scenario"], w["predicted_saving_us"], w["predicted_saving_pct"]) == ("bucket-cap-mb=1", 40.0, 4.0)
     assert "whatif" not in out[2]["evidence"] and "whatif" not in found[1]["evidence"]  # the input is not edited
+
+
+def test_sweep_expansion():
+    base = sc.Scenario(bandwidth_x=2.0)
+    out = sc.expand(base, ["bucket-cap-mb=1,5", "--world-size=2,4"])
+    assert [s.name for s in out] == ["bucket-cap-mb=1 bandwidth-x=2 world-size=2", "bucket-cap-mb=1 bandwidth-x=2 "
+                                     "world-size=4", "bucket-cap-mb=5 bandwidth-x=2 world-size=2",
+                                     "bucket-cap-mb=5 bandwidth-x=2 world-size=4"]
+    assert sc.expand(sc.Scenario()) == [] and sc.expand(base) == [base]
+    with pytest.raises(ConfigError, match="world-size"):
+        sc.expand(base, ["world-size=two"])
