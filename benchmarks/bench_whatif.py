@@ -18,6 +18,17 @@ Example::
 
     python benchmarks/bench_whatif.py                      # the committed samples
     python benchmarks/bench_whatif.py runs/* --out benchmarks/results/whatif.jsonl
+
+**Scenarios** (``--baseline RUN --variant RUN2:OPTION=VALUE[,OPTION=VALUE]...``): each variant is the
+same model profiled for real with the change made (``benchmarks/whatif_scenarios.sh`` makes them);
+its step is predicted from the ONE baseline run (``tracekit.whatif(baseline, option=value)``) and
+checked against the variant's own measured unprofiled step (its run.json). Columns: ``variant``,
+``changes``, ``predicted_ms`` (the scenario's predicted step), ``measured_ms`` (the variant's),
+``error_pct``, ``predicted_delta_pct`` / ``measured_delta_pct`` (vs the baseline's prediction / measured
+step); summary: median and max |error|, and whether the variants (baseline included) rank as measured::
+
+    python benchmarks/bench_whatif.py --baseline runs/cap25 --variant runs/cap1:bucket-cap-mb=1 \
+        --variant runs/cap100:bucket-cap-mb=100 --out benchmarks/results/whatif_scenarios.jsonl
 """
 
 from __future__ import annotations
@@ -76,11 +87,80 @@ def measure(run: Path) -> dict:
     }
 
 
+def _measured_ms(run: Path) -> float | None:
+    man = read_manifest(run)
+    t = man.timings.overall if man and man.timings else None
+    return t.mean_sec_per_iter * 1e3 if t and t.mean_sec_per_iter else None
+
+
+def _options(spec: str) -> dict:
+    """``bucket-cap-mb=1,world-size=1`` -> keyword arguments of ``tracekit.whatif``."""
+    out = {}
+    for part in filter(None, spec.split(",")):
+        key, _, value = part.partition("=")
+        key = key.strip().replace("-", "_")
+        out[key] = True if key == "no_graph_breaks" else int(value) if key == "world_size" else \
+            value if key == "comm_hook" else float(value)
+    return out
+
+
+def scenario_rows(baseline: Path, variants: list[str]) -> list[dict]:
+    """One row per variant (module doc, "Scenarios"), plus the baseline's own row first."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        base = tracekit.whatif(baseline)
+    b_pred, b_meas = base.baseline["predicted_step_us"] / 1e3, _measured_ms(baseline)
+    rows = [{"variant": _name(baseline), "changes": "baseline", "predicted_ms": b_pred, "measured_ms": b_meas,
+             "error_pct": 100 * (b_pred / b_meas - 1) if b_meas else None, "predicted_delta_pct": 0.0,
+             "measured_delta_pct": 0.0}]
+    for v in variants:
+        path, _, spec = v.rpartition(":")
+        run = Path(path).resolve()
+        t0 = time.perf_counter()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                r = tracekit.whatif(baseline, **_options(spec))
+        except tracekit.TracekitError as e:
+            rows.append({"variant": _name(run), "changes": spec, "not_predicted": str(e)})
+            continue
+        pred, meas = r.scenarios[0]["predicted_step_us"] / 1e3, _measured_ms(run)
+        rows.append({"variant": _name(run), "changes": spec, "predicted_ms": pred, "measured_ms": meas,
+                     "error_pct": 100 * (pred / meas - 1) if meas else None,
+                     "predicted_delta_pct": 100 * (pred / b_pred - 1),
+                     "measured_delta_pct": 100 * (meas / b_meas - 1) if meas and b_meas else None,
+                     "seconds": time.perf_counter() - t0})
+    return rows
+
+
+def _print_scenarios(rows: list[dict]) -> None:
+    from tabulate import tabulate
+
+    ok = [r for r in rows if "not_predicted" not in r and r["error_pct"] is not None]
+    print(tabulate(rows, headers="keys", floatfmt=".1f", missingval="-"))
+    errs = [abs(r["error_pct"]) for r in ok[1:]]
+    if errs:
+        by_pred = [r["variant"] for r in sorted(ok, key=lambda r: r["predicted_ms"])]
+        by_meas = [r["variant"] for r in sorted(ok, key=lambda r: r["measured_ms"])]
+        print(f"\nscenario |error| vs measured: median {statistics.median(errs):.1f} %, max {max(errs):.1f} % over "
+              f"{len(errs)} variants; ranked as measured: {by_pred == by_meas}\n  predicted order: {by_pred}\n"
+              f"  measured order:  {by_meas}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="*", type=Path, help="run folders (default: the committed samples)")
     ap.add_argument("--out", type=Path, default=None, help="write the rows here as JSON lines")
+    ap.add_argument("--baseline", type=Path, default=None, help="scenarios: the run every variant is predicted from")
+    ap.add_argument("--variant", action="append", default=[], metavar="RUN:OPTION=VALUE[,...]",
+                    help="scenarios: a run made with the change, and the change as whatif options")
     args = ap.parse_args(argv)
+    if args.baseline is not None:
+        rows = scenario_rows(args.baseline.resolve(), args.variant)
+        _print_scenarios(rows)
+        if args.out:
+            args.out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return 0
     runs = [p.resolve() for p in args.runs] or default_runs()
     rows = [measure(r) for r in runs]
     from tabulate import tabulate

@@ -51,6 +51,11 @@ class ReplayError(TracekitError):
     """Nothing in the traces can be replayed (no steps, no CPU side): the message says what is missing."""
 
 
+class ScenarioError(TracekitError):
+    """A what-if scenario cannot be predicted for this run (``tracekit whatif --bucket-cap-mb ...``); the
+    message says which scenario and why."""
+
+
 class MissingDependencyError(TracekitError):
     """An optional package is needed for the requested feature."""
 

@@ -1,35 +1,74 @@
-"""``tracekit whatif RUN``: replay the profiled window and predict the undisturbed step
-(library: :func:`tracekit.replay.api.whatif`)."""
+"""``tracekit whatif RUN``: replay the profiled window, predict the undisturbed step and what a change
+would buy (library: :func:`tracekit.replay.api.whatif`)."""
 
 from __future__ import annotations
 
 import click
 
-from tracekit.cli.common import comm_pattern_option, debug_option, emit, format_options, run_guarded, \
+from tracekit.cli.common import FORMATS, comm_pattern_option, debug_option, emit, format_options, run_guarded, \
     single_threaded_blas
+
+
+def _scenario_options(f):  # noqa: ANN001, ANN202 - a click decorator
+    opts = [
+        click.option("--bucket-cap-mb", type=float, default=None, metavar="MB",
+                     help="DDP's gradients regrouped into buckets of this cap (DDP's rule, run.json's layout)."),
+        click.option("--first-bucket-cap-mb", type=float, default=None, metavar="MB",
+                     help="... with this cap for the first bucket (DDP's bucket_cap_mb_list[0])."),
+        click.option("--no-graph-breaks", is_flag=True, help="Remove the CPU work between compiled graphs at "
+                     "each graph break (the GPU idle it causes follows)."),
+        click.option("--comm-hook", type=click.Choice(["bf16", "fp16"]), default=None,
+                     help="DDP compress hook: fp32 allreduces move half the bytes (NCCL runs only)."),
+        click.option("--bandwidth-x", type=float, default=None, metavar="K",
+                     help="K times the network bandwidth (alpha-beta model fitted to the run's collectives)."),
+        click.option("--world-size", type=int, default=None, metavar="N",
+                     help="N ranks: ring factor 2(N-1)/N on the bandwidth term, same per-rank compute."),
+        click.option("--sweep", multiple=True, metavar="OPTION=V1,V2",
+                     help="One scenario per value, e.g. bucket-cap-mb=1,5,25,100 (repeatable: every combination)."),
+        click.option("--advice", is_flag=True, help="Also list analyze's findings; those that advise a change quote "
+                     "the predicted saving of the best scenario making it, and rank by it."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
 
 
 @click.command(context_settings={"max_content_width": 100})
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@format_options()
+@_scenario_options
+@format_options((*FORMATS, "html"))
 @comm_pattern_option
 @debug_option
 @run_guarded
-def whatif_command(paths: tuple[str, ...], fmt: str, output: str | None, comm_regex: str | None) -> None:
-    """Predict the step the profiler did not disturb: replay every rank's CPU threads, GPU streams
-    and collectives from the traces, with the profiler's own cost per event taken out.
+def whatif_command(paths: tuple[str, ...], fmt: str, output: str | None, comm_regex: str | None,
+                   bucket_cap_mb: float | None, first_bucket_cap_mb: float | None, no_graph_breaks: bool,
+                   comm_hook: str | None, bandwidth_x: float | None, world_size: int | None,
+                   sweep: tuple[str, ...], advice: bool) -> None:
+    """Predict the step the profiler did not disturb, and what a change would buy: replay every rank's
+    CPU threads, GPU streams and collectives from the traces, with the profiler's own cost per event
+    taken out, then edit the replay for each scenario and replay it again.
 
-    Prints the profiled window, its replay (the self-check), the predicted step and, where run.json
-    has it, the step measured without the profiler with the prediction's error; then per rank the
-    window's and the prediction's idle, exposed communication, overlap and wait.
+    Without scenario options: the profiled window, its replay (the self-check), the predicted step and,
+    where run.json has it, the step measured without the profiler with the prediction's error; then per
+    rank the window's and the prediction's idle, exposed communication, overlap and wait. Scenario
+    options combine into one scenario; --sweep gives one per value. A scenario that cannot apply to the
+    run is named in a note with the reason (exit 2 when none can).
 
     \b
     Examples:
       tracekit whatif runs/demo
-      tracekit whatif runs/demo --format json -o whatif.json
+      tracekit whatif runs/demo --sweep bucket-cap-mb=1,5,25,100
+      tracekit whatif runs/demo --bandwidth-x 2 --world-size 4 --format json -o whatif.json
+      tracekit whatif runs/compiled --no-graph-breaks
+      tracekit whatif runs/demo --advice
+      tracekit whatif runs/demo --sweep bucket-cap-mb=1,25,100 --format html -o whatif.html
     """
     single_threaded_blas()
     from tracekit.replay.api import whatif
     from tracekit.report.whatif_render import render
 
-    emit(render(whatif(list(paths) if len(paths) > 1 else paths[0], comm_pattern=comm_regex), fmt), output)
+    result = whatif(list(paths) if len(paths) > 1 else paths[0], comm_pattern=comm_regex,
+                    bucket_cap_mb=bucket_cap_mb, first_bucket_cap_mb=first_bucket_cap_mb,
+                    no_graph_breaks=no_graph_breaks, comm_hook=comm_hook, bandwidth_x=bandwidth_x,
+                    world_size=world_size, sweep=sweep, advice=advice)
+    emit(render(result, fmt), output)

@@ -83,7 +83,17 @@ def reducer_buckets(ddp: Any) -> tuple[dict[str, Any] | None, str | None]:
         "has_rebuilt_buckets": data.get("has_rebuilt_buckets"),
         "gradient_as_bucket_view": data.get("gradient_as_bucket_view"),
         "python_reducer": bool(getattr(ddp, "_use_python_reducer", False)),
+        "param_bytes": _param_bytes(ddp),
     }, None
+
+
+def _param_bytes(ddp: Any) -> list[int] | None:
+    """Bytes of each parameter DDP reduces, in DDP's parameter order (the indices of
+    ``rebuilt_per_bucket_param_indices``): what a what-if regroups into other buckets."""
+    try:
+        return [int(p.numel() * p.element_size()) for p in ddp.module.parameters() if p.requires_grad]
+    except Exception:  # noqa: BLE001 - FSDP/replicate wrappers without .module: no layout to record
+        return None
 
 
 def rank_record(*, rank: int, local_rank: int, device: Any, warmup_s: list[float], step_s: list[float],

@@ -29,11 +29,14 @@ import numpy as np
 import pandas as pd
 
 from tracekit.analyses.classify import COMM, classify_gpu
-from tracekit.runner.pipeline import load_and_analyze
-from tracekit.errors import ReplayError
+from tracekit.errors import ReplayError, ScenarioError
 from tracekit.jsonable import jsonable
+from tracekit.replay import advice as advice_mod
 from tracekit.replay import costs as cost_model
 from tracekit.replay import figures, simulate
+from tracekit.replay import scenarios as scenario_mod
+from tracekit.replay import timeline as timeline_mod
+from tracekit.runner.pipeline import load_and_analyze
 from tracekit.traces.traceset import TraceSet
 
 RANK_COLUMNS = ("rank", "window_step_us", "replayed_step_us", "replay_error_pct", "predicted_step_us",
@@ -53,17 +56,51 @@ class WhatifResult:
     steps: pd.DataFrame
     scenarios: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: per scenario and rank (means over steps): predicted step, compute, exposed comm, idle, wait
+    scenario_ranks: pd.DataFrame | None = None
+    #: with ``advice``: analyze's findings quoting the predicted saving (tracekit.replay.advice)
+    advice: list[dict[str, Any]] | None = None
+    #: one step of the window and of the prediction, to draw (tracekit.replay.timeline; not in the JSON)
+    timeline: pd.DataFrame | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return jsonable({"baseline": self.baseline, "scenarios": self.scenarios, "profiler_cost": self.profiler_cost,
-                         "ranks": self.ranks, "steps": self.steps, "notes": self.notes})
+                         "ranks": self.ranks, "steps": self.steps, "scenario_ranks": self.scenario_ranks,
+                         "advice": self.advice, "notes": self.notes})
 
 
-def whatif(source: str | os.PathLike[str] | list[str], *, comm_pattern: str | None = None) -> WhatifResult:
-    """The baseline prediction for a run folder or trace files (module doc)."""
+def whatif(source: str | os.PathLike[str] | list[str], *, comm_pattern: str | None = None,
+           bucket_cap_mb: float | None = None, first_bucket_cap_mb: float | None = None,
+           no_graph_breaks: bool = False, comm_hook: str | None = None, bandwidth_x: float | None = None,
+           world_size: int | None = None, sweep: list[str] | tuple[str, ...] = (),
+           advice: bool = False) -> WhatifResult:
+    """The baseline prediction for a run folder or trace files (module doc), and the scenario the options
+    describe (all of them combined) or one per value of each ``sweep`` (``"bucket-cap-mb=1,5,25"``,
+    on top of the other options): :mod:`tracekit.replay.scenarios`. ``advice``: analyze's findings
+    that advise a change, with the replay's predicted saving (:mod:`tracekit.replay.advice`)."""
+    base = scenario_mod.Scenario(bucket_cap_mb, first_bucket_cap_mb, no_graph_breaks, comm_hook, bandwidth_x,
+                                 world_size)
+    specs = scenario_mod.expand(base, sweep)  # bad options fail before the traces are read
     paths = [str(p) for p in source] if isinstance(source, (list, tuple)) else [str(source)]
     traces, res = load_and_analyze(paths, comm_pattern=comm_pattern, keep_events=True)
-    return whatif_traces(traces, res.tables.get("collectives"), res.meta, comm_pattern=comm_pattern)
+    found = advice_mod.findings_of(res.tables.get("findings")) if advice else []
+    extra = [s for s in advice_mod.candidates(found) if s not in specs]
+    try:
+        result = whatif_traces(traces, res.tables.get("collectives"), res.meta, comm_pattern=comm_pattern,
+                               scenarios=specs + extra, quiet=extra)
+    except ScenarioError as e:  # none of the scenarios applies: name the run
+        if specs:
+            raise ScenarioError(f"{paths[0] if len(paths) == 1 else ', '.join(paths)}: {e}") from None
+        result = whatif_traces(traces, res.tables.get("collectives"), res.meta, comm_pattern=comm_pattern)
+    if advice:
+        result.advice = advice_mod.quote(found, result.scenarios, result.baseline)
+        names = {s.name for s in extra}
+        if specs and not any(s["name"] not in names for s in result.scenarios):
+            raise ScenarioError(f"{paths[0]}: " + "; ".join(n for n in result.notes if n.startswith("scenario ")))
+        result.scenarios = [s for s in result.scenarios if s["name"] not in names]
+        if result.scenario_ranks is not None:
+            result.scenario_ranks = result.scenario_ranks[~result.scenario_ranks["scenario"].isin(names)]
+    return result
 
 
 def _check_replayable(traces: TraceSet) -> list[str]:
@@ -85,7 +122,9 @@ def _check_replayable(traces: TraceSet) -> list[str]:
 
 
 def whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, Any], *,
-                  comm_pattern: str | None = None) -> WhatifResult:
+                  comm_pattern: str | None = None,
+                  scenarios: list[scenario_mod.Scenario] | None = None,
+                  quiet: list[scenario_mod.Scenario] | None = None) -> WhatifResult:
     """:func:`whatif` on traces already loaded and analysed (``coll``: the ``collectives`` table)."""
     notes = _check_replayable(traces)
     offsets = {int(r): 1000.0 * float(v) for r, v in (meta.get("clock_offsets_us") or {}).items()}
@@ -96,7 +135,8 @@ def whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, A
     g = gp.recorded()  # the window as recorded, for the self-check: the same graph, nothing taken out
     window = figures.step_figures(g, np.asarray(g.orig_start), np.asarray(g.orig_end), comm)
     replayed = figures.step_figures(g, *simulate.evaluate(g), comm)
-    predicted = figures.step_figures(gp, *simulate.evaluate(gp), comm)
+    p_start, p_end = simulate.evaluate(gp)
+    predicted = figures.step_figures(gp, p_start, p_end, comm)
     notes += list(dict.fromkeys(g.notes + gp.notes))
     if costs.source == "default":
         notes.append(f"profiler cost: no measurement in run.json; documented defaults used ({costs.cpu_op_ns:.0f} ns "
@@ -105,9 +145,16 @@ def whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, A
         notes.append(UNCHECKED_NOTE)
     steps = _steps_table(window, replayed, predicted)
     ranks = _ranks_table(steps, traces)
-    return WhatifResult(baseline=_baseline(steps, traces), ranks=ranks, steps=steps, notes=notes,
-                        profiler_cost={"cpu_op_ns": costs.cpu_op_ns, "runtime_ns": costs.runtime_ns,
-                                       "source": costs.source})
+    result = WhatifResult(baseline=_baseline(steps, traces), ranks=ranks, steps=steps, notes=notes,
+                          profiler_cost={"cpu_op_ns": costs.cpu_op_ns, "runtime_ns": costs.runtime_ns,
+                                         "source": costs.source},
+                          timeline=timeline_mod.one_step(gp, p_start, p_end, comm))
+    if scenarios:  # edits of the predicted graph, re-evaluated (tracekit.replay.scenarios)
+        ctx = scenario_mod.context(gp, traces, coll, offsets, comm)
+        result.scenarios, result.scenario_ranks, more = scenario_mod.evaluate(gp, ctx, scenarios)
+        hidden = tuple(f"{s.name}:" for s in quiet or ()) + tuple(f"scenario {s.name} " for s in quiet or ())
+        result.notes += [n for n in more if not n.startswith(hidden)]  # ``quiet``: the advice's own scenarios
+    return result
 
 
 #: what to say of a prediction that has no measured step to be checked against (figures: docs/whatif.md)

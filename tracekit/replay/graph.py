@@ -103,7 +103,8 @@ class Graph:
     orig_start: list[int] = field(default_factory=list)
     orig_end: list[int] = field(default_factory=list)
     #: per rank: {"steps": [(step, start node, end node)], "gpu": the rank's ``RankTrace.gpu`` (None without
-    #: GPU activity), "gpu_node": node of each of its rows, "origin": ns}
+    #: GPU activity), "gpu_node": node of each of its rows, "origin": ns, "threads": {tid: _Thread},
+    #: "coll": {(start_ns, end_ns) of a matched collective: (arrive node, kernel / range node)}}
     ranks: dict[int, dict] = field(default_factory=dict)
     #: what the evaluation had to work around (dependency cycles), for the report's notes
     notes: list[str] = field(default_factory=list)
@@ -538,4 +539,6 @@ class RankBuilder:
             if a is not None and b is not None:
                 out.append((int(step), a, b))
         self.g.ranks[self.rank] = {"steps": out, "gpu": self.gpu if len(self.gpu_node) else None,
-                                   "gpu_node": self.gpu_node, "origin": self.origin}
+                                   "gpu_node": self.gpu_node, "origin": self.origin,
+                                   # for what-if scenarios (tracekit.replay.scenarios), which edit the graph
+                                   "threads": self.threads, "coll": self.coll_nodes}

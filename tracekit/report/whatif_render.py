@@ -1,7 +1,7 @@
 """Render a :class:`tracekit.replay.api.WhatifResult`: text/markdown tables, JSON, CSV.
 
 JSON is :meth:`WhatifResult.to_dict` (keys ``baseline``, ``scenarios``, ``profiler_cost``, ``ranks``,
-``steps``, ``notes``), so ``tracekit.whatif(path).to_dict()`` is what ``--format json`` prints.
+``steps``, ``scenario_ranks``, ``notes``), so ``tracekit.whatif(path).to_dict()`` is what ``--format json`` prints.
 """
 
 from __future__ import annotations
@@ -74,6 +74,46 @@ def _rank_rows(ranks: pd.DataFrame) -> pd.DataFrame:
     })
 
 
+def _delta_ms(us: Any) -> str:
+    return "-" if us is None or (isinstance(us, float) and not math.isfinite(us)) else f"{us / 1000:+.2f}"
+
+
+def scenario_table(scenarios: list[dict[str, Any]]) -> pd.DataFrame:
+    """The ``scenarios`` rows flat (``changes`` as its name), as CSV writes them."""
+    return pd.DataFrame([{k: v for k, v in s.items() if k != "changes"} for s in scenarios])
+
+
+def _scenario_rows(scenarios: list[dict[str, Any]]) -> pd.DataFrame:
+    """One line per scenario for reading: predicted step and what moved, ms."""
+    return pd.DataFrame({
+        "scenario": [s["name"] for s in scenarios],
+        "predicted ms": [_ms(s["predicted_step_us"]).removesuffix(" ms") for s in scenarios],
+        "delta ms": [_delta_ms(s["delta_us"]) for s in scenarios],
+        "delta": [_pct(s["delta_pct"]) for s in scenarios],
+        "compute ms": [_delta_ms(s["delta_compute_us"]) for s in scenarios],
+        "exposed comm ms": [_delta_ms(s["delta_exposed_comm_us"]) for s in scenarios],
+        "GPU idle ms": [_delta_ms(s["delta_idle_us"]) for s in scenarios],
+        "wait ms": [_delta_ms(s["delta_wait_us"]) for s in scenarios],
+    })
+
+
+def _advice_lines(found: list[dict[str, Any]]) -> list[str]:
+    if not found:
+        return ["(no finding)"]
+    lines = []
+    for i, f in enumerate(found, 1):
+        w = f["evidence"].get("whatif") or {}
+        who = "all ranks" if f.get("rank") is None else f"rank {f['rank']}"
+        if "predicted_saving_us" in w:
+            quote = f"{w['scenario']}: saves {_ms(w['predicted_saving_us'])} per step ({_pct(w['predicted_saving_pct'])})"
+        elif f["code"] == "profiler_distortion" and w:
+            quote = f"predicted unprofiled step {_ms(w.get('predicted_step_us'))}"
+        else:
+            quote = "no scenario predicts it"
+        lines.append(f"{i}. {f['code']} ({who}; {quote})\n   {f['message']}")
+    return lines
+
+
 def render_text(r: WhatifResult, fmt: str = "table") -> str:
     """The baseline, the profiler cost used, then the per-rank table (window vs predicted)."""
     tablefmt = "github" if fmt == "markdown" else "simple"
@@ -85,16 +125,25 @@ def render_text(r: WhatifResult, fmt: str = "table") -> str:
     parts.append(tabulate(_rank_rows(r.ranks), headers="keys", tablefmt=tablefmt, showindex=False,
                           disable_numparse=True))
     if r.scenarios:
-        parts += ["", "Scenarios", tabulate(pd.DataFrame(r.scenarios), headers="keys", tablefmt=tablefmt,
-                                            showindex=False, floatfmt=".1f")]
+        parts += ["", "Scenarios (predicted step, slowest rank; changes per rank and step vs the baseline "
+                      "prediction)", tabulate(_scenario_rows(r.scenarios), headers="keys", tablefmt=tablefmt,
+                                             showindex=False, disable_numparse=True)]
+    if r.advice is not None:
+        parts += ["", "Advice (analyze's findings; the replay's predicted saving per step where a scenario carries "
+                      "them out)", *_advice_lines(r.advice)]
     parts += [f"note: {n}" for n in r.notes]
     return "\n".join(parts)
 
 
 def render(r: WhatifResult, fmt: str) -> str:
-    """``fmt``: table | markdown | json | csv (csv: the per-rank table)."""
+    """``fmt``: table | markdown | json | csv (csv: the scenarios when any were asked, else the per-rank
+    table) | html (figures and the table report: :mod:`tracekit.report.whatif_html`)."""
+    if fmt == "html":
+        from tracekit.report.whatif_html import render_html
+
+        return render_html(r, render_text(r, "table"))
     if fmt == "json":
         return msgspec.json.format(msgspec.json.encode(r.to_dict()).decode(), indent=1)
     if fmt == "csv":
-        return r.ranks.to_csv(index=False)
+        return (scenario_table(r.scenarios) if r.scenarios else r.ranks).to_csv(index=False)
     return render_text(r, fmt)

@@ -51,7 +51,8 @@ Top-level keys (``schema_version`` 1)::
     buckets          {"ddp_optimizer": <rank 0's compile.ddp_optimizer.graphs> | None,
                       "reducer": {"bucket_cap_bytes", "bucket_sizes_bytes": [..],
                                   "rebuilt_bucket_sizes_bytes": [..]|None,
-                                  "rebuilt_per_bucket_param_indices": str|None, ...}|None,
+                                  "rebuilt_per_bucket_param_indices": str|None,
+                                  "param_bytes": [bytes per parameter, DDP's order]|None, ...}|None,
                       "inductor_ddp_buckets": int|None,
                       "compiled_autograd": {"graphs": [{"graph", "nodes", "dynamo_graphs", "allreduce_calls",
                                             "fullgraph", "fullgraph_failed"?, "fullgraph_failed_at"?,
@@ -322,6 +323,8 @@ class Reducer(_S):
     has_rebuilt_buckets: int | bool | None = None
     gradient_as_bucket_view: int | bool | None = None
     python_reducer: bool | None = None
+    #: bytes of each reduced parameter in DDP's order (indices of ``rebuilt_per_bucket_param_indices``)
+    param_bytes: list[int] | None = None
 
 
 class CompiledAutogradGraph(_S):

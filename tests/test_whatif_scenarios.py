@@ -1,0 +1,301 @@
+"""What-if scenarios (tracekit.replay.scenarios) on hand-built traces: every expected time is arithmetic."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import tracekit
+from tracekit.analyses.classify import COMM, classify_gpu
+from tracekit.runner.pipeline import load_and_analyze
+from tracekit.cli import main
+from tracekit.errors import ConfigError, ScenarioError
+from tracekit.traces.manifest import read_manifest
+from tracekit.replay import costs as cost_model
+from tracekit.replay import ddp, network, simulate
+from tracekit.replay import scenarios as sc
+from tracekit.replay.api import whatif_traces
+from tracekit.replay.graph import GPU_OP
+
+from tests.test_replay import _late_rank_run, _step_us
+from tests.tracebuilder import TraceBuilder
+
+US = 1000
+MIB = 1 << 20
+
+
+def _scenario(paths, scenario: sc.Scenario):
+    """(base graph, scenario graph, its start, end) with no profiler cost taken out."""
+    traces, res = load_and_analyze([str(p) for p in paths], keep_events=True)
+    coll = res.tables.get("collectives")
+    g = simulate.build(traces, coll, cost_model.NONE)
+    comm = {rt.rank: np.asarray(classify_gpu(rt).array == COMM) if rt.has_gpu_activity else np.zeros(0, bool)
+            for rt in traces}
+    ctx = sc.context(g, traces, coll, None, comm)
+    out, _, notes = sc.apply(g, ctx, scenario)
+    return g, out, *simulate.evaluate(out)
+
+
+def _kernel_end(g, end, rank: int, orig_start_us: float) -> float:
+    origin = min(g.orig_start)
+    v = next(v for v in range(len(g.dur)) if g.kind[v] == GPU_OP and g.rank[v] == rank
+             and g.orig_start[v] - origin == orig_start_us * US)
+    return end[v] / US
+
+
+def test_alpha_beta_fit_and_scaling():
+    # 1 MB in 1100 ns, 2 MB in 2100 ns: 100 ns latency + 1 ns per kB
+    ab = network.fit(np.array([1e6, 2e6, 1e6]), np.array([1100.0, 2100.0, 1100.0]))
+    assert ab.alpha_ns == pytest.approx(100.0) and ab.ns_per_byte == pytest.approx(1e-3)
+    assert ab.transfer_ns(4e6) == pytest.approx(4100.0)
+    # one size: latency not separable, everything scales
+    one = network.fit(np.array([1e6, 1e6]), np.array([1000.0, 1200.0]))
+    assert one.alpha_ns == 0 and one.ns_per_byte == pytest.approx(1.1e-3) and one.note
+    assert network.ring(2) == 1.0 and network.ring(4) == 1.5 and network.ring(1) == 0.0
+
+
+def test_bandwidth_and_world_size_scale_the_transfer(tmp_path):
+    # the late-rank run: the allreduce's transfer is 10 µs (rank 1 arrives at 52, both end at 62); one
+    # message size, so the whole transfer is the bandwidth term
+    paths = _late_rank_run(tmp_path)
+    g, out, start, end = _scenario(paths, sc.Scenario(bandwidth_x=2.0))
+    assert _kernel_end(out, end, 0, 12) == _kernel_end(out, end, 1, 52) == 52 + 10 / 2
+    _, out, start, end = _scenario(paths, sc.Scenario(world_size=4))  # ring 2(n-1)/n: 1.5 / 1.0
+    assert _kernel_end(out, end, 0, 12) == 52 + 10 * 1.5
+    _, out, start, end = _scenario(paths, sc.Scenario(world_size=4, bandwidth_x=2.0))
+    assert _kernel_end(out, end, 1, 52) == 52 + 10 * 1.5 / 2
+    _, out, start, end = _scenario(paths, sc.Scenario(world_size=1))  # no peer: no transfer, no wait
+    assert _kernel_end(out, end, 0, 12) == 12 and _kernel_end(out, end, 1, 52) == 52
+    _, out, start, end = _scenario(paths, sc.Scenario(comm_hook="bf16"))  # fp32 allreduce: half the bytes
+    assert _kernel_end(out, end, 0, 12) == 52 + 10 / 2
+    assert g.dur == simulate.build(*_loaded(paths), cost_model.NONE).dur  # the base graph is not edited
+
+
+def _loaded(paths):
+    traces, res = load_and_analyze([str(p) for p in paths], keep_events=True)
+    return traces, res.tables.get("collectives")
+
+
+def _bucket_run(tmp_path: Path, rebuilt: str = "0 1, 2 3") -> Path:
+    """Two identical ranks, one step [0, 300]; backward [10, 200] makes 4 gradients of 1 MiB, ready (end of
+    AccumulateGrad) at 40, 60, 80, 100, each computed by a 5 µs kernel ending 5 µs before. Recorded cap 2 MiB: buckets {p0, p1} and {p2, p3}, launched 1 µs after
+    their last gradient; kernels start 3 µs after it and take 20 µs: [63, 83] and [103, 123]."""
+    for rank in (0, 1):
+        tb = TraceBuilder(rank=rank, world_size=2)
+        tb.step(1, 0, 300)
+        tb.annotation("tracekit.backward", 10, 190)
+        for ready in (40, 60, 80, 100):
+            tb.kernel("gemm_bwd", ready - 10, 5, launch_at_us=ready - 12)  # the gradient's compute
+            tb.cpu_op("torch::autograd::AccumulateGrad", ready - 5, 5)
+        for ready in (60, 100):
+            tb.nccl_allreduce(ready + 3, 20, launch_at_us=ready + 1, nelems=MIB // 2, op_dur_us=1)
+        tb.launch(250, 990, name="cudaDeviceSynchronize", dur_us=1)
+        tb.write(tmp_path / f"rank{rank}.trace.json.gz")
+    (tmp_path / "run.json").write_text(json.dumps({
+        "schema_version": 1, "run": {"world_size": 2, "device": "cuda", "backend": "nccl"},
+        "buckets": {"reducer": {"bucket_cap_bytes": 2 * MIB, "rebuilt_bucket_sizes_bytes": [2 * MIB, 2 * MIB],
+                                "rebuilt_per_bucket_param_indices": rebuilt, "param_bytes": [MIB] * 4}}}))
+    return tmp_path
+
+
+def _new_buckets(base, out, start, end, rank: int = 0) -> list[tuple[float, float]]:
+    return [(start[v] / US, end[v] / US) for v in range(len(base.dur), len(out.dur))
+            if out.kind[v] == GPU_OP and out.rank[v] == rank]
+
+
+def test_bucket_regrouping_moves_the_allreduces(tmp_path):
+    paths = [_bucket_run(tmp_path)]  # the folder: its run.json has the layout
+    assert ddp.assign([MIB] * 4, 2 * MIB) == [[0, 1], [2, 3]]  # DDP's rule reproduces the recorded layout
+    # 20 µs per 2 MiB (one size: no latency term) -> 10 µs per MiB; a bucket starts 3 µs after its last gradient
+    base, out, start, end = _scenario(paths, sc.Scenario(bucket_cap_mb=2))
+    assert _new_buckets(base, out, start, end) == [(63, 83), (103, 123)]  # the recorded layout, reproduced
+    base, out, start, end = _scenario(paths, sc.Scenario(bucket_cap_mb=1))
+    assert _new_buckets(base, out, start, end) == [(43, 53), (63, 73), (83, 93), (103, 113)]
+    assert _new_buckets(base, out, start, end, rank=1) == [(43, 53), (63, 73), (83, 93), (103, 113)]
+    base, out, start, end = _scenario(paths, sc.Scenario(bucket_cap_mb=4))
+    assert _new_buckets(base, out, start, end) == [(103, 143)]
+    base, out, start, end = _scenario(paths, sc.Scenario(bucket_cap_mb=4, first_bucket_cap_mb=1))
+    assert _new_buckets(base, out, start, end) == [(43, 53), (103, 133)]
+    # with twice the bandwidth too: 5 µs per MiB
+    base, out, start, end = _scenario(paths, sc.Scenario(bucket_cap_mb=4, bandwidth_x=2.0))
+    assert _new_buckets(base, out, start, end) == [(103, 123)]
+    # the recorded kernels keep no transfer; the last one ends with the last new bucket (what waited for the
+    # backward's allreduces waits for the new ones)
+    origin = min(out.orig_start)
+    k0, k1 = (next(v for v in range(len(base.dur)) if out.kind[v] == GPU_OP and out.rank[v] == 0
+                   and out.orig_start[v] - origin == t * US) for t in (63, 103))
+    assert (end[k0] / US, end[k1] / US) == (63, 123) and out.dur[k0] == out.dur[k1] == 0 and out.notes == []
+
+
+def test_whatif_sweep_json_and_csv(tmp_path):
+    run = _bucket_run(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = tracekit.whatif(run, sweep=["bucket-cap-mb=1,4"])
+    assert [s["name"] for s in r.scenarios] == ["bucket-cap-mb=1", "bucket-cap-mb=4"]
+    assert [s["changes"] for s in r.scenarios] == [{"bucket_cap_mb": 1.0}, {"bucket_cap_mb": 4.0}]
+    for s in r.scenarios:
+        assert s["delta_us"] == pytest.approx(s["predicted_step_us"] - r.baseline["predicted_step_us"])
+        assert s["delta_pct"] == pytest.approx(100 * s["delta_us"] / r.baseline["predicted_step_us"])
+        assert {"compute_us", "exposed_comm_us", "idle_us", "delta_exposed_comm_us"} <= set(s)
+    # one 4 MiB bucket after the backward exposes more communication than four 1 MiB ones
+    assert r.scenarios[1]["exposed_comm_us"] > r.scenarios[0]["exposed_comm_us"]
+    res = CliRunner().invoke(main, ["whatif", str(run), "--sweep", "bucket-cap-mb=1,4", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output[res.output.index("{"):])
+    assert [s["predicted_step_us"] for s in doc["scenarios"]] == pytest.approx(
+        [s["predicted_step_us"] for s in r.scenarios])
+    assert set(doc["scenario_ranks"][0]) >= {"scenario", "rank", "predicted_step_us"}
+    res = CliRunner().invoke(main, ["whatif", str(run), "--bucket-cap-mb", "1", "--format", "csv"])
+    assert res.exit_code == 0 and res.output.splitlines()[0].startswith("name,predicted_step_us,delta_us")
+    # the timeline drawn by --format html: both ranks' step 1, window and prediction, the two allreduces
+    tl = r.timeline
+    assert set(tl["source"]) == {"window", "predicted"} and set(tl["rank"]) == {0, 1}
+    comm = tl[(tl["source"] == "window") & (tl["lane"] == "GPU comm") & (tl["rank"] == 0)]
+    assert comm[["start_us", "end_us"]].values.tolist() == [[63.0, 83.0], [103.0, 123.0]]
+    page = tmp_path / "w.html"
+    res = CliRunner().invoke(main, ["whatif", str(run), "--sweep", "bucket-cap-mb=1,4", "--format", "html",
+                                    "-o", str(page)])
+    assert res.exit_code == 0, res.output
+    text = page.read_text()
+    assert text.count("Plotly.newPlot") == 2 and "bucket-cap-mb=4" in text
+
+
+def test_scenarios_that_cannot_apply(tmp_path):
+    (tmp_path / "b").mkdir()
+    run = _bucket_run(tmp_path / "b")
+    # no graph break to remove: a note when another scenario applies, exit 2 when none does
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = tracekit.whatif(run, sweep=["bandwidth-x=2"], no_graph_breaks=False)
+    assert len(r.scenarios) == 1
+    res = CliRunner().invoke(main, ["whatif", str(run), "--no-graph-breaks"])
+    assert res.exit_code == 2 and "no-graph-breaks" in res.output and "no graph break" in res.output
+    assert len(res.output.strip().splitlines()) == 1 and str(run) in res.output
+    res = CliRunner().invoke(main, ["whatif", str(run), "--sweep", "world-size=1,2", "--comm-hook", "bf16",
+                                    "--format", "json"])
+    assert res.exit_code == 0  # NCCL: the hook applies
+    # bucket scenario on a trace without run.json; comm hook on gloo
+    (tmp_path / "late").mkdir()
+    paths = _late_rank_run(tmp_path / "late")
+    with pytest.raises(ScenarioError, match="late: scenario bucket-cap-mb=5 cannot be predicted: no run.json"):
+        tracekit.whatif(tmp_path / "late", bucket_cap_mb=5)
+    traces, res = load_and_analyze([str(tmp_path / "late")], keep_events=True)
+    r = whatif_traces(traces, res.tables["collectives"], res.meta,
+                      scenarios=[sc.Scenario(bucket_cap_mb=5), sc.Scenario(bandwidth_x=2)])
+    assert [s["name"] for s in r.scenarios] == ["bandwidth-x=2"]
+    assert "scenario bucket-cap-mb=5 cannot be predicted: no run.json" in r.notes
+    assert len(paths) == 2
+    with pytest.raises(ConfigError):
+        tracekit.whatif(run, sweep=["nonsense=1"])
+    with pytest.raises(ConfigError):
+        tracekit.whatif(run, bandwidth_x=0)
+    with pytest.raises(ScenarioError, match="gloo"):
+        network.hook_factor("bf16", "gloo", "none")
+
+
+def _break_run(tmp_path: Path, accumulate: bool = False) -> Path:
+    """One rank, step [0, 100]: graph A (region 0/0 [5, 35], CompiledFunction [10, 30]) breaks; eager code
+    [32, 48]; graph B (region 1/0 [50, 85], CompiledFunction [52, 78]) launches a 10 µs kernel at 60 (runs
+    [62, 72]). The gap between the graphs, [30, 52], is 22 µs of CPU."""
+    tb = TraceBuilder(rank=0, world_size=1)
+    tmp_path.mkdir(exist_ok=True)
+    tb.step(1, 0, 100)
+    tb.cpu_op("Torch-Compiled Region: 0/0", 5, 30)
+    tb.cpu_op("CompiledFunction", 10, 20)
+    tb.cpu_op("aten::mul", 32, 16)
+    if accumulate:  # work that runs without the break too: kept
+        tb.cpu_op("autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", 40, 5)
+    tb.cpu_op("Torch-Compiled Region: 1/0", 50, 35)
+    tb.cpu_op("CompiledFunction", 52, 26)
+    tb.kernel("triton_fwd", 62, 10, launch_at_us=60)
+    return tb.write(tmp_path / "rank0.trace.json.gz")
+
+
+def test_no_graph_breaks_removes_the_gap(tmp_path):
+    path = _break_run(tmp_path)
+    base, out, start, end = _scenario([path], sc.Scenario(no_graph_breaks=True))
+    assert _step_us(out, start, end) == [100.0 - 22.0]
+    assert _kernel_end(out, end, 0, 62) == 72 - 22
+    base, out, start, end = _scenario([_break_run(tmp_path / "acc", accumulate=True)], sc.Scenario(no_graph_breaks=True))
+    assert _step_us(out, start, end) == [100.0 - 22.0 + 5.0]
+
+
+@pytest.mark.slow
+def test_gloo_two_rank_sweep(tmp_path):
+    """A real 2-process gloo run with 2 buckets (cap 0.5 MiB over 4 layers of 0.5 MiB), swept over caps: run.json
+    records the per-parameter sizes, DDP's rule reproduces the recorded layout, and every cap is predicted."""
+    import os
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR",
+                                                              "MASTER_PORT", "SLURM_PROCID")}
+    env["PYTHONPATH"] = str(repo) + os.pathsep + env.get("PYTHONPATH", "")
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "tracekit", "profile", "--nproc", "2", "--device", "cpu", "--out", str(out),
+           "--width", "256", "--depth", "4", "--batch-size", "8", "--warmup", "2", "--steps", "3",
+           "--profile-wait", "0", "--profile-warmup", "1", "--profile-steps", "2", "--timeout", "60",
+           "--bucket-cap-mb", "0.5", "--no-calibrate-profiler", "--no-bucket-timing"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env, cwd=repo)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    red = json.loads((out / "run.json").read_text())["buckets"]["reducer"]
+    assert red["param_bytes"] == [256 * 256 * 4, 256 * 4] * 4
+    lay = ddp.layout(read_manifest(out))
+    assert lay.exact and len(lay.sizes) == 2
+    assert [sum(lay.param_bytes[k] for k in b) for b in ddp.assign(lay.param_bytes, lay.cap_bytes)] == lay.sizes
+    res = CliRunner().invoke(main, ["whatif", str(out), "--sweep", "bucket-cap-mb=0.25,0.5,4", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output[res.output.index("{"):])
+    assert [s["name"] for s in doc["scenarios"]] == ["bucket-cap-mb=0.25", "bucket-cap-mb=0.5", "bucket-cap-mb=4"]
+    assert all(s["predicted_step_us"] > 0 for s in doc["scenarios"])
+    assert any("1 bucket of 1.0 MiB" in n for n in doc["notes"])  # cap 4 MiB: one bucket for everything
+    assert any("4 buckets" in n for n in doc["notes"])  # cap 0.25 MiB: one per layer
+
+
+def test_layout_without_param_sizes_keeps_recorded_buckets_whole():
+    from tracekit.traces.manifest import Buckets, Manifest, Reducer
+
+    red = Reducer(bucket_cap_bytes=2 * MIB, rebuilt_bucket_sizes_bytes=[3 * MIB, 1 * MIB],
+                  rebuilt_per_bucket_param_indices="2 1, 0")
+    lay = ddp.layout(Manifest(buckets=Buckets(reducer=red)))
+    assert not lay.exact and lay.param_bytes == [0, 3 * MIB, 1 * MIB] and lay.bucket_of == [0, 0, 1]
+    assert ddp.assign(lay.param_bytes, 1 * MIB) == [[0, 1], [2]]  # a smaller cap cannot split a recorded bucket
+    assert ddp.assign(lay.param_bytes, 8 * MIB) == [[0, 1, 2]]  # a larger one merges them
+    with pytest.raises(ScenarioError, match="no DDP reducer layout"):
+        ddp.layout(Manifest())
+
+
+def test_advice_quotes_the_best_scenario_and_ranks_by_it():
+    from tracekit.replay import advice
+
+    found = [{"code": "graph_break", "rank": None, "message": "m1", "evidence": {"cost_us": 50.0}},
+             {"code": "exposed_last_bucket", "rank": None, "message": "m2", "evidence": {"cost_us": 10.0}},
+             {"code": "rank_waiting", "rank": 1, "message": "m3", "evidence": {"cost_us": 900.0}}]
+    rows = [{"name": "no-graph-breaks", "changes": {}, "predicted_step_us": 990.0, "delta_us": -10.0, "delta_pct": -1.0},
+            {"name": "bucket-cap-mb=1", "changes": {}, "predicted_step_us": 960.0, "delta_us": -40.0, "delta_pct": -4.0},
+            {"name": "bucket-cap-mb=100", "changes": {}, "predicted_step_us": 1100.0, "delta_us": 100.0,
+             "delta_pct": 10.0}]
+    assert sc.Scenario(bucket_cap_mb=1.0) in advice.candidates(found)
+    out = advice.quote(found, rows, {"predicted_step_us": 1000.0})
+    assert [f["code"] for f in out] == ["exposed_last_bucket", "graph_break", "rank_waiting"]
+    w = out[0]["evidence"]["whatif"]
+    assert (w["scenario"], w["predicted_saving_us"], w["predicted_saving_pct"]) == ("bucket-cap-mb=1", 40.0, 4.0)
+    assert "whatif" not in out[2]["evidence"] and "whatif" not in found[1]["evidence"]  # the input is not edited
+
+
+def test_sweep_expansion():
+    base = sc.Scenario(bandwidth_x=2.0)
+    out = sc.expand(base, ["bucket-cap-mb=1,5", "--world-size=2,4"])
+    assert [s.name for s in out] == ["bucket-cap-mb=1 bandwidth-x=2 world-size=2", "bucket-cap-mb=1 bandwidth-x=2 "
+                                     "world-size=4", "bucket-cap-mb=5 bandwidth-x=2 world-size=2",
+                                     "bucket-cap-mb=5 bandwidth-x=2 world-size=4"]
+    assert sc.expand(sc.Scenario()) == [] and sc.expand(base) == [base]
+    with pytest.raises(ConfigError, match="world-size"):
+        sc.expand(base, ["world-size=two"])

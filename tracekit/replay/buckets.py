@@ -1,0 +1,225 @@
+"""Bucket scenarios: DDP's gradients regrouped under another ``bucket_cap_mb`` / first-bucket cap.
+
+On the graph of each rank and step whose DDP allreduces match run.json's layout
+(:func:`tracekit.replay.ddp.bucket_rows`):
+
+- **Gradient ready times** come from the trace: the k-th ``torch::autograd::AccumulateGrad`` op of
+  the step's backward produced the k-th parameter of the layout (DDP's rebuilt order is the order
+  the gradients became ready); the parameter is ready at that op's end (DDP's autograd hook runs
+  right after it). The step's count of those ops must equal the layout's parameter count.
+- **New buckets**: :func:`tracekit.replay.ddp.assign` under the new caps (a new bucket holding exactly
+  the parameters of a recorded one keeps that one's measured transfer, bandwidth term scaled). Bucket ``j`` is ready when
+  its last parameter is; its allreduce is launched ``launch_offset`` after that (the rank's median,
+  over the recorded buckets, of launch − ready: DDP copies the gradients into the bucket first) and
+  starts ``pickup`` later (median of start − max(launch, previous bucket's end, the compute it waited
+  for)), on GPU no earlier than the previous bucket's allreduce ends (one process group runs its
+  collectives in order on one NCCL stream; gloo's worker threads run them side by side, as recorded)
+  and than the compute GPU work launched before it ends. Its transfer is the alpha-beta fit's
+  (:mod:`tracekit.replay.network`) for its bytes, times the scenario's network factor; instances are
+  linked across ranks like recorded ones (each ends at the last arrival plus its transfer).
+- **Recorded buckets** keep their place in the graph with no transfer of their own; each ends when
+  the new buckets that were ready before it ended in the recording have ended, and the last one when
+  every new bucket has, so what waited for the backward's allreduces (DDP's finalize, the optimizer,
+  a stream wait, the main thread's wait for a gloo worker) waits for the new ones. (Joining a
+  recorded bucket to a new bucket ready after it ended would make work that waited for it wait for
+  gradients it launched itself: a cycle.)
+
+Not modelled: the CPU cost of copying gradients into buckets stays where it was recorded (per
+recorded bucket launch), so more, smaller buckets do not add their per-bucket CPU work.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from tracekit.errors import ScenarioError
+from tracekit.replay import ddp
+from tracekit.replay.graph import ARRIVE, COLL, GPU_OP, Graph
+from tracekit.traces import schema
+
+READY_OP = "torch::autograd::AccumulateGrad"
+
+
+def _ready_ends(rt, steps: pd.DataFrame) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Per step: (end ns, tid) of the rank's AccumulateGrad ops, in order."""
+    ev = rt.events
+    acc = ev[(ev["kind"] == schema.CPU_OP).to_numpy() & (ev["name"] == READY_OP).to_numpy()].sort_values("ts_ns")
+    out = {}
+    for step, s, e in zip(steps["step"], steps["ts_ns"], steps["end_ns"]):
+        sel = acc[(acc["ts_ns"] >= s) & (acc["ts_ns"] < e)]
+        out[int(step)] = (sel["end_ns"].to_numpy(dtype=np.int64), sel["tid"].to_numpy(dtype=np.int64))
+    return out
+
+
+class _Rank:
+    """One rank's recorded buckets and readiness, and the new buckets' nodes (module doc)."""
+
+    def __init__(self, g: Graph, ctx, rank: int, rows: pd.DataFrame, lay: ddp.Layout) -> None:
+        self.g, self.rank, self.lay = g, rank, lay
+        info = g.ranks[rank]
+        self.threads, self.coll = info["threads"], info["coll"]
+        rt = next(r for r in ctx.traces if r.rank == rank)
+        self.ready = _ready_ends(rt, rt.steps)
+        self.rows = {int(s): r.sort_values("bucket") for s, r in rows.groupby("step")}
+        self.gpu = info["gpu"]
+        if self.gpu is not None:
+            comm = ctx.comm.get(rank, np.zeros(len(self.gpu), dtype=bool))
+            colls = np.fromiter((n for _, n in self.coll.values()), dtype=np.int64)
+            ok = ~comm & ~self.gpu["pre_window"].to_numpy(dtype=bool) & ~np.isin(info["gpu_node"], colls)
+            lts = self.gpu["launch_ts_ns"].to_numpy()[ok]
+            order = np.argsort(lts, kind="stable")
+            self.c_lts, self.c_idx = lts[order], np.flatnonzero(ok)[order]
+
+    def usable(self, step: int) -> bool:
+        ends, _ = self.ready.get(step, (np.zeros(0), None))
+        return step in self.rows and ends.size == len(self.lay.param_bytes)
+
+    def _compute_before(self, t: int) -> int | None:
+        """Index (gpu row) of the last compute op launched at or before ``t``."""
+        if self.gpu is None or not self.c_lts.size:
+            return None
+        k = int(np.searchsorted(self.c_lts, t, side="right")) - 1
+        return int(self.c_idx[k]) if k >= 0 else None
+
+    def delays(self) -> tuple[int, int]:
+        """(launch offset, pickup) in ns: medians over the recorded buckets of the usable steps."""
+        off, pick = [], []
+        last = np.cumsum(np.bincount(self.lay.bucket_of)) - 1  # position of each recorded bucket's last param
+        for step, r in self.rows.items():
+            if not self.usable(step):
+                continue
+            ends = self.ready[step][0]
+            prev_end = None
+            for b, lts, s, e in zip(r["bucket"], r["launch_ts_ns"], r["start_ns"], r["end_ns"]):
+                ready = int(ends[last[int(b)]])
+                lts = int(lts) if lts >= 0 else ready
+                off.append(lts - ready)
+                floor = lts if prev_end is None else max(lts, prev_end)
+                c = self._compute_before(lts)
+                if c is not None:
+                    floor = max(floor, int(self.gpu["end_ns"].iat[c]))
+                pick.append(max(0, int(s) - floor))
+                prev_end = int(e)
+        return (max(0, int(np.median(off))) if off else 0), (int(np.median(pick)) if pick else 0)
+
+    def add_buckets(self, step: int, new: list[list[int]], off: int,
+                    pick: int) -> list[tuple[int, int, int | None]]:
+        """(arrive, collective, measured transfer or None) of the new buckets of ``step``; the recorded
+        buckets turned into joins."""
+        g, ends, tids = self.g, *self.ready[step]
+        r = self.rows[step]
+        first_arrive = self.coll[(int(r["start_ns"].iat[0]), int(r["end_ns"].iat[0]))][0]
+        kind = GPU_OP if self.gpu is not None else COLL
+        # a new bucket that is a recorded one keeps that one's measured transfer
+        of = np.asarray(self.lay.bucket_of)
+        measured = {tuple(np.flatnonzero(of == int(b)).tolist()): g.dur[self.coll[(int(s), int(e))][1]]
+                    for b, s, e in zip(r["bucket"], r["start_ns"], r["end_ns"])}
+        nodes, prev, ready = [], None, []
+        for j, members in enumerate(new):
+            t, tid = int(ends[members[-1]]), int(tids[members[-1]])
+            ready.append(t)
+            seg = self.threads[tid].seg_ending_at(t)
+            sp = [(seg, off + pick)] if seg is not None else []
+            if prev is not None and kind == GPU_OP:  # one NCCL stream; gloo's workers run them side by side
+                sp.append((prev, 0))
+            else:  # the first: after what the first recorded bucket waited for on its stream, if done by then
+                sp += [(p, d) for p, d in g.sp[first_arrive] if p >= 0 and g.kind[p] in (GPU_OP, COLL, ARRIVE)
+                       and g.orig_end[p] <= t]
+            c = self._compute_before(t + off)  # the compute enqueued when the allreduce is launched
+            if c is not None:
+                sp.append((int(g.ranks[self.rank]["gpu_node"][c]), pick))
+            arrive = g.add(0, ARRIVE, self.rank, t, t, sp)
+            prev = g.add(0, kind, self.rank, t, t, [(arrive, 0)])
+            nodes.append((arrive, prev, measured.get(tuple(members))))
+        last = len(r) - 1
+        for b, s, e in zip(r["bucket"], r["start_ns"], r["end_ns"]):
+            arrive, node = self.coll[(int(s), int(e))]
+            g.dur[node], g.ep[node] = 0, []
+            joined = [c for (_, c, _), t in zip(nodes, ready) if int(b) == last or t <= int(e)]
+            g.sp[node] = [(arrive, 0)] + [(c, 0) for c in joined]
+        return nodes
+
+
+def regroup(g: Graph, ctx, comm: dict[int, np.ndarray], sc, factor: float, *,
+            drop: bool = False) -> tuple[np.ndarray, list[str]]:
+    """Regroup ``g`` in place under ``sc``'s caps (module doc). ``factor``: the scenario's network factor
+    on the transfer's bandwidth term; ``drop``: one rank, no transfer. Returns the rows of
+    ``ctx.colls`` it replaced and notes; ``comm`` gains the new GPU collective nodes."""
+    name = sc.name
+    if ctx.layout is None:
+        raise ScenarioError(f"{name}: {ctx.layout_error}")
+    lay = ctx.layout
+    if not np.isfinite(ctx.fit.ns_per_byte):
+        raise ScenarioError(f"{name}: no collective of known size to fit the transfer time to")
+    rows = ddp.bucket_rows(ctx.colls, len(lay.sizes))
+    if rows.empty:
+        raise ScenarioError(f"{name}: no step's backward allreduces match run.json's {len(lay.sizes)} buckets")
+    cap = int((sc.bucket_cap_mb if sc.bucket_cap_mb is not None else lay.cap_bytes / ddp.MB) * ddp.MB)
+    first = int(sc.first_bucket_cap_mb * ddp.MB) if sc.first_bucket_cap_mb is not None else lay.first_cap_bytes
+    new = ddp.assign(lay.param_bytes, cap, first)
+    notes = _layout_notes(name, lay)
+    nbytes = [sum(lay.param_bytes[k] for k in m) for m in new]
+    transfer = [0 if drop else int(round(ctx.fit.alpha_ns + b * ctx.fit.ns_per_byte * factor)) for b in nbytes]
+    groups: dict[tuple[int, int], list[tuple[int, int, int | None]]] = {}
+    replaced = np.zeros(len(ctx.colls), dtype=bool)
+    for rank, r in rows.groupby("rank"):
+        rk = _Rank(g, ctx, int(rank), r, lay)
+        off, pick = rk.delays()
+        for step in sorted(rk.rows):
+            if not rk.usable(step):
+                continue
+            pairs = rk.add_buckets(step, new, off, pick)
+            for j, pair in enumerate(pairs):
+                groups.setdefault((step, j), []).append(pair)
+            replaced[rk.rows[step].index.to_numpy()] = True
+            _extend_comm(g, comm, int(rank), step, [c for _, c, _ in pairs])
+    if not replaced.any():
+        raise ScenarioError(f"{name}: the trace's AccumulateGrad ops do not match run.json's {len(lay.param_bytes)} "
+                            "parameters in any step (gradient-ready times unknown)")
+    for (step, j), members in groups.items():
+        _link(g, members, transfer[j], ctx.fit.alpha_ns, factor, drop)
+    notes.append(f"{name}: {len(new)} bucket{'s' if len(new) > 1 else ''} of {', '.join(f'{b / ddp.MB:.1f}' for b in nbytes)} MiB "
+                 f"(recorded: {len(lay.sizes)})")
+    return replaced, notes
+
+
+def _link(g: Graph, members: list[tuple[int, int, int | None]], fitted: int, alpha_ns: float, factor: float,
+          drop: bool) -> None:
+    """One new bucket's instance across ranks: each rank's node ends at the last arrival plus its transfer:
+    the fitted one, or a recorded bucket's measured one with its bandwidth term scaled by ``factor``."""
+    for arrive, node, measured in members:
+        if drop:
+            t = 0
+        elif measured is None:
+            t = fitted
+        else:
+            a = min(alpha_ns, measured)
+            t = int(round(a + (measured - a) * factor))
+        g.dur[node] = t
+        g.ep[node] = [] if drop else [(a_, t) for a_, _, _ in members if a_ != arrive]
+
+
+def _layout_notes(name: str, lay: ddp.Layout) -> list[str]:
+    """Where the regrouping rests on an approximation: even split of bucket bytes, or DDP's rule not
+    reproducing the recorded layout under the recorded caps."""
+    notes = []
+    if not lay.exact:
+        notes.append(f"{name}: run.json has no per-parameter sizes (param_bytes): recorded buckets are regrouped "
+                     "whole (merged, never split)")
+    again = [sum(lay.param_bytes[k] for k in m) for m in ddp.assign(lay.param_bytes, lay.cap_bytes,
+                                                                    lay.first_cap_bytes)]
+    if again != lay.sizes:
+        notes.append(f"{name}: DDP's bucketing rule under the recorded caps gives {len(again)} buckets, the run "
+                     f"recorded {len(lay.sizes)}: the regrouping is approximate")
+    return notes
+
+
+def _extend_comm(g: Graph, comm: dict[int, np.ndarray], rank: int, step: int, nodes: list[int]) -> None:
+    """Count the new GPU collectives in the step figures: appended to the rank's GPU nodes as communication."""
+    info = g.ranks[rank]
+    if info["gpu"] is None or not nodes:
+        return
+    info["gpu_node"] = np.append(info["gpu_node"], np.asarray(nodes, dtype=np.int64))
+    info["gpu"] = pd.concat([info["gpu"][["step"]], pd.DataFrame({"step": [step] * len(nodes)})], ignore_index=True)
+    comm[rank] = np.append(comm.get(rank, np.zeros(0, dtype=bool)), np.ones(len(nodes), dtype=bool))

@@ -1,0 +1,234 @@
+"""What-if scenarios: edit the replay graph of the predicted (profiler-free) step, evaluate it again.
+
+A :class:`Scenario` is a set of changes applied together to a copy of the graph
+(:func:`apply`), in this order:
+
+1. ``bucket_cap_mb`` / ``first_bucket_cap_mb``: DDP's gradients regrouped into other buckets
+   (:mod:`tracekit.replay.buckets`);
+2. ``bandwidth_x``, ``world_size``, ``comm_hook``: every collective's transfer scaled
+   (:mod:`tracekit.replay.network`; the regrouped buckets get the same factors);
+3. ``no_graph_breaks``: the CPU work between compiled graphs at each graph break removed
+   (:mod:`tracekit.replay.breaks`).
+
+Each scenario's figures (per rank and step: :func:`tracekit.replay.figures.step_figures`) are
+compared with the baseline prediction: ``predicted_step_us`` (mean over steps of the slowest
+rank, as the baseline's), ``delta_us`` = scenario − baseline, ``delta_pct`` = 100 × delta /
+baseline; ``compute_us``, ``exposed_comm_us``, ``idle_us``, ``wait_us`` (means per rank and step)
+with their ``delta_*``. A scenario that cannot apply to the run raises
+:class:`~tracekit.errors.ScenarioError` (its message names the option and the reason).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tracekit.errors import ConfigError, ScenarioError
+from tracekit.replay import ddp, figures, network, simulate
+from tracekit.replay.graph import Graph
+from tracekit.traces.traceset import TraceSet
+
+MOVED = ("compute_us", "exposed_comm_us", "idle_us", "wait_us")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Changes predicted together (module doc); None/False: unchanged."""
+
+    bucket_cap_mb: float | None = None
+    first_bucket_cap_mb: float | None = None
+    no_graph_breaks: bool = False
+    comm_hook: str | None = None
+    bandwidth_x: float | None = None
+    world_size: int | None = None
+
+    def changes(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None and v is not False}
+
+    @property
+    def name(self) -> str:
+        return " ".join(k.replace("_", "-") if v is True else f"{k.replace('_', '-')}={v:g}"
+                        if isinstance(v, float) else f"{k.replace('_', '-')}={v}" for k, v in self.changes().items())
+
+    def validate(self) -> None:
+        for k in ("bucket_cap_mb", "first_bucket_cap_mb", "bandwidth_x"):
+            v = getattr(self, k)
+            if v is not None and not v > 0:
+                raise ConfigError(f"--{k.replace('_', '-')} must be > 0, got {v}")
+        if self.world_size is not None and self.world_size < 1:
+            raise ConfigError(f"--world-size must be >= 1, got {self.world_size}")
+        if self.comm_hook not in (None, "bf16", "fp16"):
+            raise ConfigError(f"--comm-hook must be bf16 or fp16, got {self.comm_hook}")
+
+
+_TYPES = {"bucket_cap_mb": float, "first_bucket_cap_mb": float, "bandwidth_x": float, "world_size": int,
+          "comm_hook": str}
+
+
+def expand(base: Scenario, sweeps: list[str] | tuple[str, ...] = ()) -> list[Scenario]:
+    """``base`` alone, or one scenario per combination of the sweeps' values (``bucket-cap-mb=1,5,25``)
+    on top of ``base``; an empty ``base`` without sweeps gives no scenario (the baseline only)."""
+    axes = []
+    for s in sweeps:
+        key, _, values = s.partition("=")
+        field = key.strip().lstrip("-").replace("-", "_")
+        if field not in _TYPES or not values.strip():
+            raise ConfigError(f"--sweep {s!r}: expected OPTION=V1,V2,... with OPTION one of "
+                              + ", ".join(k.replace("_", "-") for k in _TYPES))
+        try:
+            axes.append([(field, _TYPES[field](v.strip())) for v in values.split(",") if v.strip()])
+        except ValueError as e:
+            raise ConfigError(f"--sweep {s!r}: {e}") from None
+    out = [replace(base, **dict(combo)) for combo in itertools.product(*axes)] if axes else (
+        [base] if base.changes() else [])
+    for sc in out:
+        sc.validate()
+    return out
+
+
+@dataclass
+class Context:
+    """What every scenario reads: the run, its matched collectives (``colls``, one row per rank and
+    instance, with ``node``: the collective's node in the graph), the fit and the bucket layout."""
+
+    traces: TraceSet
+    colls: pd.DataFrame
+    comm: dict[int, np.ndarray]
+    fit: network.AlphaBeta
+    layout: ddp.Layout | None
+    layout_error: str | None
+    backend: str | None
+    world_size: int
+    applied_hook: str | None
+
+
+def context(g: Graph, traces: TraceSet, coll: pd.DataFrame | None, offsets: dict[int, float] | None,
+            comm: dict[int, np.ndarray]) -> Context:
+    """The :class:`Context` of graph ``g`` (built from ``traces`` and the ``collectives`` table ``coll``)."""
+    m = simulate.matched_collectives(coll, offsets)
+    if len(m):
+        info = coll[["rank", "start_ns", "end_ns", "step", "phase", "coll_name", "pg_name", "dtype", "bytes",
+                     "launch_ts_ns"]].drop_duplicates(["rank", "start_ns", "end_ns"])
+        m = m.merge(info, on=["rank", "start_ns", "end_ns"], how="left").reset_index(drop=True)
+        m["node"] = [g.ranks.get(int(r), {}).get("coll", {}).get((int(s), int(e)), (-1, -1))[1]
+                     for r, s, e in zip(m["rank"], m["start_ns"], m["end_ns"])]
+        m = m[m["node"] >= 0].reset_index(drop=True)
+    man = traces.manifest
+    try:
+        lay, why = ddp.layout(man), None
+    except ScenarioError as e:
+        lay, why = None, str(e)
+    run = man.run if man is not None else None
+    applied = (run.parallel_applied or {}) if run is not None else {}
+    ctx = Context(traces, m, comm, network.AlphaBeta(0.0, float("nan"), 0), lay, why,
+                  run.backend if run is not None else None,
+                  int(run.world_size) if run is not None and run.world_size else len(traces), applied.get("comm_hook"))
+    ctx.fit = network.fit(collective_bytes(ctx), m["transfer_ns"].to_numpy(dtype=float) if len(m) else np.zeros(0))
+    return ctx
+
+
+def collective_bytes(ctx: Context) -> np.ndarray:
+    """Bytes per row of ``ctx.colls``: the trace's, else (gloo) the DDP bucket's size from run.json."""
+    if not len(ctx.colls):
+        return np.zeros(0)
+    b = ctx.colls["bytes"].to_numpy(dtype=float).copy()
+    if ctx.layout is not None and not np.isfinite(b).all():
+        rows = ddp.bucket_rows(ctx.colls, len(ctx.layout.sizes))
+        sizes = np.asarray(ctx.layout.sizes, dtype=float)[rows["bucket"].to_numpy(dtype=int)]
+        idx = rows.index.to_numpy()
+        b[idx] = np.where(np.isfinite(b[idx]), b[idx], sizes)
+    return b
+
+
+def clone(g: Graph) -> Graph:
+    """A copy a scenario may edit: node lists copied (an edit replaces a node's edge list, never mutates it)."""
+    return Graph(dur=list(g.dur), sp=list(g.sp), ep=list(g.ep), kind=list(g.kind), rank=list(g.rank),
+                 orig_start=list(g.orig_start), orig_end=list(g.orig_end),
+                 ranks={r: dict(v) for r, v in g.ranks.items()}, notes=[])
+
+
+def _fp32_allreduce(colls: pd.DataFrame) -> np.ndarray:
+    dt = colls["dtype"].astype(str).str.lower()
+    return (colls["coll_name"].astype(str).str.contains("allreduce")
+            & (dt.isin(network.FP32) | colls["dtype"].isna())).to_numpy()
+
+
+def apply(base: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.ndarray], list[str]]:
+    """The graph of scenario ``sc`` (module doc), the communication mask per rank and notes."""
+    from tracekit.replay import breaks, buckets
+
+    g, comm, notes = clone(base), dict(ctx.comm), []
+    bw = 1.0 / sc.bandwidth_x if sc.bandwidth_x else 1.0
+    wf = network.world_factor(sc.world_size, ctx.world_size)
+    hook = network.hook_factor(sc.comm_hook, ctx.backend, ctx.applied_hook)
+    if (sc.bandwidth_x or sc.world_size or sc.comm_hook) and not len(ctx.colls):
+        raise ScenarioError(f"{sc.name}: no collective matched across ranks in the trace to scale")
+    if hook != 1.0 and not _fp32_allreduce(ctx.colls).any():
+        raise ScenarioError(f"--comm-hook {sc.comm_hook}: no fp32 allreduce in the trace: nothing to compress")
+    replaced = np.zeros(len(ctx.colls), dtype=bool)
+    if sc.bucket_cap_mb is not None or sc.first_bucket_cap_mb is not None:
+        fp32 = len(ctx.colls) and _fp32_allreduce(ctx.colls[ctx.colls["phase"] == "backward"]).all()  # grads' dtype
+        replaced, more = buckets.regroup(g, ctx, comm, sc, bw * wf * (hook if fp32 else 1.0),
+                                         drop=sc.world_size == 1)
+        notes += more
+    if len(ctx.colls) and (bw != 1.0 or wf != 1.0 or hook != 1.0):
+        f = np.full(len(ctx.colls), bw * wf)
+        if hook != 1.0:
+            f = np.where(_fp32_allreduce(ctx.colls), f * hook, f)
+        keep = ~replaced
+        network.scale(g, ctx.colls["node"].to_numpy()[keep], f[keep], ctx.fit.alpha_ns, drop=sc.world_size == 1)
+        if ctx.fit.note:
+            notes.append(f"{sc.name}: alpha-beta fit: {ctx.fit.note}")
+        if sc.comm_hook:
+            notes.append(f"{sc.name}: the hook's compress/decompress kernels are not modelled")
+    if sc.no_graph_breaks:
+        notes += breaks.remove(g, ctx)
+    return g, comm, notes
+
+
+def _summary(steps: pd.DataFrame) -> dict[str, float]:
+    per_step = steps.groupby("step")["step_us"].max()
+    out = {"predicted_step_us": float(per_step.mean()) if len(per_step) else float("nan")}
+    out.update({k: float(steps[k].mean()) for k in MOVED})
+    return out
+
+
+def evaluate(base: Graph, ctx: Context, scenarios: list[Scenario]) -> tuple[list[dict[str, Any]], pd.DataFrame,
+                                                                           list[str]]:
+    """(rows of the ``scenarios`` key, per-rank table ``scenario_ranks``, notes). Scenarios that cannot
+    apply become notes; :class:`ScenarioError` when none can."""
+    ref = figures.step_figures(base, *simulate.evaluate(base), ctx.comm)
+    b = _summary(ref)
+    rows, ranks, notes, failed = [], [], [], []
+    for sc in scenarios:
+        try:
+            g, comm, more = apply(base, ctx, sc)
+        except ScenarioError as e:
+            failed.append(f"scenario {sc.name} cannot be predicted: {str(e).removeprefix(sc.name + ': ')}")
+            continue
+        steps = figures.step_figures(g, *simulate.evaluate(g), comm)
+        s = _summary(steps)
+        d = s["predicted_step_us"] - b["predicted_step_us"]
+        row = {"name": sc.name, "changes": sc.changes(), "predicted_step_us": s["predicted_step_us"],
+               "delta_us": d, "delta_pct": 100.0 * d / b["predicted_step_us"] if b["predicted_step_us"] else None}
+        for k in MOVED:
+            row[k], row[f"delta_{k}"] = s[k], s[k] - b[k]
+        rows.append(row)
+        per = steps.groupby("rank")[["step_us", *MOVED]].mean().reset_index()
+        ranks.append(per.rename(columns={"step_us": "predicted_step_us"}).assign(scenario=sc.name))
+        notes += list(dict.fromkeys(more + g.notes))
+    if scenarios and not rows:
+        raise ScenarioError("; ".join(failed))
+    table = pd.concat(ranks, ignore_index=True) if ranks else pd.DataFrame(
+        columns=["scenario", "rank", "predicted_step_us", *MOVED])
+    cols = ["scenario", "rank", "predicted_step_us", *MOVED]
+    return rows, table[cols], failed + notes
+
+
+def fields_of() -> list[str]:
+    """The option names a scenario takes (for the CLI's and the library's keyword arguments)."""
+    return [f.name for f in fields(Scenario)]
