@@ -159,7 +159,8 @@ def whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, A
 
 #: what to say of a prediction that has no measured step to be checked against (figures: docs/whatif.md)
 UNCHECKED_NOTE = ("no unprofiled step time in run.json to check the prediction against: on the committed H100 "
-                  "benchmark runs its error was a median of 12-29 %, up to 128 % on a noisy host (docs/whatif.md)")
+                  "and H200 benchmark runs its error was a median of 10-29 %, up to 128 % on a noisy host "
+                  "(docs/whatif.md)")
 
 
 def _steps_table(window: pd.DataFrame, replayed: pd.DataFrame, predicted: pd.DataFrame) -> pd.DataFrame:
