@@ -16,18 +16,24 @@ between the graphs) is kept, only its CPU side goes; the compiled code's CPU tim
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from tracekit.analyses.graphbreaks import WHATS, _compiled, _rank_in_group, boundary_table
 from tracekit.errors import ScenarioError
 from tracekit.replay.graph import CPU_SEG, Graph
 
+if TYPE_CHECKING:
+    from tracekit.replay.scenarios import Context
+    from tracekit.traces.traceset import RankTrace
+
 #: CPU work in a gap that is not the break's: the autograd engine accumulating gradients, with DDP's hooks
 #: (copies into buckets, allreduce launches) inside
 KEEP_PREFIXES = ("autograd::engine::evaluate_function: torch::autograd::AccumulateGrad",)
 
 
-def break_gaps(rt) -> list[tuple[int, int, int]]:
+def break_gaps(rt: RankTrace) -> list[tuple[int, int, int]]:
     """(tid, gap start ns, gap end ns) of every graph-break boundary of the rank (module doc)."""
     region, bnd = boundary_table(rt)
     if not len(bnd):
@@ -50,7 +56,7 @@ def break_gaps(rt) -> list[tuple[int, int, int]]:
     return out
 
 
-def _kept(rt, tid: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+def _kept(rt: RankTrace, tid: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
     """Ranges inside a gap that run without the break too: gradient accumulation and DDP's hooks."""
     ev = rt.events
     sel = ((ev["tid"] == tid) & (ev["ts_ns"] >= lo) & (ev["end_ns"] <= hi)).to_numpy()
@@ -59,7 +65,7 @@ def _kept(rt, tid: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
     return ev["ts_ns"].to_numpy()[sel][keep], ev["end_ns"].to_numpy()[sel][keep]
 
 
-def remove(g: Graph, ctx) -> list[str]:
+def remove(g: Graph, ctx: Context) -> list[str]:
     """Zero the CPU work segments inside every graph-break gap of every rank, in place (module doc)."""
     removed, count = 0, 0
     for rt in ctx.traces:

@@ -30,6 +30,8 @@ recorded bucket launch), so more, smaller buckets do not add their per-bucket CP
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 
@@ -38,10 +40,14 @@ from tracekit.replay import ddp
 from tracekit.replay.graph import ARRIVE, COLL, GPU_OP, Graph
 from tracekit.traces import schema
 
+if TYPE_CHECKING:
+    from tracekit.replay.scenarios import Context, Scenario
+    from tracekit.traces.traceset import RankTrace
+
 READY_OP = "torch::autograd::AccumulateGrad"
 
 
-def _ready_ends(rt, steps: pd.DataFrame) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+def _ready_ends(rt: RankTrace, steps: pd.DataFrame) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     """Per step: (end ns, tid) of the rank's AccumulateGrad ops, in order."""
     ev = rt.events
     acc = ev[(ev["kind"] == schema.CPU_OP).to_numpy() & (ev["name"] == READY_OP).to_numpy()].sort_values("ts_ns")
@@ -55,7 +61,7 @@ def _ready_ends(rt, steps: pd.DataFrame) -> dict[int, tuple[np.ndarray, np.ndarr
 class _Rank:
     """One rank's recorded buckets and readiness, and the new buckets' nodes (module doc)."""
 
-    def __init__(self, g: Graph, ctx, rank: int, rows: pd.DataFrame, lay: ddp.Layout) -> None:
+    def __init__(self, g: Graph, ctx: Context, rank: int, rows: pd.DataFrame, lay: ddp.Layout) -> None:
         self.g, self.rank, self.lay = g, rank, lay
         info = g.ranks[rank]
         self.threads, self.coll = info["threads"], info["coll"]
@@ -141,7 +147,7 @@ class _Rank:
         return nodes
 
 
-def regroup(g: Graph, ctx, comm: dict[int, np.ndarray], sc, factor: float, *,
+def regroup(g: Graph, ctx: Context, comm: dict[int, np.ndarray], sc: Scenario, factor: float, *,
             drop: bool = False) -> tuple[np.ndarray, list[str]]:
     """Regroup ``g`` in place under ``sc``'s caps (module doc). ``factor``: the scenario's network factor
     on the transfer's bandwidth term; ``drop``: one rank, no transfer. Returns the rows of
