@@ -27,28 +27,12 @@ __all__ = ["__version__", "TracekitError", "load", "analyze", "whatif"]
 
 
 def __getattr__(name: str) -> Any:
-    # ``__version__`` is looked up on first use: the installed distribution's metadata, else (a source
-    # checkout on sys.path, never installed) pyproject.toml's ``version``; pyproject.toml is the one place
-    # the number is written
+    # looked up on first use (tracekit.version reads the distribution's metadata)
     if name == "__version__":
-        global __version__
-        __version__ = _version()
-        return __version__
+        from tracekit.version import version
+
+        return version()
     raise AttributeError(f"module 'tracekit' has no attribute {name!r}")
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("tracekit")
-    except PackageNotFoundError:
-        import re
-        from pathlib import Path
-
-        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
-        found = re.search(r'^version = "([^"]+)"', pyproject.read_text(), re.M) if pyproject.is_file() else None
-        return found.group(1) if found else "0+unknown"
 
 
 def load(path, **kwargs):  # noqa: ANN001, ANN201 - thin re-export, see tracekit.traces.load

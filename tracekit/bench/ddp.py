@@ -24,7 +24,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from tracekit import __version__
+from tracekit.version import version
 from tracekit.bench.ddp_worker import POINT_ENV, RESULT_NAME, run_point
 from tracekit.bench.launch import launch_local
 from tracekit.bench.progress import Progress
@@ -183,7 +183,7 @@ def _meta(base: ProfileConfig, models: list[str], sizes: list[int], device: str,
         "cuda_version": torch.version.cuda,
         "distributed_backend": "nccl" if device == "cuda" else "gloo",
         "bucket_size": base.bucket_cap_mb if base.bucket_cap_mb is not None else DEFAULT_BUCKET_MB,
-        "tracekit_version": __version__,
+        "tracekit_version": version(),
         "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "command_line": base.command_line or sys.argv,
         "config": cfg,

@@ -143,7 +143,7 @@ def epoch_stats(measurements: list[float], examples: int | None = None) -> dict[
 def build_result(config: RpcConfig, raw: dict[str, Any], notice: str | None) -> dict[str, Any]:
     import torch
 
-    from tracekit import __version__
+    from tracekit.version import version
 
     trainers = sorted(raw["trainers"], key=lambda t: t["trainer"])
     per = [dict(trainer=t["trainer"], device=t["device"], **epoch_stats(t["measurements"], t["examples"]))
@@ -153,7 +153,7 @@ def build_result(config: RpcConfig, raw: dict[str, Any], notice: str | None) -> 
     overall["definition"] = "every trainer's epochs together; examples = all trainers' examples per epoch"
     return {
         "tracekit_schema": "tracekit.bench.rpc/1",
-        "tracekit_version": __version__,
+        "tracekit_version": version(),
         "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "pytorch_version": torch.__version__,
         "cuda_version": torch.version.cuda,

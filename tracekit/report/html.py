@@ -25,7 +25,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
-from tracekit import __version__
+from tracekit.version import version
 from tracekit.analyses import collectives, registry
 from tracekit.analyses.findings import as_dicts
 from tracekit.runner.pipeline import load_and_analyze
@@ -391,7 +391,7 @@ def render_html(views: list[RunView], *, table: str | None = None, plotly: str =
     figs = [_figures(v) for v in views]
     types = {t.type for f in figs for fig in f.values() if fig is not None for t in fig.data}
     return page.render(runs=[_run_context(v, i, table, figs[i]) for i, v in enumerate(views)],
-                       plotly_script=plotly_script(plotly, types), version=__version__,
+                       plotly_script=plotly_script(plotly, types), version=version(),
                        title=" vs ".join(display_name(v.label) for v in views))
 
 
