@@ -52,16 +52,18 @@ def analyze(source: str | os.PathLike[str] | list[str] | TraceSet, **kwargs: Any
     ``tracekit analyze --format json`` prints exactly this result
     (:func:`tracekit.report.render.to_json_dict`).
     """
+    from tracekit.runner.options import RunOptions
     from tracekit.traces.traceset import TraceSet
 
+    options = RunOptions.of(**kwargs)
     if isinstance(source, TraceSet):
         from tracekit.runner.run import analyze as _analyze
 
-        return _analyze(source, **kwargs)
+        return _analyze(source, options.analysis, workers=options.workers)
     from tracekit.runner.pipeline import analyze_paths
 
     paths = [str(p) for p in source] if isinstance(source, (list, tuple)) else [str(source)]
-    return analyze_paths(paths, **kwargs)
+    return analyze_paths(paths, options)
 
 
 def whatif(source: str | os.PathLike[str] | list[str], **kwargs: Any) -> Any:

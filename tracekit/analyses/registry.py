@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 
+from tracekit.analyses.options import AnalyzeOptions
 from tracekit.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -115,15 +116,6 @@ class View:
     body: pd.DataFrame | list[str]
     #: a line printed under the body (``note: ...``): how far to trust the figures above
     note: str | None = None
-
-
-@dataclass(frozen=True)
-class AnalyzeOptions:
-    """Options every table may read (``ctx.options``)."""
-
-    comm_pattern: str | None = None
-    align: Literal["auto", "on", "off"] = "auto"
-    hta: bool = False
 
 
 @dataclass(frozen=True)

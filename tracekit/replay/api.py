@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from tracekit.analyses.classify import COMM, classify_gpu
+from tracekit.runner.options import RunOptions
 from tracekit.runner.pipeline import load_and_analyze
 from tracekit.errors import ReplayError
 from tracekit.jsonable import jsonable
@@ -62,7 +63,7 @@ class WhatifResult:
 def whatif(source: str | os.PathLike[str] | list[str], *, comm_pattern: str | None = None) -> WhatifResult:
     """The baseline prediction for a run folder or trace files (module doc)."""
     paths = [str(p) for p in source] if isinstance(source, (list, tuple)) else [str(source)]
-    traces, res = load_and_analyze(paths, comm_pattern=comm_pattern, keep_events=True)
+    traces, res = load_and_analyze(paths, RunOptions.of(comm_pattern=comm_pattern, keep_events=True))
     return whatif_traces(traces, res.tables.get("collectives"), res.meta, comm_pattern=comm_pattern)
 
 
