@@ -298,6 +298,26 @@ def render_sweep(doc: dict[str, Any], fmt: str = "simple") -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def sweep_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per model and point (``--format csv``): sec/iter percentiles, ex/s per GPU (rank on cpu) and
+    in total at p50, scaling efficiency against 1-GPU DDP at p50, and the error of a failed point."""
+    rows = []
+    for entry in doc["benchmark_results"]:
+        m = _normalize_model(entry, "tracekit")
+        base1 = next((p for p in m["points"] if p["ddp"] and p["world_size"] == 1 and not p["error"]), None)
+        t1 = percentile_of(base1["measurements"], 50) if base1 else None
+        for p in m["points"]:
+            row: dict[str, Any] = {"model": m["model"], "batch_size": m["batch_size"], "point": p["label"],
+                                   "ddp": p["ddp"], "world_size": p["world_size"], "error": p["error"]}
+            if not p["error"]:
+                s = point_stats(p["measurements"], m["batch_size"], p["world_size"])
+                row |= {f"{k}_sec_per_iter": v for k, v in s["sec_per_iter"].items()}
+                row |= {"ex_per_sec_per_gpu_p50": s["ex_per_sec_per_gpu"]["p50"], "ex_per_sec_p50": s["ex_per_sec"]["p50"],
+                        "efficiency_p50": scaling_efficiency(s["sec_per_iter"]["p50"], t1) if (p["ddp"] and t1) else None}
+            rows.append(row)
+    return rows
+
+
 def percentile_of(values: list[float], q: float) -> float:
     return percentile(values, q)
 

@@ -167,6 +167,17 @@ def build_result(config: RpcConfig, raw: dict[str, Any], notice: str | None) -> 
     }
 
 
+def rpc_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per trainer and one ``all`` row (``--format csv``): epochs, sec/epoch percentiles, epochs/s and
+    examples/s at p50."""
+    rows = []
+    for name, s in [(f"trainer{t['trainer']}", t) for t in doc["trainers"]] + [("all", doc["overall"])]:
+        rows.append({"trainer": name, "epochs": s["epochs"],
+                     **{f"p{q}_sec_per_epoch": s["sec_per_epoch"][f"p{q}"] for q in PERCENTILES},
+                     "epochs_per_sec_p50": s["epochs_per_sec"]["p50"], "ex_per_sec_p50": s["examples_per_sec"]["p50"]})
+    return rows
+
+
 def render_rpc(doc: dict[str, Any], fmt: str = "simple") -> str:
     from tabulate import tabulate
 

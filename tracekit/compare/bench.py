@@ -83,6 +83,21 @@ def diff_documents(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
             "meta": meta, "models": models}
 
 
+def diff_rows(d: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per model and matched point (``--format csv``): per percentile A and B sec/iter and ex/s and the
+    % change (positive = B is faster)."""
+    rows = []
+    for m in d["models"]:
+        for r in m["rows"]:
+            row: dict[str, Any] = {"model": m["model"], "batch_size": m["batch_size"], "point": r["label"],
+                                   "ddp": r["ddp"], "world_size": r["world_size"], "error_a": r["error_a"],
+                                   "error_b": r["error_b"]}
+            for pc in DIFF_PERCENTILES:
+                row |= {f"p{pc}_{k}": v for k, v in r[f"p{pc}"].items()}
+            rows.append(row)
+    return rows
+
+
 def diff_files(path_a: str, path_b: str) -> dict[str, Any]:
     return diff_documents(load_document(path_a), load_document(path_b))
 

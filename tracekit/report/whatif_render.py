@@ -9,10 +9,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import msgspec
 import pandas as pd
 from tabulate import tabulate
 
+from tracekit.report import output
+from tracekit.report.output import Output, tablefmt
 from tracekit.replay.api import WhatifResult
 
 _BASELINE_ROWS = (
@@ -74,25 +75,21 @@ def _rank_rows(ranks: pd.DataFrame) -> pd.DataFrame:
 
 def render_text(r: WhatifResult, fmt: str = "table") -> str:
     """The baseline, the profiler cost used, then the per-rank table (window vs predicted)."""
-    tablefmt = "github" if fmt == "markdown" else "simple"
+    style = tablefmt(fmt)
     pc = r.profiler_cost
-    parts = [f"Baseline over {r.baseline.get('steps', 0)} profiled steps", _baseline_lines(r, tablefmt), "",
+    parts = [f"Baseline over {r.baseline.get('steps', 0)} profiled steps", _baseline_lines(r, style), "",
              f"profiler cost taken out: {pc['cpu_op_ns']:.0f} ns per CPU operator, {pc['runtime_ns']:.0f} ns per "
              f"runtime call ({pc['source']})", "",
              "Per rank (per step, means over steps; window -> predicted)"]
-    parts.append(tabulate(_rank_rows(r.ranks), headers="keys", tablefmt=tablefmt, showindex=False,
+    parts.append(tabulate(_rank_rows(r.ranks), headers="keys", tablefmt=style, showindex=False,
                           disable_numparse=True))
     if r.scenarios:
-        parts += ["", "Scenarios", tabulate(pd.DataFrame(r.scenarios), headers="keys", tablefmt=tablefmt,
+        parts += ["", "Scenarios", tabulate(pd.DataFrame(r.scenarios), headers="keys", tablefmt=style,
                                             showindex=False, floatfmt=".1f")]
     parts += [f"note: {n}" for n in r.notes]
     return "\n".join(parts)
 
 
 def render(r: WhatifResult, fmt: str) -> str:
-    """``fmt``: table | markdown | json | csv (csv: the per-rank table)."""
-    if fmt == "json":
-        return msgspec.json.format(msgspec.json.encode(r.to_dict()).decode(), indent=1)
-    if fmt == "csv":
-        return r.ranks.to_csv(index=False)
-    return render_text(r, fmt)
+    """``fmt``: one of :data:`~tracekit.report.output.FORMATS` (csv: the per-rank table)."""
+    return output.render(Output(text=lambda f: render_text(r, f), document=r.to_dict, frame=lambda: r.ranks), fmt)
