@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tracekit.compare.bench import diff_files, pct_change
+from tracekit.compare.bench import diff_files
+from tracekit.compare.core import speedup_pct
 from tracekit.bench.schema import build_document, load_document, point_stats
 from tracekit.cli.bench import bench_group
 from tracekit.errors import ConfigError
@@ -106,7 +107,7 @@ def test_diff_arithmetic(tmp_path: Path) -> None:
     assert c["change_pct"] == pytest.approx(20.0)  # positive = faster
     assert c["a_ex_per_sec"] == pytest.approx(32 / 0.12) and c["b_ex_per_sec"] == pytest.approx(32 / 0.096)
     assert rows["ddp 4"]["error_a"] == "rank 3: boom" and rows["ddp 4"]["p95"]["change_pct"] is None
-    assert pct_change(1.0, 1.5) == pytest.approx(-50.0)
+    assert speedup_pct(1.0, 1.5) == pytest.approx(-50.0)
     meta = {r["key"]: r for r in d["meta"]}
     assert meta["pytorch_version"]["same"] and meta["config.dynamo"]["a"] == "inductor"
 

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from tracekit.analyses.classify import RULE_NAMES, comm_rule
+from tracekit.analyses.options import AnalyzeOptions
 from tracekit.runner.run import analyze
 from tracekit.cli import main
 from tracekit.traces.loader import load
@@ -74,7 +75,7 @@ def test_rule_per_kernel(tmp_path):
 
 
 def test_comm_time_and_rules_table(tmp_path):
-    res = analyze(load(build(tmp_path / "t.json")), comm_pattern="^my_comm")
+    res = analyze(load(build(tmp_path / "t.json")), AnalyzeOptions(comm_pattern="^my_comm"))
     # comm: [10,20) + [20,25) + [30,36) + [40,44) + [50,52) + [60,63) = 10 + 5 + 6 + 4 + 2 + 3
     assert res.ranks["comm_total_us"].tolist() == [10 + 5 + 6 + 4 + 2 + 3]
     assert res.ranks["compute_total_us"].tolist() == [10 + 10 + 10]

@@ -6,7 +6,6 @@ with arithmetic; the real 2- and 4-rank gloo runs are in ``test_compiled_autogra
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,6 @@ try:
 except ImportError:  # pragma: no cover - run from tests/
     from tracebuilder import TraceBuilder
 
-PKG = Path(__file__).resolve().parents[1] / "tracekit"
 MESH_PGS = [
     {"pg_name": "0", "pg_desc": "default_pg", "pg_size": 4, "ranks": [0, 1, 2, 3]},
     {"pg_name": "1", "pg_desc": "mesh_dp", "pg_size": 2, "ranks": [0, 2]},
@@ -169,46 +167,7 @@ def test_gloo_group_only_when_unambiguous(tmp_path: Path) -> None:
         assert c["dur_us"].tolist() == [30, 100] and len(res.buckets[res.buckets["rank"] == 0]) == 2
 
 
-# -- structure (issue 11 item 5) ------------------------------------------------------------------
-def _imports(path: Path) -> list[tuple[str, list[str]]]:
-    """``(module, names)`` of every import in the file, at any nesting level."""
-    out = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            out.append((node.module, [a.name for a in node.names]))
-        elif isinstance(node, ast.Import):
-            out.extend((a.name, []) for a in node.names)
-    return out
-
-
-def test_profile_and_bench_have_no_import_cycles() -> None:
-    graph: dict[str, set[str]] = {}
-    for sub in ("profile", "bench"):
-        for f in (PKG / sub).glob("*.py"):
-            mod = f"tracekit.{sub}.{f.stem}" if f.stem != "__init__" else f"tracekit.{sub}"
-            deps = set()
-            for m, names in _imports(f):
-                deps.add(m)
-                deps.update(f"{m}.{n}" for n in names)  # from tracekit.profile import launcher
-            graph[mod] = {d for d in deps if d.startswith(("tracekit.profile.", "tracekit.bench."))}
-
-    def visit(node: str, path: list[str]) -> None:
-        for d in sorted(graph.get(node, ())):
-            assert d not in path, f"import cycle: {' -> '.join([*path, d])}"
-            visit(d, [*path, d])
-
-    for m in graph:
-        visit(m, [m])
-
-
-def test_bench_uses_no_private_profile_names() -> None:
-    for f in (PKG / "bench").glob("*.py"):
-        for m, names in _imports(f):
-            if m.startswith("tracekit.profile"):
-                private = [n for n in names if n.startswith("_")]
-                assert not private, f"{f.name} imports {private} from {m}"
-
-
+# -- structure (issue 11 item 5; the import rules are tests/test_architecture.py) ----------------------
 def test_profile_and_bench_share_option_definitions() -> None:
     from tracekit.cli.bench import ddp_command
     from tracekit.cli.profile import profile_command

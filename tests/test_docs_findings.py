@@ -1,15 +1,15 @@
 """The findings reference (docs/reference/findings.md) is written by hand: fail when it names a code the
-analysis cannot emit, misses one it can, or states a threshold the code does not use."""
+analysis cannot emit (the registered finding classes), misses one it can, or states a threshold the code
+does not use."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from tracekit.analyses import distortion, findings
+from tracekit.analyses import collectives, crossrank, distortion, findings, gpu_idle, timeline
 
 PAGE = Path(__file__).parent.parent / "docs" / "reference" / "findings.md"
-SOURCE = Path(findings.__file__).read_text(encoding="utf-8")
 
 
 def _documented_codes() -> list[str]:
@@ -19,9 +19,7 @@ def _documented_codes() -> list[str]:
 
 
 def _emitted_codes() -> set[str]:
-    direct = set(re.findall(r'_finding\(\s*"([a-z_]+)"', SOURCE))
-    buckets = set(re.findall(r'_exposed_bucket\(\s*"([a-z_]+)"', SOURCE))
-    return direct | buckets | set(findings.TIMING_CODES)
+    return {findings.code_of(k) for k in findings.kinds()}
 
 
 def test_every_finding_code_is_documented_once() -> None:
@@ -37,16 +35,16 @@ def _fires_when(code: str) -> str:
 
 
 def test_thresholds_on_the_page_are_the_codes() -> None:
-    f = findings
-    assert f"≥{f.AFTER_BACKWARD_SHARE:.0%}" in _fires_when("allreduce_after_backward")
-    assert f"<{f.LOW_OVERLAP_PCT:.0f}%" in _fires_when("backward_comm_exposed")
-    assert f"≥{f.LOW_OVERLAP_MIN_STEP_PCT:.0f}% of the step" in _fires_when("backward_comm_exposed")
+    assert f"≥{timeline.AFTER_BACKWARD_SHARE:.0%}" in _fires_when("allreduce_after_backward")
+    assert f"<{collectives.LOW_OVERLAP_PCT:.0f}%" in _fires_when("backward_comm_exposed")
+    assert f"≥{collectives.LOW_OVERLAP_MIN_STEP_PCT:.0f}% of the step" in _fires_when("backward_comm_exposed")
     assert f"> {distortion.DISTORTED_RATIO}" in _fires_when("profiler_distortion")
-    assert f"≥{f.WAIT_SHARE_PCT:.0f}%" in _fires_when("rank_waiting")
-    assert f"≥{f.WAIT_MIN_US_PER_STEP:.0f} µs/step" in _fires_when("rank_waiting")
-    assert f"≥{f.GPU_IDLE_PCT:.0f}%" in _fires_when("gpu_idle") and f"≥{f.GPU_IDLE_MIN_US:.0f} µs" in _fires_when("gpu_idle")
+    assert f"≥{crossrank.WAIT_SHARE_PCT:.0f}%" in _fires_when("rank_waiting")
+    assert f"≥{crossrank.WAIT_MIN_US_PER_STEP:.0f} µs/step" in _fires_when("rank_waiting")
+    assert f"≥{gpu_idle.GPU_IDLE_PCT:.0f}%" in _fires_when("gpu_idle")
+    assert f"≥{gpu_idle.GPU_IDLE_MIN_US:.0f} µs" in _fires_when("gpu_idle")
     for code in ("exposed_first_bucket", "exposed_last_bucket"):
-        assert f"≥{f.EXPOSED_BUCKET_SHARE:.0%} exposed" in _fires_when(code)
-        assert f"≥{f.EXPOSED_BUCKET_MIN_STEP_PCT:.0f}% of step" in _fires_when(code)
+        assert f"≥{timeline.EXPOSED_BUCKET_SHARE:.0%} exposed" in _fires_when(code)
+        assert f"≥{timeline.EXPOSED_BUCKET_MIN_STEP_PCT:.0f}% of step" in _fires_when(code)
     head = PAGE.read_text(encoding="utf-8")
-    assert f"≥{f.SEVERITY_HIGH_PCT:.0f}% high, ≥{f.SEVERITY_MEDIUM_PCT:.0f}% medium" in head
+    assert f"≥{findings.SEVERITY_HIGH_PCT:.0f}% high, ≥{findings.SEVERITY_MEDIUM_PCT:.0f}% medium" in head

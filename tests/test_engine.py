@@ -22,6 +22,7 @@ from click.testing import CliRunner
 import tracekit
 from tracekit import progress
 from tracekit.runner import engine, pipeline
+from tracekit.runner.options import RunOptions
 from tracekit.runner.pipeline import analyze_paths
 from tracekit.runner.run import analyze
 from tracekit.errors import MissingDependencyError, TraceInputError
@@ -106,7 +107,7 @@ def test_local_engine_skip_bad_and_named_error(tmp_path: Path) -> None:
 def test_dask_missing_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "distributed", None)
     with pytest.raises(MissingDependencyError, match=r"tracekit\[dask\]"):
-        analyze_paths([str(SAMPLE)], engine="dask")
+        analyze_paths([str(SAMPLE)], RunOptions(engine="dask"))
     r = CliRunner().invoke(cli_main, ["analyze", str(SAMPLE), "--engine", "dask"])
     assert r.exit_code == 2 and r.output.count("\n") == 1 and "distributed" in r.output
 
@@ -115,11 +116,11 @@ def test_engine_option_errors() -> None:
     from tracekit.errors import ConfigError
 
     with pytest.raises(ConfigError, match="--hta"):
-        analyze_paths([str(SAMPLE)], engine="dask", hta=True)
+        analyze_paths([str(SAMPLE)], RunOptions.of(engine="dask", hta=True))
     with pytest.raises(ConfigError, match="HTML report"):
-        pipeline.load_and_analyze([str(SAMPLE)], engine="dask")
+        pipeline.load_and_analyze([str(SAMPLE)], RunOptions(engine="dask"))
     with pytest.raises(ConfigError, match="--scheduler needs --engine dask"):
-        analyze_paths([str(SAMPLE)], scheduler="tcp://127.0.0.1:1")
+        analyze_paths([str(SAMPLE)], RunOptions(scheduler="tcp://127.0.0.1:1"))
 
 
 # The cluster runs in a child process: dask leaves threads behind (event loop, offload pool),
@@ -127,6 +128,7 @@ def test_engine_option_errors() -> None:
 _DASK_SCRIPT = """
 import json, sys, warnings
 from distributed import LocalCluster
+from tracekit.runner.options import RunOptions
 from tracekit.runner.pipeline import analyze_paths
 from tracekit.errors import TraceInputError
 from tracekit.report.render import to_json_dict
@@ -134,7 +136,7 @@ from tracekit.report.render import to_json_dict
 if __name__ == "__main__":
     out = {}
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        run = lambda path, **kw: analyze_paths([path], engine="dask", scheduler=cluster.scheduler_address, **kw)
+        run = lambda path, **kw: analyze_paths([path], RunOptions(engine="dask", scheduler=cluster.scheduler_address, **kw))
         for name, path in json.loads(sys.argv[1]).items():
             out[name] = to_json_dict(run(path))
         bad = sys.argv[2]
@@ -178,7 +180,7 @@ def test_progress_only_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     d = _skewed_ranks(tmp_path)
     analyze_paths([str(d)])  # stderr is not a terminal here: no bar
     assert capsys.readouterr().err == ""
-    analyze_paths([str(d)], progress=True)
+    analyze_paths([str(d)], RunOptions(progress=True))
     err = capsys.readouterr().err
     assert "analyzing ranks" in err and "%|" in err  # tqdm's bar
     pending = start_load(SAMPLE, progress=True)

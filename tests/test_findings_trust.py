@@ -15,7 +15,7 @@ import pytest
 import tracekit
 from tests.explain_builders import load_run, manifest_for, write_run
 from tests.tracebuilder import TraceBuilder
-from tracekit.analyses import collectives, findings
+from tracekit.analyses import collectives, timeline
 from tracekit.analyses.findings import as_dicts
 from tracekit.report.render import manifest_rows
 from tracekit.traces.manifest import decode_manifest
@@ -177,10 +177,10 @@ def test_after_backward_counts_are_per_step() -> None:
                        "bytes": 4e6})
     result = SimpleNamespace(steps=pd.DataFrame({"rank": [0], "step_us": [1000.0]}))
     gb = pd.DataFrame({"rank": [0], "bwd_subgraphs": [3.0]})
-    f = findings.allreduce_after_backward(result, tl, gb, None)[0]
-    assert f["message"].startswith("9.3 of 10 allreduces per step start after backward compute ends")
-    assert f["evidence"]["after_backward_per_step"] == pytest.approx(9.3)
-    assert f["evidence"]["cost_us"] == pytest.approx(10 * 10.0)  # 30 × 10 µs over 3 steps
+    f = timeline.allreduce_after_backward(result, tl, gb, None)[0]
+    assert f.message.startswith("9.3 of 10 allreduces per step start after backward compute ends")
+    assert f.after_backward_per_step == pytest.approx(9.3)
+    assert f.cost_us == pytest.approx(10 * 10.0)  # 30 × 10 µs over 3 steps
 
 
 def test_after_backward_one_bucket_says_nothing_to_split(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import pytest
 
 from tracekit.analyses import crossrank
 from tracekit.analyses.collectives import bus_factor
+from tracekit.analyses.options import AnalyzeOptions
 from tracekit.runner.run import AnalysisWarning, analyze
 from tracekit.traces.loader import TraceLoadWarning, load
 
@@ -30,7 +31,7 @@ BWD = "autograd::engine::evaluate_function: AddmmBackward0"
 def run(tmp_path, *builders, **kw):
     for tb in builders:
         tb.write(tmp_path / f"rank{tb.rank}.trace.json.gz")
-    return analyze(load(tmp_path), **kw)
+    return analyze(load(tmp_path), AnalyzeOptions(**kw))
 
 
 def row(df, **where):
@@ -264,7 +265,7 @@ def test_user_comm_pattern(tmp_path):
     tb.write(tmp_path / "rank0.trace.json.gz")
     default = row(analyze(load(tmp_path)).ranks, rank=0)
     assert default.comm_total_us == 0 and default.compute_total_us == 160 - 100
-    custom = analyze(load(tmp_path), comm_pattern=r"^myComm")
+    custom = analyze(load(tmp_path), AnalyzeOptions(comm_pattern=r"^myComm"))
     r = row(custom.ranks, rank=0)
     assert r.comm_total_us == 30 and r.compute_total_us == 50 and r.overlap_total_us == 130 - 110
     assert r.overlap_pct == 100 * (130 - 110) / 30
@@ -411,7 +412,7 @@ def test_clock_offsets_with_shifted_rank(tmp_path):
     off = crossrank.clock_offsets(res_off.collectives)
     # end differences: 5000, 5000, 5002 µs -> median 5000 µs, in ns
     assert off == {0: 0.0, 1: shift * 1000}
-    res = analyze(load(tmp_path), align="on")
+    res = analyze(load(tmp_path), AnalyzeOptions(align="on"))
     assert res.meta["clock_aligned"] is True
     assert res.meta["clock_offsets_us"] == {0: 0.0, 1: shift}
     _check_instances(res)

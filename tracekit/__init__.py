@@ -27,28 +27,12 @@ __all__ = ["__version__", "TracekitError", "load", "analyze", "whatif"]
 
 
 def __getattr__(name: str) -> Any:
-    # ``__version__`` is looked up on first use: the installed distribution's metadata, else (a source
-    # checkout on sys.path, never installed) pyproject.toml's ``version``; pyproject.toml is the one place
-    # the number is written
+    # looked up on first use (tracekit.version reads the distribution's metadata)
     if name == "__version__":
-        global __version__
-        __version__ = _version()
-        return __version__
+        from tracekit.version import version
+
+        return version()
     raise AttributeError(f"module 'tracekit' has no attribute {name!r}")
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("tracekit")
-    except PackageNotFoundError:
-        import re
-        from pathlib import Path
-
-        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
-        found = re.search(r'^version = "([^"]+)"', pyproject.read_text(), re.M) if pyproject.is_file() else None
-        return found.group(1) if found else "0+unknown"
 
 
 def load(path, **kwargs):  # noqa: ANN001, ANN201 - thin re-export, see tracekit.traces.load
@@ -68,16 +52,18 @@ def analyze(source: str | os.PathLike[str] | list[str] | TraceSet, **kwargs: Any
     ``tracekit analyze --format json`` prints exactly this result
     (:func:`tracekit.report.render.to_json_dict`).
     """
+    from tracekit.runner.options import RunOptions
     from tracekit.traces.traceset import TraceSet
 
+    options = RunOptions.of(**kwargs)
     if isinstance(source, TraceSet):
         from tracekit.runner.run import analyze as _analyze
 
-        return _analyze(source, **kwargs)
+        return _analyze(source, options.analysis, workers=options.workers)
     from tracekit.runner.pipeline import analyze_paths
 
     paths = [str(p) for p in source] if isinstance(source, (list, tuple)) else [str(source)]
-    return analyze_paths(paths, **kwargs)
+    return analyze_paths(paths, options)
 
 
 def whatif(source: str | os.PathLike[str] | list[str], **kwargs: Any) -> Any:

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -47,6 +47,7 @@ import pandas as pd
 from tracekit.analyses import functional
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import COMM, COMPUTE, classify_gpu
+from tracekit.analyses.findings import Finding, FindingContext, rank_step_us, rounded, step_means
 from tracekit.analyses.registry import Column, RankContext, Table, View
 from tracekit.traces.manifest import Manifest
 from tracekit.traces import schema
@@ -639,3 +640,64 @@ TABLES = [
                                bucket_summary(t["buckets"], t.get("instances"))),
     ),
 ]
+
+
+# -- findings read from the collectives table (see tracekit.analyses.findings) ---------------------
+
+#: backward allreduces are "mostly exposed" when less than this % of their time overlaps compute
+LOW_OVERLAP_PCT = 25.0
+#: ...and the exposed time is at least this % of the step
+LOW_OVERLAP_MIN_STEP_PCT = 5.0
+
+
+class BackwardCommExposed(Finding, tag="backward_comm_exposed"):
+    """``backward_comm_exposed``: the backward allreduces barely overlap compute, although they do not
+    all start after backward (that case is ``allreduce_after_backward``). Typical of a python_reducer /
+    compiled-autograd backward that serialises communication between its compute."""
+
+    overlap_pct: float | None
+    exposed_us_per_step: float | None
+    allreduces_per_step: float | None
+
+    ORDER: ClassVar[int] = 20
+    TIMING: ClassVar[bool] = True
+
+    @classmethod
+    def detect(cls, ctx: FindingContext) -> list[BackwardCommExposed]:
+        return backward_comm_exposed(ctx.result, {f.rank for f in ctx.earlier("allreduce_after_backward")})
+
+
+def backward_comm_exposed(result: Any, skip_ranks: set[Any]) -> list[BackwardCommExposed]:
+    """The :class:`BackwardCommExposed` findings of ``result``, except on ``skip_ranks``."""
+    c = result.collectives
+    if c is None or len(c) == 0 or not result.meta.get("device_metrics") or None in skip_ranks:
+        return []
+    # gradient buckets only: tensor-parallel allreduces in backward are not DDP's (see collectives)
+    b = c[gradient_allreduces(c, manifest_tp(result.meta.get("manifest")), result.meta.get("world_size"))]
+    if not len(b):
+        return []
+    agg = b.groupby("rank").agg(dur=("dur_us", "sum"), exposed=("exposed_us", "sum"), steps=("step", "nunique"),
+                                n=("step", "size"))
+    means = step_means(result)
+    out = []
+    for rank, a in agg.iterrows():
+        if int(rank) in skip_ranks:
+            continue
+        dur, exposed = float(a["dur"]), float(a["exposed"])
+        steps = max(int(a["steps"]), 1)
+        step_us = rank_step_us(result, rank, means)
+        overlap_pct = 100.0 * (dur - exposed) / dur if dur > 0 else float("nan")
+        cost = exposed / steps
+        if not (overlap_pct < LOW_OVERLAP_PCT and np.isfinite(step_us)
+                and cost >= LOW_OVERLAP_MIN_STEP_PCT / 100.0 * step_us):
+            continue
+        per = int(a["n"]) / steps
+        msg = (f"only {overlap_pct:.0f}% of the backward allreduce time overlaps compute: {cost:.0f} µs per step "
+               f"of {per:.0f} allreduces is exposed although they start during backward")
+        out.append(BackwardCommExposed(rank=int(rank), message=msg, cost_us=cost, step_us=step_us,
+                                       overlap_pct=rounded(overlap_pct), exposed_us_per_step=rounded(cost),
+                                       allreduces_per_step=rounded(per)))
+    return out
+
+
+FINDINGS = [BackwardCommExposed]

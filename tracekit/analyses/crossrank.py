@@ -64,11 +64,16 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Mapping
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
+from msgspec import UNSET, UnsetType
+
 from tracekit.analyses.collectives import bus_factor, p2p_kind
+from tracekit.analyses.findings import Finding, FindingContext, rank_step_us, rounded, step_means
+from tracekit.analyses.gpu_idle import GPU_IDLE_PCT, LAUNCH_BOUND_SHARE
 from tracekit.analyses.registry import AnalysisWarning, Column, RunContext, Table, View, ViewOptions
 
 NS_PER_US = 1000.0
@@ -429,3 +434,144 @@ TABLES = [
         compute=lambda ctx: _matched(ctx)[1], needs=("instances",), view=wait_view, order=50,
     ),
 ]
+
+
+# -- findings read from the cross-rank waits (see tracekit.analyses.findings) -----------------------
+
+#: a rank "waits significantly" when this % of its communication kernel time is waiting for a peer
+#: (NCCL kernels spin while peers arrive; below ~20% the skew is launch jitter)
+WAIT_SHARE_PCT = 20.0
+#: ...and the wait is at least this many µs per step (tiny runs have noisy shares)
+WAIT_MIN_US_PER_STEP = 100.0
+
+
+class RankWaiting(Finding, tag="rank_waiting"):
+    """``rank_waiting``: a rank's communication kernels spend at least :data:`WAIT_SHARE_PCT` % of their time
+    (and :data:`WAIT_MIN_US_PER_STEP` µs per step) waiting for a peer to arrive; the message names the late
+    rank and, from its ``gpu_idle`` rows, why it is late. Cost: the wait per step. Never collapsed: each
+    rank names its own straggler."""
+
+    wait_share_pct: float | None
+    wait_us_per_step: float | None
+    straggler: int | None
+    comm_us: float | None
+    partial_wait_share: float | None
+    #: the straggler's GPU idle figures, when it has ``gpu_idle`` rows
+    straggler_gpu_idle_pct: float | None | UnsetType = UNSET
+    straggler_launch_idle_pct: float | None | UnsetType = UNSET
+    straggler_kernels_per_step: float | None | UnsetType = UNSET
+    #: cpu_launch_bound / gpu_idle / more_compute / unknown; None when the straggler cannot be examined
+    late_cause: str | None = None
+    #: with ranks missing from the trace set: the loaded rank that arrived last (not blamed)
+    last_loaded_arrival: int | None | UnsetType = UNSET
+
+    ORDER: ClassVar[int] = 30
+    TIMING: ClassVar[bool] = True
+    PER_RANK: ClassVar[bool] = True
+
+    @classmethod
+    def detect(cls, ctx: FindingContext) -> list[RankWaiting]:
+        return rank_waiting(ctx.result)
+
+
+def _clipped_waits(result: Any) -> pd.DataFrame:
+    """``waits`` with ``wait_us`` clipped to the rank's own kernel time: a kernel cannot wait longer than it
+    runs (a root's broadcast may finish before its peer's kernel starts; its "wait" is not time spent)."""
+    w = result.waits
+    c = result.collectives
+    if len(c) == 0 or "dur_us" not in c:
+        return w
+    key = ["rank", "pg_name", "step", "step_seq"]
+    durs = c[key + ["dur_us"]].assign(pg_name=c["pg_name"].astype(object).fillna("?"))
+    m = w.assign(pg_name=w["pg_name"].astype(object)).merge(durs.drop_duplicates(key), on=key, how="left")
+    # send/recv waits (step_seq -1) are bounded by their own kernel already, and the key does not name one row
+    dur = m["dur_us"].where(m["step_seq"] >= 0).fillna(np.inf)
+    return m.assign(wait_us=np.minimum(m["wait_us"], dur))
+
+
+def _late_cause(rank: int, straggler: int | None, idle: pd.DataFrame, ranks: pd.DataFrame) -> tuple[str, dict]:
+    """Why ``straggler`` arrives late, from its ``gpu_idle`` rows and the ranks' compute time (text, evidence)."""
+    if straggler is None or idle is None or idle.empty or not (idle["rank"] == straggler).any():
+        return "", {"late_cause": None}
+    si = idle[idle["rank"] == straggler]
+    idle_pct, launch_pct = float(si["gpu_idle_pct"].mean()), float(si["launch_idle_pct"].mean())
+    kernels = float(si["kernels"].mean())
+    ev = {"straggler_gpu_idle_pct": rounded(idle_pct), "straggler_launch_idle_pct": rounded(launch_pct),
+          "straggler_kernels_per_step": rounded(kernels)}
+    if idle_pct >= GPU_IDLE_PCT and launch_pct >= LAUNCH_BOUND_SHARE * idle_pct:
+        return (f"; rank {straggler} is CPU-bound: its GPU is idle {idle_pct:.0f}% of the step, {launch_pct:.0f}% "
+                f"waiting for the CPU to launch the next kernel ({kernels:.0f} kernels per step)",
+                {**ev, "late_cause": "cpu_launch_bound"})
+    if idle_pct >= GPU_IDLE_PCT:
+        return (f"; rank {straggler}'s GPU is idle {idle_pct:.0f}% of the step, mostly not waiting for launches "
+                f"(synchronizes or waits on other streams)", {**ev, "late_cause": "gpu_idle"})
+    comp = ranks.set_index("rank")["compute_us"] if len(ranks) and "compute_us" in ranks else pd.Series(dtype=float)
+    mine, theirs = comp.get(rank, np.nan), comp.get(straggler, np.nan)
+    if np.isfinite(mine) and np.isfinite(theirs) and theirs > 1.1 * mine:
+        return (f"; rank {straggler} has more GPU compute ({theirs:.0f} µs vs {mine:.0f} µs in the window): "
+                f"load imbalance", {**ev, "late_cause": "more_compute"})
+    return (f"; the trace shows no cause on rank {straggler} (its GPU is idle only {idle_pct:.0f}% of the step, "
+            f"compute similar): look at its CPU timeline", {**ev, "late_cause": "unknown"})
+
+
+def rank_waiting(result: Any) -> list[RankWaiting]:
+    """The :class:`RankWaiting` findings of ``result`` (``waits``, ``ranks``, ``instances``, ``gpu_idle``)."""
+    w, r = result.waits, result.ranks
+    if w is None or len(w) == 0 or len(r) == 0:
+        return []
+    w = _clipped_waits(result)
+    idle = result.tables.get("gpu_idle") if hasattr(result, "tables") else None
+    agg = w.groupby("rank").agg(steps=("step", "nunique"), wait=("wait_us", "sum"))
+    comm = r.drop_duplicates("rank").set_index("rank")["comm_total_us"].reindex(agg.index).astype(float)
+    steps = agg["steps"].clip(lower=1)
+    share = (100.0 * agg["wait"] / comm).where(comm.notna() & np.isfinite(comm) & (comm != 0))
+    fire = agg[(share >= WAIT_SHARE_PCT) & (agg["wait"] / steps >= WAIT_MIN_US_PER_STEP)].index
+    if not len(fire):
+        return []
+    # who each firing rank waited for: the straggler with the most of its wait
+    waited = w[w["rank"].isin(fire) & ~w["is_straggler"].astype(bool)]
+    inst = result.instances
+    if "straggler" in waited:  # recorded per wait row (send/recv rows share their key)
+        strag = waited
+    else:
+        strag = waited.merge(inst[["pg_name", "step", "step_seq", "straggler"]], on=["pg_name", "step", "step_seq"],
+                             how="left", suffixes=("", "_i")) if len(inst) else waited.assign(straggler=np.nan)
+    by = strag.groupby(["rank", "straggler"])["wait_us"].sum().reset_index()
+    by = by.sort_values("wait_us", ascending=False, kind="stable").drop_duplicates("rank")
+    top = dict(zip(by["rank"], by["straggler"]))
+    means = step_means(result)
+    out = []
+    partial = _partial_wait_share(w)
+    sub = result.meta.get("partial") if isinstance(result.meta, dict) else None
+    for rank in fire:
+        straggler = int(top[rank]) if rank in top else None
+        cost = float(agg.at[rank, "wait"] / steps[rank])
+        sh, cm = float(share[rank]), float(comm[rank])
+        if partial.get(rank, 0.0) >= 0.5 and sub:  # mostly waits on groups whose ranks are not all loaded
+            msg = (f"rank {int(rank)} spends at least {sh:.0f}% of its communication time ({cost:.0f} µs per step) "
+                   f"waiting at collectives; of the loaded ranks rank {straggler} arrives last, but only "
+                   f"{sub['ranks']} of {sub['world_size']} ranks are in the trace set, so the rank it waited for "
+                   f"may be a missing one (load every rank to name it)")
+            cause_ev = {"late_cause": None, "last_loaded_arrival": straggler}
+            straggler = None  # not blamed: the one waited for may be missing
+        else:
+            cause, cause_ev = _late_cause(int(rank), straggler, idle, r)
+            msg = (f"rank {int(rank)} spends {sh:.0f}% of its communication time ({cost:.0f} µs per step) "
+                   f"waiting for rank {straggler}, which arrives later at the collectives{cause}")
+        out.append(RankWaiting(rank=int(rank), message=msg, cost_us=cost, step_us=rank_step_us(result, rank, means),
+                               wait_share_pct=rounded(sh), wait_us_per_step=rounded(cost), straggler=straggler,
+                               comm_us=rounded(cm), partial_wait_share=rounded(100.0 * partial.get(rank, 0.0)),
+                               **cause_ev))
+    return out
+
+
+def _partial_wait_share(w: pd.DataFrame) -> dict[int, float]:
+    """Per rank, the share (0-1) of its wait spent in matches with ranks missing from the trace set."""
+    if "partial" not in w or w.empty:
+        return {}
+    tot = w.groupby("rank")["wait_us"].sum()
+    part = w[w["partial"].astype(bool)].groupby("rank")["wait_us"].sum().reindex(tot.index, fill_value=0.0)
+    return {int(k): float(v) for k, v in (part / tot.where(tot > 0)).fillna(0.0).items()}
+
+
+FINDINGS = [RankWaiting]

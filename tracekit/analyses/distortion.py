@@ -32,11 +32,14 @@ false when the bucket counts differ or a figure differs by more than
 from __future__ import annotations
 
 import statistics
-from typing import Any
+from typing import Any, ClassVar
 
+import msgspec
 import numpy as np
 import pandas as pd
 
+from tracekit.analyses.findings import Finding, FindingContext, rounded
+from tracekit.analyses.gpu_idle import GPU_IDLE_PCT, LAUNCH_BOUND_SHARE
 from tracekit.analyses.registry import Column, RunContext, Table, View
 from tracekit.traces.manifest import Manifest
 
@@ -268,3 +271,99 @@ TABLES = [
         needs=("bucket_timeline", "buckets"), view=_events_view, order=45,
     ),
 ]
+
+
+# -- the finding (see tracekit.analyses.findings) -----------------------------------------------------
+
+
+class ProfilerDistortion(Finding, tag="profiler_distortion"):
+    """``profiler_distortion``: the profiled step is more than :data:`DISTORTED_RATIO` × the unprofiled one.
+
+    A qualifier: it runs after the other findings, names those it may invalidate (``may_invalidate``) and
+    marks them (:meth:`qualify`), and always ranks first. Cost: profiled − unprofiled step, per step."""
+
+    ratio: float
+    unprofiled_step_us: float
+    profiled_step_us: float
+    source: str | None
+    threshold: float
+    worst_gpu_idle_pct: float | None
+    worst_launch_idle_pct: float | None
+    kernels_per_step: float | None
+    cpu_bound: bool | None
+    may_invalidate: list[str]
+    bucket_events_disagree: list[int] | None
+
+    ORDER: ClassVar[int] = 90
+    QUALIFIER: ClassVar[bool] = True
+
+    @classmethod
+    def detect(cls, ctx: FindingContext) -> list[ProfilerDistortion]:
+        return profiler_distortion(ctx.result, ctx.others)
+
+    def qualify(self, other: Finding) -> Finding:
+        """A timing finding, flagged as measured under this distorted window (text and evidence)."""
+        if not other.TIMING:
+            return other
+        return msgspec.structs.replace(
+            other, distorted_window=True,
+            message=f"{other.message} [measured under a distorted window: the profiled step is "
+                    f"{self.ratio:.2f}× the unprofiled one]")
+
+
+def profiler_distortion(result: Any, others: list[Any]) -> list[ProfilerDistortion]:
+    """The :class:`ProfilerDistortion` finding of ``result`` (at most one); ``others``: the findings it may
+    invalidate. Names the likely cause from the profiled window (GPU idle share, launch gaps, kernels per step;
+    table ``profiler_distortion``), the timing findings it may invalidate, and the ranks where the
+    unprofiled bucket timing disagrees with the trace (table ``bucket_events``). Cost: profiled −
+    unprofiled step, per step.
+    """
+    d = result.meta.get("profiler_distortion") if isinstance(result.meta, dict) else None
+    if not d or not d.get("distorted"):
+        return []
+    ratio, u, p = d["ratio"], d["unprofiled_step_us"], d["profiled_step_us"]
+    rows = result.tables.get("profiler_distortion", pd.DataFrame())
+    rows = rows.dropna(subset=["gpu_idle_pct"]) if len(rows) else rows
+    if len(rows):
+        worst = rows.loc[rows["gpu_idle_pct"].idxmax()]
+        idle, launch, kern = float(worst["gpu_idle_pct"]), float(worst["launch_idle_pct"]), float(worst["kernels_per_step"])
+        cpu_bound = launch >= LAUNCH_BOUND_SHARE * idle and idle >= GPU_IDLE_PCT
+        cause = (f"likely cause: the ranks are CPU-bound under the profiler (rank {int(worst['rank'])}'s GPU is idle "
+                 f"{idle:.0f}% of the profiled step, {launch:.0f}% waiting for kernel launches; {kern:.0f} kernels per "
+                 f"step, each paying the profiler's per-launch cost)" if cpu_bound else
+                 f"likely cause: per-kernel profiler cost ({kern:.0f} kernels per step; GPU idle up to {idle:.0f}% "
+                 f"of the profiled step)")
+    else:
+        cause, idle, launch, kern, cpu_bound = _no_idle_cause(result), None, None, None, None
+    hit = sorted({f.code for f in others if f.TIMING})
+    ev_rows = result.tables.get("bucket_events", pd.DataFrame())
+    disagree = sorted(int(x) for x in ev_rows.loc[ev_rows["agree"] == False, "rank"]) if len(ev_rows) else []  # noqa: E712
+    msg = (f"the profiled window runs {ratio:.2f}× the unprofiled step ({p / 1000:.1f} ms vs {u / 1000:.1f} ms per "
+           f"step): {cause}. Timings from this window over-state idle, waiting and exposed communication"
+           + (f"; findings that may be artefacts of it: {', '.join(hit)}" if hit else "")
+           + (f"; the bucket timing of the unprofiled steps disagrees with the trace on rank(s) "
+              f"{', '.join(map(str, disagree))} (table bucket_events)" if disagree else "")
+           + " (profile fewer kernels per step: a larger batch, or compare with the bucket_events table; "
+             "`tracekit whatif` replays this trace without the profiler's cost and predicts the undisturbed step, "
+             "with its measured error: docs/whatif.md)")
+    return [ProfilerDistortion(rank=None, message=msg, cost_us=p - u, step_us=u, ratio=ratio, unprofiled_step_us=u,
+                               profiled_step_us=p, source=d.get("source"), threshold=DISTORTED_RATIO,
+                               worst_gpu_idle_pct=rounded(idle), worst_launch_idle_pct=rounded(launch),
+                               kernels_per_step=rounded(kern), cpu_bound=cpu_bound, may_invalidate=hit,
+                               bucket_events_disagree=disagree or None)]
+
+
+def _no_idle_cause(result: Any) -> str:
+    """What is known and what is not when no rank has per-step GPU idle figures to name a cause."""
+    meta = result.meta if isinstance(result.meta, dict) else {}
+    if not meta.get("device_metrics"):
+        return "the trace has no GPU activity (CPU-only), so the GPU idle share that would say why is unknown"
+    man = meta.get("manifest")
+    cuda_only = getattr(man, "config", {}).get("profile_activities") == "cuda" if man is not None else False
+    what = ("the trace holds GPU activity only (captured with --profile-activities cuda: no CPU ops, no "
+            "ProfilerStep ranges)" if cuda_only else "the trace holds GPU activity but no ProfilerStep ranges")
+    return (f"cause unknown: {what}, so the GPU idle per step and the launch gaps that would say why cannot be "
+            "measured; the ratio itself comes from run.json's timings")
+
+
+FINDINGS = [ProfilerDistortion]

@@ -18,10 +18,13 @@ the peer that arrives late (CPU-bound) is.
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 import numpy as np
 import pandas as pd
 
 from tracekit.analyses import intervals as iv
+from tracekit.analyses.findings import Finding, FindingContext, rounded
 from tracekit.analyses.registry import Column, RankContext, Table
 
 NS_PER_US = 1000.0
@@ -101,3 +104,66 @@ TABLES = [
         compute=gpu_idle_table, order=25,
     ),
 ]
+
+
+# -- the finding read from this table (see tracekit.analyses.findings) -----------------------------
+
+#: a rank's GPU is "mostly idle" when nothing runs on it for this % of its step (mean over steps) ...
+GPU_IDLE_PCT = 30.0
+#: ... and the idle time is at least this many µs per step
+GPU_IDLE_MIN_US = 100.0
+#: idle time is "waiting for the CPU" (CPU-bound) when launch gaps make up this share of it
+LAUNCH_BOUND_SHARE = 0.5
+
+
+class GpuIdle(Finding, tag="gpu_idle"):
+    """``gpu_idle``: nothing runs on a rank's GPU for at least :data:`GPU_IDLE_PCT` % of its step (mean over
+    steps, table ``gpu_idle``) and at least :data:`GPU_IDLE_MIN_US` µs; says whether it waited for CPU
+    launches and which ranks wait for it (``rank_waiting``). Cost: the idle µs per step."""
+
+    gpu_idle_pct: float | None
+    launch_idle_pct: float | None
+    gpu_idle_us_per_step: float | None
+    kernels_per_step: float | None
+    cpu_bound: bool
+    makes_wait: list[int] | None
+
+    ORDER: ClassVar[int] = 40
+    TIMING: ClassVar[bool] = True
+
+    @classmethod
+    def detect(cls, ctx: FindingContext) -> list[GpuIdle]:
+        return gpu_idle_findings(ctx.result, ctx.earlier("rank_waiting"))
+
+
+def gpu_idle_findings(result: Any, waiting: list[Any]) -> list[GpuIdle]:
+    """The :class:`GpuIdle` findings of ``result``; ``waiting``: the ``rank_waiting`` findings (who waits for whom)."""
+    idle = result.tables.get("gpu_idle") if hasattr(result, "tables") else None
+    if idle is None or idle.empty:
+        return []
+    agg = idle.groupby("rank").agg(idle_us=("gpu_idle_us", "mean"), step_us=("step_us", "mean"),
+                                   idle_pct=("gpu_idle_pct", "mean"), launch_pct=("launch_idle_pct", "mean"),
+                                   kernels=("kernels", "mean"))
+    agg = agg[(agg["idle_pct"] >= GPU_IDLE_PCT) & (agg["idle_us"] >= GPU_IDLE_MIN_US)]
+    out = []
+    for rank, a in agg.iterrows():
+        idle_us, step_us, idle_pct, launch_pct = (float(a[k]) for k in ("idle_us", "step_us", "idle_pct", "launch_pct"))
+        kernels = float(a["kernels"])
+        bound = launch_pct >= LAUNCH_BOUND_SHARE * idle_pct
+        what = (f"{launch_pct:.0f}% of the step waiting for the CPU to launch the next kernel ({kernels:.0f} "
+                f"kernels per step): the rank is CPU-bound" if bound else
+                f"only {launch_pct:.0f}% of the step in launch gaps: the rest waits on synchronizes, other streams "
+                f"or the step's end")
+        victims = sorted(f.rank for f in waiting if f.straggler == int(rank))
+        hurts = (f"; rank{'s' if len(victims) > 1 else ''} {', '.join(map(str, victims))} wait{'' if len(victims) > 1 else 's'} "
+                 f"for it at the collectives (rank_waiting)") if victims else ""
+        msg = (f"rank {int(rank)}'s GPU is idle {idle_pct:.0f}% of each step ({idle_us:.0f} of {step_us:.0f} µs), "
+               f"{what}{hurts}")
+        out.append(GpuIdle(rank=int(rank), message=msg, cost_us=idle_us, step_us=step_us,
+                           gpu_idle_pct=rounded(idle_pct), launch_idle_pct=rounded(launch_pct),
+                           gpu_idle_us_per_step=rounded(idle_us), kernels_per_step=rounded(kernels), cpu_bound=bound,
+                           makes_wait=victims or None))
+    return out
+
+
+FINDINGS = [GpuIdle]

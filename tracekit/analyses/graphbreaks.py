@@ -38,12 +38,13 @@ Columns of :func:`graph_break_table` (one row per rank and step):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from tracekit.analyses import intervals as iv
+from tracekit.analyses.findings import Finding, FindingContext, rank_step_us, rounded, step_means
 from tracekit.analyses.registry import Column, RankContext, Table, View, ViewOptions
 from tracekit.analyses.timeline import cpu_ops, rank_compile_facts
 from tracekit.traces.manifest import CompileFacts, Manifest
@@ -406,3 +407,122 @@ TABLES = [
         compute=lambda ctx: _tables(ctx)[1], order=75,
     ),
 ]
+
+
+# -- findings read from the graph-break table (see tracekit.analyses.findings) ----------------------
+
+
+class GraphBreak(Finding, tag="graph_break"):
+    """``graph_break``: real graph breaks (not DDPOptimizer's splits) in the compiled model, per step;
+    cost: the idle GPU time the table attributes to the breaks, per step."""
+
+    breaks_per_step: float | None
+    ddp_splits_per_step: float | None
+    cost_per_break_us: float | None
+    eager_at_breaks_us: float | None
+    reasons: str | None
+
+    ORDER: ClassVar[int] = 50
+    TIMING: ClassVar[bool] = True
+
+    @classmethod
+    def detect(cls, ctx: FindingContext) -> list[GraphBreak]:
+        return graph_break(ctx.result, ctx.result.tables["graph_breaks"])
+
+
+class CompileSkipped(Finding, tag="compile_skipped"):
+    """``compile_skipped``: compilation was requested (run.json, or dynamo cache lookups in the trace) but no
+    compiled graph ran: the model ran eagerly. The cost cannot be estimated from the traces (always high);
+    the message quotes dynamo's own reason when run.json recorded it."""
+
+    steps_skipped: int
+    steps: int
+    cache_lookups_per_step: float | None
+    regions_per_step: float | None
+    compiled_subgraphs: int
+    skipped_frames: list[str] | None
+    dynamo_skips: list[str] | None
+
+    ORDER: ClassVar[int] = 60
+
+    @classmethod
+    def detect(cls, ctx: FindingContext) -> list[CompileSkipped]:
+        return compile_skipped(ctx.result, ctx.result.tables["graph_breaks"], ctx.manifest)
+
+
+def _first_reason(g: pd.DataFrame) -> pd.Series:
+    """Per rank, the first non-null ``break_reasons`` (index: the ranks that have one)."""
+    r = g[["rank", "break_reasons"]].dropna()
+    return r.drop_duplicates("rank").set_index("rank")["break_reasons"]
+
+
+def graph_break(result: Any, gb: pd.DataFrame) -> list[GraphBreak]:
+    """The :class:`GraphBreak` findings of ``gb`` (``graph_breaks``); ``result`` gives the mean step per rank."""
+    if not len(gb) or not (gb["real_breaks"] > 0).any():  # the common case: nothing to group
+        return []
+    g = gb[~gb["compile_skipped"].astype(bool)]
+    agg = g.groupby("rank").agg(breaks=("real_breaks", "mean"), cost=("break_cost_us", "mean"),
+                                regions=("graph_regions", "mean"), splits=("ddp_splits", "mean"),
+                                eager=("eager_at_breaks_us", "mean"))
+    agg = agg[agg["breaks"] > 0]
+    reasons = _first_reason(g)
+    means = step_means(result)
+    out = []
+    for rank, a in agg.iterrows():
+        breaks, cost = float(a["breaks"]), float(a["cost"])
+        why = reasons.get(rank)
+        reason = f"; dynamo's reasons: {why}" if why is not None else ""
+        msg = (f"{breaks:.0f} graph break(s) per step split the model into {a['regions']:.0f} compiled "
+               f"regions (DDPOptimizer splits, {a['splits']:.0f} per step, not counted); estimated "
+               f"cost {cost / max(breaks, 1):.0f} µs of idle GPU per break, {cost / 1000:.2f} ms per step{reason}")
+        out.append(GraphBreak(rank=int(rank), message=msg, cost_us=cost, step_us=rank_step_us(result, rank, means),
+                              breaks_per_step=rounded(breaks), ddp_splits_per_step=rounded(float(a["splits"])),
+                              cost_per_break_us=rounded(cost / breaks), eager_at_breaks_us=rounded(float(a["eager"])),
+                              reasons=why))
+    return out
+
+
+def compile_skipped(result: Any, gb: pd.DataFrame, manifest: Any) -> list[CompileSkipped]:
+    """The :class:`CompileSkipped` findings of ``gb`` (``graph_breaks``) and the manifest's compile facts."""
+    if not len(gb) or not gb["compile_skipped"].astype(bool).any():
+        return []
+    agg = gb.assign(sk=gb["compile_skipped"].astype(bool)).groupby("rank").agg(
+        skipped=("sk", "sum"), steps=("sk", "size"), lookups=("cache_lookups", "mean"), regions=("regions", "mean"))
+    agg = agg[agg["skipped"] > 0]
+    means = step_means(result)
+    out = []
+    for rank, a in agg.iterrows():
+        facts = rank_compile_facts(manifest, int(rank))
+        why = [f"{s.function}: {s.reason}" for s in facts.skipped_frames or []]
+        src = "run.json asked for torch.compile" if facts.enabled else "the trace shows dynamo cache lookups"
+        n_sk, n = int(a["skipped"]), int(a["steps"])
+        msg = (f"compilation was requested ({src}) but no compiled graph ran in {n_sk} of {n} steps: "
+               f"the model ran eagerly" + (f" (dynamo skipped {'; '.join(why)})" if why else _skip_reason(facts)))
+        out.append(CompileSkipped(rank=int(rank), message=msg, cost_us=None, step_us=rank_step_us(result, rank, means),
+                                  steps_skipped=n_sk, steps=n, cache_lookups_per_step=rounded(float(a["lookups"])),
+                                  regions_per_step=rounded(float(a["regions"])), compiled_subgraphs=0,
+                                  skipped_frames=why or None, dynamo_skips=_skip_list(facts) or None))
+    return out
+
+
+def _skip_list(facts: Any) -> list[str]:
+    return [f"{s.function} ({s.file}): {s.reason}" for s in getattr(facts, "dynamo_skips", None) or []]
+
+
+def _skip_reason(facts: Any) -> str:
+    """Dynamo's own reason for running the model eagerly (run.json ``dynamo_skips``), quoted with its fix;
+    without one, say that it was not recorded (never a guess)."""
+    skips = getattr(facts, "dynamo_skips", None) or []
+    if not skips:
+        why = ("dynamo's reason was not recorded: tracekit profile records it in run.json dynamo_skips; with "
+               "another profiler, run with TORCH_LOGS=+dynamo and look for 'skipping:' or WON'T CONVERT")
+        return f" ({why})"
+    first = skips[0]
+    where = str(first.file or "?").replace("\\", "/").split("site-packages/")[-1]
+    more = f"; {len(skips) - 1} more in run.json dynamo_skips" if len(skips) > 1 else ""
+    fix = next((s.fix for s in skips if s.fix), None)
+    return (f": dynamo says \"skipping: {first.function} (reason: {first.reason}, file: {where})\"{more}"
+            + (f". Fix: {fix}" if fix else ""))
+
+
+FINDINGS = [GraphBreak, CompileSkipped]

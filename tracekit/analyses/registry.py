@@ -55,10 +55,12 @@ import pkgutil
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 
+from tracekit.analyses.options import AnalyzeOptions
 from tracekit.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -115,15 +117,6 @@ class View:
     body: pd.DataFrame | list[str]
     #: a line printed under the body (``note: ...``): how far to trust the figures above
     note: str | None = None
-
-
-@dataclass(frozen=True)
-class AnalyzeOptions:
-    """Options every table may read (``ctx.options``)."""
-
-    comm_pattern: str | None = None
-    align: Literal["auto", "on", "off"] = "auto"
-    hta: bool = False
 
 
 @dataclass(frozen=True)
@@ -224,15 +217,19 @@ _TABLES: dict[str, Table] | None = None
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
+def analysis_modules() -> list[ModuleType]:
+    """Every module of ``tracekit.analyses``, imported (where tables and findings are declared)."""
+    import tracekit.analyses as pkg
+
+    return [importlib.import_module(f"{pkg.__name__}.{mod.name}") for mod in pkgutil.iter_modules(pkg.__path__)]
+
+
 def tables() -> dict[str, Table]:
     """Every registered table, by name, in report order (importing ``tracekit.analyses.*`` once)."""
     global _TABLES
     if _TABLES is None:
-        import tracekit.analyses as pkg
-
         found: dict[str, Table] = {}
-        for mod in pkgutil.iter_modules(pkg.__path__):
-            m = importlib.import_module(f"{pkg.__name__}.{mod.name}")
+        for m in analysis_modules():
             for t in getattr(m, "TABLES", ()):
                 if t.name in found:
                     raise RegistryError(f"table {t.name!r} registered twice ({m.__name__})")

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -40,6 +40,7 @@ import pandas as pd
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import COMPUTE, class_mask, classify_gpu
 from tracekit.analyses.collectives import gradient_allreduces, manifest_tp
+from tracekit.analyses.findings import Finding, FindingContext, rank_step_us, rounded, step_means
 from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
 from tracekit.traces.manifest import CompileFacts, Manifest
 from tracekit.traces import schema
@@ -421,3 +422,179 @@ TABLES = [
         view=lambda t, o: View("run.json check", t["manifest_check"]) if len(t["manifest_check"]) else None,
     ),
 ]
+
+
+# -- findings read from the bucket timeline (see tracekit.analyses.findings) -----------------------
+
+#: share of a rank's backward allreduces that must start after its last backward
+#: compute kernel: "nearly all", so one late bucket in an overlapped run never fires
+AFTER_BACKWARD_SHARE = 0.9
+#: a bucket is "mostly exposed" when this share of its allreduce overlaps no compute
+EXPOSED_BUCKET_SHARE = 0.5
+#: ...and its exposed time is at least this % of the step (a 16 KB bucket costs nothing)
+EXPOSED_BUCKET_MIN_STEP_PCT = 2.0
+MIB = 1024 * 1024
+
+
+class AllreduceAfterBackward(Finding, tag="allreduce_after_backward"):
+    """``allreduce_after_backward``: at least :data:`AFTER_BACKWARD_SHARE` of a rank's backward allreduces
+    start after its last backward compute kernel; cost: the communication exposed at the tail, per step."""
+
+    allreduces_per_step: float
+    after_backward_per_step: float
+    after_backward: int
+    allreduces: int
+    steps: int
+    bwd_subgraphs_per_step: float
+    tail_exposed_us: float | None
+
+    ORDER: ClassVar[int] = 10
+    TIMING: ClassVar[bool] = True
+
+    @classmethod
+    def detect(cls, ctx: FindingContext) -> list[AllreduceAfterBackward]:
+        t = ctx.result.tables
+        return allreduce_after_backward(ctx.result, t["bucket_timeline"], t["graph_breaks"], ctx.manifest)
+
+
+def allreduce_after_backward(result: Any, timeline: pd.DataFrame, gb: pd.DataFrame,
+                             manifest: Manifest | None) -> list[AllreduceAfterBackward]:
+    """The :class:`AllreduceAfterBackward` findings of ``timeline`` (``bucket_timeline``) and ``gb``
+    (``graph_breaks``); ``result`` gives the mean step per rank."""
+    tl = timeline[timeline["bwd_compute_end_ns"] >= 0] if len(timeline) else timeline
+    if not len(tl):
+        return []
+    agg = tl.groupby("rank").agg(steps=("step", "nunique"), n_after=("starts_after_backward", "sum"),
+                                 n=("step", "size"), tail=("tail_exposed_us", "sum"), bytes=("bytes", "sum"))
+    agg = agg[agg["n_after"] >= AFTER_BACKWARD_SHARE * agg["n"]]
+    bwd_sub = gb.groupby("rank")["bwd_subgraphs"].median() if len(gb) else pd.Series(dtype=float)
+    means = step_means(result)
+    out = []
+    for rank, a in agg.iterrows():
+        steps, n_after, n = int(a["steps"]), int(a["n_after"]), int(a["n"])
+        per_step, after_per_step = n / steps, n_after / steps  # both per step: never "39 of 14"
+        cost = float(a["tail"] / steps)
+        sub = float(bwd_sub.get(rank, 0.0))
+        facts = rank_compile_facts(manifest, int(rank))
+        grad_mb = float(a["bytes"]) / steps / 1e6
+        why = _after_backward_why(per_step, sub, facts.optimize_ddp, grad_mb, bucket_cap_bytes(manifest))
+        who = "all" if n_after == n else f"{_num(after_per_step)} of"
+        msg = (f"{who} {_num(per_step)} allreduce{'s' if per_step != 1 else ''} per step start after backward "
+               f"compute ends{why}; {cost:.0f} µs of communication per step is exposed at the tail")
+        out.append(AllreduceAfterBackward(
+            rank=int(rank), message=msg, cost_us=cost, step_us=rank_step_us(result, rank, means),
+            allreduces_per_step=round(per_step, 1), after_backward_per_step=round(after_per_step, 1),
+            after_backward=n_after, allreduces=n, steps=steps, bwd_subgraphs_per_step=sub,
+            tail_exposed_us=rounded(cost)))
+    return out
+
+
+def _num(x: float) -> str:
+    """A per-step count: an integer when it is one, else one decimal."""
+    return f"{x:.0f}" if abs(x - round(x)) < 0.05 else f"{x:.1f}"
+
+
+def bucket_cap_bytes(manifest: Manifest | None) -> int | None:
+    """DDP's bucket cap in bytes from run.json's ``buckets.reducer`` (``bucket_cap_mb`` is MiB: 25 ->
+    26214400), or None."""
+    reducer = manifest.reducer() if manifest is not None else None
+    cap = reducer.bucket_cap_bytes if reducer is not None else None
+    return int(cap) if cap is not None and cap > 0 else None
+
+
+def _mib(nbytes: float) -> str:
+    return f"{nbytes / MIB:.3g} MiB"
+
+
+def _after_backward_why(per_step: float, bwd_sub: float, optimize_ddp: Any, grad_mb: float,
+                        cap_bytes: int | None) -> str:
+    """Why every allreduce waits for the end of backward: one bucket, or one compiled backward graph."""
+    if round(per_step) == 1:
+        cap = f", bucket cap {_mib(cap_bytes)}" if cap_bytes else ""
+        split = " and DDPOptimizer has nothing to split" if optimize_ddp == "ddp_optimizer" else ""
+        return (f": the whole model's gradients ({grad_mb:.1f} MB{cap}) fit one DDP bucket, so its allreduce can "
+                f"only start when the last gradient is ready{split} (a smaller bucket_cap_mb makes several buckets)")
+    if bwd_sub == 1:
+        return (f": the backward ran as one compiled graph (optimize_ddp={optimize_ddp})" if optimize_ddp is not None
+                else ": the backward ran as one compiled graph (DDPOptimizer off?)")
+    return ""
+
+
+class _ExposedBucket(Finding):
+    """A bucket's allreduce is at least :data:`EXPOSED_BUCKET_SHARE` exposed and the exposed time is at least
+    :data:`EXPOSED_BUCKET_MIN_STEP_PCT` % of the step (mean over steps); not on ranks where
+    ``allreduce_after_backward`` fired (that finding explains it). Cost: the exposed µs per step."""
+
+    bucket_mb: float | None
+    exposed_us: float | None
+    dur_us: float | None
+    bucket_cap_mb: float | None
+    bucket_cap_mib: float | None
+
+    TIMING: ClassVar[bool] = True
+    WHICH: ClassVar[str] = ""
+
+    @classmethod
+    def detect(cls, ctx: FindingContext) -> list[_ExposedBucket]:
+        after = {f.rank for f in ctx.earlier("allreduce_after_backward")}
+        return _exposed_bucket(cls, ctx.result, ctx.result.tables["bucket_timeline"], ctx.manifest, after)
+
+
+class ExposedFirstBucket(_ExposedBucket, tag="exposed_first_bucket"):
+    """``exposed_first_bucket``: the first bucket of the backward (see :class:`_ExposedBucket`)."""
+
+    ORDER: ClassVar[int] = 70
+    WHICH: ClassVar[str] = "first"
+
+
+class ExposedLastBucket(_ExposedBucket, tag="exposed_last_bucket"):
+    """``exposed_last_bucket``: the last bucket of the backward (see :class:`_ExposedBucket`)."""
+
+    ORDER: ClassVar[int] = 80
+    WHICH: ClassVar[str] = "last"
+
+
+def _exposed_bucket(kind: type[_ExposedBucket], result: Any, timeline: pd.DataFrame, manifest: Any,
+                    skip_ranks: set[int | None]) -> list[_ExposedBucket]:
+    # a rank's mean exposure can reach EXPOSED_BUCKET_SHARE of its mean duration only if some row does
+    if not len(timeline) or not (timeline["exposed_us"] >= EXPOSED_BUCKET_SHARE * timeline["dur_us"]).any():
+        return []
+    which = kind.WHICH
+    pick = timeline.groupby(["rank", "step"])["bucket"].transform("max" if which == "last" else "min")
+    b = timeline[timeline["bucket"] == pick]
+    agg = b.groupby("rank").agg(exposed=("exposed_us", "mean"), dur=("dur_us", "mean"), bytes=("bytes", "mean"),
+                                ready=("ready_us", "mean"))
+    cap_bytes = bucket_cap_bytes(manifest)
+    cap_mb = cap_bytes / 1e6 if cap_bytes else None
+    means = step_means(result)
+    out = []
+    for rank, a in agg.iterrows():
+        if int(rank) in skip_ranks:
+            continue
+        exposed, dur = float(a["exposed"]), float(a["dur"])
+        step_us = rank_step_us(result, rank, means)
+        if not (dur > 0 and exposed >= EXPOSED_BUCKET_SHARE * dur
+                and 100.0 * exposed / step_us >= EXPOSED_BUCKET_MIN_STEP_PCT):
+            continue
+        nbytes = float(a["bytes"])
+        mb = nbytes / 1e6
+        if which == "last":
+            hint = (f"a smaller bucket_cap_mb (now {cap_bytes / MIB:g}, i.e. {_mib(cap_bytes)}) shrinks the last bucket"
+                    if cap_bytes and nbytes <= cap_bytes * 1.05
+                    else f"the bucket is larger than the cap ({_mib(cap_bytes)}): it holds one large parameter, which "
+                         f"no bucket size can split" if cap_bytes else "a smaller bucket_cap_mb shrinks the last bucket, "
+                         "unless it is one parameter larger than the cap")
+            msg = (f"the last bucket's allreduce ({mb:.1f} MB) is {100 * exposed / dur:.0f}% exposed: {exposed:.0f} µs "
+                   f"per step with no compute to hide behind; {hint}")
+        else:
+            hint = ("a smaller first bucket lets communication start earlier in the backward "
+                    "(DDP caps it at 1 MB by default; bucket_cap_mb sizes the rest)")
+            msg = (f"the first bucket's allreduce ({mb:.1f} MB, ready {float(a['ready']):.0f} µs into the "
+                   f"backward) is {100 * exposed / dur:.0f}% exposed: {exposed:.0f} µs per step; {hint}")
+        out.append(kind(rank=int(rank), message=msg, cost_us=exposed, step_us=step_us, bucket_mb=rounded(mb, 2),
+                        exposed_us=rounded(exposed), dur_us=rounded(dur), bucket_cap_mb=rounded(cap_mb) if cap_mb else None,
+                        bucket_cap_mib=rounded(cap_bytes / MIB, 2) if cap_bytes else None))
+    return out
+
+
+FINDINGS = [AllreduceAfterBackward, ExposedFirstBucket, ExposedLastBucket]

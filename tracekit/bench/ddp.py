@@ -24,7 +24,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from tracekit import __version__
+from tracekit.version import version
 from tracekit.bench.ddp_worker import POINT_ENV, RESULT_NAME, run_point
 from tracekit.bench.launch import launch_local
 from tracekit.bench.progress import Progress
@@ -183,7 +183,7 @@ def _meta(base: ProfileConfig, models: list[str], sizes: list[int], device: str,
         "cuda_version": torch.version.cuda,
         "distributed_backend": "nccl" if device == "cuda" else "gloo",
         "bucket_size": base.bucket_cap_mb if base.bucket_cap_mb is not None else DEFAULT_BUCKET_MB,
-        "tracekit_version": __version__,
+        "tracekit_version": version(),
         "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "command_line": base.command_line or sys.argv,
         "config": cfg,
@@ -296,6 +296,26 @@ def render_sweep(doc: dict[str, Any], fmt: str = "simple") -> str:
         out.append(tabulate(rows, headers=head, tablefmt=fmt, disable_numparse=True))
         out.append("")
     return "\n".join(out).rstrip() + "\n"
+
+
+def sweep_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per model and point (``--format csv``): sec/iter percentiles, ex/s per GPU (rank on cpu) and
+    in total at p50, scaling efficiency against 1-GPU DDP at p50, and the error of a failed point."""
+    rows = []
+    for entry in doc["benchmark_results"]:
+        m = _normalize_model(entry, "tracekit")
+        base1 = next((p for p in m["points"] if p["ddp"] and p["world_size"] == 1 and not p["error"]), None)
+        t1 = percentile_of(base1["measurements"], 50) if base1 else None
+        for p in m["points"]:
+            row: dict[str, Any] = {"model": m["model"], "batch_size": m["batch_size"], "point": p["label"],
+                                   "ddp": p["ddp"], "world_size": p["world_size"], "error": p["error"]}
+            if not p["error"]:
+                s = point_stats(p["measurements"], m["batch_size"], p["world_size"])
+                row |= {f"{k}_sec_per_iter": v for k, v in s["sec_per_iter"].items()}
+                row |= {"ex_per_sec_per_gpu_p50": s["ex_per_sec_per_gpu"]["p50"], "ex_per_sec_p50": s["ex_per_sec"]["p50"],
+                        "efficiency_p50": scaling_efficiency(s["sec_per_iter"]["p50"], t1) if (p["ddp"] and t1) else None}
+            rows.append(row)
+    return rows
 
 
 def percentile_of(values: list[float], q: float) -> float:

@@ -143,7 +143,7 @@ def epoch_stats(measurements: list[float], examples: int | None = None) -> dict[
 def build_result(config: RpcConfig, raw: dict[str, Any], notice: str | None) -> dict[str, Any]:
     import torch
 
-    from tracekit import __version__
+    from tracekit.version import version
 
     trainers = sorted(raw["trainers"], key=lambda t: t["trainer"])
     per = [dict(trainer=t["trainer"], device=t["device"], **epoch_stats(t["measurements"], t["examples"]))
@@ -153,7 +153,7 @@ def build_result(config: RpcConfig, raw: dict[str, Any], notice: str | None) -> 
     overall["definition"] = "every trainer's epochs together; examples = all trainers' examples per epoch"
     return {
         "tracekit_schema": "tracekit.bench.rpc/1",
-        "tracekit_version": __version__,
+        "tracekit_version": version(),
         "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "pytorch_version": torch.__version__,
         "cuda_version": torch.version.cuda,
@@ -165,6 +165,17 @@ def build_result(config: RpcConfig, raw: dict[str, Any], notice: str | None) -> 
         "overall": overall,
         "measurements": {str(t["trainer"]): t["measurements"] for t in trainers},
     }
+
+
+def rpc_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per trainer and one ``all`` row (``--format csv``): epochs, sec/epoch percentiles, epochs/s and
+    examples/s at p50."""
+    rows = []
+    for name, s in [(f"trainer{t['trainer']}", t) for t in doc["trainers"]] + [("all", doc["overall"])]:
+        rows.append({"trainer": name, "epochs": s["epochs"],
+                     **{f"p{q}_sec_per_epoch": s["sec_per_epoch"][f"p{q}"] for q in PERCENTILES},
+                     "epochs_per_sec_p50": s["epochs_per_sec"]["p50"], "ex_per_sec_p50": s["examples_per_sec"]["p50"]})
+    return rows
 
 
 def render_rpc(doc: dict[str, Any], fmt: str = "simple") -> str:

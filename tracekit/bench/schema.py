@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from tracekit.errors import ConfigError
+from tracekit.jsonout import dumps
 from tracekit.profile.harness import PERCENTILES, percentile
 
 SCHEMA = "tracekit.bench.ddp/1"
@@ -92,7 +93,7 @@ def write_document(path: str | os.PathLike[str], doc: dict[str, Any]) -> None:
         p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(f".{p.name}.tmp{os.getpid()}")
     with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh, indent=1, default=str)
+        fh.write(dumps(doc, default=str))
         fh.write("\n")
     os.replace(tmp, p)
 

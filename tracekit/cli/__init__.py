@@ -12,7 +12,6 @@ import importlib
 
 import click
 
-from tracekit import __version__
 from tracekit.cli.common import enable_fast_exit
 
 
@@ -61,6 +60,15 @@ SUMMARIES = {
 SHORT_LIVED = frozenset({"analyze", "diff", "report", "annotate", "whatif", "diagnose"})
 
 
+def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    # click.version_option would need the version at import; it is looked up only when asked for
+    if value and not ctx.resilient_parsing:
+        from tracekit.version import version
+
+        click.echo(f"tracekit, version {version()}")
+        ctx.exit()
+
+
 @click.group(cls=LazyGroup, lazy={"analyze": "tracekit.cli.analyze:analyze_command",
                                   "profile": "tracekit.cli.profile:profile_command",
                                   "diff": "tracekit.cli.diff:diff_command",
@@ -70,7 +78,8 @@ SHORT_LIVED = frozenset({"analyze", "diff", "report", "annotate", "whatif", "dia
                                   "whatif": "tracekit.cli.whatif:whatif_command",
                                   "diagnose": "tracekit.cli.diagnose:diagnose_command"},
              context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(__version__, prog_name="tracekit")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and exit.")
 def main() -> None:
     """Profile distributed PyTorch training and explain where the step time goes.
 

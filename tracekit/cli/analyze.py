@@ -57,14 +57,17 @@ def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_st
       tracekit analyze /shared/run --engine dask --scheduler tcp://head:8786
     """
     single_threaded_blas()
+    from tracekit.analyses.options import AnalyzeOptions
+    from tracekit.runner.options import RunOptions
     from tracekit.runner.pipeline import PhaseTimer, load_and_analyze
 
     clock = PhaseTimer()
-    traces, res = load_and_analyze(list(paths), skip_bad=skip_bad, comm_pattern=comm_regex,
-                                   align={None: "auto", True: "on", False: "off"}[align], hta=hta,
-                                   workers=workers, timings=clock, preload=("tracekit.report.render",),
-                                   table_names=(table,) if table else (), engine=engine, scheduler=scheduler,
-                                   progress=progress, keep_events=False)  # --html decodes the ranks it draws
+    options = RunOptions(AnalyzeOptions(comm_pattern=comm_regex, align={None: "auto", True: "on", False: "off"}[align],
+                                        hta=hta),
+                         skip_bad=skip_bad, workers=workers, engine=engine, scheduler=scheduler, progress=progress,
+                         keep_events=False,  # --html decodes the ranks it draws
+                         table_names=(table,) if table else (), preload=("tracekit.report.render",))
+    traces, res = load_and_analyze(list(paths), options, clock)
     from tracekit.report.render import render
 
     emit(render(res, fmt, per_step=per_step, table=table), output)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
 
-from tracekit.cli.common import debug_option, emit, run_guarded
+from tracekit.cli.common import debug_option, emit, format_options, run_guarded
 from tracekit.errors import ConfigError, RunError
 from tracekit.cli.options import MODEL_HELP, workload_options
 from tracekit.profile.config import DEVICES
@@ -75,12 +75,13 @@ def bench_group() -> None:
               help="Also write per-rank traces for each point (tracekit profile layout; `tracekit analyze` them).")
 @click.option("--profile-dir", type=click.Path(file_okay=False), default=None,
               help="Where --profile writes <model>/<no-ddp|ddp-N>/ folders (default: traces/bench-<time>).")
-@click.option("--markdown", is_flag=True, help="Print the tables as Markdown.")
+@format_options()
 @click.option("--no-progress", is_flag=True, help="Do not show progress on stderr.")
 @debug_option
 @run_guarded
 def ddp_command(models: tuple[str, ...], world_sizes: str | None, warmup: int, iters: int, json_path: str | None,
-                profile: bool, profile_dir: str | None, markdown: bool, no_progress: bool, **workload: Any) -> None:
+                profile: bool, profile_dir: str | None, fmt: str, output: str | None, no_progress: bool,
+                **workload: Any) -> None:
     """DDP scaling sweep: no-DDP baseline, then DDP on 1, 2, 4, ... ranks, per model.
 
     Each point is a fresh process group and model: --warmup then --iters iterations of
@@ -89,7 +90,7 @@ def ddp_command(models: tuple[str, ...], world_sizes: str | None, warmup: int, i
     in total, and the scaling efficiency against the 1-GPU DDP point. A failing point is
     reported in the table and the sweep goes on (exit code 1 at the end).
     """
-    from tracekit.bench.ddp import failed_points, render_sweep, run_sweep
+    from tracekit.bench.ddp import failed_points, render_sweep, run_sweep, sweep_rows
     from tracekit.bench.progress import Progress
     from tracekit.bench.schema import write_document
     from tracekit.profile.config import ProfileConfig
@@ -107,7 +108,7 @@ def ddp_command(models: tuple[str, ...], world_sizes: str | None, warmup: int, i
     doc = run_sweep(config, list(models), sizes, profile_dir=profile_dir, progress=progress)
     if doc is None:  # not rank 0 of an outer job
         return
-    click.echo(render_sweep(doc, "github" if markdown else "simple"))
+    emit(_render(doc, fmt, lambda style: render_sweep(doc, style), sweep_rows), output)
     if json_path:
         write_document(json_path, doc)
         click.echo(f"wrote {json_path}", err=True)
@@ -123,9 +124,7 @@ def ddp_command(models: tuple[str, ...], world_sizes: str | None, warmup: int, i
                      short_help="compare two `bench ddp` JSON files, like PyTorch's diff.py")
 @click.argument("file_a", type=click.Path(exists=True, dir_okay=False))
 @click.argument("file_b", type=click.Path(exists=True, dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(("table", "markdown", "json")), default="table",
-              show_default=True)
-@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Write to this file.")
+@format_options()
 @debug_option
 @run_guarded
 def diff_command(file_a: str, file_b: str, fmt: str, output: str | None) -> None:
@@ -134,13 +133,10 @@ def diff_command(file_a: str, file_b: str, fmt: str, output: str | None) -> None
     Metadata side by side; per model and world size, p75 and p95 sec/iter and ex/s with the
     % change (positive = B is faster). Also reads JSON written by PyTorch's benchmark.py.
     """
-    from tracekit.compare.bench import diff_files, render_diff
+    from tracekit.compare.bench import diff_files, diff_rows, render_diff
 
     d = diff_files(file_a, file_b)
-    if fmt == "json":
-        emit(json.dumps(d, indent=1), output)
-    else:
-        emit(render_diff(d, "github" if fmt == "markdown" else "simple"), output)
+    emit(_render(d, fmt, lambda style: render_diff(d, style), diff_rows), output)
 
 
 @bench_group.command("rpc", epilog=RPC_EPILOG,
@@ -157,12 +153,12 @@ def diff_command(file_a: str, file_b: str, fmt: str, output: str | None) -> None
 @click.option("--timeout", "timeout_s", type=float, default=300.0, show_default=True,
               help="Seconds for process-group/RPC init and for the whole trainer run.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, help="Write results here.")
-@click.option("--markdown", is_flag=True, help="Print the table as Markdown.")
+@format_options()
 @debug_option
 @run_guarded
 def rpc_command(trainers: int, parameter_servers: int, num_embeddings: int, embedding_dim: int,
                 warmup_cycles: int, epochs: int, device: str, timeout_s: float, json_path: str | None,
-                markdown: bool) -> None:
+                fmt: str, output: str | None) -> None:
     """Hybrid parameter-server benchmark (torch/distributed/benchmarks/benchmark_ddp_rpc.py).
 
     EmbeddingBag tables live on parameter-server ranks and are reached through
@@ -170,14 +166,26 @@ def rpc_command(trainers: int, parameter_servers: int, num_embeddings: int, embe
     distributed autograd and a DistributedOptimizer train both; a master coordinates.
     Prints per-trainer and overall p50/p75/p90/p95 sec/epoch and epochs/s.
     """
-    from tracekit.bench.rpc import RpcConfig, render_rpc, run_rpc_bench
+    from tracekit.bench.rpc import RpcConfig, render_rpc, rpc_rows, run_rpc_bench
     from tracekit.bench.schema import write_document
 
     cfg = RpcConfig(trainers=trainers, parameter_servers=parameter_servers, num_embeddings=num_embeddings,
                     embedding_dim=embedding_dim, warmup_cycles=warmup_cycles, epochs=epochs, device=device,
                     timeout_s=timeout_s)
     doc = run_rpc_bench(cfg)
-    click.echo(render_rpc(doc, "github" if markdown else "simple"))
+    emit(_render(doc, fmt, lambda style: render_rpc(doc, style), rpc_rows), output)
     if json_path:
         write_document(json_path, doc)
         click.echo(f"wrote {json_path}", err=True)
+
+
+def _render(doc: dict[str, Any], fmt: str, text: Callable[[str], str],
+            rows: Callable[[dict[str, Any]], list[dict[str, Any]]]) -> str:
+    """A bench document through the output path: ``text(tabulate style)``, the document itself as JSON, ``rows``
+    as CSV."""
+    import pandas as pd
+
+    from tracekit.report.output import Output, render, tablefmt
+
+    return render(Output(text=lambda f: text(tablefmt(f)), document=lambda: doc,
+                         frame=lambda: pd.DataFrame(rows(doc))), fmt)

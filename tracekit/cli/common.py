@@ -13,9 +13,9 @@ from typing import Any
 import click
 
 from tracekit.errors import OutputError, TracekitError
+from tracekit.report.output import FORMATS
 from tracekit.report.safe import safe_text
 
-FORMATS = ("table", "markdown", "json", "csv")
 
 
 def debug_option(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -42,18 +42,28 @@ def comm_pattern_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def format_options(formats: tuple[str, ...] = FORMATS) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """``--format`` and ``--output`` as one decorator."""
+    """``--format`` (passed as ``fmt``; the output path's formats, :data:`tracekit.report.output.FORMATS`, the
+    same for every command) and ``--output`` as one decorator, with ``--markdown`` kept as a deprecated,
+    hidden alias of ``--format markdown``."""
 
     def deco(f: Callable[..., Any]) -> Callable[..., Any]:
-        f = click.option(
+        @functools.wraps(f)
+        def wrapper(*args: Any, markdown: bool = False, **kwargs: Any) -> Any:
+            if markdown:
+                click.echo("warning: --markdown is deprecated; use --format markdown", err=True)
+                kwargs["fmt"] = "markdown"
+            return f(*args, **kwargs)
+
+        wrapper = click.option("--markdown", is_flag=True, hidden=True,
+                               help="Deprecated alias of --format markdown.")(wrapper)
+        wrapper = click.option(
             "--output", "-o", type=click.Path(dir_okay=False), default=None,
             help="Write the report to this file instead of stdout.",
-        )(f)
-        f = click.option(
+        )(wrapper)
+        return click.option(
             "--format", "fmt", type=click.Choice(formats), default="table", show_default=True,
             help="Output format.",
-        )(f)
-        return f
+        )(wrapper)
 
     return deco
 

@@ -26,13 +26,12 @@ def diagnose_command(run_dir: str, world_size: int | None, fmt: str, output: str
       torchrun --nproc-per-node 8 -m tracekit profile --out /shared/run1 ...
       tracekit diagnose /shared/run1
     """
-    import msgspec
-
+    from tracekit.jsonout import dumps
     from tracekit.profile.failed_run import diagnose_folder
 
     failure = diagnose_folder(run_dir, world_size)
     if fmt == "json":
-        emit(msgspec.json.format(msgspec.json.encode(failure).decode(), indent=1), output)
+        emit(dumps(failure), output)
         return
     from tracekit.report.failure import failure_views
     from tracekit.report.fmt import table

@@ -10,7 +10,7 @@ from tracekit.cli.common import debug_option, emit, format_options, run_guarded,
 @click.command()
 @click.argument("run_a", type=click.Path(exists=True))
 @click.argument("run_b", type=click.Path(exists=True))
-@format_options(("table", "markdown", "json"))
+@format_options()
 @debug_option
 @run_guarded
 def diff_command(run_a: str, run_b: str, fmt: str, output: str | None) -> None:
@@ -21,16 +21,8 @@ def diff_command(run_a: str, run_b: str, fmt: str, output: str | None) -> None:
       tracekit diff runs/inductor_nosplit runs/inductor --format markdown
     """
     single_threaded_blas()
-    import msgspec
-
     from tracekit.compare.diff import diff_paths
-    from tracekit.compare.render import render_diff
-    from tracekit.report.render import jsonable
+    from tracekit.compare.render import diff_output
+    from tracekit.report.output import render
 
-    d = diff_paths(run_a, run_b)
-    if fmt == "json":
-        doc = jsonable({"run_a": run_a, "run_b": run_b, **d})
-        text = msgspec.json.format(msgspec.json.encode(doc).decode(), indent=1)
-    else:
-        text = f"A: {run_a}\nB: {run_b}\n\n" + render_diff(d, fmt)
-    emit(text, output)
+    emit(render(diff_output(run_a, run_b, diff_paths(run_a, run_b)), fmt), output)

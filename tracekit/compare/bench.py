@@ -14,15 +14,11 @@ from typing import Any
 from tabulate import tabulate
 
 from tracekit.bench.schema import load_document
+from tracekit.compare.core import speedup_pct
 from tracekit.profile.harness import percentile
 
 DIFF_PERCENTILES = (75, 95)
 _SKIP_META = {"tracekit_schema", "hosts", "topology", "command_line", "created_utc"}
-
-
-def pct_change(a: float, b: float) -> float | None:
-    """% change of sec/iter from a to b, sign flipped so that positive means b is faster."""
-    return -100.0 * (b - a) / a if a > 0 else None
 
 
 def _flat_meta(meta: dict[str, Any]) -> dict[str, str]:
@@ -72,7 +68,7 @@ def diff_documents(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
                 row[f"p{pc}"] = {
                     "a_sec": va, "b_sec": vb,
                     "a_ex_per_sec": bs / va if va else None, "b_ex_per_sec": bs / vb if vb else None,
-                    "change_pct": pct_change(va, vb) if (va and vb) else None,
+                    "change_pct": speedup_pct(va, vb) if (va and vb) else None,
                 }
             rows.append(row)
         models.append({"model": m["model"], "batch_size": m["batch_size"], "rows": rows, "missing": None})
@@ -81,6 +77,21 @@ def diff_documents(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
             models.append({"model": m["model"], "batch_size": m["batch_size"], "rows": [], "missing": "A"})
     return {"a": {"path": a["path"], "format": a["format"]}, "b": {"path": b["path"], "format": b["format"]},
             "meta": meta, "models": models}
+
+
+def diff_rows(d: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per model and matched point (``--format csv``): per percentile A and B sec/iter and ex/s and the
+    % change (positive = B is faster)."""
+    rows = []
+    for m in d["models"]:
+        for r in m["rows"]:
+            row: dict[str, Any] = {"model": m["model"], "batch_size": m["batch_size"], "point": r["label"],
+                                   "ddp": r["ddp"], "world_size": r["world_size"], "error_a": r["error_a"],
+                                   "error_b": r["error_b"]}
+            for pc in DIFF_PERCENTILES:
+                row |= {f"p{pc}_{k}": v for k, v in r[f"p{pc}"].items()}
+            rows.append(row)
+    return rows
 
 
 def diff_files(path_a: str, path_b: str) -> dict[str, Any]:

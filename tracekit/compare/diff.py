@@ -23,33 +23,18 @@ import numpy as np
 import pandas as pd
 
 from tracekit.analyses.findings import as_dicts
+from tracekit.compare.core import DIFF_COLUMNS, as_number, long_form
 from tracekit.traces.manifest import Manifest
 
-DIFF_COLUMNS = ("metric", "a", "b", "delta", "delta_pct")
 #: steps-table column -> its name here (a mean per step over the rank's steps)
 RANK_METRICS = {"compute_us": "compute_per_step_us", "comm_us": "comm_per_step_us", "overlap_pct": "overlap_pct",
                 "exposed_comm_us": "exposed_comm_per_step_us", "idle_us": "idle_per_step_us"}
 GB_METRICS = ("regions", "fwd_subgraphs", "bwd_subgraphs", "ddp_splits", "real_breaks")
 
 
-def _num(x: Any) -> float:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return float("nan")
-    return v
-
-
-def _rows(pairs: list[tuple[str, Any, Any]]) -> pd.DataFrame:
-    df = pd.DataFrame([(m, _num(a), _num(b)) for m, a, b in pairs], columns=["metric", "a", "b"])
-    df["delta"] = df["b"] - df["a"]
-    df["delta_pct"] = 100.0 * df["delta"] / df["a"].abs().where(df["a"] != 0)
-    return df[list(DIFF_COLUMNS)]
-
-
 def _step_ms(manifest: Manifest | None, q: str) -> float:
     v = manifest.step_time_s(q) if manifest else None
-    return _num(v) * 1000.0 if v is not None else float("nan")
+    return as_number(v) * 1000.0 if v is not None else float("nan")
 
 
 def _per_rank(res: Any) -> pd.DataFrame:
@@ -78,7 +63,7 @@ def _compile(res: Any, manifest: Manifest | None) -> dict[str, float]:
     per = manifest.compile.per_rank if manifest and manifest.compile else []
 
     def mx(vals: list[Any]) -> float:
-        ok = [v for v in map(_num, vals) if np.isfinite(v)]
+        ok = [v for v in map(as_number, vals) if np.isfinite(v)]
         return max(ok) if ok else float("nan")
 
     out["dynamo_graph_breaks"] = mx([p.graph_breaks.total if p.graph_breaks else None for p in per])
@@ -101,7 +86,7 @@ def diff_runs(a: Any, b: Any, manifest_a: Manifest | None = None,
     """Side-by-side tables of two :class:`~tracekit.analyses.registry.AnalysisResult` (see module doc)."""
     step_a = float(a.steps["step_us"].mean()) if len(a.steps) else float("nan")
     step_b = float(b.steps["step_us"].mean()) if len(b.steps) else float("nan")
-    summary = _rows([("step_p50_ms (unprofiled)", _step_ms(manifest_a, "p50"), _step_ms(manifest_b, "p50")),
+    summary = long_form([("step_p50_ms (unprofiled)", _step_ms(manifest_a, "p50"), _step_ms(manifest_b, "p50")),
                      ("step_p95_ms (unprofiled)", _step_ms(manifest_a, "p95"), _step_ms(manifest_b, "p95")),
                      ("profiled_step_mean_us (CPU)", step_a, step_b)])
     ra, rb = _per_rank(a), _per_rank(b)
@@ -109,7 +94,7 @@ def diff_runs(a: Any, b: Any, manifest_a: Manifest | None = None,
     for rank in sorted(set(ra.index) | set(rb.index)):
         pairs = [(m, ra.loc[rank, m] if rank in ra.index and m in ra else np.nan,
                   rb.loc[rank, m] if rank in rb.index and m in rb else np.nan) for m in (*RANK_METRICS.values(), "wait_per_step_us")]
-        frames.append(_rows(pairs).assign(rank=int(rank)))
+        frames.append(long_form(pairs).assign(rank=int(rank)))
     ranks = (pd.concat(frames, ignore_index=True)[["rank", *DIFF_COLUMNS]] if frames
              else pd.DataFrame(columns=["rank", *DIFF_COLUMNS]))
     ba, bb = _buckets(a), _buckets(b)
@@ -119,8 +104,8 @@ def diff_runs(a: Any, b: Any, manifest_a: Manifest | None = None,
     return {
         "summary": summary,
         "ranks": ranks,
-        "buckets": _rows([(k, ba[k], bb[k]) for k in ba]),
-        "compile": _rows([(k, ca[k], cb[k]) for k in ca]),
+        "buckets": long_form([(k, ba[k], bb[k]) for k in ba]),
+        "compile": long_form([(k, ca[k], cb[k]) for k in ca]),
         "findings_new": [fb[k] for k in fb if k not in fa],
         "findings_gone": [fa[k] for k in fa if k not in fb],
     }

@@ -1,4 +1,4 @@
-"""Render the dict of :func:`tracekit.compare.diff.diff_runs` as text (``tracekit diff``)."""
+"""The dict of :func:`tracekit.compare.diff.diff_runs` for the output path (``tracekit diff``): text, JSON, CSV."""
 
 from __future__ import annotations
 
@@ -7,14 +7,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tracekit.jsonable import jsonable
 from tracekit.report.explain_render import frame_text, heading
+from tracekit.report.output import Output
+
+#: the long-form tables of a diff, in report order, with their titles
+DIFF_TABLES = (("summary", "Run summary"), ("ranks", "Per rank (mean per step)"), ("buckets", "Buckets"),
+               ("compile", "Compilation"))
 
 
 def render_diff(d: dict[str, Any], fmt: str = "table") -> str:
     """The tables of :func:`tracekit.compare.diff.diff_runs` plus findings that appear/disappear."""
     parts = []
-    for key, title in (("summary", "Run summary"), ("ranks", "Per rank (mean per step)"),
-                       ("buckets", "Buckets"), ("compile", "Compilation")):
+    for key, title in DIFF_TABLES:
         df = d.get(key)
         if isinstance(df, pd.DataFrame):
             parts += [heading(title, fmt), frame_text(df.replace({np.nan: None}), fmt)]
@@ -24,3 +29,21 @@ def render_diff(d: dict[str, Any], fmt: str = "table") -> str:
         parts.append("\n".join(f"- {f['code']} ({'all ranks' if f.get('rank') is None else 'rank ' + str(f['rank'])})"
                                f": {f['message']}" for f in fs) or "(none)")
     return "\n\n".join(parts)
+
+
+def diff_frame(d: dict[str, Any]) -> pd.DataFrame:
+    """Every long-form table of the diff stacked, with a ``table`` column naming it (``--format csv``)."""
+    parts = [df.assign(table=key) for key, _ in DIFF_TABLES if isinstance(df := d.get(key), pd.DataFrame)]
+    if not parts:
+        return pd.DataFrame(columns=["table"])
+    out = pd.concat(parts, ignore_index=True)
+    if "rank" in out:  # only the per-rank rows have one
+        out["rank"] = out["rank"].astype("Int64")
+    return out[["table", *[c for c in out.columns if c != "table"]]]
+
+
+def diff_output(run_a: str, run_b: str, d: dict[str, Any]) -> Output:
+    """``tracekit diff``'s result for every format: text (with the two runs named), the JSON document
+    (``run_a``, ``run_b`` and every key of ``d``), the stacked tables as CSV."""
+    return Output(text=lambda fmt: f"A: {run_a}\nB: {run_b}\n\n" + render_diff(d, fmt),
+                  document=lambda: jsonable({"run_a": run_a, "run_b": run_b, **d}), frame=lambda: diff_frame(d))

@@ -29,6 +29,7 @@ from typing import Any
 
 import pandas as pd
 
+from tracekit.compare.core import change_pct
 from tracekit.errors import ConfigError
 from tracekit.profile.config import ProfileConfig, default_out_dir
 from tracekit.traces.manifest import CompileFacts
@@ -124,5 +125,5 @@ def compare_runs(run_dirs: dict[str, str | Path]) -> pd.DataFrame:
         })
     df = pd.DataFrame(rows).astype({"graph_breaks": "Int64", "ddp_splits": "Int64", "inductor_buckets": "Int64"})
     base = df["step_p50_ms"].iloc[0] if len(df) else float("nan")
-    df.insert(3, "vs_first_pct", 100.0 * (df["step_p50_ms"] - base) / base)
+    df.insert(3, "vs_first_pct", change_pct(base, df["step_p50_ms"]))
     return df

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from typing import Any
 
-from tracekit import __version__
+from tracekit.version import version
 from tracekit.profile import bucket_events, calibrate
 from tracekit.profile.config import ProfileConfig
 from tracekit.profile.harness import add_profiled_timings, summarize_ranks
@@ -39,7 +39,7 @@ def versions() -> dict[str, Any]:
     except Exception:  # noqa: BLE001
         pass
     return {
-        "tracekit": __version__,
+        "tracekit": version(),
         "python": platform.python_version(),
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
@@ -135,7 +135,7 @@ def manifest_header(config: ProfileConfig, status: str) -> dict[str, Any]:
     cfg.pop("command_line", None)
     return {
         "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "tracekit", "version": __version__},
+        "tool": {"name": "tracekit", "version": version()},
         "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "command_line": config.command_line or sys.argv,
         "status": status,

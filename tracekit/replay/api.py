@@ -36,6 +36,7 @@ from tracekit.replay import costs as cost_model
 from tracekit.replay import figures, simulate
 from tracekit.replay import scenarios as scenario_mod
 from tracekit.replay import timeline as timeline_mod
+from tracekit.runner.options import RunOptions
 from tracekit.runner.pipeline import load_and_analyze
 from tracekit.traces.traceset import TraceSet
 
@@ -82,7 +83,7 @@ def whatif(source: str | os.PathLike[str] | list[str], *, comm_pattern: str | No
                                  world_size)
     specs = scenario_mod.expand(base, sweep)  # bad options fail before the traces are read
     paths = [str(p) for p in source] if isinstance(source, (list, tuple)) else [str(source)]
-    traces, res = load_and_analyze(paths, comm_pattern=comm_pattern, keep_events=True)
+    traces, res = load_and_analyze(paths, RunOptions.of(comm_pattern=comm_pattern, keep_events=True))
     found = advice_mod.findings_of(res.tables.get("findings")) if advice else []
     extra = [s for s in advice_mod.candidates(found) if s not in specs]
     try:

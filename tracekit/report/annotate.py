@@ -32,6 +32,7 @@ from typing import IO, Any
 import msgspec
 
 from tracekit.analyses.findings import as_dicts
+from tracekit.runner.options import RunOptions
 from tracekit.runner.pipeline import load_and_analyze
 from tracekit.analyses.registry import AnalysisResult
 from tracekit.errors import ConfigError, TraceInputError
@@ -155,7 +156,7 @@ def annotate_paths(paths: list[str], out_dir: str | os.PathLike[str], *, skip_ba
                    comm_pattern: str | None = None, workers: int | None = None) -> list[Path]:
     """Analyse the run at ``paths`` and write an annotated copy of each rank's trace into ``out_dir``
     (same file names); returns the written paths, by rank."""
-    traces, res = load_and_analyze(paths, skip_bad=skip_bad, comm_pattern=comm_pattern, workers=workers)
+    traces, res = load_and_analyze(paths, RunOptions.of(skip_bad=skip_bad, comm_pattern=comm_pattern, workers=workers))
     out = Path(out_dir)
     srcs = {rt.rank: Path(rt.path) for rt in traces}
     names = [p.name for p in srcs.values()]

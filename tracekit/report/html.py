@@ -25,9 +25,10 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
-from tracekit import __version__
+from tracekit.version import version
 from tracekit.analyses import collectives, registry
 from tracekit.analyses.findings import as_dicts
+from tracekit.runner.options import RunOptions
 from tracekit.runner.pipeline import load_and_analyze
 from tracekit.analyses.registry import AnalysisResult, ViewOptions
 from tracekit.errors import ConfigError
@@ -391,7 +392,7 @@ def render_html(views: list[RunView], *, table: str | None = None, plotly: str =
     figs = [_figures(v) for v in views]
     types = {t.type for f in figs for fig in f.values() if fig is not None for t in fig.data}
     return page.render(runs=[_run_context(v, i, table, figs[i]) for i, v in enumerate(views)],
-                       plotly_script=plotly_script(plotly, types), version=__version__,
+                       plotly_script=plotly_script(plotly, types), version=version(),
                        title=" vs ".join(display_name(v.label) for v in views))
 
 
@@ -436,7 +437,8 @@ def report_paths(runs: list[list[str]], *, labels: list[str] | None = None, step
         raise ConfigError(f"the report takes one or two runs, got {len(runs)}")
     views = []
     for i, paths in enumerate(runs):
-        traces, res = load_and_analyze(paths, skip_bad=skip_bad, comm_pattern=comm_pattern, align=align,
-                                       workers=workers, keep_events=False)  # run_view decodes what it draws
+        opts = RunOptions.of(skip_bad=skip_bad, comm_pattern=comm_pattern, align=align, workers=workers,
+                             keep_events=False)  # run_view decodes what it draws
+        traces, res = load_and_analyze(paths, opts)
         views.append(HTMLRenderer(traces, label=labels[i] if labels else paths[0], step=step).view(res))
     return render_html(views, plotly=plotly)

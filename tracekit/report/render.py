@@ -11,6 +11,8 @@ pyinstrument-style: ``Renderer(...).render(result) -> str``. ``table`` (the CLI'
   of the result (NaN -> null); with ``table`` only ``meta`` and that table.
 - :class:`CSVRenderer`: one table (default ``ranks``); cells holding dicts or
   lists (``findings.evidence``) are written as JSON.
+
+:func:`render` sends them through the one output path (:mod:`tracekit.report.output`).
 """
 
 from __future__ import annotations
@@ -29,11 +31,12 @@ from tracekit.analyses import registry
 from tracekit.analyses.registry import AnalysisResult, View, ViewOptions
 from tracekit.errors import ConfigError
 from tracekit.jsonable import jsonable, records  # noqa: F401 - re-exported: the renderers' JSON helpers
+from tracekit.report import output
+from tracekit.report.output import FORMATS, Output  # noqa: F401 - FORMATS: the choices, re-exported
 from tracekit.traces.manifest import GraphBreaks, Manifest
 from tracekit.report.safe import safe_text
 from tracekit.report.fmt import table as fmt_table
 
-FORMATS = ("table", "markdown", "json", "csv")
 
 
 def step_ranges(steps: list[int]) -> str:
@@ -225,10 +228,14 @@ class Renderer:
 class JSONRenderer(Renderer):
     extension = "json"
 
-    def render(self, res: AnalysisResult) -> str:
+    def document(self, res: AnalysisResult) -> dict[str, Any]:
+        """:func:`to_json_dict` of ``res`` (``--table`` checked first)."""
         if self.table:
             self._pick(res)
-        return msgspec.json.format(msgspec.json.encode(to_json_dict(res, self.table)).decode(), indent=2)
+        return to_json_dict(res, self.table)
+
+    def render(self, res: AnalysisResult) -> str:
+        return output.render(analysis_output(res, table=self.table), "json")
 
 
 class CSVRenderer(Renderer):
@@ -376,17 +383,14 @@ def _kv(rows: list[tuple[str, Any]], markdown: bool) -> str:
     return tabulate(rows, headers=["", ""] if markdown else (), tablefmt="github" if markdown else "plain")
 
 
-def renderer(fmt: str, *, table: str | None = None, per_step: bool = False) -> Renderer:
-    """The renderer of ``fmt`` (one of :data:`FORMATS`)."""
-    if fmt == "json":
-        return JSONRenderer(table)
-    if fmt == "csv":
-        return CSVRenderer(table)
-    if fmt in ("table", "markdown"):
-        return TextRenderer(table, markdown=fmt == "markdown", per_step=per_step)
-    raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+def analysis_output(res: AnalysisResult, *, table: str | None = None, per_step: bool = False) -> Output:
+    """``res`` for the output path (:mod:`tracekit.report.output`): the text report, the JSON document
+    (:func:`to_json_dict`, indent 2) and the CSV table (``table``, default ``ranks``)."""
+    return Output(text=lambda fmt: TextRenderer(table, markdown=fmt == "markdown", per_step=per_step).render(res),
+                  document=lambda: JSONRenderer(table).document(res), csv=lambda: CSVRenderer(table).render(res),
+                  json_indent=2)
 
 
 def render(res: AnalysisResult, fmt: str = "table", per_step: bool = False, table: str | None = None) -> str:
     """``res`` in ``fmt`` (table | markdown | json | csv); ``table`` picks one table (CSV default: ranks)."""
-    return renderer(fmt, table=table, per_step=per_step).render(res)
+    return output.render(analysis_output(res, table=table, per_step=per_step), fmt)

@@ -9,10 +9,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import msgspec
 import pandas as pd
 from tabulate import tabulate
 
+from tracekit.report import output
+from tracekit.report.output import Output, tablefmt
 from tracekit.replay.api import WhatifResult
 
 _BASELINE_ROWS = (
@@ -116,17 +117,17 @@ def _advice_lines(found: list[dict[str, Any]]) -> list[str]:
 
 def render_text(r: WhatifResult, fmt: str = "table") -> str:
     """The baseline, the profiler cost used, then the per-rank table (window vs predicted)."""
-    tablefmt = "github" if fmt == "markdown" else "simple"
+    style = tablefmt(fmt)
     pc = r.profiler_cost
-    parts = [f"Baseline over {r.baseline.get('steps', 0)} profiled steps", _baseline_lines(r, tablefmt), "",
+    parts = [f"Baseline over {r.baseline.get('steps', 0)} profiled steps", _baseline_lines(r, style), "",
              f"profiler cost taken out: {pc['cpu_op_ns']:.0f} ns per CPU operator, {pc['runtime_ns']:.0f} ns per "
              f"runtime call ({pc['source']})", "",
              "Per rank (per step, means over steps; window -> predicted)"]
-    parts.append(tabulate(_rank_rows(r.ranks), headers="keys", tablefmt=tablefmt, showindex=False,
+    parts.append(tabulate(_rank_rows(r.ranks), headers="keys", tablefmt=style, showindex=False,
                           disable_numparse=True))
     if r.scenarios:
         parts += ["", "Scenarios (predicted step, slowest rank; changes per rank and step vs the baseline "
-                      "prediction)", tabulate(_scenario_rows(r.scenarios), headers="keys", tablefmt=tablefmt,
+                      "prediction)", tabulate(_scenario_rows(r.scenarios), headers="keys", tablefmt=style,
                                              showindex=False, disable_numparse=True)]
     if r.advice is not None:
         parts += ["", "Advice (analyze's findings; the replay's predicted saving per step where a scenario carries "
@@ -136,14 +137,11 @@ def render_text(r: WhatifResult, fmt: str = "table") -> str:
 
 
 def render(r: WhatifResult, fmt: str) -> str:
-    """``fmt``: table | markdown | json | csv (csv: the scenarios when any were asked, else the per-rank
-    table) | html (figures and the table report: :mod:`tracekit.report.whatif_html`)."""
+    """``fmt``: one of :data:`~tracekit.report.output.FORMATS` (csv: the scenarios when any were asked, else the
+    per-rank table), or ``html`` (figures and the table report: :mod:`tracekit.report.whatif_html`)."""
     if fmt == "html":
         from tracekit.report.whatif_html import render_html
 
         return render_html(r, render_text(r, "table"))
-    if fmt == "json":
-        return msgspec.json.format(msgspec.json.encode(r.to_dict()).decode(), indent=1)
-    if fmt == "csv":
-        return (scenario_table(r.scenarios) if r.scenarios else r.ranks).to_csv(index=False)
-    return render_text(r, fmt)
+    return output.render(Output(text=lambda f: render_text(r, f), document=r.to_dict,
+                                frame=lambda: scenario_table(r.scenarios) if r.scenarios else r.ranks), fmt)

@@ -12,7 +12,10 @@ from __future__ import annotations
 import importlib
 import re
 import time
-from typing import TYPE_CHECKING, Literal
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from tracekit.runner.options import RunOptions
 
 if TYPE_CHECKING:
     from tracekit.analyses.registry import AnalysisResult
@@ -23,44 +26,17 @@ if TYPE_CHECKING:
 ENGINE_MIN_FILES = 16
 
 
-def analyze_paths(
-    paths: list[str],
-    *,
-    skip_bad: bool = False,
-    comm_pattern: str | None = None,
-    align: Literal["auto", "on", "off"] = "auto",
-    hta: bool = False,
-    workers: int | None = None,
-    timings: PhaseTimer | None = None,
-    preload: tuple[str, ...] = (),
-    table_names: tuple[str, ...] = (),
-    engine: Literal["local", "dask"] = "local",
-    scheduler: str | None = None,
-    progress: bool | None = None,
-) -> AnalysisResult:
+def analyze_paths(paths: list[str], options: RunOptions | None = None,
+                  timings: PhaseTimer | None = None) -> AnalysisResult:
     """:func:`load_and_analyze` without the traces (so many rank files may take the engine path)."""
-    return load_and_analyze(paths, skip_bad=skip_bad, comm_pattern=comm_pattern, align=align, hta=hta,
-                            workers=workers, timings=timings, preload=preload, table_names=table_names,
-                            engine=engine, scheduler=scheduler, progress=progress, keep_events=False)[1]
+    options = options if options is not None else RunOptions()
+    return load_and_analyze(paths, replace(options, keep_events=False), timings)[1]
 
 
-def load_and_analyze(
-    paths: list[str],
-    *,
-    skip_bad: bool = False,
-    comm_pattern: str | None = None,
-    align: Literal["auto", "on", "off"] = "auto",
-    hta: bool = False,
-    workers: int | None = None,
-    timings: PhaseTimer | None = None,
-    preload: tuple[str, ...] = (),
-    table_names: tuple[str, ...] = (),
-    engine: Literal["local", "dask"] = "local",
-    scheduler: str | None = None,
-    progress: bool | None = None,
-    keep_events: bool = True,
-) -> tuple[TraceSet, AnalysisResult]:
-    """Load ``paths`` and run :func:`~tracekit.runner.run.analyze` (every registered table).
+def load_and_analyze(paths: list[str], options: RunOptions | None = None,
+                     timings: PhaseTimer | None = None) -> tuple[TraceSet, AnalysisResult]:
+    """Load ``paths`` and run :func:`~tracekit.runner.run.analyze` (every registered table), as ``options``
+    (:class:`~tracekit.runner.options.RunOptions`) say.
 
     Two ways through, with the same results:
 
@@ -74,75 +50,69 @@ def load_and_analyze(
       scheduler's address, none starts a local cluster). The returned traces then hold
       headers only (:meth:`~tracekit.traces.traceset.RankTrace.header_only`).
 
-    ``keep_events``: the returned traces must hold every rank's events (a caller that
-    reads them; the HTML report decodes the few ranks it draws itself, see
-    :func:`tracekit.report.collect.with_events`). ``progress``: progress bars on stderr (None: when stderr is a
-    terminal; see :mod:`tracekit.progress`).
-
     ``timings``, when given, gets a lap per phase: ``start`` (find files, start
     workers), ``import`` (analysis code, while workers decode), ``load``
     (waiting for the workers and building the tables), ``rank_tables`` (the
     per-rank pass) and ``run_tables`` (cross-rank tables, findings, HTA).
-    ``preload``: further modules to import while the workers decode (the CLI's
-    report renderer), off the critical path. ``table_names``: tables the caller
-    will ask the result for (``--table``); checked against the registry before
-    the traces are waited for (:class:`~tracekit.errors.ConfigError` if unknown).
     On the engine path the phases are ``import``, ``map`` (the per-rank map on the
     engine) and ``run_tables``.
     """
+    opts = options if options is not None else RunOptions()
     clock = timings if timings is not None else PhaseTimer()
-    from tracekit.errors import ConfigError
+    _check(opts)
     from tracekit.traces.loader import find_trace_files, start_load
 
-    if comm_pattern:
-        try:
-            re.compile(comm_pattern)
-        except re.error as e:
-            raise ConfigError(f"--comm-pattern/--comm-kernel {comm_pattern!r} is not a valid regex: {e}") from None
-    if table_names:  # a bad --table fails before any work (this imports the analyses up front)
-        from tracekit.analyses import registry
-
-        registry.check_names(table_names, registry.AnalyzeOptions(comm_pattern=comm_pattern, align=align, hta=hta))
-    if engine != "local" and (hta or keep_events):
-        raise ConfigError(f"--engine {engine} leaves the events on its workers: "
-                          f"{'--hta' if hta else 'the HTML report'} needs them here (use --engine local)")
-    if engine != "local" or scheduler or not (keep_events or hta) and len(find_trace_files(paths)) >= ENGINE_MIN_FILES:
-        return _analyze_mapped(paths, clock, preload, engine=engine, scheduler=scheduler, skip_bad=skip_bad,
-                               comm_pattern=comm_pattern, align=align, workers=workers, progress=progress)
-    pending = start_load(paths if len(paths) != 1 else paths[0], skip_bad=skip_bad, workers=workers,
-                         progress=progress)
+    if opts.engine != "local" or opts.scheduler or not (opts.keep_events or opts.analysis.hta) \
+            and len(find_trace_files(paths)) >= ENGINE_MIN_FILES:
+        return _analyze_mapped(paths, clock, opts)
+    pending = start_load(paths if len(paths) != 1 else paths[0], skip_bad=opts.skip_bad, workers=opts.workers,
+                         progress=opts.progress)
     clock.lap("start")
     # imported while the workers decode
     from tracekit.analyses import registry
     from tracekit.runner.run import analyze
 
     registry.tables()  # imports every analysis module
-    for name in preload:
+    for name in opts.preload:
         importlib.import_module(name)
     clock.lap("import")
     traces = pending.result()
     clock.lap("load")
-    res = analyze(traces, comm_pattern=comm_pattern, align=align, hta=hta, workers=workers, on_phase=clock.lap)
+    res = analyze(traces, opts.analysis, workers=opts.workers, on_phase=clock.lap)
     return traces, res
 
 
-def _analyze_mapped(paths: list[str], clock: PhaseTimer, preload: tuple[str, ...], *,
-                    engine: Literal["local", "dask"], scheduler: str | None, skip_bad: bool,
-                    comm_pattern: str | None, align: Literal["auto", "on", "off"], workers: int | None,
-                    progress: bool | None) -> tuple[TraceSet, AnalysisResult]:
+def _check(opts: RunOptions) -> None:
+    """Fail on bad options before any work: the regex, ``--table`` names, an engine that cannot keep events."""
+    from tracekit.errors import ConfigError
+
+    pattern = opts.analysis.comm_pattern
+    if pattern:
+        try:
+            re.compile(pattern)
+        except re.error as e:
+            raise ConfigError(f"--comm-pattern/--comm-kernel {pattern!r} is not a valid regex: {e}") from None
+    if opts.table_names:  # (this imports the analyses up front)
+        from tracekit.analyses import registry
+
+        registry.check_names(opts.table_names, opts.analysis)
+    if opts.engine != "local" and (opts.analysis.hta or opts.keep_events):
+        raise ConfigError(f"--engine {opts.engine} leaves the events on its workers: "
+                          f"{'--hta' if opts.analysis.hta else 'the HTML report'} needs them here (use --engine local)")
+
+
+def _analyze_mapped(paths: list[str], clock: PhaseTimer, opts: RunOptions) -> tuple[TraceSet, AnalysisResult]:
     """:func:`load_and_analyze` on the engine path (see there)."""
     from tracekit.runner.engine import map_paths
-    from tracekit.analyses.registry import AnalyzeOptions
     from tracekit.runner.run import analyze
 
-    for name in preload:
+    for name in opts.preload:
         importlib.import_module(name)
     clock.lap("import")
-    options = AnalyzeOptions(comm_pattern=comm_pattern, align=align)
-    traces, tables = map_paths(paths, engine=engine, scheduler=scheduler, skip_bad=skip_bad, options=options,
-                               workers=workers, show_progress=progress)
+    traces, tables = map_paths(paths, engine=opts.engine, scheduler=opts.scheduler, skip_bad=opts.skip_bad,
+                               options=opts.analysis, workers=opts.workers, show_progress=opts.progress)
     clock.lap("map")
-    return traces, analyze(traces, comm_pattern=comm_pattern, align=align, tables=tables, on_phase=clock.lap)
+    return traces, analyze(traces, opts.analysis, tables=tables, on_phase=clock.lap)
 
 
 class PhaseTimer:

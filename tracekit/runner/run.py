@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any, Literal
+from typing import Any
 
 import pandas as pd
 
@@ -23,27 +23,23 @@ from tracekit.traces.traceset import TraceSet
 
 def analyze(
     traces: TraceSet,
+    options: AnalyzeOptions | None = None,
     *,
-    comm_pattern: str | None = None,
-    align: Literal["auto", "on", "off"] = "auto",
-    hta: bool = False,
     workers: int | None = None,
     on_phase: Callable[[str], None] | None = None,
     tables: dict[str, pd.DataFrame] | None = None,
 ) -> AnalysisResult:
     """Every registered table of ``traces`` and the run facts: what ``tracekit analyze`` reports.
 
-    ``comm_pattern``: extra regex of kernel names that count as communication.
-    ``align``: clock alignment across ranks — ``auto`` aligns only when the
-    manifest says the ranks ran on more than one host; ``on`` always, ``off`` never.
-    ``hta``: also run HolisticTraceAnalysis (table ``hta``). ``workers``: processes
+    ``options``: what the tables compute (:class:`~tracekit.analyses.options.AnalyzeOptions`: the extra
+    communication regex, clock alignment, HTA). ``workers``: processes
     for the per-rank pass (see :func:`tracekit.runner.per_rank.map_ranks`).
     ``on_phase(name)`` is called after the per-rank pass (``"rank_tables"``) and
     after the run tables (``"run_tables"``). ``tables``: the rank tables already
     computed elsewhere and stacked over ranks in rank order (an engine's workers,
     :func:`tracekit.runner.engine.map_paths`); then only the run tables are computed here.
     """
-    options = AnalyzeOptions(comm_pattern=comm_pattern, align=align, hta=hta)
+    options = options if options is not None else AnalyzeOptions()
     specs = registry.selected(options)
     rank_specs = [t for t in specs if t.scope == "rank"]
     if tables is None:
