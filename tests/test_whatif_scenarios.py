@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 import tracekit
 from tracekit.analyses.classify import COMM, classify_gpu
+from tracekit.runner.options import RunOptions
 from tracekit.runner.pipeline import load_and_analyze
 from tracekit.cli import main
 from tracekit.errors import ConfigError, ScenarioError
@@ -31,7 +32,7 @@ MIB = 1 << 20
 
 def _scenario(paths, scenario: sc.Scenario):
     """(base graph, scenario graph, its start, end) with no profiler cost taken out."""
-    traces, res = load_and_analyze([str(p) for p in paths], keep_events=True)
+    traces, res = load_and_analyze([str(p) for p in paths], RunOptions.of(keep_events=True))
     coll = res.tables.get("collectives")
     g = simulate.build(traces, coll, cost_model.NONE)
     comm = {rt.rank: np.asarray(classify_gpu(rt).array == COMM) if rt.has_gpu_activity else np.zeros(0, bool)
@@ -77,7 +78,7 @@ def test_bandwidth_and_world_size_scale_the_transfer(tmp_path):
 
 
 def _loaded(paths):
-    traces, res = load_and_analyze([str(p) for p in paths], keep_events=True)
+    traces, res = load_and_analyze([str(p) for p in paths], RunOptions.of(keep_events=True))
     return traces, res.tables.get("collectives")
 
 
@@ -153,14 +154,13 @@ def test_whatif_sweep_json_and_csv(tmp_path):
     assert set(doc["scenario_ranks"][0]) >= {"scenario", "rank", "predicted_step_us"}
     res = CliRunner().invoke(main, ["whatif", str(run), "--bucket-cap-mb", "1", "--format", "csv"])
     assert res.exit_code == 0 and res.output.splitlines()[0].startswith("name,predicted_step_us,delta_us")
-    # the timeline drawn by --format html: both ranks' step 1, window and prediction, the two allreduces
+    # the timeline drawn by --html: both ranks' step 1, window and prediction, the two allreduces
     tl = r.timeline
     assert set(tl["source"]) == {"window", "predicted"} and set(tl["rank"]) == {0, 1}
     comm = tl[(tl["source"] == "window") & (tl["lane"] == "GPU comm") & (tl["rank"] == 0)]
     assert comm[["start_us", "end_us"]].values.tolist() == [[63.0, 83.0], [103.0, 123.0]]
     page = tmp_path / "w.html"
-    res = CliRunner().invoke(main, ["whatif", str(run), "--sweep", "bucket-cap-mb=1,4", "--format", "html",
-                                    "-o", str(page)])
+    res = CliRunner().invoke(main, ["whatif", str(run), "--sweep", "bucket-cap-mb=1,4", "--html", str(page)])
     assert res.exit_code == 0, res.output
     text = page.read_text()
     assert text.count("Plotly.newPlot") == 2 and "bucket-cap-mb=4" in text
@@ -185,7 +185,7 @@ def test_scenarios_that_cannot_apply(tmp_path):
     paths = _late_rank_run(tmp_path / "late")
     with pytest.raises(ScenarioError, match="late: scenario bucket-cap-mb=5 cannot be predicted: no run.json"):
         tracekit.whatif(tmp_path / "late", bucket_cap_mb=5)
-    traces, res = load_and_analyze([str(tmp_path / "late")], keep_events=True)
+    traces, res = load_and_analyze([str(tmp_path / "late")], RunOptions.of(keep_events=True))
     r = whatif_traces(traces, res.tables["collectives"], res.meta,
                       scenarios=[sc.Scenario(bucket_cap_mb=5), sc.Scenario(bandwidth_x=2)])
     assert [s["name"] for s in r.scenarios] == ["bandwidth-x=2"]

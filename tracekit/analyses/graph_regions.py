@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tracekit.analyses.graphbreaks import REGION_PREFIX, WHATS, _compiled, _innermost_region, _kernel_edges
+from tracekit.analyses.graphbreaks import REGION_PREFIX, WHATS, compiled_arrays, _innermost_region, _kernel_edges
 from tracekit.analyses.registry import Column, RankContext, Table, View, ViewOptions
 from tracekit.analyses.timeline import cpu_ops
 
@@ -47,8 +47,8 @@ _CA_MARK = REGION_PREFIX + "!"
 
 def _op_rows(rt: Any) -> tuple[Any, np.ndarray, np.ndarray]:
     """``(compiled, fwd_rows, bwd_rows)``: forward subgraph ops outside compiled-autograd regions and
-    backward subgraph ops, rows of :func:`graphbreaks._compiled` (sorted by start)."""
-    c = _compiled(rt)
+    backward subgraph ops, rows of :func:`graphbreaks.compiled_arrays` (sorted by start)."""
+    c = compiled_arrays(rt)
     fwd = np.flatnonzero(c.what == WHATS.index("fwd"))
     bwd = np.flatnonzero(c.what == WHATS.index("bwd"))
     regions = np.flatnonzero(c.what == WHATS.index("region"))

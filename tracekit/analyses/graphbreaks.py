@@ -89,7 +89,7 @@ class Compiled(NamedTuple):
     step: np.ndarray
 
 
-def _compiled(rt: RankTrace) -> Compiled:
+def compiled_arrays(rt: RankTrace) -> Compiled:
     """The rank's compiled-code CPU ops as :class:`Compiled` arrays (once per rank, shared by every table)."""
     def build() -> Compiled:
         ops = cpu_ops(rt)
@@ -106,7 +106,7 @@ def _compiled(rt: RankTrace) -> Compiled:
 
 def compiled_ops(rt: RankTrace) -> pd.DataFrame:
     """The CPU ops that describe compilation: ``what`` in region/fwd/bwd/lookup/fxgraph, with step."""
-    c = _compiled(rt)
+    c = compiled_arrays(rt)
     names = np.array(cpu_ops(rt).names + [""], dtype=object)
     return pd.DataFrame({"name": pd.Series(names[c.name], dtype=str), "ts_ns": c.ts_ns, "end_ns": c.end_ns,
                          "tid": c.tid, "what": pd.Series(np.array(WHATS, dtype=object)[c.what], dtype=str),
@@ -160,7 +160,7 @@ def _group_starts(step: np.ndarray) -> np.ndarray:
     return np.flatnonzero(np.r_[True, step[1:] != step[:-1]]) if step.size else np.empty(0, np.int64)
 
 
-def _rank_in_group(step: np.ndarray) -> np.ndarray:
+def rank_in_group(step: np.ndarray) -> np.ndarray:
     """0, 1, 2... within each run of equal ``step`` values (a groupby cumcount on grouped rows)."""
     first = _group_starts(step)
     return np.arange(step.size) - np.repeat(first, np.diff(np.r_[first, step.size]))
@@ -182,7 +182,7 @@ def _boundaries(rt: RankTrace, c: Compiled, rows: np.ndarray, region: np.ndarray
     b_step = step[has]
     # the next start as float, as the groupby shift that introduced NaN made it
     gap = (ts[nxt].astype(float) - end[has]) / NS_PER_US
-    index = _rank_in_group(b_step)
+    index = rank_in_group(b_step)
     e, s = last[has], first[nxt]
     valid = (e >= 0) & (s > e)
     idle = np.zeros(b_step.size)
@@ -221,7 +221,7 @@ def _backward_kinds(step: np.ndarray, index: np.ndarray, fwd: pd.DataFrame | Non
 def boundary_table(rt: RankTrace) -> tuple[np.ndarray, pd.DataFrame]:
     """``(region, boundaries)``: per op of :func:`compiled_ops`, the index (among the region ops) of the
     innermost region of a forward subgraph (-1 for other ops), and the subgraph boundaries of both passes."""
-    c = _compiled(rt)
+    c = compiled_arrays(rt)
     region = np.full(c.what.size, -1, dtype=np.int64)
     if not c.what.size:  # an eager rank: nothing compiled, no boundaries (the common case, kept cheap)
         return region, pd.DataFrame(columns=list(BOUNDARY_COLUMNS))
@@ -270,7 +270,7 @@ def graph_break_table(rt: RankTrace, manifest: Manifest | None = None) -> tuple[
     facts = rank_compile_facts(manifest, rt.rank)
     if not steps.size:
         return pd.DataFrame(columns=list(GB_COLUMNS)), bnd
-    c = _compiled(rt)
+    c = compiled_arrays(rt)
     if not c.what.size:
         return _eager_steps(rt.rank, steps, facts), bnd
     count = {w: _count_per_step(c.step[c.what == i], steps) for i, w in enumerate(WHATS)}

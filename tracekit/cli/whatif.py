@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from tracekit.cli.common import FORMATS, comm_pattern_option, debug_option, emit, format_options, run_guarded, \
+from tracekit.cli.common import comm_pattern_option, debug_option, emit, format_options, run_guarded, \
     single_threaded_blas
 
 
@@ -36,14 +36,16 @@ def _scenario_options(f):  # noqa: ANN001, ANN202 - a click decorator
 @click.command(context_settings={"max_content_width": 100})
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @_scenario_options
-@format_options((*FORMATS, "html"))
+@format_options()
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Also write the HTML page: scenario bars and one step of the window next to the prediction.")
 @comm_pattern_option
 @debug_option
 @run_guarded
 def whatif_command(paths: tuple[str, ...], fmt: str, output: str | None, comm_regex: str | None,
                    bucket_cap_mb: float | None, first_bucket_cap_mb: float | None, no_graph_breaks: bool,
                    comm_hook: str | None, bandwidth_x: float | None, world_size: int | None,
-                   sweep: tuple[str, ...], advice: bool) -> None:
+                   sweep: tuple[str, ...], advice: bool, html_path: str | None) -> None:
     """Predict the step the profiler did not disturb, and what a change would buy: replay every rank's
     CPU threads, GPU streams and collectives from the traces, with the profiler's own cost per event
     taken out, then edit the replay for each scenario and replay it again.
@@ -61,14 +63,18 @@ def whatif_command(paths: tuple[str, ...], fmt: str, output: str | None, comm_re
       tracekit whatif runs/demo --bandwidth-x 2 --world-size 4 --format json -o whatif.json
       tracekit whatif runs/compiled --no-graph-breaks
       tracekit whatif runs/demo --advice
-      tracekit whatif runs/demo --sweep bucket-cap-mb=1,25,100 --format html -o whatif.html
+      tracekit whatif runs/demo --sweep bucket-cap-mb=1,25,100 --html whatif.html
     """
     single_threaded_blas()
     from tracekit.replay.api import whatif
-    from tracekit.report.whatif_render import render
+    from tracekit.report.whatif_render import render, render_text
 
     result = whatif(list(paths) if len(paths) > 1 else paths[0], comm_pattern=comm_regex,
                     bucket_cap_mb=bucket_cap_mb, first_bucket_cap_mb=first_bucket_cap_mb,
                     no_graph_breaks=no_graph_breaks, comm_hook=comm_hook, bandwidth_x=bandwidth_x,
                     world_size=world_size, sweep=sweep, advice=advice)
     emit(render(result, fmt), output)
+    if html_path:
+        from tracekit.report.whatif_html import render_html
+
+        emit(render_html(result, render_text(result, "table")), html_path)

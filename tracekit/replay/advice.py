@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from tracekit.replay.scenarios import Scenario
+from tracekit.replay.scenario_spec import Scenario
 
 _CAPS_MB = (1.0, 5.0, 10.0, 25.0, 50.0, 100.0)
 _FIRST_MB = (1.0, 5.0, 10.0)

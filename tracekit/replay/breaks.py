@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tracekit.analyses.graphbreaks import WHATS, _compiled, _rank_in_group, boundary_table
+from tracekit.analyses.graphbreaks import WHATS, compiled_arrays, rank_in_group, boundary_table
 from tracekit.errors import ScenarioError
 from tracekit.replay.graph import CPU_SEG, Graph
 
 if TYPE_CHECKING:
-    from tracekit.replay.scenarios import Context
+    from tracekit.replay.scenario_spec import Context
     from tracekit.traces.traceset import RankTrace
 
 #: CPU work in a gap that is not the break's: the autograd engine accumulating gradients, with DDP's hooks
@@ -38,7 +38,7 @@ def break_gaps(rt: RankTrace) -> list[tuple[int, int, int]]:
     region, bnd = boundary_table(rt)
     if not len(bnd):
         return []
-    c = _compiled(rt)
+    c = compiled_arrays(rt)
     out = []
     for pass_, what in (("forward", "fwd"), ("backward", "bwd")):
         rows = np.flatnonzero(c.what == WHATS.index(what))
@@ -47,7 +47,7 @@ def break_gaps(rt: RankTrace) -> list[tuple[int, int, int]]:
         rows = rows[np.lexsort((c.ts_ns[rows], c.step[rows]))]
         step = c.step[rows]
         has = np.flatnonzero(step[1:] == step[:-1])  # boundary after rows[k]
-        index = _rank_in_group(step[has])
+        index = rank_in_group(step[has])
         kinds = bnd[bnd["pass"] == pass_].set_index(["step", "index"])["kind"]
         for k, i in zip(has.tolist(), index.tolist()):
             a, b = rows[k], rows[k + 1]

@@ -41,7 +41,7 @@ from tracekit.replay.graph import ARRIVE, COLL, GPU_OP, Graph
 from tracekit.traces import schema
 
 if TYPE_CHECKING:
-    from tracekit.replay.scenarios import Context, Scenario
+    from tracekit.replay.scenario_spec import Context, Scenario
     from tracekit.traces.traceset import RankTrace
 
 READY_OP = "torch::autograd::AccumulateGrad"

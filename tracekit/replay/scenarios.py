@@ -21,48 +21,21 @@ with their ``delta_*``. A scenario that cannot apply to the run raises
 from __future__ import annotations
 
 import itertools
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import fields, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from tracekit.errors import ConfigError, ScenarioError
-from tracekit.replay import ddp, figures, network, simulate
+from tracekit.replay import breaks, buckets, ddp, figures, network, simulate
 from tracekit.replay.graph import Graph
+from tracekit.replay.scenario_spec import Context, Scenario
 from tracekit.traces.traceset import TraceSet
 
+__all__ = ["Context", "Scenario", "apply", "context", "evaluate", "expand"]
+
 MOVED = ("compute_us", "exposed_comm_us", "idle_us", "wait_us")
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """Changes predicted together (module doc); None/False: unchanged."""
-
-    bucket_cap_mb: float | None = None
-    first_bucket_cap_mb: float | None = None
-    no_graph_breaks: bool = False
-    comm_hook: str | None = None
-    bandwidth_x: float | None = None
-    world_size: int | None = None
-
-    def changes(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None and v is not False}
-
-    @property
-    def name(self) -> str:
-        return " ".join(k.replace("_", "-") if v is True else f"{k.replace('_', '-')}={v:g}"
-                        if isinstance(v, float) else f"{k.replace('_', '-')}={v}" for k, v in self.changes().items())
-
-    def validate(self) -> None:
-        for k in ("bucket_cap_mb", "first_bucket_cap_mb", "bandwidth_x"):
-            v = getattr(self, k)
-            if v is not None and not v > 0:
-                raise ConfigError(f"--{k.replace('_', '-')} must be > 0, got {v}")
-        if self.world_size is not None and self.world_size < 1:
-            raise ConfigError(f"--world-size must be >= 1, got {self.world_size}")
-        if self.comm_hook not in (None, "bf16", "fp16"):
-            raise ConfigError(f"--comm-hook must be bf16 or fp16, got {self.comm_hook}")
 
 
 _TYPES = {"bucket_cap_mb": float, "first_bucket_cap_mb": float, "bandwidth_x": float, "world_size": int,
@@ -88,22 +61,6 @@ def expand(base: Scenario, sweeps: list[str] | tuple[str, ...] = ()) -> list[Sce
     for sc in out:
         sc.validate()
     return out
-
-
-@dataclass
-class Context:
-    """What every scenario reads: the run, its matched collectives (``colls``, one row per rank and
-    instance, with ``node``: the collective's node in the graph), the fit and the bucket layout."""
-
-    traces: TraceSet
-    colls: pd.DataFrame
-    comm: dict[int, np.ndarray]
-    fit: network.AlphaBeta
-    layout: ddp.Layout | None
-    layout_error: str | None
-    backend: str | None
-    world_size: int
-    applied_hook: str | None
 
 
 def context(g: Graph, traces: TraceSet, coll: pd.DataFrame | None, offsets: dict[int, float] | None,
@@ -159,8 +116,6 @@ def _fp32_allreduce(colls: pd.DataFrame) -> np.ndarray:
 
 def apply(base: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.ndarray], list[str]]:
     """The graph of scenario ``sc`` (module doc), the communication mask per rank and notes."""
-    from tracekit.replay import breaks, buckets
-
     g, comm, notes = clone(base), dict(ctx.comm), []
     bw = 1.0 / sc.bandwidth_x if sc.bandwidth_x else 1.0
     wf = network.world_factor(sc.world_size, ctx.world_size)

@@ -1,4 +1,4 @@
-"""``tracekit whatif --format html``: the what-if page (plotly, as the HTML report draws its figures).
+"""``tracekit whatif --html FILE``: the what-if page (plotly, as the HTML report draws its figures).
 
 Two figures and the text report: one step of the window next to the same step as predicted
 (per rank, lanes ``GPU compute`` / ``GPU comm`` on GPU runs, ``collectives`` on CPU runs, and the

@@ -138,10 +138,6 @@ def render_text(r: WhatifResult, fmt: str = "table") -> str:
 
 def render(r: WhatifResult, fmt: str) -> str:
     """``fmt``: one of :data:`~tracekit.report.output.FORMATS` (csv: the scenarios when any were asked, else the
-    per-rank table), or ``html`` (figures and the table report: :mod:`tracekit.report.whatif_html`)."""
-    if fmt == "html":
-        from tracekit.report.whatif_html import render_html
-
-        return render_html(r, render_text(r, "table"))
+    per-rank table). The HTML page is :func:`tracekit.report.whatif_html.render_html`."""
     return output.render(Output(text=lambda f: render_text(r, f), document=r.to_dict,
                                 frame=lambda: scenario_table(r.scenarios) if r.scenarios else r.ranks), fmt)
