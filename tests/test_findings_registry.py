@@ -7,7 +7,7 @@ import pytest
 
 from tracekit.analyses.crossrank import RankWaiting
 from tracekit.analyses.distortion import ProfilerDistortion
-from tracekit.analyses.findings import FindingContext, WhatifSaving, code_of, collapse, kinds, ranked
+from tracekit.analyses.findings import FindingContext, code_of, collapse, kinds, ranked
 from tracekit.analyses.gpu_idle import GpuIdle
 from tracekit.analyses.graphbreaks import CompileSkipped
 from tracekit.analyses.registry import RegistryError
@@ -47,13 +47,6 @@ def test_unset_optional_evidence_is_left_out_and_none_kept() -> None:
     ev = _waiting(0).evidence()
     assert "straggler_gpu_idle_pct" not in ev and "last_loaded_arrival" not in ev
     assert ev["late_cause"] is None and list(ev)[-1] == "late_cause"
-
-
-def test_whatif_saving_only_when_set() -> None:
-    assert "whatif" not in _idle(0, 400.0).evidence()
-    f = _idle(0, 400.0)
-    f.whatif = WhatifSaving(scenario="no_gpu_idle", predicted_saving_us=250.0)
-    assert f.evidence()["whatif"] == {"scenario": "no_gpu_idle", "predicted_saving_us": 250.0, "error_note": None}
 
 
 def test_collapse_fires_on_every_rank_once_except_per_rank_findings() -> None:

@@ -48,13 +48,16 @@ def analyze(source: str | os.PathLike[str] | list[str] | TraceSet, **kwargs: Any
     ``source``: a run folder, a trace file, a list of them (loaded as
     :func:`tracekit.runner.pipeline.analyze_paths` does, ``skip_bad=`` included),
     or a :class:`~tracekit.traces.traceset.TraceSet` from :func:`load`. Keyword
-    options as ``tracekit analyze``'s: ``comm_pattern``, ``align``, ``hta``, ``workers``.
+    options as ``tracekit analyze``'s: ``comm_pattern``, ``align``, ``hta``, ``workers``; ``whatif=True``
+    (paths only) quotes the findings with the replay, as ``tracekit analyze --whatif``.
     ``tracekit analyze --format json`` prints exactly this result
     (:func:`tracekit.report.render.to_json_dict`).
     """
     from tracekit.runner.options import RunOptions
     from tracekit.traces.traceset import TraceSet
 
+    if kwargs.pop("whatif", False):  # findings quoted with the replay, as `tracekit analyze --whatif`
+        return _analyze_with_whatif(source, kwargs)
     options = RunOptions.of(**kwargs)
     if isinstance(source, TraceSet):
         from tracekit.runner.run import analyze as _analyze
@@ -64,6 +67,17 @@ def analyze(source: str | os.PathLike[str] | list[str] | TraceSet, **kwargs: Any
 
     paths = [str(p) for p in source] if isinstance(source, (list, tuple)) else [str(source)]
     return analyze_paths(paths, options)
+
+
+def _analyze_with_whatif(source: Any, kwargs: dict[str, Any]) -> AnalysisResult:
+    from tracekit.replay.api import advise
+    from tracekit.runner.options import RunOptions
+    from tracekit.runner.pipeline import load_and_analyze
+
+    paths = [str(p) for p in source] if isinstance(source, (list, tuple)) else [str(source)]
+    traces, res = load_and_analyze(paths, RunOptions.of(keep_events=True, **kwargs))
+    advise(traces, res, comm_pattern=kwargs.get("comm_pattern"))
+    return res
 
 
 def whatif(source: str | os.PathLike[str] | list[str], **kwargs: Any) -> Any:

@@ -23,8 +23,9 @@ orders them (one ranking for all). Adding a finding is one class in its analysis
 As a row of the ``findings`` table (and in ``--format json``) a finding is
 ``{"code", "severity", "rank", "message", "evidence"}`` where ``evidence`` is ``cost_us``, ``step_us``,
 the record's own fields in declaration order (unset ones left out), then what the ranking added:
-``ranks`` and ``worst_rank`` when it fired on every rank, ``distorted_window``, and ``whatif`` (the
-replay's predicted saving, :class:`WhatifSaving`) when set. ``evidence["cost_us"]`` is the estimated
+``ranks`` and ``worst_rank`` when it fired on every rank, ``distorted_window``; ``tracekit analyze
+--whatif`` adds ``whatif`` (the replay's predicted saving and its error: :func:`tracekit.replay.api.advise`,
+which quotes the rows after the analyses ran). ``evidence["cost_us"]`` is the estimated
 cost in µs per step (``None`` when it cannot be estimated from the traces, e.g. a whole model that ran
 uncompiled). Severity is the cost as a share of the mean step: ≥ :data:`SEVERITY_HIGH_PCT` high,
 ≥ :data:`SEVERITY_MEDIUM_PCT` medium, else low; a cost that cannot be estimated is high. A finding that
@@ -75,16 +76,6 @@ def rounded(x: Any, nd: int = 1) -> Any:
     return None if x is None or (isinstance(x, float) and not np.isfinite(x)) else round(float(x), nd)
 
 
-class WhatifSaving(msgspec.Struct, frozen=True):
-    """What the replay (:mod:`tracekit.replay`) predicts fixing a finding would save: the what-if
-    ``scenario`` it ran, the predicted saving in µs per step, and how far to trust it (``error_note``).
-    Filled by the what-if side; the analyses never set it."""
-
-    scenario: str
-    predicted_saving_us: float | None
-    error_note: str | None = None
-
-
 class Finding(msgspec.Struct, kw_only=True, tag_field="code"):
     """One finding (module doc). Subclasses declare a ``tag`` (the code), their evidence fields, the
     class settings below and ``detect``. ``cost_us`` and ``step_us`` (µs per step) are rounded to 0.1 µs;
@@ -100,8 +91,6 @@ class Finding(msgspec.Struct, kw_only=True, tag_field="code"):
     worst_rank: int | UnsetType = UNSET
     #: set by a qualifier: measured under a distorted profiler window
     distorted_window: bool | UnsetType = UNSET
-    #: the replay's predicted saving, when the what-if side filled it
-    whatif: WhatifSaving | None = None
 
     #: run order among the findings (a finding may read those with a lower ORDER: ``ctx.earlier``)
     ORDER: ClassVar[int] = 100
@@ -136,8 +125,6 @@ class Finding(msgspec.Struct, kw_only=True, tag_field="code"):
         own = (k for k in self.__struct_fields__ if k not in _BASE_FIELDS)
         ev |= {k: v for k in own if (v := getattr(self, k)) is not UNSET}
         ev |= {k: v for k in ("ranks", "worst_rank", "distorted_window") if (v := getattr(self, k)) is not UNSET}
-        if self.whatif is not None:
-            ev["whatif"] = msgspec.to_builtins(self.whatif)
         return ev
 
     def row(self) -> dict[str, Any]:
@@ -279,7 +266,25 @@ def finding_lines(found: list[dict[str, Any]], markdown: bool = False) -> list[s
             lines.append(f"{i}. **{f['severity']}** `{f['code']}` ({who}, {cost_s}): {f['message']}")
         else:
             lines.append(f"{i}. [{f['severity']}] {f['code']} ({who}, {cost_s})\n   {f['message']}")
+        quote = _whatif_quote(f["evidence"].get("whatif"))
+        if quote:
+            lines.append(f"   {quote}")
     return lines
+
+
+def _whatif_quote(w: dict[str, Any] | None) -> str | None:
+    """The replay's figure for a finding (``tracekit analyze --whatif``), with its error where known."""
+    if not w:
+        return None
+    err = w.get("prediction_error_pct", w.get("error_pct"))
+    trust = (f"the replay's baseline is {err:+.1f} % off the measured step" if err is not None
+             else "unchecked: no measured unprofiled step in run.json")
+    if w.get("predicted_saving_us") is not None:
+        return (f"what-if ({w['scenario']}): predicted saving {w['predicted_saving_us'] / 1000:.2f} ms per step "
+                f"({w.get('predicted_saving_pct') or 0:.1f} %); {trust}")
+    if w.get("predicted_step_us") is not None:
+        return f"what-if: predicted unprofiled step {w['predicted_step_us'] / 1000:.2f} ms; {trust}"
+    return None
 
 
 def _findings_table(ctx: RunContext) -> pd.DataFrame:

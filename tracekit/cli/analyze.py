@@ -35,12 +35,16 @@ from tracekit.cli.common import (comm_pattern_option, debug_option, emit, finish
 @click.option("--progress/--no-progress", "progress", default=None,
               help="Progress bars on stderr for long loads (default: on when stderr is a terminal).")
 @click.option("--timings", is_flag=True, help="Print the wall time of each phase (load, analyze, render) on stderr.")
+@click.option("--whatif", "whatif", is_flag=True,
+              help="Also replay the traces (as `tracekit whatif --advice`): findings that advise a change quote the "
+                   "predicted saving of the change and are ranked by it, profiler_distortion the predicted "
+                   "unprofiled step, each with the replay's measured error (seconds per 100 MB of traces).")
 @debug_option
 @run_guarded
 def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_step: bool, table: str | None,
                     skip_bad: bool, comm_regex: str | None, align: bool | None, hta: bool,
                     workers: int | None, html_path: str | None, engine: str, scheduler: str | None,
-                    progress: bool | None, timings: bool) -> None:
+                    progress: bool | None, timings: bool, whatif: bool) -> None:
     """Analyze per-rank torch.profiler traces: compute vs communication, overlap,
     exposed communication, idle time, collectives, DDP buckets and cross-rank waits.
 
@@ -54,6 +58,7 @@ def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_st
       tracekit analyze runs/demo --format csv --table collectives
       tracekit analyze runs/demo --table findings
       tracekit analyze runs/demo --html report.html
+      tracekit analyze runs/demo --whatif
       tracekit analyze /shared/run --engine dask --scheduler tcp://head:8786
     """
     single_threaded_blas()
@@ -65,9 +70,14 @@ def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_st
     options = RunOptions(AnalyzeOptions(comm_pattern=comm_regex, align={None: "auto", True: "on", False: "off"}[align],
                                         hta=hta),
                          skip_bad=skip_bad, workers=workers, engine=engine, scheduler=scheduler, progress=progress,
-                         keep_events=False,  # --html decodes the ranks it draws
+                         keep_events=whatif,  # --html decodes the ranks it draws; the replay needs every event
                          table_names=(table,) if table else (), preload=("tracekit.report.render",))
     traces, res = load_and_analyze(list(paths), options, clock)
+    if whatif:
+        from tracekit.replay.api import advise
+
+        advise(traces, res, comm_pattern=comm_regex)
+        clock.lap("whatif")
     from tracekit.report.render import render
 
     emit(render(res, fmt, per_step=per_step, table=table), output)

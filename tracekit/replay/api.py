@@ -29,6 +29,8 @@ import numpy as np
 import pandas as pd
 
 from tracekit.analyses.classify import COMM, classify_gpu
+from tracekit.analyses.findings import as_dicts, as_table
+from tracekit.analyses.registry import AnalysisResult
 from tracekit.errors import ReplayError, ScenarioError
 from tracekit.jsonable import jsonable
 from tracekit.replay import advice as advice_mod
@@ -101,6 +103,36 @@ def whatif(source: str | os.PathLike[str] | list[str], *, comm_pattern: str | No
         result.scenarios = [s for s in result.scenarios if s["name"] not in names]
         if result.scenario_ranks is not None:
             result.scenario_ranks = result.scenario_ranks[~result.scenario_ranks["scenario"].isin(names)]
+    return result
+
+
+def advise(traces: TraceSet, res: AnalysisResult, *, comm_pattern: str | None = None) -> WhatifResult | None:
+    """``tracekit analyze --whatif``: the findings of ``res`` quoted with the replay, in place.
+
+    Findings that advise a change get ``evidence["whatif"]`` from the best scenario carrying it out
+    (:mod:`tracekit.replay.advice`) plus ``prediction_error_pct``: the baseline prediction's error against
+    the run's measured unprofiled step (None where run.json has none: the saving is then unchecked);
+    ``profiler_distortion`` gets the predicted unprofiled step; the findings are ranked by predicted saving.
+    ``res.meta["whatif"]``: the baseline and the notes. ``traces`` must keep their events. Returns the
+    replay's result, or None (with ``res.meta["whatif"]["error"]``) when the traces cannot be replayed."""
+    found = as_dicts(res.tables["findings"]) if "findings" in res.tables else []
+    extra = advice_mod.candidates(found)
+    try:
+        result = whatif_traces(traces, res.tables.get("collectives"), res.meta, comm_pattern=comm_pattern,
+                               scenarios=extra, quiet=extra)
+    except ScenarioError:  # none of the findings' scenarios applies: the baseline still quotes the distortion
+        result = whatif_traces(traces, res.tables.get("collectives"), res.meta, comm_pattern=comm_pattern)
+    except ReplayError as e:
+        res.meta["whatif"] = {"error": str(e)}
+        return None
+    quoted = advice_mod.quote(found, result.scenarios, result.baseline)
+    for f in quoted:
+        if f["evidence"].get("whatif") is not None:
+            f["evidence"]["whatif"]["prediction_error_pct"] = result.baseline.get("error_pct")
+    if "findings" in res.tables:
+        res.tables["findings"] = as_table(quoted)
+    res.meta["whatif"] = jsonable({"baseline": result.baseline, "profiler_cost": result.profiler_cost,
+                                   "notes": result.notes})
     return result
 
 

@@ -1,0 +1,56 @@
+"""``tracekit analyze --whatif``: findings quoted with the replay's predicted saving (issue 22), on a committed
+H100 run with a graph break; the quoted figures are checked against ``tracekit whatif`` run on its own."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import tracekit
+from tracekit.cli import main
+from tracekit.report.render import to_json_dict
+
+RUN = Path(__file__).resolve().parents[1] / "sample_traces" / "h100_graph_break" / "toy-cpubound-break"
+
+
+@pytest.fixture(scope="module")
+def quoted():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return tracekit.analyze(RUN, whatif=True)
+
+
+def _by_code(res) -> dict:
+    return {f["code"]: f for f in to_json_dict(res)["findings"]}
+
+
+def test_findings_quote_the_scenario_that_carries_them_out(quoted):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        alone = tracekit.whatif(RUN, no_graph_breaks=True)
+    found = _by_code(quoted)
+    w = found["graph_break"]["evidence"]["whatif"]
+    assert w["scenario"] == "no-graph-breaks"
+    assert w["predicted_saving_us"] == pytest.approx(-alone.scenarios[0]["delta_us"])
+    assert w["prediction_error_pct"] == pytest.approx(alone.baseline["error_pct"])
+    d = found["profiler_distortion"]["evidence"]["whatif"]
+    assert d["predicted_step_us"] == pytest.approx(alone.baseline["predicted_step_us"])
+    assert "whatif" not in found["gpu_idle"]["evidence"]  # no scenario carries it out
+    codes = [f["code"] for f in to_json_dict(quoted)["findings"]]
+    assert codes.index("profiler_distortion") == 0 and codes.index("graph_break") < codes.index("gpu_idle")
+    assert quoted.meta["whatif"]["baseline"]["predicted_step_us"] == pytest.approx(d["predicted_step_us"])
+
+
+def test_cli_prints_what_the_library_returns_and_says_how_far_to_trust_it(quoted):
+    res = CliRunner().invoke(main, ["analyze", str(RUN), "--whatif", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output[res.output.index("{"):])
+    assert doc["findings"] == json.loads(json.dumps(to_json_dict(quoted)["findings"]))
+    text = CliRunner().invoke(main, ["analyze", str(RUN), "--whatif"]).output
+    assert "what-if (no-graph-breaks): predicted saving" in text and "off the measured step" in text
+    plain = tracekit.analyze(RUN)  # without --whatif the findings are what they always were
+    assert all("whatif" not in f["evidence"] for f in to_json_dict(plain)["findings"])
