@@ -30,6 +30,12 @@ Usage::
 
     nice python benchmarks/bench_many_ranks.py                    # 64, 512, 2048 ranks
     nice python benchmarks/bench_many_ranks.py --ranks 256 --skip-hta --repeat 3
+    nice python benchmarks/bench_many_ranks.py --ranks 2048 4096 8192 16384 --skip-hta --repeat 0
+
+3. **Fit** wall time against rank count per contender (least squares, :func:`linear_fit`): the fixed
+   cost and the cost per rank, and how far the worst point is from that line (linear in ranks means
+   small residuals). Results (rows, fits, the machine's facts) go to ``--json``, by default
+   ``benchmarks/results/bench_many_ranks_<date>_<kb>kb.json``.
 """
 
 from __future__ import annotations
@@ -48,7 +54,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from bench_analyze import _byte_compile_tracekit, _run  # noqa: E402 - shared measurement code
+from bench_analyze import _byte_compile_tracekit, _run, default_json, machine_facts  # noqa: E402 - shared code
 
 SOURCE = REPO / "sample_traces" / "eager_ddp" / "rank0.trace.json.gz"
 GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
@@ -109,6 +115,19 @@ def build(out_dir: Path, ranks: int, target_bytes: int = 40_000) -> dict[str, An
     return facts
 
 
+def linear_fit(points: list[tuple[int, float]]) -> dict[str, Any] | None:
+    """Least-squares ``wall_s = fixed_s + ms_per_rank/1000 × ranks`` over ``(ranks, wall_s)`` points
+    (None below two distinct rank counts); ``max_residual_pct``: the worst point's distance from the line."""
+    if len({n for n, _ in points}) < 2:
+        return None
+    n = len(points)
+    mx, my = sum(x for x, _ in points) / n, sum(y for _, y in points) / n
+    slope = sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
+    fixed = my - slope * mx
+    worst = max(abs(y - (fixed + slope * x)) / y for x, y in points)
+    return {"fixed_s": fixed, "ms_per_rank": 1000 * slope, "points": n, "max_residual_pct": 100 * worst}
+
+
 def _measure(name: str, d: Path, repeat: int) -> dict[str, Any]:
     """Best-of-``repeat`` timed runs (``cpu_s`` of the best one), then one memory-sampled run.
 
@@ -144,9 +163,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-hta", action="store_true", help="do not run HTA")
     ap.add_argument("--keep", action="store_true", help="keep the generated rank files")
     ap.add_argument("--cache-dir", type=Path, default=REPO / ".bench")
-    ap.add_argument("--json", type=Path, default=None, help="write all results to this JSON file")
+    ap.add_argument("--json", type=Path, default=None,
+                    help="results file (default benchmarks/results/bench_many_ranks_<date>_<kb>kb.json)")
     a = ap.parse_args(argv)
 
+    facts = machine_facts()  # the load average before this benchmark's own work
     _byte_compile_tracekit()
     names = ["tracekit"] + ([] if a.skip_hta else ["hta"])
     rows: list[dict[str, Any]] = []
@@ -187,9 +208,16 @@ def main(argv: list[str] | None = None) -> int:
         ratio = f"{r['wall_s'] / hta['wall_s']:.3f}" if hta else "-"
         print(f"{r['ranks']:>6} {r['mb']:>6.1f} {r['name']:<9} {r['wall_s']:>7.2f} {1000 * r['wall_s'] / r['ranks']:>7.2f} "
               f"{r['cpu_s']:>7.1f} {r['pss_tree_mb']:>7.0f} {r['rss_tree_mb']:>7.0f} {ratio:>10}")
-    if a.json:
-        a.json.write_text(json.dumps({"machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
-                                      "rows": rows}, indent=1))
+    fits = {name: linear_fit([(r["ranks"], r["wall_s"]) for r in rows if r["name"] == name and "error" not in r])
+            for name in names}
+    for name, fit in fits.items():
+        if fit:
+            print(f"{name}: wall s = {fit['fixed_s']:.2f} + {fit['ms_per_rank']:.2f} ms × ranks "
+                  f"(least squares over {fit['points']} rank counts, max residual {fit['max_residual_pct']:.1f} %)")
+    out = a.json or default_json("bench_many_ranks", f"{a.kb}kb")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"machine": facts, "repeat": a.repeat, "rows": rows, "fits": fits}, indent=1))
+    print(f"results: {out}")
     return 0 if all("error" not in r for r in rows) else 1
 
 

@@ -38,6 +38,7 @@ from tracekit.replay import costs as cost_model
 from tracekit.replay import figures, simulate
 from tracekit.replay import scenarios as scenario_mod
 from tracekit.replay import timeline as timeline_mod
+from tracekit.replay import validation
 from tracekit.runner.options import RunOptions
 from tracekit.runner.pipeline import load_and_analyze
 from tracekit.traces.traceset import TraceSet
@@ -66,8 +67,16 @@ class WhatifResult:
     #: one step of the window and of the prediction, to draw (tracekit.replay.timeline; not in the JSON)
     timeline: pd.DataFrame | None = None
 
+    @property
+    def scenario_checks(self) -> list[dict[str, Any]]:
+        """How far the changes of :attr:`scenarios` were checked against the same change made for real
+        (:mod:`tracekit.replay.validation`); empty without scenarios."""
+        changes = list(dict.fromkeys(k for s in self.scenarios for k in s.get("changes", {})))
+        return [c.to_dict() for c in validation.checks_for(changes)]
+
     def to_dict(self) -> dict[str, Any]:
-        return jsonable({"baseline": self.baseline, "scenarios": self.scenarios, "profiler_cost": self.profiler_cost,
+        return jsonable({"baseline": self.baseline, "scenarios": self.scenarios,
+                         "scenario_checks": self.scenario_checks, "profiler_cost": self.profiler_cost,
                          "ranks": self.ranks, "steps": self.steps, "scenario_ranks": self.scenario_ranks,
                          "advice": self.advice, "notes": self.notes})
 

@@ -115,6 +115,21 @@ def _advice_lines(found: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _check_lines(checks: list[dict[str, Any]]) -> list[str]:
+    if not checks:
+        return ["(no check recorded)"]
+    out = []
+    for c in checks:
+        name = c["change"].replace("_", "-")
+        if c["runs"]:
+            fig = (f"{c['runs']} run{'s' if c['runs'] != 1 else ''}, delta error median "
+                   f"{c['delta_error_pp_median']:.1f}, max {c['delta_error_pp_max']:.1f} points")
+        else:
+            fig = "no run"
+        out.append(f"- {name}, {c['setting']}: {c['verdict']} ({fig}): {c['why']}")
+    return out
+
+
 def render_text(r: WhatifResult, fmt: str = "table") -> str:
     """The baseline, the profiler cost used, then the per-rank table (window vs predicted)."""
     style = tablefmt(fmt)
@@ -129,6 +144,9 @@ def render_text(r: WhatifResult, fmt: str = "table") -> str:
         parts += ["", "Scenarios (predicted step, slowest rank; changes per rank and step vs the baseline "
                       "prediction)", tabulate(_scenario_rows(r.scenarios), headers="keys", tablefmt=style,
                                              showindex=False, disable_numparse=True)]
+    if r.scenarios:
+        parts += ["", "How far these changes were checked (the same change made for real; delta error: |predicted "
+                      "- measured change|, points of the baseline step)", *_check_lines(r.scenario_checks)]
     if r.advice is not None:
         parts += ["", "Advice (analyze's findings; the replay's predicted saving per step where a scenario carries "
                       "them out)", *_advice_lines(r.advice)]

@@ -1,0 +1,86 @@
+"""How far each what-if scenario has been checked against the same change made for real.
+
+A scenario's predicted change is only as good as the checks behind it, so ``tracekit whatif`` prints,
+next to the scenarios it was asked for, the checks of those changes: the same model profiled twice,
+once as it was and once with the change really made, and the scenario predicted from the first run
+compared with the second run's measured unprofiled step. The measure is the **delta error**: the
+absolute difference, in percentage points of the baseline step, between the predicted change
+(``predicted_delta_pct``) and the measured one (``measured_delta_pct``); the measured baseline is the
+first run's own timed steps (run.json), never an input to the prediction.
+
+Each :class:`Check` names the result files under ``benchmarks/results/`` it summarises and the
+variant runs it takes from them (``variants``, a regex on the variant's run folder);
+``tests/test_whatif_validation.py`` recomputes every figure from those files, so this table cannot
+drift from the measurements. ``verdict`` says what the figures mean: ``checked`` (the truth was
+steady enough to check the prediction), ``not checkable here`` (the same program's measured step
+moved between runs by more than the change: the figures are the host's noise as much as the
+model's error) or ``not run`` (no machine here could make the change).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+CHECKED, NOISY, NOT_RUN = "checked", "not checkable here", "not run"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One setting in which a scenario's change was made for real and compared with its prediction."""
+
+    #: the :class:`~tracekit.replay.scenario_spec.Scenario` field the check is about
+    change: str
+    #: where it was checked: machine, backend, what bound the step
+    setting: str
+    #: variant runs compared (each a real run with the change made)
+    runs: int
+    #: median and max |predicted − measured change|, percentage points of the baseline step (None: not run)
+    delta_error_pp_median: float | None
+    delta_error_pp_max: float | None
+    #: :data:`CHECKED`, :data:`NOISY` or :data:`NOT_RUN` (module doc)
+    verdict: str
+    #: one sentence: why the verdict
+    why: str
+    #: result files under benchmarks/results/ (name fragments) and the regex picking the variant runs in them
+    sources: tuple[str, ...] = ()
+    variants: str = "."
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.pop("variants")
+        d["sources"] = list(self.sources)
+        return d
+
+
+_GB = ("whatif_scenarios_2026-11-24_h100_graph_break", "whatif_scenarios_2026-11-25_h200_graph_break")
+_GLOO = ("whatif_scenarios_2026-11-24_cpu_gloo_a", "whatif_scenarios_2026-11-24_cpu_gloo_b",
+         "whatif_scenarios_2026-11-24_cpu_gloo_c")
+
+CHECKS: tuple[Check, ...] = (
+    Check("no_graph_breaks", "inductor, GPU-bound step (GPU busy throughout), 1 GPU (H100, H200)", 2, 1.0, 1.7,
+          CHECKED, "the twins' measured steps were steady (p90/p50 within 1 %)", _GB, "gpubound"),
+    Check("no_graph_breaks", "inductor, CPU-bound step (launch-bound), 1 GPU (H100, H200)", 13, 19.4, 52.2,
+          NOISY, "the same program measured up to 50 % apart from run to run, ten times the predicted change",
+          _GB, "cpubound|transformer-small"),
+    Check("no_graph_breaks", "inductor, CPU/gloo, 2 ranks", 1, 26.1, 26.1, NOISY,
+          "the twin without the break measured 25 % slower than the one with it",
+          ("whatif_scenarios_2026-11-24_cpu_gloo_graph_break",)),
+    Check("bucket_cap_mb", "CPU/gloo, 2 ranks (caps 1, 5, 25 again, 100 MB)", 11, 14.9, 55.3, NOISY,
+          "the unchanged baseline measured 21 % and 55 % apart in two repeats", _GLOO),
+    Check("first_bucket_cap_mb", "CPU/gloo, 2 ranks (first bucket 5 MB)", 3, 37.5, 65.8, NOISY,
+          "the unchanged baseline measured 21 % and 55 % apart in two repeats", _GLOO),
+    Check("world_size", "CPU/gloo, 2 ranks -> 1", 3, 41.4, 68.7, NOISY,
+          "the unchanged baseline measured 21 % and 55 % apart in two repeats; one set gave the single rank "
+          "both cores", _GLOO),
+    Check("world_size", "NCCL, more GPUs", 0, None, None, NOT_RUN, "no multi-GPU machine was lent"),
+    Check("comm_hook", "NCCL, 2 GPUs", 0, None, None, NOT_RUN,
+          "a compression hook needs NCCL across GPUs; no multi-GPU machine was lent"),
+    Check("bandwidth_x", "any", 0, None, None, NOT_RUN, "no machine here can change its network speed"),
+)
+
+
+def checks_for(changes: list[str]) -> list[Check]:
+    """The checks of the scenario fields in ``changes``, in :data:`CHECKS` order."""
+    wanted = set(changes)
+    return [c for c in CHECKS if c.change in wanted]
