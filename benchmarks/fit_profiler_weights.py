@@ -99,7 +99,7 @@ def objective(runs: list[Run], weights: tuple[float, ...], how: str) -> float:
     return s["max_abs_pct"] if how == "max" else s["mean_abs_pct"]
 
 
-def pattern_search(f: Any, x0: list[float], step: float = 0.5, tol: float = 0.02) -> tuple[list[float], float]:
+def pattern_search(f: Any, x0: list[float], step: float = 0.5, tol: float = 0.05) -> tuple[list[float], float]:
     """Minimise ``f`` over the box :data:`BOUNDS` by Hooke-Jeeves moves along each axis, halving the step."""
     x, fx = list(x0), f(x0)
     while step >= tol:
