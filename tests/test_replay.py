@@ -192,6 +192,62 @@ def test_costs_from_manifest_fall_back_to_defaults():
     assert cost_model.ProfilerCosts.of(m).runtime_ns == cost_model.DEFAULT_RUNTIME_NS
 
 
+def _kinds_run(tmp_path: Path) -> Path:
+    """One thread, one step [0, 100] µs: operator mm [10, 30]; a Triton launch range [40, 50] around its
+    cuLaunchKernel [42, 44], whose kernel ran [46, 47]; a runtime call without GPU work [60, 61]."""
+    tb = TraceBuilder(rank=0, world_size=1)
+    tb.step(1, 0, 100)
+    tb.cpu_op("aten::mm", 10, 20)
+    tb.cpu_op("triton_poi_fused_add_0", 40, 10)
+    tb.kernel("triton_poi_fused_add_0", 46, 1, launch_at_us=42, launch_name="cuLaunchKernel")
+    tb.launch(60, 950, name="cudaGetErrorString", dur_us=1)
+    return tb.write(tmp_path / "rank0.trace.json.gz")
+
+
+def test_event_kinds_of_a_hand_built_trace(tmp_path):
+    traces, _ = load_and_analyze([str(_kinds_run(tmp_path))])
+    rt = next(iter(traces))
+    ev = graph_cpu_events(rt).sort_values("ts_ns")
+    kinds = cost_model.event_kinds(ev, rt.gpu["correlation"].to_numpy())
+    assert dict(zip(ev["name"].astype(str), kinds.tolist())) == {
+        "ProfilerStep#1": cost_model.OP, "aten::mm": cost_model.OP, "triton_poi_fused_add_0": cost_model.TRITON,
+        "cuLaunchKernel": cost_model.LAUNCH_GPU, "cudaGetErrorString": cost_model.RUNTIME}
+
+
+def test_profiler_cost_per_event_kind(tmp_path):
+    # 1 µs per operator and per runtime call, times the weight of the kind: operator 1 (1 µs), Triton range 2
+    # (2 µs), GPU launch 3 (3 µs), other runtime call 0.5 (0.5 µs). Half of each is shed at each of its cuts
+    # from the segment ending there; the step annotation's first half (cut 0) ends no segment and is not shed:
+    # step 100 - (0.5 step end + 1 mm + 2 triton + 3 launch + 0.5 runtime) = 93 µs.
+    path = _kinds_run(tmp_path)
+    costs = cost_model.ProfilerCosts(cpu_op_ns=1 * US, runtime_ns=1 * US, source="test", weights=(1, 2, 3, 0.5))
+    g, start, end = _graph([path], costs)
+    assert _step_us(g, start, end) == [93.0]
+    # the launch call [42, 44] starts after 0.5 + 0.5 (mm) + 1 (triton's start) + 1.5 (its own start) = 3.5 µs
+    # were shed: at 38.5; its kernel follows after the recorded 4 µs latency less half the launch's 3 µs: 41
+    k = _gpu_node(g, 0, 46)
+    assert (start[k], end[k]) == (41 * US, 42 * US)
+    # all weights 1: one figure per event, as before the kinds: 100 - (0.5 + 1 + 1 + 1 + 1) = 95.5 µs
+    ones = cost_model.ProfilerCosts(cpu_op_ns=1 * US, runtime_ns=1 * US, source="test")
+    assert _step_us(*_graph([path], ones)) == [95.5]
+    # the self-check's costs take nothing out, whatever the weights
+    assert _step_us(*_graph([path], cost_model.NONE)) == [100.0]
+    assert cost_model.NONE.per_kind().tolist() == [0.0] * 4
+
+
+def test_costs_from_manifest_carry_the_documented_weights():
+    from tracekit.traces.manifest import Manifest, ProfilerCost, RunInfo
+
+    m = Manifest(profiler_cost=ProfilerCost(cpu_op_ns=1200.0, runtime_ns=1200.0), run=RunInfo(device="cuda"))
+    c = cost_model.ProfilerCosts.of(m)
+    assert c.weights == cost_model.WEIGHTS
+    w = cost_model.WEIGHTS
+    assert c.per_kind().tolist() == pytest.approx([1200.0 * w[0], 1200.0 * w[1], 1200.0 * w[2], 1200.0 * w[3]])
+    assert cost_model.ProfilerCosts.of(None).per_kind().tolist() == pytest.approx(
+        [cost_model.DEFAULT_CPU_OP_NS * w[0], cost_model.DEFAULT_CPU_OP_NS * w[1],
+         cost_model.DEFAULT_RUNTIME_NS * w[2], cost_model.DEFAULT_RUNTIME_NS * w[3]])
+
+
 def test_replay_of_committed_gpu_samples_reproduces_the_window():
     """Self-check on real traces: within 2 % per rank (issue 21's bar): our 2 x H200 runs and traces from
     elsewhere (HTA's 2-rank sample, a ROCm MI250 trace, a 2021 TensorBoard-plugin trace, TraceLens' MI300)."""

@@ -9,12 +9,23 @@ Where the figures come from, in order:
    (see docs/whatif.md, "Profiler cost"): a trace from another machine, torch or profiler
    setting may cost more or less per event, which moves the prediction by up to
    (events per step) x (the difference).
+
+**Per event kind.** The figure above is measured per event of a small synthetic step; a
+recorded event of kind ``k`` (:func:`event_kinds`) is charged that figure times the
+dimensionless weight ``weights[k]`` (:data:`WEIGHTS`): ``cpu_op_ns x w`` for operators and
+annotations, ``runtime_ns x w`` for runtime/driver calls. The calibrated figure keeps the
+machine's scale; the weights say how much more or less an event of each kind costs the
+profiler than the calibration step's average event.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+import pandas as pd
+
+from tracekit.traces import schema
 from tracekit.traces.manifest import Manifest
 
 #: defaults for traces without a measured cost (ns per event): CPU operator, CUDA runtime call. One figure for
@@ -23,10 +34,44 @@ from tracekit.traces.manifest import Manifest
 DEFAULT_CPU_OP_NS = 2080.0
 DEFAULT_RUNTIME_NS = 2080.0
 
+#: event kinds (:func:`event_kinds`): a CPU operator or ``record_function`` annotation; an inductor Triton
+#: launch range (a ``cpu_op`` named ``triton_*``); a runtime/driver call that put work on the GPU (a kernel,
+#: copy or memset carries its correlation id: CUPTI writes an activity record for it); any other runtime call
+OP, TRITON, LAUNCH_GPU, RUNTIME = range(4)
+KIND_LABELS = ("op", "triton", "launch_gpu", "runtime")
+TRITON_PREFIX = "triton_"
+
+#: weight per event kind (index: :data:`OP`, :data:`TRITON`, :data:`LAUNCH_GPU`, :data:`RUNTIME`). All 1.0: one
+#: figure per event. Weights fitted with benchmarks/fit_profiler_weights.py did not hold on held-out runs
+#: (docs/whatif.md, "A cost per event kind"): fitted on the 23 H100 runs (sample_traces/h100_whatif,
+#: h100_whatif_3) as (3.625, 3.625, 0.062, 0.0), the 13 held-out H200 runs went from median/max |error|
+#: 9.8/51.3 % to 7.5/56.2 %; fitted on the H200 runs as (1.5, 1.5, 1.0, 5.0), the H100 runs went from
+#: 16.0/128.2 % to 14.3/109.3 %. The max got worse in one direction, so they are not used.
+WEIGHTS: tuple[float, float, float, float] = (1.0, 1.0, 1.0, 1.0)
+
+
+def event_kinds(ev: pd.DataFrame, gpu_correlations: np.ndarray) -> np.ndarray:
+    """Kind code (:data:`OP` ... :data:`RUNTIME`) of each row of ``ev`` (CPU events with ``kind``,
+    ``name``, ``correlation``: :func:`tracekit.replay.graph.cpu_events`). ``gpu_correlations``: the
+    correlation ids of the rank's GPU operations."""
+    kind = ev["kind"].to_numpy()
+    launch = kind == schema.LAUNCH
+    out = np.full(len(ev), OP, dtype=np.int8)
+    if not len(ev):
+        return out
+    triton = ~launch & schema.name_mask(ev["name"], TRITON_PREFIX, prefix=True)
+    out[triton] = TRITON
+    corr = ev["correlation"].to_numpy()
+    on_gpu = launch & (corr >= 0) & np.isin(corr, gpu_correlations)
+    out[on_gpu] = LAUNCH_GPU
+    out[launch & ~on_gpu] = RUNTIME
+    return out
+
 
 @dataclass(frozen=True)
 class ProfilerCosts:
-    """Wall ns the profiler adds per recorded CPU operator/annotation and per runtime call."""
+    """Wall ns the profiler adds per recorded CPU operator/annotation and per runtime call, and the
+    weight per event kind that multiplies them (module doc)."""
 
     cpu_op_ns: float
     runtime_ns: float
@@ -34,19 +79,35 @@ class ProfilerCosts:
     source: str
     #: scale each step's CPU work by its speed factor (:mod:`tracekit.replay.speed`); off for the self-check
     step_speed: bool = True
+    #: dimensionless weight per event kind (:data:`WEIGHTS`); all 1.0: one figure per operator / runtime call
+    weights: tuple[float, float, float, float] = (1.0, 1.0, 1.0, 1.0)
 
     @classmethod
-    def of(cls, manifest: Manifest | None) -> ProfilerCosts:
-        """The run's measured costs, falling back per figure to the defaults."""
+    def of(cls, manifest: Manifest | None, weights: tuple[float, float, float, float] = WEIGHTS) -> ProfilerCosts:
+        """The run's measured costs, falling back per figure to the defaults; ``weights`` per event kind."""
         pc = manifest.profiler_cost if manifest is not None else None
         cpu = pc.cpu_op_ns if pc is not None and pc.cpu_op_ns is not None else None
         rt = pc.runtime_ns if pc is not None and pc.runtime_ns is not None else None
         cpu_run = manifest is not None and manifest.run is not None and manifest.run.device == "cpu"
         if cpu is not None and (rt is not None or cpu_run):
-            return cls(cpu, rt or 0.0, "run.json")
+            return cls(cpu, rt or 0.0, "run.json", weights=weights)
         if cpu is not None:
-            return cls(cpu, DEFAULT_RUNTIME_NS, "run.json (runtime calls: default)")
-        return cls(DEFAULT_CPU_OP_NS, DEFAULT_RUNTIME_NS, "default")
+            return cls(cpu, DEFAULT_RUNTIME_NS, "run.json (runtime calls: default)", weights=weights)
+        return cls(DEFAULT_CPU_OP_NS, DEFAULT_RUNTIME_NS, "default", weights=weights)
+
+    def per_kind(self) -> np.ndarray:
+        """ns per event of each kind (index: the kind codes)."""
+        base = np.array([self.cpu_op_ns, self.cpu_op_ns, self.runtime_ns, self.runtime_ns])
+        return base * np.asarray(self.weights, dtype=float)
+
+    def per_event(self, kinds: np.ndarray) -> np.ndarray:
+        """ns per event for ``kinds`` (:func:`event_kinds` codes)."""
+        return self.per_kind()[np.asarray(kinds, dtype=np.int64)]
+
+    @property
+    def launch_ns(self) -> float:
+        """ns per runtime call that launched GPU work (half of it is shed from the launch latency)."""
+        return float(self.per_kind()[LAUNCH_GPU])
 
 
 #: no profiler cost: the replay of the window as it was recorded (the self-check)

@@ -49,9 +49,11 @@ waited for ends). :mod:`tracekit.replay.simulate` evaluates the graph.
 
 **Profiler cost.** With a :class:`~tracekit.replay.costs.ProfilerCosts`, each cut on a
 CPU thread sheds half the per-event cost of the event that starts or ends there
-(``cpu_op_ns`` for operators and annotations, ``runtime_ns`` for runtime calls) from the
+(``cpu_op_ns`` for operators and annotations, ``runtime_ns`` for runtime calls, each times
+the weight of the event's kind: :func:`~tracekit.replay.costs.event_kinds`) from the
 segment that ends at it; a segment cannot go below zero, and what it could not shed is
-taken from the thread's next work segments. Launch latency sheds half ``runtime_ns``.
+taken from the thread's next work segments. Launch latency sheds half the cost of a
+runtime call that launched GPU work (:attr:`~tracekit.replay.costs.ProfilerCosts.launch_ns`).
 GPU durations are kept as measured.
 """
 
@@ -63,7 +65,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from tracekit.replay.costs import ProfilerCosts
+from tracekit.replay.costs import ProfilerCosts, event_kinds
 from tracekit.replay.speed import step_speed
 from tracekit.traces import schema
 from tracekit.traces.traceset import RankTrace
@@ -187,8 +189,9 @@ def cpu_events(rt: RankTrace) -> pd.DataFrame:
 
 def _seg_costs(ev: pd.DataFrame, cuts: np.ndarray, costs: ProfilerCosts) -> np.ndarray:
     """Profiler cost shed by each segment of a thread: half an event's cost at each of its two cuts,
-    charged to the segment ending at the cut (module doc)."""
-    per_event = np.where(ev["kind"].to_numpy() == schema.LAUNCH, costs.runtime_ns, costs.cpu_op_ns) / 2.0
+    charged to the segment ending at the cut (module doc). ``ev`` carries ``cost_kind``
+    (:func:`tracekit.replay.costs.event_kinds`)."""
+    per_event = costs.per_event(ev["cost_kind"].to_numpy()) / 2.0
     at_cut = np.zeros(cuts.size)
     np.add.at(at_cut, np.searchsorted(cuts, ev["ts_ns"].to_numpy()), per_event)
     np.add.at(at_cut, np.searchsorted(cuts, ev["end_ns"].to_numpy()), per_event)
@@ -233,6 +236,8 @@ class RankBuilder:
     def build(self, coll_ranges: pd.DataFrame) -> None:
         """``coll_ranges``: this rank's matched collective instances (``start_ns``, ``end_ns``)."""
         cpu = cpu_events(self.rt)
+        gpu_corr = self.rt.gpu["correlation"].to_numpy() if self.rt.has_gpu_activity else np.zeros(0, np.int64)
+        cpu = cpu.assign(cost_kind=event_kinds(cpu, gpu_corr))
         self.by_tid = {int(tid): ev for tid, ev in cpu.groupby("tid", sort=True)}  # one grouping for every pass
         self._threads(cpu)
         self._gpu_ops(cpu)
@@ -277,7 +282,7 @@ class RankBuilder:
         stream, pre = gpu["stream"].to_numpy(), gpu["pre_window"].to_numpy(dtype=bool)
         lts, ltid = gpu["launch_ts_ns"].to_numpy(), gpu["launch_tid"].to_numpy()
         lat_rec = self._latencies(ts, end, stream, pre, lts)
-        lat = np.maximum(0, lat_rec - self.costs.runtime_ns / 2).astype(np.int64)
+        lat = np.maximum(0, lat_rec - self.costs.launch_ns / 2).astype(np.int64)
         deps = self._stream_wait_deps(cpu, gpu)
         last_on: dict[int, int] = {}
         g = self.g
