@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="results file (default benchmarks/results/bench_many_ranks_<date>_<kb>kb.json)")
     a = ap.parse_args(argv)
 
-    facts = machine_facts()  # the load average before this benchmark's own work
+    machine = machine_facts()  # the load average before this benchmark's own work
     _byte_compile_tracekit()
     names = ["tracekit"] + ([] if a.skip_hta else ["hta"])
     rows: list[dict[str, Any]] = []
@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"(least squares over {fit['points']} rank counts, max residual {fit['max_residual_pct']:.1f} %)")
     out = a.json or default_json("bench_many_ranks", f"{a.kb}kb")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"machine": facts, "repeat": a.repeat, "rows": rows, "fits": fits}, indent=1))
+    out.write_text(json.dumps({"machine": machine, "repeat": a.repeat, "rows": rows, "fits": fits}, indent=1))
     print(f"results: {out}")
     return 0 if all("error" not in r for r in rows) else 1
 
