@@ -80,7 +80,7 @@ class ProfilerCosts:
     #: scale each step's CPU work by its speed factor (:mod:`tracekit.replay.speed`); off for the self-check
     step_speed: bool = True
     #: dimensionless weight per event kind (:data:`WEIGHTS`); all 1.0: one figure per operator / runtime call
-    weights: tuple[float, float, float, float] = (1.0, 1.0, 1.0, 1.0)
+    weights: tuple[float, float, float, float] = WEIGHTS
 
     @classmethod
     def of(cls, manifest: Manifest | None, weights: tuple[float, float, float, float] = WEIGHTS) -> ProfilerCosts:

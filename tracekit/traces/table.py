@@ -43,9 +43,10 @@ def events_frame(cols: Columns) -> pd.DataFrame:
 def _categorical(values: list[Any]) -> pd.Categorical:
     """``pd.Categorical(values)`` (categories sorted, None missing) for a list of str/None, without
     pandas' general factorize: five such columns per rank were most of this module's cost on small ranks."""
-    uniq = sorted({v for v in values if v is not None})
-    if not all(type(v) is str for v in uniq):
+    distinct = {v for v in values if v is not None}
+    if not all(type(v) is str for v in distinct):  # checked before sorting: mixed types do not sort
         return pd.Categorical(values)
+    uniq = sorted(distinct)
     index = {v: i for i, v in enumerate(uniq)}
     codes = np.fromiter((-1 if v is None else index[v] for v in values), dtype=np.int64, count=len(values))
     return pd.Categorical.from_codes(codes, categories=pd.Index(uniq))
