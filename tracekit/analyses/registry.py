@@ -295,9 +295,20 @@ def check_names(names: list[str] | tuple[str, ...], options: AnalyzeOptions | No
             raise ConfigError(f"--table {n!r}: not computed with these options (the {n} table needs --{n})")
 
 
-def selected(options: AnalyzeOptions) -> list[Table]:
-    """The enabled tables plus the internal ones they need, in compute order."""
+def selected(options: AnalyzeOptions, only: tuple[str, ...] | list[str] = ()) -> list[Table]:
+    """The enabled tables plus the internal ones they need, in compute order. ``only``: just these tables
+    and what they need (a caller that reads a few tables, e.g. ``tracekit whatif``)."""
     specs = [t for t in tables().values() if t.is_enabled(options)]
+    if only:
+        by = {t.name: t for t in specs}
+        keep: set[str] = set()
+        todo = [n for n in only if n in by]
+        while todo:
+            n = todo.pop()
+            if n not in keep:
+                keep.add(n)
+                todo.extend(m for m in by[n].needs if m in by)
+        specs = [t for t in specs if t.name in keep]
     return compute_order(specs)
 
 

@@ -47,6 +47,8 @@ RANK_COLUMNS = ("rank", "window_step_us", "replayed_step_us", "replay_error_pct"
                 "measured_unprofiled_step_us", "error_pct", "window_idle_us", "predicted_idle_us",
                 "window_exposed_comm_us", "predicted_exposed_comm_us", "window_overlap_pct", "predicted_overlap_pct",
                 "window_wait_us", "predicted_wait_us")
+#: the analyze tables the replay reads (``instances``: the cross-rank match, which sets the clock offsets)
+REPLAY_TABLES = ("collectives", "instances")
 FIGURES = ("step_us", "compute_us", "comm_us", "exposed_comm_us", "overlap_pct", "idle_us", "wait_us")
 
 
@@ -94,7 +96,9 @@ def whatif(source: str | os.PathLike[str] | list[str], *, comm_pattern: str | No
                                  world_size)
     specs = scenario_mod.expand(base, sweep)  # bad options fail before the traces are read
     paths = [str(p) for p in source] if isinstance(source, (list, tuple)) else [str(source)]
-    traces, res = load_and_analyze(paths, RunOptions.of(comm_pattern=comm_pattern, keep_events=True))
+    # the replay reads the collectives and the clock offsets of their cross-rank match; the advice, every finding
+    only = () if advice else REPLAY_TABLES
+    traces, res = load_and_analyze(paths, RunOptions.of(comm_pattern=comm_pattern, keep_events=True, only=only))
     found = advice_mod.findings_of(res.tables.get("findings")) if advice else []
     extra = [s for s in advice_mod.candidates(found) if s not in specs]
     try:
@@ -175,7 +179,7 @@ def whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, A
             else np.zeros(0, dtype=bool) for rt in traces}
     gp = simulate.build(traces, coll, costs, offsets)
     g = gp.recorded()  # the window as recorded, for the self-check: the same graph, nothing taken out
-    window = figures.step_figures(g, np.asarray(g.orig_start), np.asarray(g.orig_end), comm)
+    window = figures.step_figures(g, *g.orig_arrays(), comm)
     replayed = figures.step_figures(g, *simulate.evaluate(g), comm)
     p_start, p_end = simulate.evaluate(gp)
     predicted = figures.step_figures(gp, p_start, p_end, comm)
@@ -193,7 +197,7 @@ def whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, A
                           timeline=timeline_mod.one_step(gp, p_start, p_end, comm))
     if scenarios:  # edits of the predicted graph, re-evaluated (tracekit.replay.scenarios)
         ctx = scenario_mod.context(gp, traces, coll, offsets, comm)
-        result.scenarios, result.scenario_ranks, more = scenario_mod.evaluate(gp, ctx, scenarios)
+        result.scenarios, result.scenario_ranks, more = scenario_mod.evaluate(gp, ctx, scenarios, ref=predicted)
         hidden = tuple(f"{s.name}:" for s in quiet or ()) + tuple(f"scenario {s.name} " for s in quiet or ())
         result.notes += [n for n in more if not n.startswith(hidden)]  # ``quiet``: the advice's own scenarios
     return result

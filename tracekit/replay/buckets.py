@@ -130,7 +130,7 @@ class _Rank:
             if prev is not None and kind == GPU_OP:  # one NCCL stream; gloo's workers run them side by side
                 sp.append((prev, 0))
             else:  # the first: after what the first recorded bucket waited for on its stream, if done by then
-                sp += [(p, d) for p, d in g.sp[first_arrive] if p >= 0 and g.kind[p] in (GPU_OP, COLL, ARRIVE)
+                sp += [(p, d) for p, d in g.start_edges(first_arrive) if p >= 0 and g.kind[p] in (GPU_OP, COLL, ARRIVE)
                        and g.orig_end[p] <= t]
             c = self._compute_before(t + off)  # the compute enqueued when the allreduce is launched
             if c is not None:

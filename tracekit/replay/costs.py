@@ -54,15 +54,19 @@ def event_kinds(ev: pd.DataFrame, gpu_correlations: np.ndarray) -> np.ndarray:
     """Kind code (:data:`OP` ... :data:`RUNTIME`) of each row of ``ev`` (CPU events with ``kind``,
     ``name``, ``correlation``: :func:`tracekit.replay.graph.cpu_events`). ``gpu_correlations``: the
     correlation ids of the rank's GPU operations."""
-    kind = ev["kind"].to_numpy()
-    launch = kind == schema.LAUNCH
-    out = np.full(len(ev), OP, dtype=np.int8)
     if not len(ev):
-        return out
-    triton = ~launch & schema.name_mask(ev["name"], TRITON_PREFIX, prefix=True)
-    out[triton] = TRITON
-    corr = ev["correlation"].to_numpy()
-    on_gpu = launch & (corr >= 0) & np.isin(corr, gpu_correlations)
+        return np.full(0, OP, dtype=np.int8)
+    triton = schema.name_mask(ev["name"], TRITON_PREFIX, prefix=True)
+    return kinds_of(ev["kind"].to_numpy(), ev["correlation"].to_numpy(), triton, gpu_correlations)
+
+
+def kinds_of(kind: np.ndarray, correlation: np.ndarray, triton: np.ndarray, gpu_correlations: np.ndarray) -> np.ndarray:
+    """:func:`event_kinds` on columns: the event ``kind``, ``correlation``, and whether the name starts with
+    :data:`TRITON_PREFIX`."""
+    launch = kind == schema.LAUNCH
+    out = np.full(kind.size, OP, dtype=np.int8)
+    out[~launch & triton] = TRITON
+    on_gpu = launch & (correlation >= 0) & np.isin(correlation, gpu_correlations)
     out[on_gpu] = LAUNCH_GPU
     out[launch & ~on_gpu] = RUNTIME
     return out

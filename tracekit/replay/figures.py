@@ -37,59 +37,111 @@ STEP_COLUMNS = ("rank", "step", "step_us", "compute_us", "comm_us", "exposed_com
                 "wait_us")
 
 
-def _union_in(starts: np.ndarray, ends: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
-    return iv.union(*iv.clip(starts, ends, lo, hi))
-
-
 def step_figures(g: Graph, start: np.ndarray, end: np.ndarray, comm_mask: dict[int, np.ndarray]) -> pd.DataFrame:
     """One row per rank and step (module doc). ``start``/``end``: node times of the timeline;
     ``comm_mask``: per rank, which of ``Graph.ranks[rank]["gpu_node"]`` are communication."""
-    kind = np.asarray(g.kind)
-    rank_of = np.asarray(g.rank)
-    wait = _waits(g, start, end)
-    rows = []
-    for rank, info in sorted(g.ranks.items()):
-        nodes = info["gpu_node"]
-        comm = comm_mask.get(rank, np.zeros(nodes.size, dtype=bool))
-        s, e = start[nodes], end[nodes]
-        coll_nodes = np.flatnonzero((rank_of == rank) & ((kind == GPU_OP) | (kind == COLL)) & (wait >= 0))
-        gpu_step = info["gpu"]["step"].to_numpy() if info["gpu"] is not None else np.zeros(0, dtype=np.int64)
-        prev_end = None
-        for step, a, b in info["steps"]:
-            lo, hi = int(start[a]), int(end[b])
-            mine = gpu_step == step
-            if mine.any():  # the step lasts until its GPU work is done ...
-                hi = max(hi, int(e[mine].max()))
-            if prev_end is not None:  # ... and its GPU work cannot start before the previous step's is
-                lo = max(lo, prev_end)
-            prev_end = hi
-            inside = (s >= lo) & (s < hi)
-            busy = _union_in(s[inside], e[inside], lo, hi)
-            cu = _union_in(s[inside & ~comm], e[inside & ~comm], lo, hi)
-            co = _union_in(s[inside & comm], e[inside & comm], lo, hi)
-            comm_len = iv.length(*co)
-            exposed = comm_len - iv.intersect_length(co, cu)
-            w = coll_nodes[(start[coll_nodes] >= lo) & (start[coll_nodes] < hi)]
-            rows.append({
-                "rank": rank, "step": step, "step_us": (hi - lo) / NS_PER_US,
-                "compute_us": iv.length(*cu) / NS_PER_US if nodes.size else np.nan,
-                "comm_us": comm_len / NS_PER_US if nodes.size else np.nan,
-                "exposed_comm_us": exposed / NS_PER_US if nodes.size else np.nan,
-                "overlap_pct": 100.0 * (comm_len - exposed) / comm_len if comm_len else np.nan,
-                "idle_us": (hi - lo - iv.length(*busy)) / NS_PER_US if nodes.size else np.nan,
-                "wait_us": float(wait[w].sum()) / NS_PER_US,
-            })
-    return pd.DataFrame(rows, columns=list(STEP_COLUMNS))
+    kind, rank_of = g.array("kind"), g.array("rank")
+    wait = _waits(g, start, end, kind)
+    linked = nodes_by_rank(np.flatnonzero(((kind == GPU_OP) | (kind == COLL)) & (wait >= 0)), rank_of)
+    parts = [_rank_steps(rank, info, start, end, comm_mask, linked.get(rank, np.zeros(0, dtype=np.int64)), wait)
+             for rank, info in sorted(g.ranks.items()) if info["steps"]]
+    if not parts:
+        return pd.DataFrame(columns=list(STEP_COLUMNS))
+    return pd.DataFrame({c: np.concatenate([p[c] for p in parts]) for c in STEP_COLUMNS})
 
 
-def _waits(g: Graph, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+def _windows(info: dict, start: np.ndarray, end: np.ndarray, gpu_end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each step's [lo, hi) (module doc): its CPU range, to the end of its GPU work, from the previous step's end."""
+    gpu_step = info["gpu"]["step"].to_numpy() if info["gpu"] is not None else np.zeros(0, dtype=np.int64)
+    last_end = _last_end_per_step(gpu_step, gpu_end)
+    lo, hi, prev_end = [], [], None
+    for step, a, b in info["steps"]:
+        x, y = int(start[a]), int(end[b])
+        if step in last_end:  # the step lasts until its GPU work is done ...
+            y = max(y, last_end[step])
+        if prev_end is not None:  # ... and its GPU work cannot start before the previous step's is
+            x = max(x, prev_end)
+        prev_end = y
+        lo.append(x)
+        hi.append(y)
+    return np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)
+
+
+def _in_windows(sorted_starts: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(index, window) of every item whose start lies in each window [lo, hi) (``sorted_starts`` ascending; an
+    item in two windows appears twice)."""
+    i0 = np.searchsorted(sorted_starts, lo, side="left")
+    i1 = np.maximum(np.searchsorted(sorted_starts, hi, side="left"), i0)
+    counts = i1 - i0
+    seg = np.repeat(np.arange(lo.size), counts)
+    idx = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts) + np.repeat(i0, counts)
+    return idx, seg
+
+
+def _rank_steps(rank: int, info: dict, start: np.ndarray, end: np.ndarray, comm_mask: dict[int, np.ndarray],
+                coll_nodes: np.ndarray, wait: np.ndarray) -> dict[str, np.ndarray]:
+    """The columns of :func:`step_figures` for one rank, every step at once (segmented interval sums)."""
+    nodes = info["gpu_node"]
+    comm = comm_mask.get(rank, np.zeros(nodes.size, dtype=bool))
+    lo, hi = _windows(info, start, end, end[nodes])
+    n = lo.size
+    # the GPU operations that start in each step, clipped to its end
+    order = np.argsort(start[nodes], kind="stable")
+    s, e, comm = start[nodes][order], end[nodes][order], comm[order]
+    idx, seg = _in_windows(s, lo, hi)
+    si, ei, ci = s[idx], np.minimum(e[idx], hi[seg]), comm[idx]
+    busy = iv.segment_lengths(si, ei, seg, n)
+    cu, co = (si[~ci], ei[~ci]), (si[ci], ei[ci])
+    compute = iv.segment_lengths(*cu, seg[~ci], n)
+    comm_len = iv.segment_lengths(*co, seg[ci], n)
+    exposed = comm_len - iv.segment_intersect_lengths(co, seg[ci], cu, seg[~ci], n)
+    coll_nodes = coll_nodes[np.argsort(start[coll_nodes], kind="stable")]
+    w_idx, w_seg = _in_windows(start[coll_nodes], lo, hi)
+    waited = np.bincount(w_seg, weights=wait[coll_nodes][w_idx].astype(float), minlength=n)
+    has_gpu = 1.0 if nodes.size else np.nan
+    return {
+        "rank": np.full(n, rank, dtype=np.int64), "step": np.asarray([st for st, _, _ in info["steps"]]),
+        "step_us": (hi - lo) / NS_PER_US,
+        "compute_us": compute / NS_PER_US * has_gpu, "comm_us": comm_len / NS_PER_US * has_gpu,
+        "exposed_comm_us": exposed / NS_PER_US * has_gpu,
+        "overlap_pct": np.divide(100.0 * (comm_len - exposed), comm_len, out=np.full(n, np.nan),
+                                 where=comm_len > 0),
+        "idle_us": (hi - lo - busy) / NS_PER_US * has_gpu,
+        "wait_us": waited / NS_PER_US,
+    }
+
+
+def nodes_by_rank(nodes: np.ndarray, rank_of: np.ndarray) -> dict[int, np.ndarray]:
+    """``nodes`` split by their rank, each part in node order (one pass, not one scan per rank)."""
+    if not nodes.size:
+        return {}
+    r = rank_of[nodes]
+    order = np.argsort(r, kind="stable")
+    ranks, first = np.unique(r[order], return_index=True)
+    return dict(zip(ranks.tolist(), np.split(nodes[order], first[1:])))
+
+
+def _last_end_per_step(step: np.ndarray, end: np.ndarray) -> dict[int, int]:
+    """{step: the latest end of the GPU operations launched in it} (launched outside every step: -1, left out)."""
+    if not step.size:
+        return {}
+    steps, inv = np.unique(step, return_inverse=True)
+    last = np.full(steps.size, np.iinfo(np.int64).min)
+    np.maximum.at(last, inv, end)
+    return {int(k): int(v) for k, v in zip(steps.tolist(), last.tolist())}
+
+
+def _waits(g: Graph, start: np.ndarray, end: np.ndarray, kind: np.ndarray) -> np.ndarray:
     """Per node: the wait of a linked collective (module doc), -1 for every other node."""
     out = np.full(len(g.dur), -1, dtype=np.int64)
-    kind = np.asarray(g.kind)
-    for v in np.flatnonzero((kind == GPU_OP) | (kind == COLL)).tolist():
-        edges = g.ep[v]
-        if not edges:
-            continue
-        last = max(int(end[p]) for p, _ in edges)  # the other ranks' arrivals (arrive nodes end at once)
-        out[v] = min(max(0, last - int(start[v])), int(end[v] - start[v]))
+    ep = g.ep
+    linked = [v for v in np.flatnonzero((kind == GPU_OP) | (kind == COLL)).tolist() if ep[v]]
+    if not linked:
+        return out
+    preds = [p for v in linked for p, _ in ep[v]]
+    owner = np.repeat(np.arange(len(linked)), [len(ep[v]) for v in linked])
+    last = np.full(len(linked), np.iinfo(np.int64).min)
+    np.maximum.at(last, owner, end[np.asarray(preds, dtype=np.int64)])  # the other ranks' arrivals
+    v = np.asarray(linked, dtype=np.int64)
+    out[v] = np.minimum(np.maximum(0, last - start[v]), end[v] - start[v])
     return out

@@ -45,7 +45,9 @@ Nodes (one list per field, indexed by node id; times in integer ns):
 Every dependency is an edge ``(pred, delay)``: a node starts at the latest
 ``end(pred) + delay`` of its *start* edges; it ends at ``start + duration`` or, if later,
 the latest ``end(pred) + delay`` of its *end* edges (syncs and waits end when what they
-waited for ends). :mod:`tracekit.replay.simulate` evaluates the graph.
+waited for ends). :mod:`tracekit.replay.simulate` evaluates the graph. A CPU segment that only
+follows the one before it has the shared :data:`CHAIN` as its start edges (read them with
+:meth:`Graph.start_edges`).
 
 **Profiler cost.** With a :class:`~tracekit.replay.costs.ProfilerCosts`, each cut on a
 CPU thread sheds half the per-event cost of the event that starts or ends there
@@ -61,12 +63,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import repeat
 
 import numpy as np
 import pandas as pd
 
-from tracekit.replay.costs import ProfilerCosts, event_kinds
-from tracekit.replay.speed import step_speed
+from tracekit.replay.costs import TRITON_PREFIX, ProfilerCosts, kinds_of
+from tracekit.replay.speed import step_speed_of
 from tracekit.traces import schema
 from tracekit.traces.traceset import RankTrace
 
@@ -116,6 +119,29 @@ class Graph:
     sp_rec: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     ep_rec: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
 
+    #: node lists converted to arrays (:meth:`array`), shared with :meth:`recorded` and scenario clones
+    _arrays: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
+
+    #: the evaluation's run plan (:func:`tracekit.replay.simulate.evaluate`), shared with :meth:`recorded`, whose
+    #: edges differ only in their delays; a scenario clone, which edits edges, starts without one
+    _plan: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
+
+    def array(self, name: str) -> np.ndarray:
+        """The node list ``name`` (``orig_start``, ``orig_end``, ``kind`` or ``rank``) as an int64 array, converted
+        once. These lists only grow once the graph is built (scenarios append nodes, never change one's kind
+        or recorded times), so a cached array is extended, not rebuilt. Do not mutate the result."""
+        values = getattr(self, name)
+        have = self._arrays.get(name)
+        n = 0 if have is None else have.size
+        if n != len(values):
+            tail = np.asarray(values[n:], dtype=np.int64)
+            self._arrays[name] = np.concatenate([have, tail]) if n else tail
+        return self._arrays[name]
+
+    def orig_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """``orig_start`` and ``orig_end`` as arrays (:meth:`array`)."""
+        return self.array("orig_start"), self.array("orig_end")
+
     def recorded(self) -> Graph:
         """The same graph with nothing taken out: the window as recorded (the self-check), without a
         second build. Shares the rank tables; edge lists are shared where they did not change."""
@@ -126,7 +152,7 @@ class Graph:
             ep[node] = edges
         return Graph(dur=list(self.dur_rec), sp=sp, ep=ep, kind=self.kind, rank=self.rank,
                      orig_start=self.orig_start, orig_end=self.orig_end, ranks=self.ranks, notes=list(self.notes),
-                     dur_rec=self.dur_rec)
+                     dur_rec=self.dur_rec, _arrays=self._arrays, _plan=self._plan)
 
     def add_chain(self, cuts: np.ndarray, kind: int, rank: int, lead: int) -> None:
         """Nodes for the pieces between consecutive ``cuts``, each after the one before; the first starts
@@ -134,17 +160,35 @@ class Graph:
         n = cuts.size - 1
         if n <= 0:
             return
-        first = len(self.dur)
         lengths = np.diff(cuts).tolist()
         self.dur.extend(lengths)
         self.dur_rec.extend(lengths)
         self.sp.append([(ORIGIN, lead)])
-        self.sp.extend([[(v, 0)] for v in range(first, first + n - 1)])
-        self.ep.extend([[] for _ in range(n)])
+        self.sp.extend(repeat(CHAIN, n - 1))
+        self.ep.extend(repeat(NO_EDGES, n))
         self.kind.extend([kind] * n)
         self.rank.extend([rank] * n)
         self.orig_start.extend(cuts[:-1].tolist())
         self.orig_end.extend(cuts[1:].tolist())
+
+    def add_many(self, dur: np.ndarray, kind: int, rank: int, start: np.ndarray, end: np.ndarray,
+                 sp: list[list[tuple[int, int]]]) -> None:
+        """Bulk :meth:`add` of nodes of one kind (durations clipped at 0)."""
+        n = len(sp)
+        d = np.maximum(0, dur).astype(np.int64).tolist()
+        self.dur.extend(d)
+        self.dur_rec.extend(d)
+        self.sp.extend(sp)
+        self.ep.extend([] for _ in range(n))
+        self.kind.extend([kind] * n)
+        self.rank.extend([rank] * n)
+        self.orig_start.extend(np.asarray(start, dtype=np.int64).tolist())
+        self.orig_end.extend(np.asarray(end, dtype=np.int64).tolist())
+
+    def start_edges(self, v: int) -> list[tuple[int, int]]:
+        """``sp[v]`` with :data:`CHAIN` resolved: the node before it, no delay."""
+        edges = self.sp[v]
+        return [(v - 1, 0)] if edges is CHAIN else list(edges)
 
     def add(self, dur: int, kind: int, rank: int, start: int, end: int,
             sp: list[tuple[int, int]] | None = None) -> int:
@@ -160,6 +204,26 @@ class Graph:
 
 
 ORIGIN = -1  # a start edge from the origin: ``(ORIGIN, delay)`` starts a node ``delay`` after time 0
+
+
+class _Chain:
+    """The start edges of a node that follows the node before it (``v - 1``) with no delay and nothing else:
+    most CPU segments. One shared object instead of a list per node (a large trace has ~10^6 of them), which
+    the evaluation recognises by identity (:func:`tracekit.replay.simulate.evaluate`). Read the edges with
+    :meth:`Graph.start_edges`; iterating it directly is a bug."""
+
+    __slots__ = ()
+
+    def __iter__(self):  # noqa: ANN204 - never returns
+        raise RuntimeError("Graph.sp[v] is CHAIN: read it with Graph.start_edges(v)")
+
+    def __repr__(self) -> str:
+        return "CHAIN"
+
+
+CHAIN = _Chain()
+#: the end edges of a node without any (shared; edits replace ``ep[v]``, never append to it)
+NO_EDGES: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass
@@ -181,20 +245,65 @@ class _Thread:
 
 def cpu_events(rt: RankTrace) -> pd.DataFrame:
     """The rank's CPU-side events (operators, annotations, runtime calls) with their kind and name."""
-    ev = rt.events
-    sel = ev["kind"].isin((schema.CPU_OP, schema.ANNOTATION, schema.LAUNCH)).to_numpy()
-    cols = ev.loc[sel, ["kind", "ts_ns", "end_ns", "tid", "correlation", "name"]]
-    return cols[cols["end_ns"] >= cols["ts_ns"]]
+    return rt.events.iloc[cpu_rows(rt)][["kind", "ts_ns", "end_ns", "tid", "correlation", "name"]]
 
 
-def _seg_costs(ev: pd.DataFrame, cuts: np.ndarray, costs: ProfilerCosts) -> np.ndarray:
+def cpu_rows(rt: RankTrace) -> np.ndarray:
+    """Rows of ``rt.events`` that :func:`cpu_events` keeps, in trace order."""
+    kind, ts, end = rt.column("kind"), rt.column("ts_ns"), rt.column("end_ns")
+    return np.flatnonzero(np.isin(kind, (schema.CPU_OP, schema.ANNOTATION, schema.LAUNCH)) & (end >= ts))
+
+
+def _name_codes(rt: RankTrace) -> np.ndarray:
+    """One integer per distinct event name: the Categorical's codes (a plain column is factorized)."""
+    names = rt.events["name"]
+    if isinstance(names.dtype, pd.CategoricalDtype):
+        return rt.column("name")
+    return pd.factorize(names)[0]
+
+
+@dataclass
+class CpuEvents:
+    """:func:`cpu_events` as numpy columns (trace order), with the name tests the builder needs."""
+
+    kind: np.ndarray
+    ts: np.ndarray
+    end: np.ndarray
+    tid: np.ndarray
+    corr: np.ndarray
+    name: np.ndarray          # one code per distinct name (the events' Categorical codes)
+    sync: np.ndarray          # name matches SYNC_PATTERN
+    copy: np.ndarray          # ... COPY_PATTERN
+    stream_wait: np.ndarray   # ... STREAM_WAIT_PATTERN
+    record: np.ndarray        # ... EVENT_RECORD_PATTERN
+    step: np.ndarray          # name starts with ProfilerStep#
+    cost_kind: np.ndarray     # tracekit.replay.costs.event_kinds
+
+    @classmethod
+    def of(cls, rt: RankTrace, gpu_correlations: np.ndarray) -> CpuEvents:
+        rows = cpu_rows(rt)
+        col = {c: rt.column(c)[rows] for c in ("kind", "ts_ns", "end_ns", "tid", "correlation")}
+
+        def hits(pattern: str, prefix: bool = False) -> np.ndarray:
+            return rt.name_hits(pattern, prefix=prefix)[rows]
+
+        triton = hits(TRITON_PREFIX, True)
+        return cls(kind=col["kind"], ts=col["ts_ns"], end=col["end_ns"], tid=col["tid"], corr=col["correlation"],
+                   name=_name_codes(rt)[rows],
+                   sync=hits(SYNC_PATTERN.pattern), copy=hits(COPY_PATTERN.pattern),
+                   stream_wait=hits(STREAM_WAIT_PATTERN.pattern), record=hits(EVENT_RECORD_PATTERN.pattern),
+                   step=hits(schema.STEP_PREFIX, True),
+                   cost_kind=kinds_of(col["kind"], col["correlation"], triton, gpu_correlations))
+
+
+def _seg_costs(ts: np.ndarray, end: np.ndarray, cost_kind: np.ndarray, cuts: np.ndarray,
+               costs: ProfilerCosts) -> np.ndarray:
     """Profiler cost shed by each segment of a thread: half an event's cost at each of its two cuts,
-    charged to the segment ending at the cut (module doc). ``ev`` carries ``cost_kind``
+    charged to the segment ending at the cut (module doc). ``cost_kind``: the events' kinds
     (:func:`tracekit.replay.costs.event_kinds`)."""
-    per_event = costs.per_event(ev["cost_kind"].to_numpy()) / 2.0
-    at_cut = np.zeros(cuts.size)
-    np.add.at(at_cut, np.searchsorted(cuts, ev["ts_ns"].to_numpy()), per_event)
-    np.add.at(at_cut, np.searchsorted(cuts, ev["end_ns"].to_numpy()), per_event)
+    per_event = costs.per_event(cost_kind) / 2.0
+    at_cut = np.bincount(np.searchsorted(cuts, ts), per_event, minlength=cuts.size)
+    at_cut += np.bincount(np.searchsorted(cuts, end), per_event, minlength=cuts.size)
     return at_cut[1:]  # segment k ends at cut k + 1
 
 
@@ -219,6 +328,17 @@ def _shed(lengths: np.ndarray, cost: np.ndarray, work: np.ndarray) -> np.ndarray
     return np.maximum(out, 0.0)
 
 
+def _segment_of(th: _Thread, t: np.ndarray, *, ending: bool) -> np.ndarray:
+    """Node of the segment of ``th`` that ends (``ending``) or starts at each cut time of ``t``; -1 where
+    ``t`` is not such a cut (vectorised :meth:`_Thread.seg_ending_at` / :meth:`_Thread.seg_starting_at`)."""
+    cuts = th.cuts
+    k = np.searchsorted(cuts, t)
+    kc = np.minimum(k, cuts.size - 1)
+    at_cut = (k < cuts.size) & (cuts[kc] == t)
+    ok = at_cut & (k > 0) if ending else at_cut & (k < cuts.size - 1)
+    return np.where(ok, th.first_node + k - (1 if ending else 0), -1)
+
+
 class RankBuilder:
     """Adds one rank's nodes to a :class:`Graph` (module doc). Call :meth:`build`, then read
     :attr:`coll_nodes` ({(start_ns, end_ns): node}) for the cross-rank collective links."""
@@ -229,86 +349,99 @@ class RankBuilder:
         self.seg_kind: dict[int, np.ndarray] = {}
         #: (start_ns, end_ns) of a matched collective -> (its arrive node, its kernel / range node)
         self.coll_nodes: dict[tuple[int, int], tuple[int, int]] = {}
-        self.by_tid: dict[int, pd.DataFrame] = {}
+        #: tid -> rows of :attr:`cpu` on that thread, in trace order
+        self.by_tid: dict[int, np.ndarray] = {}
         self.gpu_node = np.zeros(0, dtype=np.int64)
         self.speed: dict[int, float] | None = None
+        self.end_edges: dict[int, list[tuple[int, int]]] = {}
+        self.zero: set[int] = set()
 
     def build(self, coll_ranges: pd.DataFrame) -> None:
         """``coll_ranges``: this rank's matched collective instances (``start_ns``, ``end_ns``)."""
-        cpu = cpu_events(self.rt)
-        gpu_corr = self.rt.gpu["correlation"].to_numpy() if self.rt.has_gpu_activity else np.zeros(0, np.int64)
-        cpu = cpu.assign(cost_kind=event_kinds(cpu, gpu_corr))
-        self.by_tid = {int(tid): ev for tid, ev in cpu.groupby("tid", sort=True)}  # one grouping for every pass
-        self._threads(cpu)
-        self._gpu_ops(cpu)
-        self._syncs(cpu)
-        self._cpu_collectives(cpu, coll_ranges)
-        self._waits(cpu)
-        self._durations(cpu)
-        self._steps(cpu)
+        rt = self.rt
+        has_gpu = rt.has_gpu_activity
+        self.gpu = rt.gpu if has_gpu else None
+        gcol = {c: rt.gpu_column(c) for c in ("ts_ns", "end_ns", "stream", "pre_window", "launch_ts_ns",
+                                              "launch_tid", "correlation")} if has_gpu else None
+        self.gcol = gcol
+        self.cpu = cpu = CpuEvents.of(rt, gcol["correlation"] if has_gpu else np.zeros(0, np.int64))
+        order = np.argsort(cpu.tid, kind="stable")  # one grouping for every pass
+        tids, first = np.unique(cpu.tid[order], return_index=True)
+        self.by_tid = {int(t): rows for t, rows in zip(tids.tolist(), np.split(order, first[1:]))} if tids.size \
+            else {}
+        self._threads()
+        self._gpu_ops()
+        self._syncs()
+        self._cpu_collectives(coll_ranges)
+        self._waits()
+        self._durations()
+        self._steps()
 
     # -- CPU threads -------------------------------------------------------------------------------
-    def _threads(self, cpu: pd.DataFrame) -> None:
-        g = self.g
-        for tid, ev in self.by_tid.items():
-            cuts = np.unique(np.concatenate([ev["ts_ns"].to_numpy(), ev["end_ns"].to_numpy()]))
-            worker = bool((ev["kind"] != schema.LAUNCH).any())
-            th = _Thread(int(tid), cuts, len(g.dur), worker)
+    def _threads(self) -> None:
+        g, cpu = self.g, self.cpu
+        for tid, rows in self.by_tid.items():
+            cuts = np.sort(np.concatenate([cpu.ts[rows], cpu.end[rows]]))
+            cuts = cuts[np.r_[True, cuts[1:] != cuts[:-1]]]  # np.unique's result, without its hash pass
+            worker = bool((cpu.kind[rows] != schema.LAUNCH).any())
+            th = _Thread(tid, cuts, len(g.dur), worker)
             g.add_chain(cuts, CPU_SEG, self.rank, int(cuts[0]) - self.origin)
-            self.threads[int(tid)] = th
-            self.seg_kind[int(tid)] = np.full(max(cuts.size - 1, 0), CPU_SEG, dtype=np.int8)
+            self.threads[tid] = th
+            self.seg_kind[tid] = np.full(max(cuts.size - 1, 0), CPU_SEG, dtype=np.int8)
 
     def _covered(self, tid: int, s: int, e: int) -> range:
         """Segment indices (of thread ``tid``) inside ``[s, e]``."""
         cuts = self.threads[tid].cuts
         return range(int(np.searchsorted(cuts, s)), int(np.searchsorted(cuts, e)))
 
-    def _launch_seg(self, tid: int, ts: int) -> tuple[int, int]:
-        """Start edge target for work that begins at CPU time ``ts`` on ``tid``: (node, 0) of the
-        segment ending there, or the origin."""
-        th = self.threads.get(tid)
-        node = th.seg_ending_at(ts) if th is not None else None
-        return (node, 0) if node is not None else (ORIGIN, ts - self.origin)
+    def _launch_segs(self, tid: np.ndarray, ts: np.ndarray) -> np.ndarray:
+        """Per item: the node of the segment of thread ``tid`` ending at CPU time ``ts`` (where work that begins
+        there starts), -1 where there is none (the work then starts ``ts`` after the origin)."""
+        out = np.full(ts.size, -1, dtype=np.int64)
+        for t in np.unique(tid).tolist():
+            th = self.threads.get(int(t))
+            if th is not None:
+                sel = np.flatnonzero(tid == t)
+                out[sel] = _segment_of(th, ts[sel], ending=True)
+        return out
 
     # -- GPU operations ----------------------------------------------------------------------------
-    def _gpu_ops(self, cpu: pd.DataFrame) -> None:
-        gpu = self.rt.gpu
-        n = len(gpu)
-        self.gpu = gpu
-        self.gpu_node = np.full(n, -1, dtype=np.int64)
-        if n == 0:
+    def _gpu_ops(self) -> None:
+        if self.gcol is None or not self.gcol["ts_ns"].size:
             return
-        ts, end = gpu["ts_ns"].to_numpy(), gpu["end_ns"].to_numpy()
-        stream, pre = gpu["stream"].to_numpy(), gpu["pre_window"].to_numpy(dtype=bool)
-        lts, ltid = gpu["launch_ts_ns"].to_numpy(), gpu["launch_tid"].to_numpy()
+        c = self.gcol
+        ts, end, stream = c["ts_ns"], c["end_ns"], c["stream"]
+        pre, lts, ltid = c["pre_window"].astype(bool), c["launch_ts_ns"], c["launch_tid"]
+        n = ts.size
         lat_rec = self._latencies(ts, end, stream, pre, lts)
         lat = np.maximum(0, lat_rec - self.costs.launch_ns / 2).astype(np.int64)
-        deps = self._stream_wait_deps(cpu, gpu)
-        last_on: dict[int, int] = {}
+        deps = self._stream_wait_deps(stream, lts, ltid, pre)
         g = self.g
-        for i in range(n):
-            sp: list[tuple[int, int]] = []
-            s = int(stream[i])
-            if s in last_on:
-                sp.append((last_on[s], 0))
-            shed = 0
-            if pre[i]:
-                sp.append((ORIGIN, int(ts[i]) - self.origin))
-            else:
-                node, d = self._launch_seg(int(ltid[i]), int(lts[i]))
-                sp.append((node, d + int(lat[i])))
-                shed = int(lat_rec[i] - lat[i])
+        base = len(g.dur)
+        self.gpu_node = np.arange(base, base + n, dtype=np.int64)
+        by_stream = np.lexsort((np.arange(n), stream))  # the previous op on the same stream
+        prev = np.full(n, -1, dtype=np.int64)
+        same = stream[by_stream][1:] == stream[by_stream][:-1]
+        prev[by_stream[1:][same]] = base + by_stream[:-1][same]
+        seg = np.where(pre, -1, self._launch_segs(ltid, lts))
+        # the launch edge: from the origin for pre-window ops, else from the launch call's segment
+        src = np.where(pre | (seg < 0), ORIGIN, seg)
+        delay = np.where(pre, ts - self.origin, np.where(seg < 0, lts - self.origin, 0) + lat)
+        shed = np.where(pre, 0, lat_rec - lat)
+        sps, recs = [], {}
+        for i, (p, s_, d, sh) in enumerate(zip(prev.tolist(), src.tolist(), delay.tolist(), shed.tolist())):
+            sp = [(p, 0), (s_, d)] if p >= 0 else [(s_, d)]
             for j in deps.get(i, ()):
                 # the trace does not name the stream an event was recorded on: a candidate still running
                 # when this op started was not waited for
-                if self.gpu_node[j] >= 0 and end[j] <= ts[i] + CLOCK_SLACK_NS:
-                    sp.append((int(self.gpu_node[j]), 0))
-            node = g.add(int(end[i] - ts[i]), GPU_OP, self.rank, int(ts[i]), int(end[i]), sp)
-            if shed:  # the launch edge as recorded: the latency before the runtime call's cost was shed
-                at = 1 if s in last_on else 0
-                g.sp_rec[node] = [*sp[:at], (sp[at][0], sp[at][1] + shed), *sp[at + 1:]]
-            self.gpu_node[i] = node
-            last_on[s] = node
+                if j < i and end[j] <= ts[i] + CLOCK_SLACK_NS:
+                    sp.append((base + j, 0))
+            sps.append(sp)
+            if sh:  # the launch edge as recorded: the latency before the runtime call's cost was shed
+                at = 1 if p >= 0 else 0
+                recs[base + i] = [*sp[:at], (s_, d + sh), *sp[at + 1:]]
+        g.add_many(end - ts, GPU_OP, self.rank, ts, end, sps)
+        g.sp_rec.update(recs)
 
     def _latencies(self, ts: np.ndarray, end: np.ndarray, stream: np.ndarray, pre: np.ndarray,
                    lts: np.ndarray) -> np.ndarray:
@@ -324,25 +457,24 @@ class RankBuilder:
         lat = np.where(bound, np.minimum(observed, 3 * typical), np.minimum(observed, typical))
         return lat.astype(np.int64)
 
-    def _stream_wait_deps(self, cpu: pd.DataFrame, gpu: pd.DataFrame) -> dict[int, list[int]]:
+    def _stream_wait_deps(self, stream: np.ndarray, lts: np.ndarray, ltid: np.ndarray,
+                          pre: np.ndarray) -> dict[int, list[int]]:
         """GPU op index -> indices of the ops it waits for on other streams (``cudaStreamWaitEvent``)."""
-        names = cpu["name"]
-        waits = cpu[schema.name_mask(names, STREAM_WAIT_PATTERN.pattern)]
-        if waits.empty:
+        cpu = self.cpu
+        waits = np.flatnonzero(cpu.stream_wait)
+        if not waits.size:
             return {}
-        records = cpu[schema.name_mask(names, EVENT_RECORD_PATTERN.pattern)]
-        stream, lts = gpu["stream"].to_numpy(), gpu["launch_ts_ns"].to_numpy()
-        ltid, pre = gpu["launch_tid"].to_numpy(), gpu["pre_window"].to_numpy(dtype=bool)
+        records = np.flatnonzero(cpu.record)
         by_stream = {}
         for s in np.unique(stream):
             ops = np.flatnonzero(stream == s)
             by_stream[int(s)] = (ops, np.maximum.accumulate(lts[ops]))
         out: dict[int, list[int]] = {}
-        for tid, w in waits.groupby("tid"):
+        for tid in np.unique(cpu.tid[waits]).tolist():
             mine = np.flatnonzero(~pre & (ltid == tid))
             mine = mine[np.argsort(lts[mine], kind="stable")]
-            rec = np.sort(records.loc[records["tid"] == tid, "ts_ns"].to_numpy())
-            wts = w["ts_ns"].to_numpy()
+            rec = np.sort(cpu.ts[records[cpu.tid[records] == tid]])
+            wts = cpu.ts[waits[cpu.tid[waits] == tid]]
             k = np.searchsorted(lts[mine], wts, side="right")  # the next launch of the thread after each wait
             r = np.searchsorted(rec, wts) - 1  # the thread's last event record before it
             ok = (k < mine.size) & (r >= 0)
@@ -371,29 +503,28 @@ class RankBuilder:
             k -= 1
         return None
 
-    def _syncs(self, cpu: pd.DataFrame) -> None:
-        self.end_edges: dict[int, list[tuple[int, int]]] = {}
-        self.zero: set[int] = set()
+    def _syncs(self) -> None:
         if not len(self.gpu_node):
             return
-        end = self.gpu["end_ns"].to_numpy()
+        c, cpu = self.gcol, self.cpu
+        end = c["end_ns"]
         self._by_end = np.argsort(end, kind="stable")  # for _gpu_waited_for
         self._ends = end[self._by_end]
-        self._launched = np.where(self.gpu["pre_window"].to_numpy(dtype=bool), -1, self.gpu["launch_ts_ns"].to_numpy())
-        rt_calls = cpu[(cpu["kind"] == schema.LAUNCH).to_numpy()]
-        sync = schema.name_mask(rt_calls["name"], SYNC_PATTERN.pattern)
-        copy = schema.name_mask(rt_calls["name"], COPY_PATTERN.pattern) & ~sync
-        own = self._own_op_end(rt_calls)
-        s, e = rt_calls["ts_ns"].to_numpy(), rt_calls["end_ns"].to_numpy()
+        self._launched = np.where(c["pre_window"].astype(bool), -1, c["launch_ts_ns"])
+        calls = np.flatnonzero(cpu.kind == schema.LAUNCH)
+        sync = cpu.sync[calls]
+        copy = cpu.copy[calls] & ~sync
+        s, e, tids = cpu.ts[calls], cpu.end[calls], cpu.tid[calls]
+        own = self._own_op_end(cpu.corr[calls])
         blocking = copy & (own > s) & (own <= e)
         wake = []
-        for i in np.flatnonzero(sync | blocking):
+        for i in np.flatnonzero(sync | blocking).tolist():
             dep = self._gpu_waited_for(int(e[i]))
-            segs = self._covered(int(rt_calls["tid"].iat[i]), int(s[i]), int(e[i]))
+            tid = int(tids[i])
+            segs = self._covered(tid, int(s[i]), int(e[i]))
             if dep is None or not len(segs):
                 continue
-            tid = int(rt_calls["tid"].iat[i])
-            g_end = int(self.gpu["end_ns"].iat[dep])
+            g_end = int(end[dep])
             nodes = [self.threads[tid].first_node + k for k in segs]
             self.seg_kind[tid][list(segs)] = SYNC_SEG
             if g_end > s[i]:  # the call waited: it lasts until the GPU work ends, plus the wake-up
@@ -406,50 +537,51 @@ class RankBuilder:
         for edges in self.end_edges.values():  # no measured wake-up: the rank's typical one
             edges[:] = [(p, typical if d < 0 else d) for p, d in edges]
 
-    def _own_op_end(self, calls: pd.DataFrame) -> np.ndarray:
-        """End of the GPU op each runtime call launched (by correlation), -1 when none."""
-        corr = self.gpu["correlation"].to_numpy()
+    def _own_op_end(self, c: np.ndarray) -> np.ndarray:
+        """End of the GPU op each runtime call (correlation ids ``c``) launched, -1 when none."""
+        corr = self.gcol["correlation"]
         order = np.argsort(corr, kind="stable")
-        c = calls["correlation"].to_numpy()
         pos = np.clip(np.searchsorted(corr[order], c), 0, max(corr.size - 1, 0))
         hit = (corr.size > 0) & (c >= 0) & (corr[order][pos] == c)
-        return np.where(hit, self.gpu["end_ns"].to_numpy()[order][pos], -1)
+        return np.where(hit, self.gcol["end_ns"][order][pos], -1)
 
     # -- collectives, waits, durations, steps --------------------------------------------------------
     def _split_arrive(self, node: int) -> int:
         """Give ``node`` an arrive node carrying its start edges; ``node`` then starts at its arrival."""
         g = self.g
-        arrive = g.add(0, ARRIVE, self.rank, g.orig_start[node], g.orig_start[node], g.sp[node])
+        arrive = g.add(0, ARRIVE, self.rank, g.orig_start[node], g.orig_start[node], g.start_edges(node))
         g.sp[node] = [(arrive, 0)]
         if node in g.sp_rec:
             g.sp_rec[arrive] = g.sp_rec.pop(node)
         return arrive
 
-    def _cpu_collectives(self, cpu: pd.DataFrame, coll_ranges: pd.DataFrame) -> None:
+    def _cpu_collectives(self, coll_ranges: pd.DataFrame) -> None:
         """Arrive nodes for this rank's matched collectives: kernels on GPU runs, backend ranges on CPU."""
         if coll_ranges.empty:
             return
-        keys = set(zip(coll_ranges["start_ns"].astype(np.int64), coll_ranges["end_ns"].astype(np.int64)))
+        keys = set(zip(coll_ranges["start_ns"].astype(np.int64).tolist(),
+                       coll_ranges["end_ns"].astype(np.int64).tolist()))
         if len(self.gpu_node):
-            ts, end = self.gpu["ts_ns"].to_numpy(), self.gpu["end_ns"].to_numpy()
-            for i in range(ts.size):
-                if (int(ts[i]), int(end[i])) in keys:
+            ts, end = self.gcol["ts_ns"].tolist(), self.gcol["end_ns"].tolist()
+            for i, key in enumerate(zip(ts, end)):
+                if key in keys:
                     node = int(self.gpu_node[i])
-                    self.coll_nodes[(int(ts[i]), int(end[i]))] = (self._split_arrive(node), node)
+                    self.coll_nodes[key] = (self._split_arrive(node), node)
             return
-        rng = cpu[(cpu["kind"] == schema.ANNOTATION).to_numpy()]
-        for s, e, tid in zip(rng["ts_ns"].to_numpy(), rng["end_ns"].to_numpy(), rng["tid"].to_numpy()):
-            if (int(s), int(e)) not in keys:
+        cpu = self.cpu
+        rng = np.flatnonzero(cpu.kind == schema.ANNOTATION)
+        for s, e, tid in zip(cpu.ts[rng].tolist(), cpu.end[rng].tolist(), cpu.tid[rng].tolist()):
+            if (s, e) not in keys:
                 continue
-            segs = self._covered(int(tid), int(s), int(e))
+            segs = self._covered(tid, s, e)
             if not len(segs):
                 continue
-            th = self.threads[int(tid)]
+            th = self.threads[tid]
             node = th.first_node + segs[0]
-            self.seg_kind[int(tid)][list(segs)] = COLL
+            self.seg_kind[tid][list(segs)] = COLL
             self.zero.update(th.first_node + k for k in segs[1:])
             self.g.kind[node] = COLL
-            self.coll_nodes[(int(s), int(e))] = (self._split_arrive(node), node)
+            self.coll_nodes[(s, e)] = (self._split_arrive(node), node)
 
     def _signals(self, tid: int) -> tuple[np.ndarray, np.ndarray]:
         """(cut times, node of the segment ending there) on the other worker threads, by time."""
@@ -465,18 +597,21 @@ class RankBuilder:
         order = np.argsort(t, kind="stable")
         return t[order], n[order]
 
-    def _waits(self, cpu: pd.DataFrame) -> None:
-        for tid, ev in self.by_tid.items():
-            th, kind = self.threads[int(tid)], self.seg_kind[int(tid)]
+    def _waits(self) -> None:
+        cpu = self.cpu
+        for tid, rows in self.by_tid.items():
+            th, kind = self.threads[tid], self.seg_kind[tid]
             if kind.size == 0:
                 continue
-            in_call = np.zeros(kind.size, dtype=bool)
-            calls = ev[(ev["kind"] == schema.LAUNCH).to_numpy()]
-            lo = np.searchsorted(th.cuts, calls["ts_ns"].to_numpy())
-            hi = np.searchsorted(th.cuts, calls["end_ns"].to_numpy())
-            for a, b in zip(lo, hi):
-                in_call[a:b] = True
-            t, nodes = self._signals(int(tid))
+            calls = rows[cpu.kind[rows] == schema.LAUNCH]
+            lo = np.searchsorted(th.cuts, cpu.ts[calls])
+            hi = np.searchsorted(th.cuts, cpu.end[calls])
+            inside = lo < hi  # segments [lo, hi) lie inside a runtime call
+            depth = np.zeros(kind.size + 1, dtype=np.int64)
+            np.add.at(depth, lo[inside], 1)
+            np.add.at(depth, hi[inside], -1)
+            in_call = np.cumsum(depth[:-1]) > 0
+            t, nodes = self._signals(tid)
             if t.size == 0:
                 continue
             start, end = th.cuts[:-1], th.cuts[1:]
@@ -484,31 +619,32 @@ class RankBuilder:
             a = np.where(j >= 0, t[np.maximum(j, 0)], -1)
             hit = ((kind == CPU_SEG) & ~in_call & (end - start >= WAIT_MIN_NS) & (j >= 0) & (a > start)
                    & (end - a <= np.maximum(WAKE_MAX_NS, WAKE_FRACTION * (end - start))))
-            for k in np.flatnonzero(hit):
-                node = th.first_node + int(k)
+            for k in np.flatnonzero(hit).tolist():
+                node = th.first_node + k
                 kind[k] = WAIT_SEG
                 self.g.kind[node] = WAIT_SEG
                 self.zero.add(node)
                 self.end_edges.setdefault(node, []).append((int(nodes[j[k]]), int(end[k] - a[k])))
 
-    def _durations(self, cpu: pd.DataFrame) -> None:
-        g = self.g
-        for tid, ev in self.by_tid.items():
-            th, kind = self.threads[int(tid)], self.seg_kind[int(tid)]
+    def _durations(self) -> None:
+        g, cpu = self.g, self.cpu
+        zero = np.fromiter(self.zero, dtype=np.int64, count=len(self.zero))
+        for tid, rows in self.by_tid.items():
+            th, kind = self.threads[tid], self.seg_kind[tid]
             if kind.size == 0:
                 continue
-            cost = _seg_costs(ev, th.cuts, self.costs)
+            cost = _seg_costs(cpu.ts[rows], cpu.end[rows], cpu.cost_kind[rows], th.cuts, self.costs)
             work = _shed(np.diff(th.cuts), cost, kind == CPU_SEG)
             dur = np.rint(np.where(kind == CPU_SEG, work * self._seg_speed(th.cuts), work)).astype(np.int64)
             rec = np.diff(th.cuts).astype(np.int64)
             first = th.first_node
-            zero = [v - first for v in self.zero if first <= v < first + kind.size]
-            dur[zero] = rec[zero] = 0
+            mine = zero[(zero >= first) & (zero < first + kind.size)] - first
+            dur[mine] = rec[mine] = 0
             coll = kind == COLL  # its duration is the transfer time, set when the ranks are linked
             dur[coll] = rec[coll] = np.asarray(g.dur[first:first + kind.size], dtype=np.int64)[coll]
             g.dur[first:first + kind.size] = dur.tolist()
             g.dur_rec[first:first + kind.size] = rec.tolist()
-            for k in np.flatnonzero(kind == SYNC_SEG):
+            for k in np.flatnonzero(kind == SYNC_SEG).tolist():
                 g.kind[first + k] = SYNC_SEG
             for node, edges in self.end_edges.items():
                 if first <= node < first + kind.size:
@@ -523,7 +659,8 @@ class RankBuilder:
         if not self.costs.step_speed or out.size == 0:
             return out
         if self.speed is None:
-            self.speed = step_speed(cpu_events(self.rt), self.rt.steps)
+            c = self.cpu
+            self.speed = step_speed_of(c.kind, c.ts, c.end, c.tid, c.name, c.step, self.rt.steps)
         for step, s, e in zip(self.rt.steps["step"], self.rt.steps["ts_ns"], self.rt.steps["end_ns"]):
             f = self.speed.get(int(step), 1.0)
             if f != 1.0:
@@ -531,18 +668,21 @@ class RankBuilder:
                 out[a:max(a, b)] = f
         return out
 
-    def _steps(self, cpu: pd.DataFrame) -> None:
-        steps = self.rt.steps
-        marks = cpu[schema.name_mask(cpu["name"], schema.STEP_PREFIX, prefix=True)]
+    def _steps(self) -> None:
+        steps, cpu = self.rt.steps, self.cpu
+        marks = np.flatnonzero(cpu.step)
+        tid_of: dict[tuple[int, int], int] = {}
+        for key, tid in zip(zip(cpu.ts[marks].tolist(), cpu.end[marks].tolist()), cpu.tid[marks].tolist()):
+            tid_of.setdefault(key, tid)  # the first mark of that range, in trace order
         out = []
-        for step, s, e in zip(steps["step"], steps["ts_ns"], steps["end_ns"]):
-            row = marks[(marks["ts_ns"] == s) & (marks["end_ns"] == e)]
-            if row.empty:
+        for step, s, e in zip(steps["step"].tolist(), steps["ts_ns"].tolist(), steps["end_ns"].tolist()):
+            tid = tid_of.get((s, e))
+            if tid is None:
                 continue
-            th = self.threads[int(row["tid"].iat[0])]
-            a, b = th.seg_starting_at(int(s)), th.seg_ending_at(int(e))
+            th = self.threads[tid]
+            a, b = th.seg_starting_at(s), th.seg_ending_at(e)
             if a is not None and b is not None:
-                out.append((int(step), a, b))
+                out.append((step, a, b))
         self.g.ranks[self.rank] = {"steps": out, "gpu": self.gpu if len(self.gpu_node) else None,
                                    "gpu_node": self.gpu_node, "origin": self.origin,
                                    # for what-if scenarios (tracekit.replay.scenarios), which edit the graph

@@ -105,7 +105,7 @@ def clone(g: Graph) -> Graph:
     """A copy a scenario may edit: node lists copied (an edit replaces a node's edge list, never mutates it)."""
     return Graph(dur=list(g.dur), sp=list(g.sp), ep=list(g.ep), kind=list(g.kind), rank=list(g.rank),
                  orig_start=list(g.orig_start), orig_end=list(g.orig_end),
-                 ranks={r: dict(v) for r, v in g.ranks.items()}, notes=[])
+                 ranks={r: dict(v) for r, v in g.ranks.items()}, notes=[], _arrays=dict(g._arrays))
 
 
 def _fp32_allreduce(colls: pd.DataFrame) -> np.ndarray:
@@ -152,11 +152,13 @@ def _summary(steps: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-def evaluate(base: Graph, ctx: Context, scenarios: list[Scenario]) -> tuple[list[dict[str, Any]], pd.DataFrame,
-                                                                           list[str]]:
+def evaluate(base: Graph, ctx: Context, scenarios: list[Scenario], ref: pd.DataFrame | None = None
+             ) -> tuple[list[dict[str, Any]], pd.DataFrame, list[str]]:
     """(rows of the ``scenarios`` key, per-rank table ``scenario_ranks``, notes). Scenarios that cannot
-    apply become notes; :class:`ScenarioError` when none can."""
-    ref = figures.step_figures(base, *simulate.evaluate(base), ctx.comm)
+    apply become notes; :class:`ScenarioError` when none can. ``ref``: ``base``'s step figures
+    (:func:`tracekit.replay.figures.step_figures`), when the caller has them."""
+    if ref is None:
+        ref = figures.step_figures(base, *simulate.evaluate(base), ctx.comm)
     b = _summary(ref)
     rows, ranks, notes, failed = [], [], [], []
     for sc in scenarios:

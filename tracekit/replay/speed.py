@@ -38,33 +38,62 @@ def step_speed(cpu: pd.DataFrame, steps: pd.DataFrame) -> dict[int, float]:
     """{step: speed factor} for one rank (module doc). ``cpu``: the rank's CPU events (``ts_ns``,
     ``end_ns``, ``tid``, ``name``, ``kind``); ``steps``: its ``ProfilerStep`` ranges (``step``, ``ts_ns``,
     ``end_ns``)."""
+    names = cpu["name"]
+    if isinstance(names.dtype, pd.CategoricalDtype):
+        codes = names.cat.codes.to_numpy().astype(np.int64)
+    else:
+        codes = pd.factorize(names)[0].astype(np.int64)
+    is_step = schema.name_mask(names, schema.STEP_PREFIX, prefix=True)
+    return step_speed_of(cpu["kind"].to_numpy(), cpu["ts_ns"].to_numpy(), cpu["end_ns"].to_numpy(),
+                         cpu["tid"].to_numpy(), codes, is_step, steps)
+
+
+def step_speed_of(kind: np.ndarray, ts: np.ndarray, end: np.ndarray, tid: np.ndarray, name: np.ndarray,
+                  is_step: np.ndarray, steps: pd.DataFrame) -> dict[int, float]:
+    """:func:`step_speed` on columns: ``name`` holds one integer code per distinct name, ``is_step`` marks the
+    ``ProfilerStep#`` ranges."""
     if len(steps) < 2:
         return {int(s): 1.0 for s in steps["step"]}
-    slow = _slowness(cpu, steps)
+    slow = _slowness(kind, ts, end, tid, name, is_step, steps)
     if slow is None:
         return {int(s): 1.0 for s in steps["step"]}
-    best = float(slow.min())
-    return {int(s): (best / float(v) if v > 0 else 1.0) for s, v in slow.items()}
+    best = float(min(slow.values()))
+    return {s: (best / v if v > 0 else 1.0) for s, v in slow.items()}
 
 
-def _slowness(cpu: pd.DataFrame, steps: pd.DataFrame) -> pd.Series | None:
-    ev = cpu[(cpu["kind"] != schema.ANNOTATION) & ~schema.name_mask(cpu["name"], schema.STEP_PREFIX, prefix=True)]
+def _slowness(kind: np.ndarray, ts: np.ndarray, end: np.ndarray, tid: np.ndarray, name: np.ndarray,
+              is_step: np.ndarray, steps: pd.DataFrame) -> dict[int, float] | None:
+    """{step: slowness} (module doc) over the steps that have events; None without enough common keys."""
+    keep = (kind != schema.ANNOTATION) & ~is_step
     starts, ends = steps["ts_ns"].to_numpy(), steps["end_ns"].to_numpy()
     order = np.argsort(starts)
     starts, ends, ids = starts[order], ends[order], steps["step"].to_numpy()[order]
-    ts = ev["ts_ns"].to_numpy()
     k = np.searchsorted(starts, ts, side="right") - 1
-    inside = (k >= 0) & (ts < ends[np.maximum(k, 0)])
-    ev = ev[inside].assign(step=ids[k[inside]], dur=(ev["end_ns"] - ev["ts_ns"]).to_numpy()[inside])
-    if ev.empty:
+    inside = keep & (k >= 0) & (ts < ends[np.maximum(k, 0)])
+    if not inside.any():
         return None
-    ev = ev.sort_values(["step", "tid", "ts_ns"], kind="stable")
-    ev["occ"] = ev.groupby(["step", "tid", "name"], sort=False).cumcount()
-    wide = ev.pivot_table(index=["tid", "name", "occ"], columns="step", values="dur", aggfunc="first")
-    wide = wide.dropna()
-    med = wide.median(axis=1)
-    wide = wide[med >= MIN_EVENT_NS]
+    step, t, nm, start = ids[k[inside]], tid[inside], name[inside], ts[inside]
+    dur = (end - ts)[inside].astype(float)
+    # occurrence of each event among its thread's events of that name in the step, by start time
+    by_time = np.lexsort((start, t, step))
+    grouped = by_time[np.lexsort((nm[by_time], t[by_time], step[by_time]))]
+    g_key = np.stack([step[grouped], t[grouped], nm[grouped]])
+    new = np.r_[True, (g_key[:, 1:] != g_key[:, :-1]).any(axis=0)]
+    first = np.maximum.accumulate(np.where(new, np.arange(grouped.size), 0))
+    occ = np.empty(grouped.size, dtype=np.int64)
+    occ[grouped] = np.arange(grouped.size) - first
+    # one row per (thread, name, occurrence), one column per step: the event's duration
+    _, t_idx = np.unique(t, return_inverse=True)
+    _, n_idx = np.unique(nm, return_inverse=True)
+    key = (t_idx.astype(np.int64) * (int(n_idx.max()) + 1) + n_idx) * (int(occ.max()) + 1) + occ
+    keys, row = np.unique(key, return_inverse=True)
+    cols, col = np.unique(step, return_inverse=True)
+    wide = np.full((keys.size, cols.size), np.nan)
+    wide[row, col] = dur
+    wide = wide[~np.isnan(wide).any(axis=1)]  # keys present in every step
+    med = np.median(wide, axis=1)
+    wide, med = wide[med >= MIN_EVENT_NS], med[med >= MIN_EVENT_NS]
     if len(wide) < MIN_KEYS:
         return None
-    ratios = wide.div(med[wide.index], axis=0)
-    return ratios.median(axis=0)
+    per_step = np.median(wide / med[:, None], axis=0)
+    return {int(s): float(v) for s, v in zip(cols.tolist(), per_step.tolist())}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from tracekit.replay.figures import nodes_by_rank
 from tracekit.replay.graph import COLL, Graph
 
 COLUMNS = ("rank", "step", "source", "lane", "start_us", "end_us")
@@ -31,8 +32,9 @@ def one_step(g: Graph, start: np.ndarray, end: np.ndarray, comm: dict[int, np.nd
     if step is None:
         return pd.DataFrame(columns=list(COLUMNS))
     rows = []
-    kind, rank_of = np.asarray(g.kind), np.asarray(g.rank)
-    for source, s_all, e_all in (("window", np.asarray(g.orig_start), np.asarray(g.orig_end)),
+    kind, rank_of = g.array("kind"), g.array("rank")
+    colls_of = nodes_by_rank(np.flatnonzero(kind == COLL), rank_of)
+    for source, s_all, e_all in (("window", *g.orig_arrays()),
                                  ("predicted", start, end)):
         for rank, info in sorted(g.ranks.items()):
             a, b = next((a, b) for s, a, b in info["steps"] if s == step)
@@ -46,7 +48,7 @@ def one_step(g: Graph, start: np.ndarray, end: np.ndarray, comm: dict[int, np.nd
                     rows += [(rank, step, source, lane, (s_all[v] - lo) / 1e3, (e_all[v] - lo) / 1e3)
                              for v in nodes[sel] if e_all[v] > s_all[v]]
             else:
-                colls = np.flatnonzero((rank_of == rank) & (kind == COLL))
+                colls = colls_of.get(rank, np.zeros(0, dtype=np.int64))
                 colls = colls[(s_all[colls] >= lo) & (s_all[colls] < hi)]
                 rows += [(rank, step, source, "collectives", (s_all[v] - lo) / 1e3, (e_all[v] - lo) / 1e3)
                          for v in colls]

@@ -21,7 +21,8 @@ class RunOptions:
     returned traces must hold every rank's events (a caller that reads them; the HTML report decodes the few
     ranks it draws itself, :func:`tracekit.report.collect.with_events`). ``table_names``: tables the caller
     will ask the result for (``--table``), checked against the registry before any work
-    (:class:`~tracekit.errors.ConfigError` if unknown). ``preload``: further modules to import while the
+    (:class:`~tracekit.errors.ConfigError` if unknown). ``only``: compute just these tables and the ones they
+    need (a caller that reads a few, e.g. ``tracekit whatif``; the result holds no others). ``preload``: further modules to import while the
     workers decode (the CLI's renderer), off the critical path.
     """
 
@@ -33,6 +34,7 @@ class RunOptions:
     progress: bool | None = None
     keep_events: bool = True
     table_names: tuple[str, ...] = ()
+    only: tuple[str, ...] = ()
     preload: tuple[str, ...] = ()
 
     @classmethod

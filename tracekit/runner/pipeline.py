@@ -78,7 +78,7 @@ def load_and_analyze(paths: list[str], options: RunOptions | None = None,
     clock.lap("import")
     traces = pending.result()
     clock.lap("load")
-    res = analyze(traces, opts.analysis, workers=opts.workers, on_phase=clock.lap)
+    res = analyze(traces, opts.analysis, workers=opts.workers, on_phase=clock.lap, only=opts.only)
     return traces, res
 
 
@@ -112,7 +112,7 @@ def _analyze_mapped(paths: list[str], clock: PhaseTimer, opts: RunOptions) -> tu
     traces, tables = map_paths(paths, engine=opts.engine, scheduler=opts.scheduler, skip_bad=opts.skip_bad,
                                options=opts.analysis, workers=opts.workers, show_progress=opts.progress)
     clock.lap("map")
-    return traces, analyze(traces, opts.analysis, tables=tables, on_phase=clock.lap)
+    return traces, analyze(traces, opts.analysis, tables=tables, on_phase=clock.lap, only=opts.only)
 
 
 class PhaseTimer:

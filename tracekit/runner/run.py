@@ -28,6 +28,7 @@ def analyze(
     workers: int | None = None,
     on_phase: Callable[[str], None] | None = None,
     tables: dict[str, pd.DataFrame] | None = None,
+    only: tuple[str, ...] = (),
 ) -> AnalysisResult:
     """Every registered table of ``traces`` and the run facts: what ``tracekit analyze`` reports.
 
@@ -38,9 +39,11 @@ def analyze(
     after the run tables (``"run_tables"``). ``tables``: the rank tables already
     computed elsewhere and stacked over ranks in rank order (an engine's workers,
     :func:`tracekit.runner.engine.map_paths`); then only the run tables are computed here.
+    ``only``: compute just these tables and what they need (:func:`tracekit.analyses.registry.selected`);
+    the result then holds only those of them that are public.
     """
     options = options if options is not None else AnalyzeOptions()
-    specs = registry.selected(options)
+    specs = registry.selected(options, only)
     rank_specs = [t for t in specs if t.scope == "rank"]
     if tables is None:
         parts = map_ranks(traces, partial(registry.compute_rank_tables, specs=rank_specs, options=options,
@@ -55,7 +58,7 @@ def analyze(
     if on_phase:
         on_phase("run_tables")
     public = registry.public_names(options)
-    return AnalysisResult(meta=ctx.meta, tables={n: ctx.tables[n] for n in public})
+    return AnalysisResult(meta=ctx.meta, tables={n: ctx.tables[n] for n in public if n in ctx.tables})
 
 
 def _meta(traces: TraceSet, tables: dict[str, pd.DataFrame], options: AnalyzeOptions) -> dict[str, Any]:
@@ -68,7 +71,16 @@ def _meta(traces: TraceSet, tables: dict[str, pd.DataFrame], options: AnalyzeOpt
         notes.append("no GPU activity in the traces (CPU-only run, e.g. gloo): device-side metrics "
                      "(compute, comm, overlap, idle, kernel timings) are unavailable; CPU step times and "
                      "collective annotations are still reported")
-    totals = tables["rank_totals"]
+    # from the tables where computed (the engine path has no events here), else from the traces (``only``)
+    if "steps" in tables:
+        steps = sorted({int(s) for s in tables["steps"]["step"]})
+    else:
+        steps = sorted({int(s) for rt in traces for s in rt.steps["step"]})
+    if "rank_totals" in tables:
+        totals = tables["rank_totals"]
+        pre_window = int(totals["pre_window_kernels"].sum()) if len(totals) else 0
+    else:
+        pre_window = sum(int(rt.gpu["pre_window"].sum()) for rt in traces if rt.has_gpu_activity)
     return {
         "ranks": sorted(traces.ranks),
         "world_size": traces.world_size,
@@ -77,9 +89,9 @@ def _meta(traces: TraceSet, tables: dict[str, pd.DataFrame], options: AnalyzeOpt
         "backend": traces.backend,
         "nccl_version": info.get("nccl_version"),
         "gpus": sorted({n for rt in traces for n in rt.gpu_names}),
-        "steps": sorted({int(s) for s in tables["steps"]["step"]}),
+        "steps": steps,
         "device_metrics": traces.has_gpu_activity,
-        "pre_window_kernels": int(totals["pre_window_kernels"].sum()) if len(totals) else 0,
+        "pre_window_kernels": pre_window,
         "files": {rt.rank: str(rt.path) for rt in traces},
         "hosts": traces.manifest.hosts() if traces.manifest else {},
         "clock_aligned": False,  # set by the cross-rank match (tracekit.analyses.crossrank)
