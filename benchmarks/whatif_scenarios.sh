@@ -4,6 +4,8 @@
 # compare with each variant's own measured unprofiled step (benchmarks/bench_whatif.py --baseline).
 #   bash benchmarks/whatif_scenarios.sh [OUT_DIR] [RESULTS.jsonl]
 # WS4=1 adds a 4-rank run, predicted from the 2-rank baseline with --world-size 4 (a host with >= 4 free cores).
+# PIN=0-7 runs every variant on those cores (taskset): the same cores for all, so a variant does not land on
+# faster or slower ones than the baseline. STEPS=N times N steps (default 30).
 # OMP_NUM_THREADS=1 for every run: 1 and 2 ranks then get the same per-rank compute (tracekit profile would
 # otherwise give a lone rank both cores), which is what --world-size assumes.
 set -euo pipefail
@@ -11,9 +13,10 @@ cd "$(dirname "$0")/.."
 out=${1:-runs/whatif_scenarios}
 results=${2:-benchmarks/results/whatif_scenarios_cpu_gloo.jsonl}
 py=${PYTHON:-python}
-common=(--device cpu --width 1024 --depth 8 --batch-size 64 --warmup 3 --steps 30 --profile-wait 0
+common=(--device cpu --width 1024 --depth 8 --batch-size 64 --warmup 3 --steps "${STEPS:-30}" --profile-wait 0
         --profile-warmup 1 --profile-steps 3 --timeout 300)
-run() { local name=$1; shift; OMP_NUM_THREADS=1 $py -m tracekit profile --out "$out/$name" "${common[@]}" "$@" \
+pin=(); if [ -n "${PIN:-}" ]; then pin=(taskset -c "$PIN"); fi
+run() { local name=$1; shift; OMP_NUM_THREADS=1 "${pin[@]}" $py -m tracekit profile --out "$out/$name" "${common[@]}" "$@" \
           > "$out/$name.log" 2>&1; }
 mkdir -p "$out"
 run cap25 --nproc 2 --bucket-cap-mb 25

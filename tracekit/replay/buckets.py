@@ -8,9 +8,10 @@ On the graph of each rank and step whose DDP allreduces match run.json's layout
   the gradients became ready); the parameter is ready at that op's end (DDP's autograd hook runs
   right after it). The step's count of those ops must equal the layout's parameter count.
 - **New buckets**: :func:`tracekit.replay.ddp.assign` under the new caps (a new bucket holding exactly
-  the parameters of a recorded one keeps that one's measured transfer, bandwidth term scaled). Bucket ``j`` is ready when
-  its last parameter is; its allreduce is launched ``launch_offset`` after that (the rank's median,
-  over the recorded buckets, of launch − ready: DDP copies the gradients into the bucket first) and
+  the parameters of a recorded one keeps that one's measured transfer, bandwidth term scaled, and its
+  own launch offset and pickup in the step, so the recorded layout replays as recorded). Bucket ``j`` is
+  ready when its last parameter is; its allreduce is launched ``launch_offset`` after that (the rank's
+  median, over the recorded buckets, of launch − ready: DDP copies the gradients into the bucket first) and
   starts ``pickup`` later (median of start − max(launch, previous bucket's end, the compute it waited
   for)), on GPU no earlier than the previous bucket's allreduce ends (one process group runs its
   collectives in order on one NCCL stream; gloo's worker threads run them side by side, as recorded)
@@ -88,25 +89,27 @@ class _Rank:
         k = int(np.searchsorted(self.c_lts, t, side="right")) - 1
         return int(self.c_idx[k]) if k >= 0 else None
 
+    def recorded_delays(self, step: int) -> dict[int, tuple[int, int]]:
+        """{recorded bucket: (launch offset, pickup)} in ns in ``step`` (module doc)."""
+        out = {}
+        last = np.cumsum(np.bincount(self.lay.bucket_of)) - 1  # position of each recorded bucket's last param
+        ends, r = self.ready[step][0], self.rows[step]
+        prev_end = None
+        for b, lts, s, e in zip(r["bucket"], r["launch_ts_ns"], r["start_ns"], r["end_ns"]):
+            ready = int(ends[last[int(b)]])
+            lts = int(lts) if lts >= 0 else ready
+            floor = lts if prev_end is None else max(lts, prev_end)
+            c = self._compute_before(lts)
+            if c is not None:
+                floor = max(floor, int(self.gpu["end_ns"].iat[c]))
+            out[int(b)] = (lts - ready, max(0, int(s) - floor))
+            prev_end = int(e)
+        return out
+
     def delays(self) -> tuple[int, int]:
         """(launch offset, pickup) in ns: medians over the recorded buckets of the usable steps."""
-        off, pick = [], []
-        last = np.cumsum(np.bincount(self.lay.bucket_of)) - 1  # position of each recorded bucket's last param
-        for step, r in self.rows.items():
-            if not self.usable(step):
-                continue
-            ends = self.ready[step][0]
-            prev_end = None
-            for b, lts, s, e in zip(r["bucket"], r["launch_ts_ns"], r["start_ns"], r["end_ns"]):
-                ready = int(ends[last[int(b)]])
-                lts = int(lts) if lts >= 0 else ready
-                off.append(lts - ready)
-                floor = lts if prev_end is None else max(lts, prev_end)
-                c = self._compute_before(lts)
-                if c is not None:
-                    floor = max(floor, int(self.gpu["end_ns"].iat[c]))
-                pick.append(max(0, int(s) - floor))
-                prev_end = int(e)
+        got = [d for step in self.rows if self.usable(step) for d in self.recorded_delays(step).values()]
+        off, pick = [o for o, _ in got], [p for _, p in got]
         return (max(0, int(np.median(off))) if off else 0), (int(np.median(pick)) if pick else 0)
 
     def add_buckets(self, step: int, new: list[list[int]], off: int,
@@ -117,24 +120,27 @@ class _Rank:
         r = self.rows[step]
         first_arrive = self.coll[(int(r["start_ns"].iat[0]), int(r["end_ns"].iat[0]))][0]
         kind = GPU_OP if self.gpu is not None else COLL
-        # a new bucket that is a recorded one keeps that one's measured transfer
+        # a new bucket that is a recorded one keeps that one's measured transfer, launch offset and pickup
         of = np.asarray(self.lay.bucket_of)
-        measured = {tuple(np.flatnonzero(of == int(b)).tolist()): g.dur[self.coll[(int(s), int(e))][1]]
+        key = {int(b): tuple(np.flatnonzero(of == int(b)).tolist()) for b in r["bucket"]}
+        measured = {key[int(b)]: g.dur[self.coll[(int(s), int(e))][1]]
                     for b, s, e in zip(r["bucket"], r["start_ns"], r["end_ns"])}
+        own = {key[b]: d for b, d in self.recorded_delays(step).items()}
         nodes, prev, ready = [], None, []
         for j, members in enumerate(new):
             t, tid = int(ends[members[-1]]), int(tids[members[-1]])
             ready.append(t)
+            b_off, b_pick = own.get(tuple(members), (off, pick))
             seg = self.threads[tid].seg_ending_at(t)
-            sp = [(seg, off + pick)] if seg is not None else []
+            sp = [(seg, b_off + b_pick)] if seg is not None else []
             if prev is not None and kind == GPU_OP:  # one NCCL stream; gloo's workers run them side by side
                 sp.append((prev, 0))
             else:  # the first: after what the first recorded bucket waited for on its stream, if done by then
                 sp += [(p, d) for p, d in g.start_edges(first_arrive) if p >= 0 and g.kind[p] in (GPU_OP, COLL, ARRIVE)
                        and g.orig_end[p] <= t]
-            c = self._compute_before(t + off)  # the compute enqueued when the allreduce is launched
+            c = self._compute_before(t + b_off)  # the compute enqueued when the allreduce is launched
             if c is not None:
-                sp.append((int(g.ranks[self.rank]["gpu_node"][c]), pick))
+                sp.append((int(g.ranks[self.rank]["gpu_node"][c]), b_pick))
             arrive = g.add(0, ARRIVE, self.rank, t, t, sp)
             prev = g.add(0, kind, self.rank, t, t, [(arrive, 0)])
             nodes.append((arrive, prev, measured.get(tuple(members))))

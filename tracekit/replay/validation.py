@@ -57,6 +57,10 @@ _GB = ("whatif_scenarios_2026-11-24_h100_graph_break", "whatif_scenarios_2026-11
 _GLOO = ("whatif_scenarios_2026-11-24_cpu_gloo_a", "whatif_scenarios_2026-11-24_cpu_gloo_b",
          "whatif_scenarios_2026-11-24_cpu_gloo_c")
 
+_CPU16 = ("whatif_scenarios_2026-11-25_cpu16_a", "whatif_scenarios_2026-11-25_cpu16_b")
+_CPU16_PINNED = ("whatif_scenarios_2026-11-25_cpu16_pinned",)
+_IDLE = "CPU/gloo, 2 ranks, an idle 16-core host"
+
 CHECKS: tuple[Check, ...] = (
     Check("no_graph_breaks", "inductor, GPU-bound step (GPU busy throughout), 1 GPU (H100, H200)", 2, 1.0, 1.7,
           CHECKED, "the twins' measured steps were steady (p90/p50 within 1 %)", _GB, "gpubound"),
@@ -73,6 +77,24 @@ CHECKS: tuple[Check, ...] = (
     Check("world_size", "CPU/gloo, 2 ranks -> 1", 3, 41.4, 68.7, NOISY,
           "the unchanged baseline measured 21 % and 55 % apart in two repeats; one set gave the single rank "
           "both cores", _GLOO),
+    Check("bucket_cap_mb", f"{_IDLE}, pinned to 8 cores, 50 steps (caps 1, 5, 25 again, 100 MB; 2 sets)", 8, 3.0,
+          13.5, CHECKED, "the unchanged rerun moved 3.1 and 0.2 %; cap 100 MB measured +21.6 and +22.5 %, predicted "
+          "+8.1 and +10.3 % (one 32 MiB gloo allreduce is under-estimated); cap 1 MB measured -10.6 and -0.2 % in "
+          "the two sets", _CPU16_PINNED),
+    Check("bucket_cap_mb", f"{_IDLE}, unpinned, 30 steps (caps 1, 5, 25 again, 100 MB; 2 sets)", 8, 4.2, 13.2, NOISY,
+          "the unchanged rerun moved -6.3 and +5.3 %, and cap 100 MB measured +0.9 and +22.7 % in the two sets",
+          _CPU16),
+    Check("first_bucket_cap_mb", f"{_IDLE}, pinned to 8 cores, 50 steps (first bucket 5 MB; 2 sets)", 2, 7.3, 9.5,
+          NOISY, "the same change measured -2.6 and +13.8 % in the two sets", _CPU16_PINNED),
+    Check("first_bucket_cap_mb", f"{_IDLE}, unpinned, 30 steps (first bucket 5 MB; 2 sets)", 2, 17.5, 19.5, NOISY,
+          "measured -17.6 and -10.5 %, predicted +1.8 and +4.9 %, but the pinned sets measured -2.6 and +13.8 %",
+          _CPU16),
+    Check("world_size", f"{_IDLE}, pinned to 8 cores, 50 steps (2 ranks -> 1 and -> 4; 2 sets)", 4, 10.4, 32.6, NOISY,
+          "the same change measured -35.9 and -15.9 % (1 rank), +14.3 and +43.1 % (4 ranks) in the two sets",
+          _CPU16_PINNED),
+    Check("world_size", f"{_IDLE}, unpinned, 30 steps (2 ranks -> 1 and -> 4; 2 sets)", 4, 5.7, 22.5, NOISY,
+          "1 rank measured -39.2 and -16.6 % in the two sets; 4 ranks +14.1 % in both, predicted +8.2 and +8.7 %",
+          _CPU16),
     Check("world_size", "NCCL, more GPUs", 0, None, None, NOT_RUN, "no multi-GPU machine was lent"),
     Check("comm_hook", "NCCL, 2 GPUs", 0, None, None, NOT_RUN,
           "a compression hook needs NCCL across GPUs; no multi-GPU machine was lent"),
