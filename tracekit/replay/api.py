@@ -10,7 +10,9 @@ as run.json's ``timings.overall`` counts it):
   (``profiler_cost``: measured for the run, or the documented defaults);
 - ``measured_unprofiled_step_us``: run.json ``timings.overall`` (the timed steps, profiler
   off), null without run.json; it is never an input to the prediction, only its check:
-  ``error_pct`` = 100 × (predicted − measured) / measured.
+  ``error_pct`` = 100 × (predicted − measured) / measured;
+- ``predicted_gpu_idle_pct`` and ``regime``: how far to trust the prediction, from its own GPU idle
+  share and the error on benchmark runs of the same regime (:mod:`tracekit.replay.trust`; null on CPU runs).
 
 Tables: ``ranks`` (per rank, means over steps: window, replayed and predicted step, and the
 window's and the prediction's compute, communication, exposed communication, overlap,
@@ -38,6 +40,7 @@ from tracekit.replay import costs as cost_model
 from tracekit.replay import figures, simulate
 from tracekit.replay import scenarios as scenario_mod
 from tracekit.replay import timeline as timeline_mod
+from tracekit.replay import trust
 from tracekit.replay import validation
 from tracekit.runner.options import RunOptions
 from tracekit.runner.pipeline import load_and_analyze
@@ -187,11 +190,12 @@ def whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, A
     if costs.source == "default":
         notes.append(f"profiler cost: no measurement in run.json; documented defaults used ({costs.cpu_op_ns:.0f} ns "
                      f"per operator, {costs.runtime_ns:.0f} ns per runtime call): the prediction is less certain")
-    if traces.manifest is None or traces.manifest.timings is None:
-        notes.append(UNCHECKED_NOTE)
     steps = _steps_table(window, replayed, predicted)
     ranks = _ranks_table(steps, traces)
-    result = WhatifResult(baseline=_baseline(steps, traces), ranks=ranks, steps=steps, notes=notes,
+    baseline = _baseline(steps, traces)
+    if traces.manifest is None or traces.manifest.timings is None:
+        notes.append(unchecked_note(baseline))
+    result = WhatifResult(baseline=baseline, ranks=ranks, steps=steps, notes=notes,
                           profiler_cost={"cpu_op_ns": costs.cpu_op_ns, "runtime_ns": costs.runtime_ns,
                                          "source": costs.source},
                           timeline=timeline_mod.one_step(gp, p_start, p_end, comm))
@@ -207,6 +211,16 @@ def whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, A
 UNCHECKED_NOTE = ("no unprofiled step time in run.json to check the prediction against: on the committed H100 "
                   "and H200 benchmark runs its error was a median of 10-29 %, up to 128 % on a noisy host "
                   "(docs/whatif.md)")
+
+
+def unchecked_note(baseline: dict[str, Any]) -> str:
+    """The note for a prediction without a measured step: its regime's benchmark error where it has one
+    (:mod:`tracekit.replay.trust`), else the figures over every benchmark run."""
+    idle, regime = baseline.get("predicted_gpu_idle_pct"), trust.regime_of(baseline.get("predicted_gpu_idle_pct"))
+    if regime is None:
+        return UNCHECKED_NOTE
+    return (f"no unprofiled step time in run.json to check the prediction against: {trust.describe(regime, idle)} "
+            "(docs/whatif.md)")
 
 
 def _steps_table(window: pd.DataFrame, replayed: pd.DataFrame, predicted: pd.DataFrame) -> pd.DataFrame:
@@ -241,10 +255,21 @@ def _baseline(steps: pd.DataFrame, traces: TraceSet) -> dict[str, Any]:
     rep = _slowest_mean(steps, "replayed_step_us")
     pred = _slowest_mean(steps, "predicted_step_us")
     measured, _ = _measured(traces)
+    idle = _idle_share(steps)
+    regime = trust.regime_of(idle)
     return {"profiled_step_us": prof, "replayed_step_us": rep, "replay_error_pct": _pct(rep, prof),
             "predicted_step_us": pred, "measured_unprofiled_step_us": measured, "error_pct": _pct(pred, measured),
             "measured_spread_pct": _measured_spread(traces),
-            "window_vs_measured_pct": _pct(prof, measured), "steps": int(steps["step"].nunique())}
+            "window_vs_measured_pct": _pct(prof, measured), "steps": int(steps["step"].nunique()),
+            "predicted_gpu_idle_pct": idle, "regime": regime.to_dict() if regime is not None else None}
+
+
+def _idle_share(steps: pd.DataFrame) -> float | None:
+    """The prediction's GPU idle share, % (:mod:`tracekit.replay.trust`): per rank, mean predicted idle over mean
+    predicted step; then the mean over ranks. None without GPU figures (a CPU run)."""
+    per_rank = steps.groupby("rank")[["predicted_idle_us", "predicted_step_us"]].mean()
+    share = (per_rank["predicted_idle_us"] / per_rank["predicted_step_us"]).dropna()
+    return float(100.0 * share.mean()) if len(share) else None
 
 
 def _measured_spread(traces: TraceSet) -> float | None:

@@ -37,6 +37,17 @@ def _pct(p: Any) -> str:
     return "" if p is None or (isinstance(p, float) and not math.isfinite(p)) else f"{p:+.1f} %"
 
 
+def _trust_lines(b: dict[str, Any]) -> list[str]:
+    """How far to trust the predicted step: its regime's benchmark error (tracekit.replay.trust)."""
+    reg, idle = b.get("regime"), b.get("predicted_gpu_idle_pct")
+    if not reg or idle is None:
+        return []
+    bound = "GPU-bound" if reg["name"] == "gpu-bound" else "CPU-bound"
+    return [f"how far to trust the prediction: a {bound} step (GPU idle {idle:.1f} % of the predicted step); on "
+            f"{reg['runs']} benchmark runs of that kind the predicted step was off by a median of "
+            f"{reg['error_pct_median']:.1f} %, at most {reg['error_pct_max']:.1f} % (docs/whatif.md)", ""]
+
+
 def _baseline_lines(r: WhatifResult, tablefmt: str) -> str:
     b = r.baseline
     extra = {"replayed_step_us": _pct(b.get("replay_error_pct")) + " vs window" if b.get("replay_error_pct") is not None
@@ -135,6 +146,7 @@ def render_text(r: WhatifResult, fmt: str = "table") -> str:
     style = tablefmt(fmt)
     pc = r.profiler_cost
     parts = [f"Baseline over {r.baseline.get('steps', 0)} profiled steps", _baseline_lines(r, style), "",
+             *_trust_lines(r.baseline),
              f"profiler cost taken out: {pc['cpu_op_ns']:.0f} ns per CPU operator, {pc['runtime_ns']:.0f} ns per "
              f"runtime call ({pc['source']})", "",
              "Per rank (per step, means over steps; window -> predicted)"]

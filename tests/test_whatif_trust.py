@@ -1,0 +1,58 @@
+"""How far to trust a prediction (tracekit.replay.trust): the regimes' figures agree with the committed benchmark
+results, and whatif quotes the regime of its own prediction."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+
+import tracekit
+from tracekit.replay import trust
+from tracekit.replay.api import unchecked_note
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "benchmarks" / "results"
+
+
+@pytest.mark.parametrize("regime", trust.REGIMES, ids=lambda r: r.name)
+def test_regime_figures_are_those_of_its_result_files(regime: trust.Regime) -> None:
+    rows = [json.loads(line) for f in regime.sources for line in (RESULTS / f).read_text().splitlines()]
+    errors = [abs(r["error_pct"]) for r in rows if r.get("error_pct") is not None
+              and regime.idle_pct_low <= r["predicted_gpu_idle_pct"] < regime.idle_pct_high]
+    assert len(errors) == regime.runs
+    assert round(statistics.median(errors), 1) == regime.error_pct_median
+    assert round(max(errors), 1) == regime.error_pct_max
+
+
+def test_regimes_cover_every_idle_share_once() -> None:
+    for idle in (0.0, 14.99, 15.0, 50.0, 100.0):
+        assert trust.regime_of(idle) is not None
+    assert trust.regime_of(14.9).name == "gpu-bound" and trust.regime_of(15.0).name == "cpu-bound"
+    assert trust.regime_of(None) is None
+
+
+def test_whatif_quotes_its_regime_and_the_share_it_comes_from() -> None:
+    """A committed GPU-bound H200 run (ViT eager: the GPU idle ~2 % of the step) and a CPU-bound one."""
+    vit = tracekit.whatif(REPO / "sample_traces" / "h200_whatif" / "vit-eager").baseline
+    assert vit["predicted_gpu_idle_pct"] == pytest.approx(1.6, abs=0.1)
+    assert vit["regime"]["name"] == "gpu-bound" and vit["regime"]["runs"] == 9
+    mlp = tracekit.whatif(REPO / "sample_traces" / "h200_whatif" / "smallmlp-eager").baseline
+    assert mlp["predicted_gpu_idle_pct"] > 80 and mlp["regime"]["name"] == "cpu-bound"
+    note = unchecked_note(mlp)
+    assert "CPU-bound step" in note and "27 benchmark runs" in note and "128.2 %" in note
+
+
+def test_cpu_runs_have_no_regime(tmp_path) -> None:
+    from tests.tracebuilder import TraceBuilder
+
+    for rank in (0, 1):
+        tb = TraceBuilder(rank=rank, world_size=2, gpu=False)
+        tb.step(1, 0, 100)
+        tb.cpu_op("aten::mm", 10, 50)
+        tb.write(tmp_path / f"rank{rank}.trace.json")
+    b = tracekit.whatif(tmp_path).baseline
+    assert b["predicted_gpu_idle_pct"] is None and b["regime"] is None
+    assert "benchmark runs" in unchecked_note(b) and "10-29 %" in unchecked_note(b)
