@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Graph-break twins, CPU-bound shapes repeated in alternating order (break, none, break, none, ...), so the
 # run-to-run variation of the truth is measured too: OUT=dir bash scripts/gpu_graphbreak3.sh
+# PIN=0-3 runs every profile on those cores (taskset); ONLY="toy-cpubound transformer-small" picks shapes.
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 OUT=${OUT:-gpu_out}; PART=${PART:-gb3}; REPS=${REPS:-3}; mkdir -p "$OUT/runs_$PART"
-TK="python3 -m tracekit profile --nproc 1 --warmup 8 --steps 30 --profile-steps 3 --dynamo inductor"
+PINNED=""; [ -n "${PIN:-}" ] && PINNED="taskset -c $PIN"
+TK="$PINNED python3 -m tracekit profile --nproc 1 --warmup 8 --steps 30 --profile-steps 3 --dynamo inductor"
 SHAPES=(
   "toy-cpubound|--model toy --width 256 --depth 16 --batch-size 32|7"
   "toy-cpubound-deep|--model toy --width 512 --depth 32 --batch-size 16|15"
@@ -16,6 +18,7 @@ SHAPES=(
   for rep in $(seq 1 "$REPS"); do
     for spec in "${SHAPES[@]}"; do
       IFS='|' read -r name opts at <<< "$spec"
+      if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then continue; fi
       for v in break none; do
         extra=""; [ "$v" = break ] && extra="--graph-break-at $at"
         echo "### $name-$v-r$rep"; start=$(date +%s)

@@ -67,6 +67,10 @@ CHECKS: tuple[Check, ...] = (
     Check("no_graph_breaks", "inductor, CPU-bound step (launch-bound), 1 GPU (H100, H200)", 13, 19.4, 52.2,
           NOISY, "the same program measured up to 50 % apart from run to run, ten times the predicted change",
           _GB, "cpubound|transformer-small"),
+    Check("no_graph_breaks", "inductor, CPU-bound step, 1 GPU (H100), pinned to 4 cores, 3 alternating repeats", 6,
+          13.8, 20.9, NOISY, "pinned, the same program still measured 5.5 to 8.2 ms (toy with the break) and 10.3 to "
+          "14.3 ms (transformer without it) in three runs; every pair measured faster without the break but one, by "
+          "more than the -2.4 to -3.1 % predicted", ("whatif_scenarios_2026-11-25_h100_graph_break_pinned",)),
     Check("no_graph_breaks", "inductor, CPU/gloo, 2 ranks", 1, 26.1, 26.1, NOISY,
           "the twin without the break measured 25 % slower than the one with it",
           ("whatif_scenarios_2026-11-24_cpu_gloo_graph_break",)),
