@@ -41,7 +41,7 @@ def test_a_run_ends_where_its_last_node_is_needed():
     start, end = simulate.evaluate(g)
     assert end.tolist() == [11, 13, 16, 20, 25, 25]
     assert start.tolist() == [10, 11, 13, 16, 18, 25]
-    absorbed, head = simulate._runs(g)  # noqa: SLF001
+    absorbed, head = simulate.runs(g)
     # segment 1 is needed by the GPU op, so segment 2 starts a run; 3 follows 2; 0 and 1 are one run
     assert absorbed.tolist() == [False, True, False, True, False, False]
     assert head.tolist() == [0, 0, 2, 2, 4, 5]
@@ -81,18 +81,23 @@ def test_evaluation_by_runs_equals_the_node_by_node_pass(seed):
     assert start.tolist() == ref_start.tolist() and end.tolist() == ref_end.tolist()
     assert not g.notes
     if seed % 4:  # edges back in recorded time only: the fast path served it
-        assert simulate._by_runs(g) is not None  # noqa: SLF001
+        assert simulate._by_runs(g, simulate.runs(g)) is not None  # noqa: SLF001
 
 
-def test_a_plan_is_shared_with_the_recorded_graph_only():
+def test_the_recorded_graph_can_use_the_plan_of_the_prediction():
+    """The self-check graph has the prediction's predecessors (only delays differ): one plan serves both; a
+    clone edited by a scenario gets its own (evaluate computes it when none is given)."""
     g = Graph()
     g.add_chain(np.array([0, 5, 9, 20]), CPU_SEG, 0, lead=0)
-    simulate.evaluate(g)
-    assert g.recorded()._plan is g._plan  # noqa: SLF001 - same edges, other delays
+    g.sp_rec[2] = [(1, 4)]  # recorded: node 2 started 4 ns after node 1 ended
+    g.sp[2] = [(1, 0)]
+    plan = simulate.runs(g)
+    rec = g.recorded()
+    assert simulate.runs(rec)[0].tolist() == plan[0].tolist()
+    assert simulate.evaluate(rec, plan)[0].tolist() == [0, 5, 13] and simulate.evaluate(g, plan)[0].tolist() == [0, 5, 9]
     from tracekit.replay.scenarios import clone
 
     c = clone(g)
-    assert c._plan is not g._plan and not c._plan  # noqa: SLF001 - a clone's edits need a new plan
     c.sp[2] = [(ORIGIN, 100)]  # an edit: node 2 no longer follows node 1
     assert simulate.evaluate(c)[0].tolist() == [0, 5, 100] and simulate.evaluate(g)[0].tolist() == [0, 5, 9]
 

@@ -183,8 +183,9 @@ def whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, A
     gp = simulate.build(traces, coll, costs, offsets)
     g = gp.recorded()  # the window as recorded, for the self-check: the same graph, nothing taken out
     window = figures.step_figures(g, *g.orig_arrays(), comm)
-    replayed = figures.step_figures(g, *simulate.evaluate(g), comm)
-    p_start, p_end = simulate.evaluate(gp)
+    plan = simulate.runs(gp)  # the two graphs have the same predecessors: one plan for both evaluations
+    replayed = figures.step_figures(g, *simulate.evaluate(g, plan), comm)
+    p_start, p_end = simulate.evaluate(gp, plan)
     predicted = figures.step_figures(gp, p_start, p_end, comm)
     notes += list(dict.fromkeys(g.notes + gp.notes))
     if costs.source == "default":

@@ -122,10 +122,6 @@ class Graph:
     #: node lists converted to arrays (:meth:`array`), shared with :meth:`recorded` and scenario clones
     _arrays: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
 
-    #: the evaluation's run plan (:func:`tracekit.replay.simulate.evaluate`), shared with :meth:`recorded`, whose
-    #: edges differ only in their delays; a scenario clone, which edits edges, starts without one
-    _plan: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
-
     def array(self, name: str) -> np.ndarray:
         """The node list ``name`` (``orig_start``, ``orig_end``, ``kind`` or ``rank``) as an int64 array, converted
         once. These lists only grow once the graph is built (scenarios append nodes, never change one's kind
@@ -152,7 +148,7 @@ class Graph:
             ep[node] = edges
         return Graph(dur=list(self.dur_rec), sp=sp, ep=ep, kind=self.kind, rank=self.rank,
                      orig_start=self.orig_start, orig_end=self.orig_end, ranks=self.ranks, notes=list(self.notes),
-                     dur_rec=self.dur_rec, _arrays=self._arrays, _plan=self._plan)
+                     dur_rec=self.dur_rec, _arrays=self._arrays)
 
     def add_chain(self, cuts: np.ndarray, kind: int, rank: int, lead: int) -> None:
         """Nodes for the pieces between consecutive ``cuts``, each after the one before; the first starts

@@ -8,7 +8,7 @@ links, which join nodes that ran together. A cycle (an inferred edge that contra
 another) is broken by evaluating the nodes left with the edges already resolved, and
 counted in ``Graph.notes``.
 
-The pass runs over *runs* rather than nodes (:func:`_runs`): a CPU segment whose only edge is
+The pass runs over *runs* rather than nodes (:func:`runs`): a CPU segment whose only edge is
 :data:`~tracekit.replay.graph.CHAIN` and whose predecessor nothing else needs is timed with its run's
 head, by a cumulative sum after the pass. The result is the node-by-node pass's, to the ns (tested on
 random graphs and the committed runs).
@@ -73,24 +73,25 @@ def build(traces: TraceSet, coll: pd.DataFrame | None, costs: ProfilerCosts,
     return g
 
 
-def evaluate(g: Graph) -> tuple[np.ndarray, np.ndarray]:
+def evaluate(g: Graph, plan: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(start, end) of every node, in ns after the origin.
 
     Fast path: every edge points back in recorded time, so the nodes in order of their recorded end
     (then start) are almost always a topological order; one pass in that order suffices, over *runs*
-    (:func:`_runs`) rather than nodes. If a node's predecessor is not evaluated yet when its turn comes,
-    the pass is redone node by node in the order of :func:`_kahn_order`.
+    (:func:`runs`) rather than nodes. If a node's predecessor is not evaluated yet when its turn comes,
+    the pass is redone node by node in the order of :func:`_kahn_order`. ``plan``: :func:`runs` of a graph
+    with the same predecessors (the recorded graph of the same build: only delays differ), computed once.
     """
     n = len(g.dur)
     if n == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    times = _by_runs(g)
+    times = _by_runs(g, plan if plan is not None else runs(g))
     if times is None:
         times = _in_order(g, _kahn_order(g), strict=False)
     return times
 
 
-def _runs(g: Graph) -> tuple[np.ndarray, np.ndarray]:
+def runs(g: Graph) -> tuple[np.ndarray, np.ndarray]:
     """(absorbed, head): the nodes whose times follow from the node before them, and each node's run head.
 
     A node is *absorbed* when its only edge is :data:`~tracekit.replay.graph.CHAIN` (it starts when node
@@ -119,13 +120,11 @@ def _runs(g: Graph) -> tuple[np.ndarray, np.ndarray]:
     return absorbed, head
 
 
-def _by_runs(g: Graph) -> tuple[np.ndarray, np.ndarray] | None:
+def _by_runs(g: Graph, plan: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray] | None:
     """The fast path of :func:`evaluate`: heads in recorded order, each run's last node set with its head;
     None when the order is not topological."""
     n = len(g.dur)
-    if g._plan.get("nodes") != n:  # noqa: SLF001 - the graph's cache for this function
-        g._plan.update(nodes=n, runs=_runs(g))  # noqa: SLF001
-    absorbed, head = g._plan["runs"]  # noqa: SLF001
+    absorbed, head = plan
     heads = np.flatnonzero(~absorbed)
     dur = np.asarray(g.dur, dtype=np.int64)
     cum = np.cumsum(dur)
