@@ -132,14 +132,34 @@ def _by_runs(g: Graph, plan: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray,
     rest = cum[tail] - cum[heads]  # the absorbed nodes' durations after each head
     orig_start, orig_end = g.orig_arrays()
     o = np.lexsort((heads, orig_start[heads], orig_end[heads]))
-    # in the pass an unevaluated predecessor is None, so reading it raises instead of a check on every edge
-    end: list = [None] * n + [0]  # one slot past the nodes for ORIGIN (-1 indexes it)
+    hv = heads[o]
+    got = _pass(g, hv.tolist(), tail[o].tolist(), rest[o].tolist(), strict=True)
+    if got is None:
+        return None
+    start_a = np.empty(n, dtype=np.int64)
+    end_a = np.empty(n, dtype=np.int64)
+    start_a[hv], end_a[hv] = got
+    a = np.flatnonzero(absorbed)
+    end_a[a] = end_a[head[a]] + cum[a] - cum[head[a]]
+    start_a[a] = end_a[a] - dur[a]
+    return start_a, end_a
+
+
+def _pass(g: Graph, order: list[int], tail: list[int], rest: list[int], *,
+          strict: bool) -> tuple[list[int], list[int]] | None:
+    """One pass over the nodes in ``order``: start = latest start edge (≥ 0), end = start + duration or the
+    latest end edge; each node's run ends ``rest`` after it, at node ``tail`` (:func:`runs`; a node alone:
+    itself and 0). Returns (starts, ends) in ``order``. ``strict``: None as soon as a predecessor is not
+    evaluated yet; otherwise it counts as ending at 0 (a node :func:`_kahn_order` released from a cycle)."""
+    # one slot past the nodes for ORIGIN (-1 indexes it): an edge from the origin ends at its delay. In strict
+    # mode an unevaluated predecessor is None, so reading it raises instead of a check on every edge.
+    end: list = [None if strict else 0] * len(g.dur) + [0]
     sp, ep, durs = g.sp, g.ep, g.dur
     out_s, out_e = [], []
     try:
-        for v, t, r in zip(heads[o].tolist(), tail[o].tolist(), rest[o].tolist()):
+        for v, t, r in zip(order, tail, rest):
             edges = sp[v]
-            if edges is CHAIN:
+            if edges is CHAIN:  # ends are never negative: max(0, end of v - 1)
                 s = end[v - 1]
             else:
                 s = 0
@@ -158,46 +178,20 @@ def _by_runs(g: Graph, plan: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray,
             out_e.append(e)
     except TypeError:  # a predecessor after its successor in the order
         return None
-    start_a = np.empty(n, dtype=np.int64)
-    end_a = np.empty(n, dtype=np.int64)
-    hv = heads[o]
-    start_a[hv] = out_s
-    end_a[hv] = out_e
-    a = np.flatnonzero(absorbed)
-    end_a[a] = end_a[head[a]] + cum[a] - cum[head[a]]
-    start_a[a] = end_a[a] - dur[a]
-    return start_a, end_a
+    assert ORIGIN == -1
+    return out_s, out_e
 
 
 def _in_order(g: Graph, order: list[int], *, strict: bool) -> tuple[np.ndarray, np.ndarray] | None:
-    """Evaluate the nodes in ``order``: start = latest start edge (≥ 0), end = start + duration or the
-    latest end edge. ``strict``: None as soon as a predecessor is not evaluated yet; otherwise it counts
-    as ending at 0 (a node :func:`_kahn_order` released from a cycle)."""
-    n = len(g.dur)
-    # one slot past the nodes for ORIGIN (-1 indexes it): an edge from the origin ends at its delay. In strict
-    # mode an unevaluated predecessor is None, so reading it raises instead of a check on every edge.
-    end: list = [None if strict else 0] * n + [0]
-    start = [0] * n
-    sp, ep, dur = g.sp, g.ep, g.dur
-    try:
-        for v in order:
-            s = 0
-            edges = sp[v]
-            for p, d in (((v - 1, 0),) if edges is CHAIN else edges):
-                t = end[p] + d
-                if t > s:
-                    s = t
-            e = s + dur[v]
-            for p, d in ep[v]:
-                t = end[p] + d
-                if t > e:
-                    e = t
-            start[v] = s
-            end[v] = e
-    except TypeError:  # a predecessor after its successor in ``order``
+    """Every node evaluated in ``order`` (:func:`_pass`, each node alone)."""
+    got = _pass(g, order, order, [0] * len(order), strict=strict)
+    if got is None:
         return None
-    assert ORIGIN == -1
-    return np.asarray(start, dtype=np.int64), np.asarray(end[:n], dtype=np.int64)
+    start = np.zeros(len(g.dur), dtype=np.int64)
+    end = np.zeros(len(g.dur), dtype=np.int64)
+    idx = np.asarray(order, dtype=np.int64)
+    start[idx], end[idx] = got
+    return start, end
 
 
 def _kahn_order(g: Graph) -> list[int]:
