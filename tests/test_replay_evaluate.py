@@ -127,3 +127,10 @@ def test_only_computes_the_named_tables_and_what_they_need(tmp_path):
     assert part.meta["clock_offsets_us"] == full.meta["clock_offsets_us"]
     assert part.meta["steps"] == full.meta["steps"] == [1]
     assert part.meta["pre_window_kernels"] == full.meta["pre_window_kernels"] == 2
+
+
+def test_only_names_a_table_or_fails_before_any_work(tmp_path):
+    from tracekit.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="no_such_table"):
+        load_and_analyze([str(tmp_path / "missing")], RunOptions.of(only=("no_such_table",)))

@@ -56,3 +56,16 @@ def test_cpu_runs_have_no_regime(tmp_path) -> None:
     b = tracekit.whatif(tmp_path).baseline
     assert b["predicted_gpu_idle_pct"] is None and b["regime"] is None
     assert "benchmark runs" in unchecked_note(b) and "10-29 %" in unchecked_note(b)
+
+
+def test_idle_share_is_the_mean_over_ranks_of_mean_idle_over_mean_step() -> None:
+    """Rank 0: idle 30 and 10 µs of 100 µs steps -> 20 %; rank 1: 50 of 100 -> 50 %; the run: (20 + 50) / 2."""
+    import pandas as pd
+
+    from tracekit.replay.api import _idle_share
+
+    steps = pd.DataFrame({"rank": [0, 0, 1], "predicted_idle_us": [30.0, 10.0, 50.0],
+                          "predicted_step_us": [100.0, 100.0, 100.0]})
+    assert _idle_share(steps) == pytest.approx((20 + 50) / 2)
+    cpu = steps.assign(predicted_idle_us=float("nan"))  # a CPU run: no GPU figures
+    assert _idle_share(cpu) is None

@@ -92,10 +92,10 @@ def _check(opts: RunOptions) -> None:
             re.compile(pattern)
         except re.error as e:
             raise ConfigError(f"--comm-pattern/--comm-kernel {pattern!r} is not a valid regex: {e}") from None
-    if opts.table_names:  # (this imports the analyses up front)
+    if opts.table_names or opts.only:  # (this imports the analyses up front)
         from tracekit.analyses import registry
 
-        registry.check_names(opts.table_names, opts.analysis)
+        registry.check_names((*opts.table_names, *opts.only), opts.analysis)
     if opts.engine != "local" and (opts.analysis.hta or opts.keep_events):
         raise ConfigError(f"--engine {opts.engine} leaves the events on its workers: "
                           f"{'--hta' if opts.analysis.hta else 'the HTML report'} needs them here (use --engine local)")
