@@ -122,13 +122,9 @@ def nodes_by_rank(nodes: np.ndarray, rank_of: np.ndarray) -> dict[int, np.ndarra
 
 
 def _last_end_per_step(step: np.ndarray, end: np.ndarray) -> dict[int, int]:
-    """{step: the latest end of the GPU operations launched in it} (launched outside every step: -1, left out)."""
-    if not step.size:
-        return {}
-    steps, inv = np.unique(step, return_inverse=True)
-    last = np.full(steps.size, np.iinfo(np.int64).min)
-    np.maximum.at(last, inv, end)
-    return {int(k): int(v) for k, v in zip(steps.tolist(), last.tolist())}
+    """{step: the latest end of the GPU operations launched in it}."""
+    steps, last = iv.group_reduce(step, end, np.maximum)
+    return dict(zip(steps.tolist(), last.tolist()))
 
 
 def _waits(g: Graph, start: np.ndarray, end: np.ndarray, kind: np.ndarray) -> np.ndarray:

@@ -324,15 +324,13 @@ def _shed(lengths: np.ndarray, cost: np.ndarray, work: np.ndarray) -> np.ndarray
     return np.maximum(out, 0.0)
 
 
-def _segment_of(th: _Thread, t: np.ndarray, *, ending: bool) -> np.ndarray:
-    """Node of the segment of ``th`` that ends (``ending``) or starts at each cut time of ``t``; -1 where
-    ``t`` is not such a cut (vectorised :meth:`_Thread.seg_ending_at` / :meth:`_Thread.seg_starting_at`)."""
+def _segments_ending_at(th: _Thread, t: np.ndarray) -> np.ndarray:
+    """Node of the segment of ``th`` that ends at each cut time of ``t``, -1 where ``t`` is not a cut or is the
+    thread's first (vectorised :meth:`_Thread.seg_ending_at`)."""
     cuts = th.cuts
     k = np.searchsorted(cuts, t)
-    kc = np.minimum(k, cuts.size - 1)
-    at_cut = (k < cuts.size) & (cuts[kc] == t)
-    ok = at_cut & (k > 0) if ending else at_cut & (k < cuts.size - 1)
-    return np.where(ok, th.first_node + k - (1 if ending else 0), -1)
+    ok = (k > 0) & (k < cuts.size) & (cuts[np.minimum(k, cuts.size - 1)] == t)
+    return np.where(ok, th.first_node + k - 1, -1)
 
 
 class RankBuilder:
@@ -398,7 +396,7 @@ class RankBuilder:
             th = self.threads.get(int(t))
             if th is not None:
                 sel = np.flatnonzero(tid == t)
-                out[sel] = _segment_of(th, ts[sel], ending=True)
+                out[sel] = _segments_ending_at(th, ts[sel])
         return out
 
     # -- GPU operations ----------------------------------------------------------------------------
