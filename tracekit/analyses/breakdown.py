@@ -32,6 +32,7 @@ from tracekit.analyses import crossrank
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import COMM, COMPUTE, MEMORY, class_mask, classify_gpu
 from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
+from tracekit.traces.frames import frame
 
 NS_PER_US = 1000.0
 
@@ -98,7 +99,7 @@ def step_breakdown(gpu: pd.DataFrame, cls: pd.Series, steps: pd.DataFrame) -> pd
     span_ns = np.where(some, last - first, 0)
     nan = np.where(some, 1.0, np.nan)  # NaN for steps without activity
 
-    out = pd.DataFrame({
+    out = frame({
         "step": steps["step"].to_numpy().astype(np.int64),
         "step_us": steps["dur_ns"].to_numpy() / NS_PER_US,
         "kernels": kernels.astype(np.int64),

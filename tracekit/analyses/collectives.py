@@ -49,6 +49,7 @@ from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import COMM, COMPUTE, classify_gpu
 from tracekit.analyses.findings import Finding, FindingContext, rank_step_us, rounded, step_means
 from tracekit.analyses.registry import Column, RankContext, Table, View
+from tracekit.traces.frames import frame
 from tracekit.traces.manifest import Manifest
 from tracekit.traces import schema
 from tracekit.traces.traceset import RankTrace, assign_steps
@@ -225,7 +226,7 @@ def collective_table(rt: RankTrace, cls: pd.Series, world_size: int,
     d["seq"], d["step_seq"] = _sequence_numbers(d["pg_name"], d["step"], launch, d["pre_window"].astype(bool) | p2p)
     d["p2p_seq"] = _p2p_sequence(kinds, d["peer"], launch, d["pre_window"].astype(bool))
     order = np.lexsort((d["start_ns"], launch))  # stable: by launch, then kernel start
-    return pd.DataFrame({c: d[c][order] for c in COLLECTIVE_COLUMNS})
+    return frame({c: d[c][order] for c in COLLECTIVE_COLUMNS})
 
 
 def _bus_factors(coll: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -477,7 +478,7 @@ def bucket_table(rt: RankTrace, coll: pd.DataFrame, tp: int = 1, world_size: int
     out["launch_offset_us"] = (launch - start) / NS_PER_US
     out["start_offset_us"] = np.where(kstart >= 0, (kstart - start) / NS_PER_US, np.nan)
     out["wait_offset_us"], out["wait_cpu_us"] = functional.wait_columns(rt, launch, kend, start)
-    return pd.DataFrame({c: out[c] for c in BUCKET_COLUMNS})
+    return frame({c: out[c] for c in BUCKET_COLUMNS})
 
 
 # -- registered tables (see tracekit.analyses.registry) ------------------------------------------

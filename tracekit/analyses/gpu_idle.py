@@ -26,6 +26,7 @@ import pandas as pd
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.findings import Finding, FindingContext, rounded
 from tracekit.analyses.registry import Column, RankContext, Table
+from tracekit.traces.frames import frame
 
 NS_PER_US = 1000.0
 COLUMNS = ("rank", "step", "step_us", "gpu_busy_us", "gpu_idle_us", "gpu_idle_pct", "launch_idle_us",
@@ -67,12 +68,12 @@ def idle_rows(gpu: pd.DataFrame, steps: pd.DataFrame, rank: int) -> pd.DataFrame
     def pct(x: np.ndarray) -> np.ndarray:
         return np.divide(100.0 * x, step_ns, out=np.full(step.size, np.nan), where=nonempty)
 
-    return pd.DataFrame({
+    return frame({
         "rank": np.full(step.size, rank, dtype=np.int64), "step": step, "step_us": step_ns / NS_PER_US,
         "gpu_busy_us": busy_ns / NS_PER_US, "gpu_idle_us": (step_ns - busy_ns) / NS_PER_US,
         "gpu_idle_pct": pct(step_ns - busy_ns), "launch_idle_us": launch_ns / NS_PER_US,
         "launch_idle_pct": pct(launch_ns), "kernels": kernels.astype(np.int64),
-    }, columns=list(COLUMNS))
+    })  # in the order of COLUMNS
 
 
 def gpu_idle_table(ctx: RankContext) -> pd.DataFrame:

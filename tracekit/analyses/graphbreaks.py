@@ -47,6 +47,7 @@ from tracekit.analyses import intervals as iv
 from tracekit.analyses.findings import Finding, FindingContext, rank_step_us, rounded, step_means
 from tracekit.analyses.registry import Column, RankContext, Table, View, ViewOptions
 from tracekit.analyses.timeline import cpu_ops, rank_compile_facts
+from tracekit.traces.frames import frame
 from tracekit.traces.manifest import CompileFacts, Manifest
 from tracekit.traces.traceset import RankTrace, assign_steps
 
@@ -195,7 +196,7 @@ def _boundaries(rt: RankTrace, c: Compiled, rows: np.ndarray, region: np.ndarray
         kind = np.where((reg[has] == reg[nxt]) & (reg[has] >= 0), "ddp_split", "graph_break")
     else:
         kind = _backward_kinds(b_step, index, fwd_kinds)
-    return pd.DataFrame({"step": b_step, "index": index, "kind": kind, "gap_cpu_us": gap, "idle_gpu_us": idle})
+    return frame({"step": b_step, "index": index, "kind": kind, "gap_cpu_us": gap, "idle_gpu_us": idle})
 
 
 def _backward_kinds(step: np.ndarray, index: np.ndarray, fwd: pd.DataFrame | None) -> np.ndarray:

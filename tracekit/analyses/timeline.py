@@ -42,6 +42,7 @@ from tracekit.analyses.classify import COMPUTE, class_mask, classify_gpu
 from tracekit.analyses.collectives import gradient_allreduces, manifest_tp
 from tracekit.analyses.findings import Finding, FindingContext, rank_step_us, rounded, step_means
 from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
+from tracekit.traces.frames import frame
 from tracekit.traces.manifest import CompileFacts, Manifest
 from tracekit.traces import schema
 from tracekit.traces.traceset import RankTrace, assign_steps
@@ -209,7 +210,7 @@ def bucket_timeline(rt: RankTrace, cls: pd.Series, coll: pd.DataFrame, tp: int =
     base = np.where(bwd_start >= 0, bwd_start.astype(float), np.nan)
     has_end = bend >= 0
     tail = np.clip(end - np.maximum(start, bend), 0, None)
-    return pd.DataFrame({
+    return frame({
         "rank": np.full(step.size, rt.rank, dtype=np.int64), "step": step, "bucket": bucket, "bytes": col["bytes"],
         "ready_source": source, "ready_cpu_ns": ready_cpu, "ready_gpu_ns": ready_gpu, "launch_ns": launch,
         "start_ns": start, "end_ns": end, "bwd_start_ns": bwd_start, "bwd_compute_end_ns": bend,

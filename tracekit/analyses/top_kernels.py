@@ -22,6 +22,7 @@ from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import classify_gpu
 from tracekit.analyses.registry import Column, RankContext, Table, View, ViewOptions
 from tracekit.traces import schema
+from tracekit.traces.frames import frame
 
 #: kernel names kept per rank
 TOP_N = 10
@@ -74,7 +75,7 @@ def top_kernels(ctx: RankContext) -> pd.DataFrame:
     pos[top] = np.arange(top.size)
     sel = pos[group] >= 0
     union_ns = iv.segment_lengths(ts[sel], end[sel], pos[group][sel], top.size).astype(float)
-    return pd.DataFrame({
+    return frame({
         "rank": np.full(top.size, rt.rank, dtype=np.int64),
         "kernel": names[name[k][first[top]]] if top.size else np.empty(0, dtype=object),
         "kernel_class": classes[cls[k][first[top]]] if top.size else np.empty(0, dtype=object),

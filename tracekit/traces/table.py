@@ -15,6 +15,7 @@ import pandas as pd
 from tracekit.traces import schema
 from tracekit.traces.decode import (CHUNK_BYTES, DENSE_COLUMNS, SPARSE_COLUMNS, SPARSE_INT_COLUMNS, Columns,
                                     decode_columns)
+from tracekit.traces.frames import frame
 
 
 def events_frame(cols: Columns) -> pd.DataFrame:
@@ -37,7 +38,7 @@ def events_frame(cols: Columns) -> pd.DataFrame:
         codes[cols.sparse_idx] = sparse.codes
         data[col] = pd.Categorical.from_codes(codes, dtype=sparse.dtype)
     # the arrays are fresh and owned here: no copy, no consolidation into one 2-D block
-    return pd.DataFrame({c: data[c] for c in schema.EVENT_COLUMNS}, copy=False)
+    return frame({c: data[c] for c in schema.EVENT_COLUMNS}, copy=False)
 
 
 def _categorical(values: list[Any]) -> pd.Categorical:

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from tracekit.errors import TraceLoadWarning
+from tracekit.traces.frames import frame
 from tracekit.traces.manifest import Manifest
 from tracekit.traces import schema
 from tracekit.traces.decode import NOTES_KEY
@@ -190,7 +191,7 @@ class RankTrace:
         _, first = np.unique(step[by_dur], return_index=True)
         keep = by_dur[np.sort(first)]
         keep = keep[ts[keep].argsort(kind="quicksort")]
-        return pd.DataFrame({"step": step[keep], "ts_ns": ts[keep], "end_ns": end[keep], "dur_ns": dur[keep]})
+        return frame({"step": step[keep], "ts_ns": ts[keep], "end_ns": end[keep], "dur_ns": dur[keep]})
 
     @cached_property
     def launches(self) -> pd.DataFrame:
@@ -239,7 +240,7 @@ class RankTrace:
         g["step"] = assign_steps(self.steps, g["launch_ts_ns"], valid=~pre)
         for c, v in g.items():  # what gpu_column would read back from the frame
             self._memo[("gpu_column", c)] = v.codes if isinstance(v, pd.Categorical) else v
-        return pd.DataFrame(g, copy=False)
+        return frame(g, copy=False)
 
 
 def assign_steps(steps: pd.DataFrame, ts_ns: np.ndarray, valid: np.ndarray | None = None) -> np.ndarray:
