@@ -30,6 +30,26 @@ step); summary: median and max |error|, and whether the variants (baseline inclu
 
     python benchmarks/bench_whatif.py --baseline runs/cap25 --variant runs/cap1:bucket-cap-mb=1 \
         --variant runs/cap100:bucket-cap-mb=100 --out benchmarks/results/whatif_scenarios.jsonl
+
+**Paired graph-break twins** (``--paired RUN...``): ``RUN`` is a profiled run of a model with a graph
+break, ``RUN/paired.jsonl`` (``scripts/paired_twins.py``, ``scripts/gpu_paired_twins.sh``) the same model
+and its twin without the break timed in one process, steps alternating. The
+predicted change of ``tracekit whatif RUN --no-graph-breaks`` is checked against that paired change
+(median over rounds of none / break − 1), which separate runs could not measure steadily. Columns:
+``predicted_delta_pct``, ``measured_delta_pct`` (the paired median) and its quartiles over rounds,
+``predicted_ms`` / ``measured_ms`` (the baseline's prediction, and the break twin's median step in the
+paired timing)::
+
+    python benchmarks/bench_whatif.py --paired sample_traces/h100_paired_twins/a/*-break \
+        --out benchmarks/results/whatif_scenarios_paired.jsonl
+
+**Paired DDP variants** (``--paired-variants BASELINE``): ``BASELINE/paired.jsonl`` from
+``scripts/paired_ddp_variants.py`` (bucket caps, first bucket, world size, all timed in one job, steps
+alternating); every variant but the first (the baseline, as ``BASELINE`` was profiled) is predicted from
+``BASELINE`` with its options and checked against its paired change::
+
+    python benchmarks/bench_whatif.py --paired-variants sample_traces/cpu16_paired/a/cap25 \
+        --out benchmarks/results/whatif_scenarios_cpu16_paired.jsonl
 """
 
 from __future__ import annotations
@@ -135,6 +155,58 @@ def scenario_rows(baseline: Path, variants: list[str]) -> list[dict]:
     return rows
 
 
+def paired_rows(runs: list[Path]) -> list[dict]:
+    """One row per graph-break run checked against its paired timing (module doc, "Paired")."""
+    rows = []
+    for run in runs:
+        paired = json.loads((run / "paired.jsonl").read_text())
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = tracekit.whatif(run, no_graph_breaks=True)
+        sc = r.scenarios[0]
+        rows.append({"variant": _name(run), "changes": "no-graph-breaks=1",
+                     "predicted_ms": r.baseline["predicted_step_us"] / 1e3, "measured_ms": paired["break_ms_median"],
+                     "predicted_gpu_idle_pct": r.baseline.get("predicted_gpu_idle_pct"),
+                     "predicted_delta_pct": sc["delta_pct"], "measured_delta_pct": paired["paired_delta_pct_median"],
+                     "measured_delta_q1_pct": paired["paired_delta_pct_q1"],
+                     "measured_delta_q3_pct": paired["paired_delta_pct_q3"], "rounds": paired["shape"]["rounds"],
+                     "seconds": time.perf_counter() - t0})
+    return rows
+
+
+def paired_variant_rows(baseline: Path) -> list[dict]:
+    """One row per variant of ``baseline/paired.jsonl`` but the first, predicted from ``baseline`` (module doc)."""
+    paired = json.loads((baseline / "paired.jsonl").read_text())
+    rows = []
+    for v in paired["variants"][1:]:
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = tracekit.whatif(baseline, **_options(v["variant"]))
+        sc = r.scenarios[0]
+        rows.append({"variant": f"{_name(baseline)}:{v['variant']}", "changes": v["variant"],
+                     "predicted_ms": sc["predicted_step_us"] / 1e3, "measured_ms": v["step_ms_median"],
+                     "predicted_delta_pct": sc["delta_pct"], "measured_delta_pct": v["paired_delta_pct_median"],
+                     "measured_delta_q1_pct": v["paired_delta_pct_q1"], "measured_delta_q3_pct": v["paired_delta_pct_q3"],
+                     "rounds": len(v["step_ms"]), "seconds": time.perf_counter() - t0})
+    return rows
+
+
+def _print_paired(rows: list[dict], out: Path | None, ranked: bool) -> None:
+    from tabulate import tabulate
+
+    print(tabulate(rows, headers="keys", floatfmt=".2f"))
+    errs = [abs(r["predicted_delta_pct"] - r["measured_delta_pct"]) for r in rows]
+    by_pred = [r["changes"] for r in sorted(rows, key=lambda r: r["predicted_delta_pct"])]
+    by_meas = [r["changes"] for r in sorted(rows, key=lambda r: r["measured_delta_pct"])]
+    print(f"\ndelta error (points of the step): median {statistics.median(errs):.1f}, max {max(errs):.1f} over "
+          f"{len(errs)}" + (f"; ranked as measured: {by_pred == by_meas}\n  predicted order: {by_pred}\n"
+                            f"  measured order:  {by_meas}" if ranked else ""))
+    if out:
+        out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
 def _print_scenarios(rows: list[dict]) -> None:
     from tabulate import tabulate
 
@@ -156,7 +228,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", type=Path, default=None, help="scenarios: the run every variant is predicted from")
     ap.add_argument("--variant", action="append", default=[], metavar="RUN:OPTION=VALUE[,...]",
                     help="scenarios: a run made with the change, and the change as whatif options")
+    ap.add_argument("--paired", nargs="+", type=Path, default=None, metavar="RUN",
+                    help="graph-break runs, each with RUN/paired.jsonl (module doc)")
+    ap.add_argument("--paired-variants", type=Path, default=None, metavar="BASELINE",
+                    help="a profiled baseline run with BASELINE/paired.jsonl: DDP variants timed in one job (module doc)")
     args = ap.parse_args(argv)
+    if args.paired or args.paired_variants:
+        rows = (paired_rows([p.resolve() for p in args.paired]) if args.paired else
+                paired_variant_rows(args.paired_variants.resolve()))
+        _print_paired(rows, args.out, ranked=bool(args.paired_variants))
+        return 0
     if args.baseline is not None:
         rows = scenario_rows(args.baseline.resolve(), args.variant)
         _print_scenarios(rows)

@@ -202,7 +202,8 @@ def test_scenarios_that_cannot_apply(tmp_path):
 def _break_run(tmp_path: Path, accumulate: bool = False) -> Path:
     """One rank, step [0, 100]: graph A (region 0/0 [5, 35], CompiledFunction [10, 30]) breaks; eager code
     [32, 48]; graph B (region 1/0 [50, 85], CompiledFunction [52, 78]) launches a 10 µs kernel at 60 (runs
-    [62, 72]). The gap between the graphs, [30, 52], is 22 µs of CPU."""
+    [62, 72]). What a merged graph would not run is the CPU work from A's last launch (none: A's end, 30)
+    to B's first launch (60): the eager code, B's region entry and B's prologue, 30 µs."""
     tb = TraceBuilder(rank=0, world_size=1)
     tmp_path.mkdir(exist_ok=True)
     tb.step(1, 0, 100)
@@ -220,10 +221,10 @@ def _break_run(tmp_path: Path, accumulate: bool = False) -> Path:
 def test_no_graph_breaks_removes_the_gap(tmp_path):
     path = _break_run(tmp_path)
     base, out, start, end = _scenario([path], sc.Scenario(no_graph_breaks=True))
-    assert _step_us(out, start, end) == [100.0 - 22.0]
-    assert _kernel_end(out, end, 0, 62) == 72 - 22
+    assert _step_us(out, start, end) == [100.0 - 30.0]
+    assert _kernel_end(out, end, 0, 62) == 72 - 30
     base, out, start, end = _scenario([_break_run(tmp_path / "acc", accumulate=True)], sc.Scenario(no_graph_breaks=True))
-    assert _step_us(out, start, end) == [100.0 - 22.0 + 5.0]
+    assert _step_us(out, start, end) == [100.0 - 30.0 + 5.0]
 
 
 @pytest.mark.slow
@@ -299,3 +300,54 @@ def test_sweep_expansion():
     assert sc.expand(sc.Scenario()) == [] and sc.expand(base) == [base]
     with pytest.raises(ConfigError, match="world-size"):
         sc.expand(base, ["world-size=two"])
+
+
+def _split_run(tmp_path: Path, layer_mib: int) -> Path:
+    """One rank, step [0, 200], two compiled regions of two DDPOptimizer subgraphs each, broken between them.
+    Region 0/0 [5, 90]: A1 [10, 30] launches at 15 (kernel [18, 28]), A2 [40, 60] at 50 ([53, 63]); eager
+    [92, 100]; region 1/0 [105, 190]: B1 [110, 130] at 120 ([123, 133]), B2 [140, 160] at 150 ([153, 163]).
+    Launch calls last 2 µs, so the CPU work from one subgraph's last launch to the next one's first is 33 µs
+    (A1|A2, a split), 68 µs (A2|B1, the break) and 28 µs (B1|B2, a split). run.json records the four
+    subgraphs, one parameter of ``layer_mib`` MiB each, DDP's bucket cap 25 MiB."""
+    tb = TraceBuilder(rank=0, world_size=1)
+    tmp_path.mkdir(exist_ok=True)
+    tb.step(1, 0, 200)
+    for region, lo, dur in (("0/0", 5, 85), ("1/0", 105, 85)):
+        tb.cpu_op(f"Torch-Compiled Region: {region}", lo, dur)
+    for start, launch in ((10, 15), (40, 50), (110, 120), (140, 150)):
+        tb.cpu_op("CompiledFunction", start, 20)
+        tb.kernel("triton_fwd", launch + 3, 10, launch_at_us=launch)
+    tb.cpu_op("aten::mul", 92, 8)
+    tb.write(tmp_path / "rank0.trace.json.gz")
+    names = [f"l{i}.weight" for i in range(4)]
+    cuts = ("ddp_split", "graph_break", "ddp_split", "end")
+    graphs = [{"index": i, "kind": "forward", "compile_id": ("0/0", "0/0", "1/0", "1/0")[i], "params": [names[i]],
+               "cut": {"kind": cuts[i]}} for i in range(4)]
+    manifest = {"graphs": {"optimize_ddp": "ddp_optimizer", "reducer_params": names, "graphs": graphs},
+                "buckets": {"reducer": {"bucket_cap_bytes": 25 << 20, "param_bytes": [layer_mib << 20] * 4}}}
+    (tmp_path / "run.json").write_text(json.dumps(manifest))
+    return tmp_path
+
+
+def test_no_graph_breaks_removes_the_splits_the_merged_graph_would_not_have(tmp_path):
+    # 1 MiB layers: each region is cut after its first layer (DDPOptimizer's first bucket, 1 MiB, is full);
+    # merged, only after the third (the rest fits in one 25 MiB bucket): the split A1|A2 goes with the break
+    run = _split_run(tmp_path / "small", 1)
+    base, out, start, end = _scenario([run], sc.Scenario(no_graph_breaks=True))
+    assert _step_us(out, start, end) == [200.0 - 33.0 - 68.0]
+    assert _kernel_end(out, end, 0, 153) == 163 - 33 - 68
+
+
+def test_a_break_where_ddp_optimizer_cuts_anyway_keeps_a_splits_cost(tmp_path):
+    # 30 MiB layers: every layer is a bucket of its own, so the merged graph is cut at the break too;
+    # the break's 68 µs shrink to the median split of the pass, (33 + 28) / 2 = 30.5 µs
+    run = _split_run(tmp_path / "big", 30)
+    base, out, start, end = _scenario([run], sc.Scenario(no_graph_breaks=True))
+    assert _step_us(out, start, end) == [pytest.approx(200.0 - (68.0 - 30.5), abs=0.01)]
+
+
+def test_without_recorded_graphs_only_the_break_goes(tmp_path):
+    run = _split_run(tmp_path / "bare", 1)
+    (run / "run.json").unlink()
+    base, out, start, end = _scenario([run], sc.Scenario(no_graph_breaks=True))
+    assert _step_us(out, start, end) == [200.0 - 68.0]

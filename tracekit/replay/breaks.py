@@ -3,12 +3,22 @@
 Graph breaks are found as :mod:`tracekit.analyses.graphbreaks` finds them: consecutive compiled
 subgraphs (``CompiledFunction`` in the forward, ``CompiledFunctionBackward`` in the backward) of a
 step whose boundary is of kind ``graph_break`` (different compiled regions: dynamo broke the
-graph; a DDPOptimizer split is kept). At each such boundary the CPU work on the subgraphs' thread
-between the end of one and the start of the next -- the eager frame, dynamo's guard checks and
-cache lookup, the resumed frame's entry -- is set to zero, except the work that runs there without
-the break too (:data:`KEEP_PREFIXES`: in the backward, gradient accumulation and DDP's hooks). Everything else follows in the replay:
-the next subgraph's launches come earlier, so the GPU idle the break caused shrinks where the GPU
-waited for them, and not where the GPU was busy anyway (the CPU-bound and the GPU-bound case).
+graph). At each such boundary the CPU work on the subgraphs' thread from the last kernel launch of
+one subgraph to the first launch of the next -- the first one's epilogue, the eager frame, dynamo's
+guard checks and cache lookup, the resumed frame's entry, the next one's prologue: a merged graph
+runs one prologue and one epilogue where the two ran two each -- is set to zero, except the work
+that runs there without the break too (:data:`KEEP_PREFIXES`: in the backward, gradient
+accumulation and DDP's hooks). Everything else follows in the replay: the next subgraph's launches
+come earlier, so the GPU idle the break caused shrinks where the GPU waited for them, and not where
+the GPU was busy anyway (the CPU-bound and the GPU-bound case).
+
+Under DDPOptimizer the merged graph is cut again at DDP's bucket boundaries, usually in fewer
+places than the broken graphs were (:mod:`tracekit.replay.resplit`, from run.json's compiled graphs).
+Then a DDPOptimizer split the merged graph would not have is removed like a break; a break where the
+merged graph is cut anyway keeps the cost of a split there (its CPU work scaled to the median gap of
+the rank's splits in that pass); and for each cut of the merged graph where the recorded run had no
+boundary, one removed split is kept (a split costs about the same wherever it falls). Without
+run.json's compiled graphs only the breaks are removed and every split is kept (a note says so).
 
 Assumed: the merged graph runs the same kernels; GPU work launched inside the gap (eager ops
 between the graphs) is kept, only its CPU side goes; the compiled code's CPU time does not change.
@@ -16,26 +26,47 @@ between the graphs) is kept, only its CPU side goes; the compiled code's CPU tim
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tracekit.analyses.graphbreaks import WHATS, compiled_arrays, rank_in_group, boundary_table
 from tracekit.errors import ScenarioError
+from tracekit.replay import resplit
 from tracekit.replay.graph import CPU_SEG, Graph
+from tracekit.traces import schema
 
 if TYPE_CHECKING:
     from tracekit.replay.scenario_spec import Context
     from tracekit.traces.traceset import RankTrace
+
+
+@dataclass(frozen=True)
+class Gap:
+    """One boundary between consecutive compiled subgraphs of a step: ``pass_``, ``step``, ``fwd_index``
+    (the boundary's index in forward order: it follows forward subgraph ``fwd_index``), ``of`` (boundaries
+    of that pass in that step), ``kind`` (``ddp_split`` | ``graph_break`` | ``unknown``), and the CPU gap
+    ``[lo, hi)`` ns on thread ``tid`` between the two subgraphs."""
+
+    pass_: str
+    step: int
+    fwd_index: int
+    of: int
+    kind: str
+    tid: int
+    lo: int
+    hi: int
+
 
 #: CPU work in a gap that is not the break's: the autograd engine accumulating gradients, with DDP's hooks
 #: (copies into buckets, allreduce launches) inside
 KEEP_PREFIXES = ("autograd::engine::evaluate_function: torch::autograd::AccumulateGrad",)
 
 
-def break_gaps(rt: RankTrace) -> list[tuple[int, int, int]]:
-    """(tid, gap start ns, gap end ns) of every graph-break boundary of the rank (module doc)."""
-    region, bnd = boundary_table(rt)
+def boundary_gaps(rt: RankTrace) -> list[Gap]:
+    """Every subgraph boundary of the rank whose two subgraphs ran on one thread: its gap (module doc)."""
+    _, bnd = boundary_table(rt)
     if not len(bnd):
         return []
     c = compiled_arrays(rt)
@@ -48,12 +79,50 @@ def break_gaps(rt: RankTrace) -> list[tuple[int, int, int]]:
         step = c.step[rows]
         has = np.flatnonzero(step[1:] == step[:-1])  # boundary after rows[k]
         index = rank_in_group(step[has])
+        per_step = dict(zip(*np.unique(step[has], return_counts=True)))
         kinds = bnd[bnd["pass"] == pass_].set_index(["step", "index"])["kind"]
         for k, i in zip(has.tolist(), index.tolist()):
             a, b = rows[k], rows[k + 1]
-            if kinds.get((int(step[k]), int(i))) == "graph_break" and c.tid[a] == c.tid[b]:
-                out.append((int(c.tid[a]), int(c.end_ns[a]), int(c.ts_ns[b])))
+            st = int(step[k])
+            n = int(per_step[st])
+            if c.tid[a] == c.tid[b]:
+                tid = int(c.tid[a])
+                lo = _last_launch_end(rt, tid, int(c.ts_ns[a]), int(c.end_ns[a]))
+                hi = _first_launch_start(rt, tid, int(c.ts_ns[b]), int(c.end_ns[b]))
+                # the backward runs the subgraphs in reverse: its i-th boundary is the forward's (n-1-i)-th
+                out.append(Gap(pass_, st, i if pass_ == "forward" else n - 1 - i, n, str(kinds.get((st, int(i)))),
+                               tid, lo, hi))
     return out
+
+
+def _launches(rt: RankTrace, tid: int) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, ends) ns of the runtime calls on ``tid`` that put work on the GPU, by start."""
+    def build() -> tuple[np.ndarray, np.ndarray]:
+        sel = np.flatnonzero((rt.column("kind") == schema.LAUNCH) & (rt.column("correlation") >= 0)
+                             & (rt.column("tid") == tid))
+        ts, end = rt.column("ts_ns")[sel], rt.column("end_ns")[sel]
+        order = np.argsort(ts, kind="stable")
+        return ts[order], end[order]
+
+    return rt.memo(("breaks.launches", tid), build)
+
+
+def _last_launch_end(rt: RankTrace, tid: int, lo: int, hi: int) -> int:
+    """The end of the last GPU launch inside ``[lo, hi]`` on ``tid`` (``hi`` when there is none): where the
+    subgraph's epilogue starts, which a merged graph runs once, after the next subgraph's launches."""
+    ts, end = _launches(rt, tid)
+    a, b = np.searchsorted(ts, lo), np.searchsorted(ts, hi, side="right")
+    inside = end[a:b][end[a:b] <= hi]
+    return int(inside.max()) if inside.size else hi
+
+
+def _first_launch_start(rt: RankTrace, tid: int, lo: int, hi: int) -> int:
+    """The start of the first GPU launch inside ``[lo, hi]`` on ``tid`` (``lo`` when there is none): where
+    the subgraph's prologue ends, which a merged graph runs once, before the previous subgraph's launches."""
+    ts, end = _launches(rt, tid)
+    a, b = np.searchsorted(ts, lo), np.searchsorted(ts, hi, side="right")
+    inside = ts[a:b][end[a:b] <= hi]
+    return int(inside.min()) if inside.size else lo
 
 
 def _kept(rt: RankTrace, tid: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
@@ -65,26 +134,77 @@ def _kept(rt: RankTrace, tid: int, lo: int, hi: int) -> tuple[np.ndarray, np.nda
     return ev["ts_ns"].to_numpy()[sel][keep], ev["end_ns"].to_numpy()[sel][keep]
 
 
+def _actions(gaps: list[Gap], plan: resplit.Plan | None) -> list[tuple[Gap, float | None]]:
+    """Per gap to change: the gap and the fraction of its CPU work to keep (0: removed; None: scaled to
+    the median split of its pass, see :func:`remove`). Gaps left alone are not listed."""
+    if plan is None:
+        return [(b, 0.0) for b in gaps if b.kind == "graph_break"]
+    kept = plan.kept()
+    out: list[tuple[Gap, float | None]] = []
+    proxies: dict[tuple[str, int], int] = {}  # removed splits kept for the merged graph's new cuts
+    for b in sorted(gaps, key=lambda x: (x.pass_, x.step, x.fwd_index)):
+        if b.of != plan.graphs - 1 or b.kind not in ("graph_break", "ddp_split"):
+            if b.kind == "graph_break":
+                out.append((b, 0.0))  # a step that does not match the recorded graphs: the break alone
+            continue
+        if b.fwd_index in kept:
+            if b.kind == "graph_break":
+                out.append((b, None))
+            continue
+        if b.kind == "ddp_split" and proxies.get((b.pass_, b.step), 0) < plan.new_cuts:
+            proxies[(b.pass_, b.step)] = proxies.get((b.pass_, b.step), 0) + 1
+            continue
+        out.append((b, 0.0))
+    return out
+
+
 def remove(g: Graph, ctx: Context) -> list[str]:
-    """Zero the CPU work segments inside every graph-break gap of every rank, in place (module doc)."""
-    removed, count = 0, 0
+    """Take the graph breaks' CPU work out of the replay graph of every rank, in place (module doc)."""
+    plan, why = resplit.plan(ctx.traces.manifest)
+    removed, count = 0.0, {"graph_break": 0, "ddp_split": 0, "as_split": 0}
     for rt in ctx.traces:
         threads = g.ranks.get(rt.rank, {}).get("threads", {})
-        for tid, lo, hi in break_gaps(rt):
-            th = threads.get(tid)
-            if th is None or hi <= lo:
+        gaps = boundary_gaps(rt)
+        split = {p: float(np.median([b.hi - b.lo for b in gaps if b.kind == "ddp_split" and b.pass_ == p]))
+                 for p in {b.pass_ for b in gaps if b.kind == "ddp_split"}}
+        for b, keep in _actions(gaps, plan):
+            th = threads.get(b.tid)
+            if th is None or b.hi <= b.lo:
                 continue
-            ks, ke = _kept(rt, tid, lo, hi)
-            a, b = int(np.searchsorted(th.cuts, lo)), int(np.searchsorted(th.cuts, hi))
-            for k in range(a, b):
-                v = th.first_node + k
-                inside = ((ks <= th.cuts[k]) & (ke >= th.cuts[k + 1])).any()
-                if g.kind[v] == CPU_SEG and not inside:
-                    removed += g.dur[v]
-                    g.dur[v] = 0
-            count += 1
-    if not count:
+            if keep is None:  # a break where the merged graph is cut anyway: a split's cost stays
+                keep = min(1.0, split[b.pass_] / (b.hi - b.lo)) if b.pass_ in split else 0.0
+            removed += _scale(g, th, rt, b, keep)
+            count["as_split" if keep > 0 else b.kind] += 1
+    if not count["graph_break"] and not count["as_split"]:
         raise ScenarioError("--no-graph-breaks: no graph break in the trace (no consecutive compiled graphs of "
                             "different regions in a step)")
-    return [f"no-graph-breaks: {count} boundaries, {removed / 1e3:.0f} µs of CPU work between graphs removed "
-            f"(all ranks and steps)"]
+    notes = [f"no-graph-breaks: {count['graph_break']} break boundaries removed"
+             + (f", {count['ddp_split']} DDPOptimizer splits the merged graph would not have removed"
+                if count["ddp_split"] else "")
+             + (f", {count['as_split']} breaks where DDPOptimizer would cut the merged graph anyway reduced to "
+                f"a split's cost" if count["as_split"] else "")
+             + f"; {removed / 1e3:.0f} µs of CPU work between graphs removed (all ranks and steps)"]
+    if plan is None:
+        notes.append(f"no-graph-breaks: DDPOptimizer's cuts of the merged graph not modelled ({why}): every "
+                     "recorded split is kept")
+    elif plan.new_cuts:
+        notes.append(f"no-graph-breaks: DDPOptimizer would cut the merged graph at {plan.new_cuts} place(s) "
+                     "the recorded run was not cut at: as many removed splits are kept in their stead")
+    return notes
+
+
+def _scale(g: Graph, th: Any, rt: RankTrace, b: Gap, keep: float) -> float:
+    """Scale the CPU work segments inside gap ``b`` to ``keep`` of their length (but the work that runs
+    without the break too); returns the ns removed."""
+    ks, ke = _kept(rt, b.tid, b.lo, b.hi)
+    cuts = th.cuts
+    lo, hi = int(np.searchsorted(cuts, b.lo)), int(np.searchsorted(cuts, b.hi))
+    removed = 0.0
+    for k in range(lo, hi):
+        v = th.first_node + k
+        inside = ((ks <= cuts[k]) & (ke >= cuts[k + 1])).any()
+        if g.kind[v] == CPU_SEG and not inside:
+            new = int(round(g.dur[v] * keep))
+            removed += g.dur[v] - new
+            g.dur[v] = new
+    return removed

@@ -1,0 +1,50 @@
+"""The paired-truth tools (scripts/paired_ddp_variants.py, benchmarks/bench_whatif.py --paired*): a real
+2-process gloo job, and the bench's checks on committed paired timings."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+
+@pytest.mark.slow
+def test_paired_ddp_variants_times_every_variant_in_one_job(tmp_path):
+    out = tmp_path / "paired.jsonl"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+           str(ROOT / "scripts" / "paired_ddp_variants.py"), "--width", "64", "--depth", "2", "--batch-size", "4",
+           "--rounds", "4", "--warmup", "1", "--variant", "bucket-cap-mb=25", "--variant", "bucket-cap-mb=0.01",
+           "--variant", "world-size=1", "--json", str(out)]
+    subprocess.run(cmd, check=True, env=env, capture_output=True, timeout=240)
+    res = json.loads(out.read_text())
+    names = [v["variant"] for v in res["variants"]]
+    assert names == ["bucket-cap-mb=25", "bucket-cap-mb=0.01", "world-size=1"] and res["world"] == 2
+    base, small, one = res["variants"]
+    assert base["paired_delta_pct_median"] == 0.0 and len(base["step_ms"]) == 4
+    assert one["options"]["world_size"] == 1 and small["options"]["bucket_cap_mb"] == 0.01
+    # the paired change is the median over rounds of the per-round ratio to the baseline
+    ratios = sorted(b / a - 1 for a, b in zip(base["step_ms"], one["step_ms"]))
+    assert one["paired_delta_pct_median"] == pytest.approx(100 * (ratios[1] + ratios[2]) / 2)
+
+
+def test_paired_twin_rows_check_the_committed_prediction():
+    """bench_whatif --paired on one committed twin: the predicted change is whatif's, the measured one the
+    paired median, and the committed result row says the same."""
+    import bench_whatif
+
+    run = ROOT / "sample_traces/h100_paired_twins/c/transformer-320-break"
+    (row,) = bench_whatif.paired_rows([run])
+    paired = json.loads((run / "paired.jsonl").read_text())
+    assert row["measured_delta_pct"] == paired["paired_delta_pct_median"]
+    committed = [json.loads(line) for line in
+                 (ROOT / "benchmarks/results/whatif_scenarios_2026-11-25_h100_paired_twins.jsonl").read_text().splitlines()]
+    (same,) = [r for r in committed if r["variant"].endswith("c/transformer-320-break")]
+    assert row["predicted_delta_pct"] == pytest.approx(same["predicted_delta_pct"], abs=1e-9)
