@@ -17,6 +17,8 @@ SHAPES=(
   "toy-320|--model toy --width 320 --depth 20 --batch-size 16|9"
   "toy-768|--model toy --width 768 --depth 12 --batch-size 8|5"
   "transformer-320|--model transformer --width 320 --depth 10 --seq-len 64 --batch-size 2|4"
+  "toy-448|--model toy --width 448 --depth 20 --batch-size 16|9"
+  "transformer-256x8|--model transformer --width 256 --depth 8 --seq-len 64 --batch-size 4|3"
 )
 {
   uptime; nproc
