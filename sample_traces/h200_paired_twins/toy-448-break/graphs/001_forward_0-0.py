@@ -1,0 +1,17 @@
+# tracekit: graph 1 (forward), compile id 0/0
+# nodes 10, ops 4, allreduces 0
+# DDPOptimizer submodule: True; reducer buckets: [1]
+# param: front.8.0.weight
+# param: front.8.0.bias
+# param: front.9.0.weight
+# param: front.9.0.bias
+# ends with: graph_break: Call to `torch._dynamo.graph_break()` (/work/main/tracekit/profile/models.py:149 in forward)
+
+class GraphModule(torch.nn.Module):
+    def forward(self, input_16: "f32[16, 448]", l_self_modules_front_modules_8_modules_0_parameters_weight_: "f32[448, 448]", l_self_modules_front_modules_8_modules_0_parameters_bias_: "f32[448]", l_self_modules_front_modules_9_modules_0_parameters_weight_: "f32[448, 448]", l_self_modules_front_modules_9_modules_0_parameters_bias_: "f32[448]"):
+        # File: /work/main/tracekit/profile/models.py:145 in forward, code: x = self.front(x)
+        linear: "f32[16, 448]" = torch._C._nn.linear(input_16, l_self_modules_front_modules_8_modules_0_parameters_weight_, l_self_modules_front_modules_8_modules_0_parameters_bias_);  input_16 = l_self_modules_front_modules_8_modules_0_parameters_weight_ = l_self_modules_front_modules_8_modules_0_parameters_bias_ = None
+        relu: "f32[16, 448]" = torch.nn.functional.relu(linear, inplace = False);  linear = None
+        linear_1: "f32[16, 448]" = torch._C._nn.linear(relu, l_self_modules_front_modules_9_modules_0_parameters_weight_, l_self_modules_front_modules_9_modules_0_parameters_bias_);  relu = l_self_modules_front_modules_9_modules_0_parameters_weight_ = l_self_modules_front_modules_9_modules_0_parameters_bias_ = None
+        relu_1: "f32[16, 448]" = torch.nn.functional.relu(linear_1, inplace = False);  linear_1 = None
+        return (relu_1,)
