@@ -107,22 +107,26 @@ def _launches(rt: RankTrace, tid: int) -> tuple[np.ndarray, np.ndarray]:
     return rt.memo(("breaks.launches", tid), build)
 
 
+def _launches_inside(rt: RankTrace, tid: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, ends) ns of the GPU launches on ``tid`` that lie inside ``[lo, hi]``: a subgraph's launches."""
+    ts, end = _launches(rt, tid)
+    a, b = np.searchsorted(ts, lo), np.searchsorted(ts, hi, side="right")
+    inside = end[a:b] <= hi
+    return ts[a:b][inside], end[a:b][inside]
+
+
 def _last_launch_end(rt: RankTrace, tid: int, lo: int, hi: int) -> int:
     """The end of the last GPU launch inside ``[lo, hi]`` on ``tid`` (``hi`` when there is none): where the
     subgraph's epilogue starts, which a merged graph runs once, after the next subgraph's launches."""
-    ts, end = _launches(rt, tid)
-    a, b = np.searchsorted(ts, lo), np.searchsorted(ts, hi, side="right")
-    inside = end[a:b][end[a:b] <= hi]
-    return int(inside.max()) if inside.size else hi
+    _, end = _launches_inside(rt, tid, lo, hi)
+    return int(end.max()) if end.size else hi
 
 
 def _first_launch_start(rt: RankTrace, tid: int, lo: int, hi: int) -> int:
     """The start of the first GPU launch inside ``[lo, hi]`` on ``tid`` (``lo`` when there is none): where
     the subgraph's prologue ends, which a merged graph runs once, before the previous subgraph's launches."""
-    ts, end = _launches(rt, tid)
-    a, b = np.searchsorted(ts, lo), np.searchsorted(ts, hi, side="right")
-    inside = ts[a:b][end[a:b] <= hi]
-    return int(inside.min()) if inside.size else lo
+    ts, _ = _launches_inside(rt, tid, lo, hi)
+    return int(ts.min()) if ts.size else lo
 
 
 def _kept(rt: RankTrace, tid: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:

@@ -25,6 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tracekit.replay import ddp
+
 #: torch.distributed._DEFAULT_FIRST_BUCKET_BYTES: DDPOptimizer's first bucket when DDP does not pass one
 FIRST_BUCKET_BYTES = 1024 * 1024
 
@@ -59,15 +61,13 @@ class Plan:
 
 def cuts(group_bytes: list[int], bucket_cap: int, first_cap: int) -> list[int]:
     """DDPOptimizer's cut positions in one graph of ``group_bytes`` (bytes per module group, forward
-    order): position ``p`` cuts between group ``p - 1`` and group ``p`` (module doc)."""
-    out: list[int] = []
-    size, buckets = 0, 1
-    for p in range(len(group_bytes) - 1, -1, -1):
-        if size >= bucket_cap or (buckets == 1 and size >= first_cap):
-            out.append(p + 1)
-            size, buckets = 0, buckets + 1
-        size += group_bytes[p]
-    return sorted(out)
+    order): position ``p`` cuts between group ``p - 1`` and group ``p`` (module doc).
+
+    Walking the nodes backwards and starting a bucket before a node once the bucket is full is DDP's own
+    rule (:func:`tracekit.replay.ddp.assign`) on the reversed groups: a bucket that begins at reversed
+    position ``r`` is a cut at ``len(group_bytes) - r``."""
+    buckets = ddp.assign(group_bytes[::-1], bucket_cap, first_cap)
+    return sorted(len(group_bytes) - b[0] for b in buckets[1:])
 
 
 def _groups(params: list[str], nbytes: dict[str, int]) -> list[int] | None:

@@ -105,11 +105,7 @@ def runs(g: Graph) -> tuple[np.ndarray, np.ndarray]:
     plain &= ~np.fromiter(map(bool, ep), dtype=bool, count=n)
     preds: list[int] = []
     for v in np.flatnonzero(~plain).tolist():
-        edges = sp[v]
-        if edges is CHAIN:
-            preds.append(v - 1)
-        else:
-            preds.extend(p for p, _ in edges)
+        preds.extend(p for p, _ in g.start_edges(v))
         preds.extend(p for p, _ in ep[v])
     referenced = np.zeros(n + 1, dtype=bool)  # slot n: ORIGIN (-1)
     referenced[np.asarray(preds, dtype=np.int64)] = True

@@ -64,10 +64,12 @@ def frame(data: Mapping[str, Any], *, copy: bool = True) -> pd.DataFrame:
     the per-rank tables are); anything else takes pandas' own path.
     """
     values = list(data.values())
-    n = len(values[0]) if values and hasattr(values[0], "__len__") else -1
-    arrays = [] if _from_arrays is None or not all(type(k) is str for k in data) else values
-    arrays = [_stored(v, copy) if len(v) == n else None for v in arrays if hasattr(v, "__len__")]
-    if not values or len(arrays) != len(values) or any(a is None for a in arrays):
+    if (_from_arrays is None or not values or not all(type(k) is str for k in data)
+            or not all(hasattr(v, "__len__") for v in values)):
+        return pd.DataFrame(dict(data), copy=copy)
+    n = len(values[0])
+    arrays = [_stored(v, copy) if len(v) == n else None for v in values]
+    if any(a is None for a in arrays):
         return pd.DataFrame(dict(data), copy=copy)
     names = tuple(data)
     cols = _COLUMNS.get(names)
