@@ -4,13 +4,16 @@ For every run folder given (default: every committed sample whose run.json has u
 timings), ``tracekit.whatif`` predicts the unprofiled step from the traces and run.json's
 ``profiler_cost``; the unprofiled step measured in the same run (run.json ``timings``) is
 the truth it is checked against, never an input. Prints one row per run and the summary
-(median and max |error|), and writes the rows as JSON lines.
+(median and max |error|), and writes the rows as JSON lines. Compiled CUDA runs calibrated with a
+compiled probe also get ``error_pct_probe_eager``: the same prediction with the eager probe's figure
+(the method before 2026-11-25), an A/B on the same traces.
 
 Columns: ``window_ms`` (the profiled window, trace), ``window_off_pct`` (the window's
 distance from the truth: what analyze's figures carry without the replay), ``replay_pct``
 (self-check: replay of the window as recorded vs the window), ``predicted_ms``,
 ``measured_ms`` (run.json, mean of the timed steps; per step the slowest rank),
-``measured_spread_pct`` (the truth's own p90/p50 − 1: an error below it is noise),
+``measured_spread_pct`` (the truth's own p90/p50 − 1: an error below it is noise), ``measured_drift_pct``
+(how far the truth's median moved from the run's last warm-up steps: the host's speed was not steady),
 ``error_pct`` (predicted vs measured), ``predicted_gpu_idle_pct`` (the prediction's GPU idle share,
 :mod:`tracekit.replay.trust`: what decides its regime), ``cost`` (profiler cost per CPU op / runtime call, ns,
 and where it came from), ``seconds`` (wall time of ``whatif``).
@@ -97,13 +100,20 @@ def measure(run: Path) -> dict:
     pct = man.timings.overall.sec_per_iter if man and man.timings and man.timings.overall else None
     spread = 100 * (pct.p90 / pct.p50 - 1) if pct and pct.p50 and pct.p90 else None
     pc = r.profiler_cost
+    # the same prediction with each other calibration probe's figure (compiled CUDA runs: the eager probe's)
+    others = {}
+    probes = man.profiler_cost.probes if man and man.profiler_cost else {}
+    for label in [k for k in probes if k != man.profiler_cost.probe]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            others[f"error_pct_probe_{label}"] = tracekit.whatif(run, profiler_probe=label).baseline["error_pct"]
     return {
-        "run": _name(run),
+        "run": _name(run), "probe": man.profiler_cost.probe if man and man.profiler_cost else None, **others,
         "ranks": len(r.ranks), "window_ms": b["profiled_step_us"] / 1e3,
         "window_off_pct": b["window_vs_measured_pct"], "replay_pct": b["replay_error_pct"],
         "predicted_ms": b["predicted_step_us"] / 1e3,
         "measured_ms": b["measured_unprofiled_step_us"] / 1e3 if b["measured_unprofiled_step_us"] else None,
-        "measured_spread_pct": spread, "error_pct": b["error_pct"],
+        "measured_spread_pct": spread, "measured_drift_pct": b.get("measured_drift_pct"), "error_pct": b["error_pct"],
         "predicted_gpu_idle_pct": b.get("predicted_gpu_idle_pct"),
         "cost": f"{pc['cpu_op_ns']:.0f}/{pc['runtime_ns']:.0f} ({pc['source']})", "seconds": secs,
     }

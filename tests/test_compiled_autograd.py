@@ -148,6 +148,28 @@ def test_gloo_groups_from_the_probe_map() -> None:
     assert names.tolist() == ["1", "3", None] and descs.tolist() == ["mesh_dp", "mesh_tp", None]
 
 
+def test_probe_repeats_until_every_group_shows_all_its_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch.distributed as dist
+    from tracekit.profile import pg_probe
+
+    def probe_trace(*threads: tuple[str, int]) -> list[dict]:
+        ev = [{"ph": "X", "name": f"tracekit.pg_probe:{g}", "ts": 100 * i, "dur": 50, "tid": 1}
+              for i, g in enumerate(("1", "3"))]
+        return ev + [{"ph": "X", "name": "gloo:all_reduce", "ts": 100 * ("1", "3").index(g) + 10, "dur": 5,
+                      "tid": t} for g, t in threads]
+
+    # pass 1: one worker thread took all of group 1's allreduces; pass 2 sees the other; pass 3 must not run
+    passes = [probe_trace(("1", 50), ("3", 52), ("3", 53)), probe_trace(("1", 51), ("3", 52), ("3", 53)),
+              probe_trace(("1", 99))]
+    sizes, agreed = [], []
+    monkeypatch.setattr(pg_probe, "_probe_pass", lambda g, n, rounds: (sizes.append(rounds), passes.pop(0))[1])
+    monkeypatch.setattr(dist, "all_reduce", lambda flag, op=None: agreed.append(int(flag.item())))
+    groups = [type("G", (), {"group_name": "1"})(), type("G", (), {"group_name": "3"})()]
+    tmap = pg_probe.gloo_thread_map(groups)
+    assert tmap == {"50": "1", "51": "1", "52": "3", "53": "3"}
+    assert agreed == [1, 0] and sizes == [pg_probe.ROUNDS, 2 * pg_probe.ROUNDS]
+
+
 def test_gloo_group_only_when_unambiguous(tmp_path: Path) -> None:
     # gloo records no group args: with one group it is that group; with a mesh it stays unknown
     for pgs, want in (([{"pg_name": "0", "pg_desc": "default_pg", "pg_size": 2, "ranks": [0, 1]}], ["0", "0"]),

@@ -192,6 +192,23 @@ def test_costs_from_manifest_fall_back_to_defaults():
     assert cost_model.ProfilerCosts.of(m).runtime_ns == cost_model.DEFAULT_RUNTIME_NS
 
 
+def test_costs_of_a_chosen_calibration_probe():
+    from tracekit.errors import ConfigError
+    from tracekit.traces.manifest import Manifest, ProfilerCost, RunInfo
+
+    probes = {"eager": {"cpu_op_ns": 2000.0, "runtime_ns": 2000.0}, "inductor": {"cpu_op_ns": 4500.0,
+                                                                                 "runtime_ns": 4500.0}}
+    m = Manifest(profiler_cost=ProfilerCost(cpu_op_ns=4500.0, runtime_ns=4500.0, probe="inductor", probes=probes),
+                 run=RunInfo(device="cuda"))
+    assert cost_model.ProfilerCosts.of(m).cpu_op_ns == 4500.0
+    c = cost_model.ProfilerCosts.of(m, probe="eager")
+    assert (c.cpu_op_ns, c.runtime_ns, c.source) == (2000.0, 2000.0, "run.json (probe eager)")
+    with pytest.raises(ConfigError, match="no profiler calibration probe 'aot_eager' .it has: eager, inductor"):
+        cost_model.ProfilerCosts.of(m, probe="aot_eager")
+    with pytest.raises(ConfigError, match="it has: none"):  # a manifest from before the probes were kept
+        cost_model.ProfilerCosts.of(Manifest(profiler_cost=ProfilerCost(cpu_op_ns=1.0)), probe="eager")
+
+
 def _kinds_run(tmp_path: Path) -> Path:
     """One thread, one step [0, 100] µs: operator mm [10, 30]; a Triton launch range [40, 50] around its
     cuLaunchKernel [42, 44], whose kernel ran [46, 47]; a runtime call without GPU work [60, 61]."""
@@ -286,6 +303,9 @@ def test_gloo_two_rank_run_is_replayed_and_checked(tmp_path):
     pc = json.loads((out / "run.json").read_text())["profiler_cost"]
     assert pc["cpu_op_ns"] is not None and pc["cpu_op_ns"] >= 0 and pc["runtime_ns"] is None
     assert [r["rank"] for r in pc["per_rank"]] == [0, 1]
+    # a CPU run times the eager probe only (no compiled probe on CPU: calibrate doc)
+    assert pc["probe"] == "eager" and list(pc["probes"]) == ["eager"]
+    assert pc["probes"]["eager"]["cpu_op_ns"] == pc["cpu_op_ns"]
     r = tracekit.whatif(out)
     assert r.profiler_cost["source"] == "run.json"
     assert list(r.ranks["rank"]) == [0, 1]
@@ -352,7 +372,26 @@ def test_a_prediction_without_a_measured_step_says_how_far_to_trust_it(tmp_path)
     d = res.to_dict()
     assert d["baseline"]["measured_unprofiled_step_us"] is None
     assert d["baseline"]["measured_spread_pct"] is None and d["baseline"]["error_pct"] is None
+    assert d["baseline"]["measured_drift_pct"] is None
     assert any("docs/whatif.md" in n and "no unprofiled step time" in n for n in d["notes"])
+
+
+def test_measured_drift_compares_the_timed_steps_with_the_last_warmup_steps():
+    from types import SimpleNamespace
+
+    from tracekit.replay.api import _measured_drift
+    from tracekit.traces.manifest import Manifest, StepTimes, Timings
+
+    # per step the slowest rank: warm-up tail (last 3) = [0.012, 0.010, 0.011] -> median 0.011 s
+    warm = {"0": [5.0, 0.011, 0.010, 0.010, 0.011], "1": [5.0, 0.012, 0.012, 0.010, 0.010]}
+    timed = StepTimes(step_s=[0.0132, 0.0121, 0.0143])  # median 0.0132 s
+    traces = SimpleNamespace(manifest=Manifest(timings=Timings(warmup_step_s=warm, overall=timed)))
+    assert _measured_drift(traces) == pytest.approx(100 * (0.0132 / 0.011 - 1))
+    # three warm-up steps or fewer: their tail would include the first (compiling) step
+    short = {"0": [5.0, 0.011, 0.010]}
+    assert _measured_drift(SimpleNamespace(manifest=Manifest(timings=Timings(warmup_step_s=short,
+                                                                             overall=timed)))) is None
+    assert _measured_drift(SimpleNamespace(manifest=None)) is None
 
 
 def test_shedding_in_closed_form_matches_the_carry_loop():

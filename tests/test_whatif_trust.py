@@ -27,6 +27,25 @@ def test_regime_figures_are_those_of_its_result_files(regime: trust.Regime) -> N
     assert round(max(errors), 1) == regime.error_pct_max
 
 
+def test_drift_split_of_the_cpu_bound_runs_is_as_documented() -> None:
+    """docs/whatif.md, "How steady the truth is": the runs' drift (from their run.json) against their error."""
+    from types import SimpleNamespace
+
+    from tracekit.replay.api import _measured_drift
+    from tracekit.traces.manifest import read_manifest
+
+    cpu = next(r for r in trust.REGIMES if r.name == "cpu-bound")
+    rows = [json.loads(line) for f in cpu.sources for line in (RESULTS / f).read_text().splitlines()]
+    rows = [r for r in rows if r["predicted_gpu_idle_pct"] >= cpu.idle_pct_low]
+    drift = [_measured_drift(SimpleNamespace(manifest=read_manifest(REPO / r["run"] / "run.json"))) for r in rows]
+    assert len(rows) == 49 and None not in drift
+    assert round(statistics.median(abs(d) for d in drift), 1) == 7.8 and round(max(abs(d) for d in drift), 1) == 43.3
+    steady = [abs(r["error_pct"]) for r, d in zip(rows, drift) if abs(d) < 5]
+    moved = [abs(r["error_pct"]) for r, d in zip(rows, drift) if abs(d) >= 5]
+    assert (len(steady), round(statistics.median(steady), 1)) == (17, 17.8)
+    assert (len(moved), round(statistics.median(moved), 1)) == (32, 28.3)
+
+
 def test_regimes_cover_every_idle_share_once() -> None:
     for idle in (0.0, 14.99, 15.0, 50.0, 100.0):
         assert trust.regime_of(idle) is not None
@@ -42,7 +61,7 @@ def test_whatif_quotes_its_regime_and_the_share_it_comes_from() -> None:
     mlp = tracekit.whatif(REPO / "sample_traces" / "h200_whatif" / "smallmlp-eager").baseline
     assert mlp["predicted_gpu_idle_pct"] > 80 and mlp["regime"]["name"] == "cpu-bound"
     note = unchecked_note(mlp)
-    assert "CPU-bound step" in note and "41 benchmark runs" in note and "128.2 %" in note
+    assert "CPU-bound step" in note and "49 benchmark runs" in note and "128.2 %" in note
 
 
 def test_cpu_runs_have_no_regime(tmp_path) -> None:

@@ -39,13 +39,16 @@ def _scenario_options(f):  # noqa: ANN001, ANN202 - a click decorator
 @format_options()
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Also write the HTML page: scenario bars and one step of the window next to the prediction.")
+@click.option("--profiler-probe", default=None, metavar="LABEL",
+              help="Subtract this calibration probe's cost per event (run.json profiler_cost.probes: eager, or "
+                   "the compile backend of a compiled CUDA run) instead of the run's own figure.")
 @comm_pattern_option
 @debug_option
 @run_guarded
 def whatif_command(paths: tuple[str, ...], fmt: str, output: str | None, comm_regex: str | None,
                    bucket_cap_mb: float | None, first_bucket_cap_mb: float | None, no_graph_breaks: bool,
                    comm_hook: str | None, bandwidth_x: float | None, world_size: int | None,
-                   sweep: tuple[str, ...], advice: bool, html_path: str | None) -> None:
+                   sweep: tuple[str, ...], advice: bool, html_path: str | None, profiler_probe: str | None) -> None:
     """Predict the step the profiler did not disturb, and what a change would buy: replay every rank's
     CPU threads, GPU streams and collectives from the traces, with the profiler's own cost per event
     taken out, then edit the replay for each scenario and replay it again.
@@ -64,6 +67,7 @@ def whatif_command(paths: tuple[str, ...], fmt: str, output: str | None, comm_re
       tracekit whatif runs/compiled --no-graph-breaks
       tracekit whatif runs/demo --advice
       tracekit whatif runs/demo --sweep bucket-cap-mb=1,25,100 --html whatif.html
+      tracekit whatif runs/compiled --profiler-probe eager
     """
     single_threaded_blas()
     from tracekit.replay.api import whatif
@@ -72,7 +76,7 @@ def whatif_command(paths: tuple[str, ...], fmt: str, output: str | None, comm_re
     result = whatif(list(paths) if len(paths) > 1 else paths[0], comm_pattern=comm_regex,
                     bucket_cap_mb=bucket_cap_mb, first_bucket_cap_mb=first_bucket_cap_mb,
                     no_graph_breaks=no_graph_breaks, comm_hook=comm_hook, bandwidth_x=bandwidth_x,
-                    world_size=world_size, sweep=sweep, advice=advice)
+                    world_size=world_size, sweep=sweep, advice=advice, profiler_probe=profiler_probe)
     emit(render(result, fmt), output)
     if html_path:
         from tracekit.report.whatif_html import render_html

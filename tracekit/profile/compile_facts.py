@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from tracekit.profile import dynamo_skips
+from tracekit.profile import calibrate, dynamo_skips
 
 DDP_LOGGER = "torch._dynamo.backends.distributed"
 _BUCKET_COUNT_RE = re.compile(r"DDPOptimizer used bucket cap (\d+) and created (\d+) buckets")
@@ -135,6 +135,8 @@ def _frame_metrics(since_s: float) -> list[Any]:
     out = []
     for m in get():
         if getattr(m, "co_name", None) is None:  # runtime/backward records, not frame compiles
+            continue
+        if str(getattr(m, "co_filename", "")) == calibrate.__file__:  # the profiler-cost probe's, not the run's
             continue
         start = getattr(m, "start_time", None)
         if start is not None and start < since_s - 1:

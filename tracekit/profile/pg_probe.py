@@ -3,9 +3,10 @@
 gloo records no process-group args in a trace (NCCL does), and each gloo group runs its own
 worker threads whose ids interleave with other ranks' threads, so the analysis cannot tell
 groups apart from the trace alone. With several groups (``--tp``) each rank runs a short
-probe before training: under a CPU-only profiler it issues a few asynchronous allreduces on
-each group inside a ``tracekit.pg_probe:<name>`` annotation, exports that private trace to a
-temporary file and reads back which worker threads ran the ``gloo:*`` ranges of each group.
+probe before training: under a CPU-only profiler it issues asynchronous allreduces on each
+group inside a ``tracekit.pg_probe:<name>`` annotation, exports that private trace to a
+temporary file and reads back which worker threads ran the ``gloo:*`` ranges of each group; it
+repeats (all ranks together) until every group shows all of its worker threads.
 The map (OS thread id -> group name) goes into the manifest (``hardware.ranks[].gloo_threads``);
 ``tracekit analyze`` uses it to name the group of every gloo collective. Worker threads live as
 long as their group, so the ids stay valid for the profiled window. A thread the probe did
@@ -20,12 +21,16 @@ import tempfile
 from typing import Any
 
 PROBE_PREFIX = "tracekit.pg_probe:"
-#: asynchronous allreduces per group, of PROBE_NUMEL floats each: enough, and each long enough, that
-#: every worker thread of the group (gloo starts 2 per group) takes one even when the host is loaded
-#: (with 6 allreduces of 8 floats one thread sometimes took them all on a loaded 2-CPU machine, and the
-#: other thread's collectives were then left without a group)
+#: asynchronous allreduces per group and pass, of PROBE_NUMEL floats each. One pass usually lets every
+#: worker thread of a group take one, but not always: on a loaded 2-CPU machine one thread sometimes
+#: took all 24 of a group's allreduces, and the other thread's collectives were then left without a
+#: group. So the ranks repeat the pass (agreeing by an allreduce) until every group shows as many
+#: threads as gloo gives it, at most MAX_PASSES times, each pass with more work than the last.
 ROUNDS = 24
 PROBE_NUMEL = 1 << 16
+MAX_PASSES = 6
+#: gloo's worker threads per group when the backend cannot say (``ProcessGroupGloo::Options`` default)
+DEFAULT_GLOO_THREADS = 2
 
 
 def group_name(group: Any) -> str | None:
@@ -41,22 +46,58 @@ def group_name(group: Any) -> str | None:
     return str(name)
 
 
+def gloo_threads_of(group: Any) -> int:
+    """How many worker threads gloo runs for ``group`` (its options; the gloo default where torch cannot say)."""
+    import torch
+
+    try:
+        n = int(group._get_backend(torch.device("cpu")).options._threads)
+    except Exception:  # noqa: BLE001 - torch < 2.6 exposes no backend options
+        return DEFAULT_GLOO_THREADS
+    return n if n > 0 else DEFAULT_GLOO_THREADS
+
+
 def gloo_thread_map(groups: list[Any]) -> dict[str, str]:
-    """``{os thread id: group name}`` for the gloo worker threads of ``groups`` (every rank calls this)."""
+    """``{os thread id: group name}`` for the gloo worker threads of ``groups`` (every rank calls this).
+
+    Probes in passes until each group's map holds all of its worker threads on every rank, or
+    MAX_PASSES passes ran; a thread no pass saw stays unmapped. Collective: every rank of the
+    default group must call it with the same groups.
+    """
     import torch
     import torch.distributed as dist
 
     names = [group_name(g) for g in groups]
-    t = torch.ones(PROBE_NUMEL)
+    want = {name: gloo_threads_of(g) for g, name in zip(groups, names)}
+    seen: dict[str, set[str]] = {}
+    for i in range(MAX_PASSES):
+        # each pass's trace has its own time base: match ranges to annotations within one pass
+        for tid, name in threads_by_group(_probe_pass(groups, names, rounds=ROUNDS << i)).items():
+            seen.setdefault(tid, set()).add(name)
+        found = {tid: next(iter(s)) for tid, s in seen.items() if len(s) == 1}  # two groups: ambiguous
+        short = any(list(found.values()).count(name) < n for name, n in want.items())
+        flag = torch.tensor([int(short)])
+        dist.all_reduce(flag, op=dist.ReduceOp.MAX)  # every rank must take the same number of passes
+        if not flag.item():
+            break
+    return found
+
+
+def _probe_pass(groups: list[Any], names: list[str | None], rounds: int) -> list[dict[str, Any]]:
+    """One probe pass under a private CPU profiler: ``rounds`` async allreduces per group, each inside the
+    group's annotation; returns the pass's trace events."""
+    import torch
+    import torch.distributed as dist
     from tracekit.profile.quiet import drop_kineto_markers
 
+    t = torch.ones(PROBE_NUMEL)
     prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
     with drop_kineto_markers():  # only around start/stop, which print kineto's markers
         prof.start()
     try:
         for g, name in zip(groups, names):
             with torch.profiler.record_function(f"{PROBE_PREFIX}{name}"):
-                works = [dist.all_reduce(t.clone(), group=g, async_op=True) for _ in range(ROUNDS)]
+                works = [dist.all_reduce(t.clone(), group=g, async_op=True) for _ in range(rounds)]
                 for w in works:
                     w.wait()
     finally:
@@ -67,10 +108,9 @@ def gloo_thread_map(groups: list[Any]) -> dict[str, str]:
     try:
         prof.export_chrome_trace(path)
         with open(path, encoding="utf-8") as fh:
-            events = json.load(fh).get("traceEvents", [])
+            return json.load(fh).get("traceEvents", [])
     finally:
         os.unlink(path)
-    return threads_by_group(events)
 
 
 def threads_by_group(events: list[dict[str, Any]]) -> dict[str, str]:

@@ -115,6 +115,13 @@ def _run(config: ProfileConfig, rank: int, local_rank: int, world: int, device: 
     batches = [batch_fn(config.batch_size, device) for _ in range(config.grad_accum)]
     mode = config.resolved_optimize_ddp
 
+    cal = (calibrate.Calibration(device.type, profiler_activities(config.profile_activities, device.type),
+                                 record_shapes=config.record_shapes, with_stack=config.with_stack,
+                                 ddp=config.parallel in DDP_LIKE and config.tp == 1, compiled=config.dynamo)
+           if config.calibrate_profiler else None)
+    if cal is not None:  # the compiled probe compiles now, before the run's compile facts start counting
+        heartbeat.mark("profiler calibration probes")
+        cal.prepare()
     with ExitStack() as stack:
         facts = enter_compile_scope(stack, config, mode)  # before DDP is constructed
         model.to(device)
@@ -137,10 +144,6 @@ def _run(config: ProfileConfig, rank: int, local_rank: int, world: int, device: 
             warmup_s.extend(time_steps(trainer.step, 1, sync))
         facts.mark_warmup_done()
         # the profiler-cost calibration times its unprofiled half now, before any profiler ran (calibrate doc)
-        cal = (calibrate.Calibration(device.type, profiler_activities(config.profile_activities, device.type),
-                                     record_shapes=config.record_shapes, with_stack=config.with_stack,
-                                     ddp=config.parallel in DDP_LIKE and config.tp == 1)
-               if config.calibrate_profiler else None)
         if cal is not None:
             heartbeat.set_stage("calibration")
             cal.before()

@@ -11,6 +11,8 @@ as run.json's ``timings.overall`` counts it):
 - ``measured_unprofiled_step_us``: run.json ``timings.overall`` (the timed steps, profiler
   off), null without run.json; it is never an input to the prediction, only its check:
   ``error_pct`` = 100 × (predicted − measured) / measured;
+- ``measured_spread_pct`` and ``measured_drift_pct``: how steady that truth is: its own p90/p50 − 1,
+  and how far its median moved from the last warm-up steps (:func:`_measured_drift`);
 - ``predicted_gpu_idle_pct`` and ``regime``: how far to trust the prediction, from its own GPU idle
   share and the error on benchmark runs of the same regime (:mod:`tracekit.replay.trust`; null on CPU runs).
 
@@ -90,11 +92,13 @@ def whatif(source: str | os.PathLike[str] | list[str], *, comm_pattern: str | No
            bucket_cap_mb: float | None = None, first_bucket_cap_mb: float | None = None,
            no_graph_breaks: bool = False, comm_hook: str | None = None, bandwidth_x: float | None = None,
            world_size: int | None = None, sweep: list[str] | tuple[str, ...] = (),
-           advice: bool = False) -> WhatifResult:
+           advice: bool = False, profiler_probe: str | None = None) -> WhatifResult:
     """The baseline prediction for a run folder or trace files (module doc), and the scenario the options
     describe (all of them combined) or one per value of each ``sweep`` (``"bucket-cap-mb=1,5,25"``,
     on top of the other options): :mod:`tracekit.replay.scenarios`. ``advice``: analyze's findings
-    that advise a change, with the replay's predicted saving (:mod:`tracekit.replay.advice`)."""
+    that advise a change, with the replay's predicted saving (:mod:`tracekit.replay.advice`).
+    ``profiler_probe``: subtract that calibration probe's cost per event (run.json
+    ``profiler_cost.probes``) instead of the run's own figure (:meth:`ProfilerCosts.of`)."""
     base = scenario_mod.Scenario(bucket_cap_mb, first_bucket_cap_mb, no_graph_breaks, comm_hook, bandwidth_x,
                                  world_size)
     specs = scenario_mod.expand(base, sweep)  # bad options fail before the traces are read
@@ -106,11 +110,12 @@ def whatif(source: str | os.PathLike[str] | list[str], *, comm_pattern: str | No
     extra = [s for s in advice_mod.candidates(found) if s not in specs]
     try:
         result = whatif_traces(traces, res.tables.get("collectives"), res.meta, comm_pattern=comm_pattern,
-                               scenarios=specs + extra, quiet=extra)
+                               scenarios=specs + extra, quiet=extra, profiler_probe=profiler_probe)
     except ScenarioError as e:  # none of the scenarios applies: name the run
         if specs:
             raise ScenarioError(f"{paths[0] if len(paths) == 1 else ', '.join(paths)}: {e}") from None
-        result = whatif_traces(traces, res.tables.get("collectives"), res.meta, comm_pattern=comm_pattern)
+        result = whatif_traces(traces, res.tables.get("collectives"), res.meta, comm_pattern=comm_pattern,
+                               profiler_probe=profiler_probe)
     if advice:
         result.advice = advice_mod.quote(found, result.scenarios, result.baseline)
         names = {s.name for s in extra}
@@ -173,11 +178,12 @@ def _check_replayable(traces: TraceSet) -> list[str]:
 def whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, Any], *,
                   comm_pattern: str | None = None,
                   scenarios: list[scenario_mod.Scenario] | None = None,
-                  quiet: list[scenario_mod.Scenario] | None = None) -> WhatifResult:
+                  quiet: list[scenario_mod.Scenario] | None = None,
+                  profiler_probe: str | None = None) -> WhatifResult:
     """:func:`whatif` on traces already loaded and analysed (``coll``: the ``collectives`` table)."""
     notes = _check_replayable(traces)
     offsets = {int(r): 1000.0 * float(v) for r, v in (meta.get("clock_offsets_us") or {}).items()}
-    costs = cost_model.ProfilerCosts.of(traces.manifest)
+    costs = cost_model.ProfilerCosts.of(traces.manifest, probe=profiler_probe)
     comm = {rt.rank: np.asarray(classify_gpu(rt, comm_pattern).array == COMM) if rt.has_gpu_activity
             else np.zeros(0, dtype=bool) for rt in traces}
     gp = simulate.build(traces, coll, costs, offsets)
@@ -260,7 +266,7 @@ def _baseline(steps: pd.DataFrame, traces: TraceSet) -> dict[str, Any]:
     regime = trust.regime_of(idle)
     return {"profiled_step_us": prof, "replayed_step_us": rep, "replay_error_pct": _pct(rep, prof),
             "predicted_step_us": pred, "measured_unprofiled_step_us": measured, "error_pct": _pct(pred, measured),
-            "measured_spread_pct": _measured_spread(traces),
+            "measured_spread_pct": _measured_spread(traces), "measured_drift_pct": _measured_drift(traces),
             "window_vs_measured_pct": _pct(prof, measured), "steps": int(steps["step"].nunique()),
             "predicted_gpu_idle_pct": idle, "regime": regime.to_dict() if regime is not None else None}
 
@@ -280,6 +286,29 @@ def _measured_spread(traces: TraceSet) -> float | None:
     sec = t.overall.sec_per_iter if t is not None and t.overall is not None else None
     p50, p90 = getattr(sec, "p50", None), getattr(sec, "p90", None)
     return 100.0 * (p90 / p50 - 1.0) if p50 and p90 else None
+
+
+#: warm-up steps the drift compares with: the last ones (the first warm-up steps compile and allocate)
+DRIFT_WARMUP_STEPS = 3
+
+
+def _measured_drift(traces: TraceSet) -> float | None:
+    """How far the unprofiled step moved within the run, %: the median of run.json's timed steps over the median
+    of the last :data:`DRIFT_WARMUP_STEPS` warm-up steps, minus 1 (each step as long as its slowest rank).
+
+    Both are the same program in the same process seconds apart, before any profiler ran; on a host whose
+    speed is steady they agree within a few %. A prediction cannot be checked more finely than this: on the
+    49 CPU-bound benchmark runs of docs/whatif.md the 17 with a drift under 5 % were predicted with a median
+    |error| of 17.8 %, the others with 28.3 %. None with DRIFT_WARMUP_STEPS warm-up steps or fewer."""
+    t = traces.manifest.timings if traces.manifest is not None else None
+    if t is None or not t.overall or not t.overall.step_s or not t.warmup_step_s:
+        return None
+    per_rank = [v for v in t.warmup_step_s.values() if v]
+    n = min((len(v) for v in per_rank), default=0)
+    if n <= DRIFT_WARMUP_STEPS:
+        return None
+    tail = statistics.median(max(v[i] for v in per_rank) for i in range(n - DRIFT_WARMUP_STEPS, n))
+    return _pct(statistics.median(t.overall.step_s), tail)
 
 
 def _ranks_table(steps: pd.DataFrame, traces: TraceSet) -> pd.DataFrame:

@@ -3,7 +3,10 @@
 Where the figures come from, in order:
 
 1. run.json ``profiler_cost`` (``tracekit profile`` measures it on the run's machine with
-   the run's profiler settings, :mod:`tracekit.profile.calibrate`): ``source="run.json"``;
+   the run's profiler settings, :mod:`tracekit.profile.calibrate`; compiled CUDA runs since
+   2026-11-25 with a compiled probe, whose figure is the run's): ``source="run.json"``;
+   another probe's figures on request (``probe=``, ``tracekit whatif --profiler-probe``):
+   ``source="run.json (probe <label>)"``;
 2. otherwise the documented defaults below: ``source="default"``, and every prediction
    says so. They are medians of what ``tracekit profile`` measured on the machines we ran
    (see docs/whatif.md, "Profiler cost"): a trace from another machine, torch or profiler
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from tracekit.errors import ConfigError
 from tracekit.traces import schema
 from tracekit.traces.manifest import Manifest
 
@@ -87,16 +91,27 @@ class ProfilerCosts:
     weights: tuple[float, float, float, float] = WEIGHTS
 
     @classmethod
-    def of(cls, manifest: Manifest | None, weights: tuple[float, float, float, float] = WEIGHTS) -> ProfilerCosts:
-        """The run's measured costs, falling back per figure to the defaults; ``weights`` per event kind."""
+    def of(cls, manifest: Manifest | None, weights: tuple[float, float, float, float] = WEIGHTS,
+           probe: str | None = None) -> ProfilerCosts:
+        """The run's measured costs, falling back per figure to the defaults; ``weights`` per event kind.
+
+        ``probe``: the figures of that calibration probe (run.json ``profiler_cost.probes``: ``eager``, or
+        the run's compile backend) instead of the run's own; :class:`ConfigError` when the run has none."""
         pc = manifest.profiler_cost if manifest is not None else None
         cpu = pc.cpu_op_ns if pc is not None and pc.cpu_op_ns is not None else None
         rt = pc.runtime_ns if pc is not None and pc.runtime_ns is not None else None
+        src = "run.json"
+        if probe is not None:
+            fig = (pc.probes if pc is not None else {}).get(probe)
+            if fig is None:
+                have = ", ".join(pc.probes) if pc is not None and pc.probes else "none"
+                raise ConfigError(f"run.json has no profiler calibration probe {probe!r} (it has: {have})")
+            cpu, rt, src = fig.get("cpu_op_ns"), fig.get("runtime_ns"), f"run.json (probe {probe})"
         cpu_run = manifest is not None and manifest.run is not None and manifest.run.device == "cpu"
         if cpu is not None and (rt is not None or cpu_run):
-            return cls(cpu, rt or 0.0, "run.json", weights=weights)
+            return cls(cpu, rt or 0.0, src, weights=weights)
         if cpu is not None:
-            return cls(cpu, DEFAULT_RUNTIME_NS, "run.json (runtime calls: default)", weights=weights)
+            return cls(cpu, DEFAULT_RUNTIME_NS, f"{src} (runtime calls: default)", weights=weights)
         return cls(DEFAULT_CPU_OP_NS, DEFAULT_RUNTIME_NS, "default", weights=weights)
 
     def per_kind(self) -> np.ndarray:

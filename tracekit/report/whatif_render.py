@@ -48,6 +48,16 @@ def _trust_lines(b: dict[str, Any]) -> list[str]:
             f"{reg['error_pct_median']:.1f} %, at most {reg['error_pct_max']:.1f} % (docs/whatif.md)", ""]
 
 
+def _truth_note(b: dict[str, Any]) -> str:
+    """How steady the measured step is: its spread, and its drift from the last warm-up steps."""
+    parts = []
+    if b.get("measured_spread_pct") is not None:
+        parts.append(f"its own p90/p50 spread: {b['measured_spread_pct']:.1f} %")
+    if b.get("measured_drift_pct") is not None:
+        parts.append(f"moved {b['measured_drift_pct']:+.1f} % from the last warm-up steps")
+    return "; ".join(parts)
+
+
 def _baseline_lines(r: WhatifResult, tablefmt: str) -> str:
     b = r.baseline
     extra = {"replayed_step_us": _pct(b.get("replay_error_pct")) + " vs window" if b.get("replay_error_pct") is not None
@@ -55,8 +65,7 @@ def _baseline_lines(r: WhatifResult, tablefmt: str) -> str:
              else "no measurement to check it against",
              "profiled_step_us": (_pct(b.get("window_vs_measured_pct")) + " vs measured")
              if b.get("window_vs_measured_pct") is not None else "",
-             "measured_unprofiled_step_us": f"its own p90/p50 spread: {b['measured_spread_pct']:.1f} %"
-             if b.get("measured_spread_pct") is not None else ""}
+             "measured_unprofiled_step_us": _truth_note(b)}
     rows = [(label, _ms(b.get(key)), extra.get(key, "")) for label, key in _BASELINE_ROWS]
     return tabulate(rows, headers=("step (slowest rank, mean)", "time", "error"), tablefmt=tablefmt)
 

@@ -33,7 +33,7 @@ Top-level keys (``schema_version`` 1)::
     profile_window   {"wait", "warmup", "active", "first_step", "record_shapes", "with_stack", "activities"}
     profiler_cost    {"cpu_op_ns", "runtime_ns", "device", "activities", "record_shapes", "with_stack",
                       "ops_per_rep", "launches_per_rep", "reps", "per_rank": [{"rank", "cpu_op_ns",
-                      "runtime_ns"}], "method"}: the profiler's cost per recorded event, measured on
+                      "runtime_ns"}], "probe", "probes", "method"}: the profiler's cost per recorded event, measured on
                      the run's machine (tracekit.profile.calibrate); null in older manifests
     compile          {"per_rank": [{"rank", "enabled", "backend", "optimize_ddp", "fullgraph",
                        "graph_count", "frames": {"total","ok"},
@@ -409,6 +409,12 @@ class ProfilerCost(_S):
     ddp: bool | None = None
     #: per-rank figures: [{"rank", "cpu_op_ns", "runtime_ns"}]
     per_rank: list[dict[str, Any]] = []
+    #: which probe gave the figures above: "eager", or the run's ``torch.compile`` backend (compiled CUDA runs
+    #: time a compiled probe too); None in manifests before 2026-11-25
+    probe: str | None = None
+    #: each probe's figures (medians over ranks): {label: {"cpu_op_ns", "runtime_ns", "ops_per_rep",
+    #: "launches_per_rep"}}; empty in manifests before 2026-11-25
+    probes: dict[str, dict[str, Any]] = {}
     method: str | None = None
 
 
