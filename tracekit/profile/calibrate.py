@@ -39,7 +39,9 @@ bucket log to the run's ``compile`` section). A recorded event of compiled code 
 profiler 1.3-2.3x one of eager code on an H100 (Triton launch ranges with their launch
 arguments, ``cuLaunchKernelEx``, compiled-region ranges:
 ``benchmarks/results/profiler_cost_compiled_2026-11-25_h100.txt``), so the run's figure is
-the compiled probe's; both probes' figures are kept under ``probes``. CPU runs keep the eager
+the compiled probe's; both probes' figures are kept under ``probes``. On 16 inductor runs
+(docs/whatif.md, "A compiled probe for compiled runs") it predicted the unprofiled step about
+as well as the eager probe (|error| median 22.1 % against 23.2 %): both are noise-bound there. CPU runs keep the eager
 probe only: compiling the probe's C++ kernels would add 10-40 s to a run on a small host, and
 whether compiled CPU events cost more is not measured.
 

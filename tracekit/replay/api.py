@@ -298,8 +298,8 @@ def _measured_drift(traces: TraceSet) -> float | None:
 
     Both are the same program in the same process seconds apart, before any profiler ran; on a host whose
     speed is steady they agree within a few %. A prediction cannot be checked more finely than this: on the
-    49 CPU-bound benchmark runs of docs/whatif.md the 17 with a drift under 5 % were predicted with a median
-    |error| of 17.8 %, the others with 28.3 %. None with DRIFT_WARMUP_STEPS warm-up steps or fewer."""
+    56 CPU-bound benchmark runs of docs/whatif.md the 18 with a drift under 5 % were predicted with a median
+    |error| of 17.5 %, the others with 29.0 %. None with DRIFT_WARMUP_STEPS warm-up steps or fewer."""
     t = traces.manifest.timings if traces.manifest is not None else None
     if t is None or not t.overall or not t.overall.step_s or not t.warmup_step_s:
         return None

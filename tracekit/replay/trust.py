@@ -26,7 +26,8 @@ GPU_BOUND_MAX_IDLE_PCT = 15.0
 
 _SOURCES = ("whatif_2026-11-25_h100_whatif.jsonl", "whatif_2026-11-25_h100_whatif_3.jsonl",
             "whatif_2026-11-25_h200_whatif.jsonl", "whatif_2026-11-25_h100_paired_twins.jsonl",
-            "whatif_2026-11-25_h200_paired_twins.jsonl", "whatif_2026-11-25_h100_compiled_probe.jsonl")
+            "whatif_2026-11-25_h200_paired_twins.jsonl", "whatif_2026-11-25_h100_compiled_probe.jsonl",
+            "whatif_2026-11-25_h200_compiled_probe.jsonl")
 
 
 @dataclass(frozen=True)
@@ -52,8 +53,8 @@ class Regime:
 
 
 REGIMES: tuple[Regime, ...] = (
-    Regime("gpu-bound", 0.0, GPU_BOUND_MAX_IDLE_PCT, 10, 1.1, 9.5),
-    Regime("cpu-bound", GPU_BOUND_MAX_IDLE_PCT, 100.0 + 1e-9, 49, 26.4, 128.2),
+    Regime("gpu-bound", 0.0, GPU_BOUND_MAX_IDLE_PCT, 11, 1.1, 9.5),
+    Regime("cpu-bound", GPU_BOUND_MAX_IDLE_PCT, 100.0 + 1e-9, 56, 26.7, 128.2),
 )
 
 

@@ -194,14 +194,6 @@ class RankTrace:
         return frame({"step": step[keep], "ts_ns": ts[keep], "end_ns": end[keep], "dur_ns": dur[keep]})
 
     @cached_property
-    def launches(self) -> pd.DataFrame:
-        """CUDA runtime/driver calls with a correlation id, one row per correlation."""
-        ev = self.events
-        la = ev.loc[(ev["kind"] == schema.LAUNCH) & (ev["correlation"] >= 0),
-                    ["correlation", "ts_ns", "end_ns", "tid", "external_id", "name"]]
-        return la.drop_duplicates("correlation").reset_index(drop=True)
-
-    @cached_property
     def gpu(self) -> pd.DataFrame:
         """GPU activity (kernels, memcpy, memset) joined to its launch.
 

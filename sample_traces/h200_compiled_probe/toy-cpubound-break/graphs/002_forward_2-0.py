@@ -1,0 +1,25 @@
+# tracekit: graph 2 (forward), compile id 2/0
+# nodes 18, ops 8, allreduces 0
+# DDPOptimizer submodule: True; reducer buckets: [1]
+# param: back.0.0.weight
+# param: back.0.0.bias
+# param: back.1.0.weight
+# param: back.1.0.bias
+# param: back.2.0.weight
+# param: back.2.0.bias
+# param: back.3.0.weight
+# param: back.3.0.bias
+# ends with: ddp_split: DDPOptimizer bucket boundary (None)
+
+class GraphModule(torch.nn.Module):
+    def forward(self, l_x_: "f32[32, 256]", l_self_modules_back_modules_0_modules_0_parameters_weight_: "f32[256, 256]", l_self_modules_back_modules_0_modules_0_parameters_bias_: "f32[256]", l_self_modules_back_modules_1_modules_0_parameters_weight_: "f32[256, 256]", l_self_modules_back_modules_1_modules_0_parameters_bias_: "f32[256]", l_self_modules_back_modules_2_modules_0_parameters_weight_: "f32[256, 256]", l_self_modules_back_modules_2_modules_0_parameters_bias_: "f32[256]", l_self_modules_back_modules_3_modules_0_parameters_weight_: "f32[256, 256]", l_self_modules_back_modules_3_modules_0_parameters_bias_: "f32[256]"):
+        # File: /work/main/tracekit/profile/models.py:150 in torch_dynamo_resume_in_forward_at_149, code: return self.back(x)
+        linear: "f32[32, 256]" = torch._C._nn.linear(l_x_, l_self_modules_back_modules_0_modules_0_parameters_weight_, l_self_modules_back_modules_0_modules_0_parameters_bias_);  l_x_ = l_self_modules_back_modules_0_modules_0_parameters_weight_ = l_self_modules_back_modules_0_modules_0_parameters_bias_ = None
+        relu: "f32[32, 256]" = torch.nn.functional.relu(linear, inplace = False);  linear = None
+        linear_1: "f32[32, 256]" = torch._C._nn.linear(relu, l_self_modules_back_modules_1_modules_0_parameters_weight_, l_self_modules_back_modules_1_modules_0_parameters_bias_);  relu = l_self_modules_back_modules_1_modules_0_parameters_weight_ = l_self_modules_back_modules_1_modules_0_parameters_bias_ = None
+        relu_1: "f32[32, 256]" = torch.nn.functional.relu(linear_1, inplace = False);  linear_1 = None
+        linear_2: "f32[32, 256]" = torch._C._nn.linear(relu_1, l_self_modules_back_modules_2_modules_0_parameters_weight_, l_self_modules_back_modules_2_modules_0_parameters_bias_);  relu_1 = l_self_modules_back_modules_2_modules_0_parameters_weight_ = l_self_modules_back_modules_2_modules_0_parameters_bias_ = None
+        relu_2: "f32[32, 256]" = torch.nn.functional.relu(linear_2, inplace = False);  linear_2 = None
+        linear_3: "f32[32, 256]" = torch._C._nn.linear(relu_2, l_self_modules_back_modules_3_modules_0_parameters_weight_, l_self_modules_back_modules_3_modules_0_parameters_bias_);  relu_2 = l_self_modules_back_modules_3_modules_0_parameters_weight_ = l_self_modules_back_modules_3_modules_0_parameters_bias_ = None
+        relu_3: "f32[32, 256]" = torch.nn.functional.relu(linear_3, inplace = False);  linear_3 = None
+        return (relu_3,)
