@@ -66,7 +66,9 @@ class Run:
 
     def predict_us(self, weights: tuple[float, ...]) -> float:
         """The replay's predicted step (mean over steps of the slowest rank), µs, with ``weights``."""
-        costs = cost_model.ProfilerCosts.of(self.traces.manifest, weights=tuple(float(w) for w in weights))
+        # scale 1: the weights are the whole factor on the calibrated figure (the product's CUDA_SCALE is one)
+        costs = cost_model.ProfilerCosts.of(self.traces.manifest, weights=tuple(float(w) for w in weights),
+                                            scale=1.0)
         g = simulate.build(self.traces, self.coll, costs, self.offsets)
         start, end = simulate.evaluate(g)
         steps = figures.step_figures(g, start, end, {})

@@ -252,17 +252,23 @@ def test_profiler_cost_per_event_kind(tmp_path):
     assert cost_model.NONE.per_kind().tolist() == [0.0] * 4
 
 
-def test_costs_from_manifest_carry_the_documented_weights():
+def test_costs_from_manifest_carry_the_documented_weights_and_scale():
     from tracekit.traces.manifest import Manifest, ProfilerCost, RunInfo
 
     m = Manifest(profiler_cost=ProfilerCost(cpu_op_ns=1200.0, runtime_ns=1200.0), run=RunInfo(device="cuda"))
     c = cost_model.ProfilerCosts.of(m)
-    assert c.weights == cost_model.WEIGHTS
+    assert c.weights == cost_model.WEIGHTS and c.scale == cost_model.CUDA_SCALE == 2.0
     w = cost_model.WEIGHTS
-    assert c.per_kind().tolist() == pytest.approx([1200.0 * w[0], 1200.0 * w[1], 1200.0 * w[2], 1200.0 * w[3]])
+    assert c.per_kind().tolist() == pytest.approx([2 * 1200.0 * w[0], 2 * 1200.0 * w[1], 2 * 1200.0 * w[2],
+                                                   2 * 1200.0 * w[3]])
+    # traces without run.json: the defaults, scaled as a CUDA run's (the defaults are CUDA calibrations)
     assert cost_model.ProfilerCosts.of(None).per_kind().tolist() == pytest.approx(
-        [cost_model.DEFAULT_CPU_OP_NS * w[0], cost_model.DEFAULT_CPU_OP_NS * w[1],
-         cost_model.DEFAULT_RUNTIME_NS * w[2], cost_model.DEFAULT_RUNTIME_NS * w[3]])
+        [2 * cost_model.DEFAULT_CPU_OP_NS * w[0], 2 * cost_model.DEFAULT_CPU_OP_NS * w[1],
+         2 * cost_model.DEFAULT_RUNTIME_NS * w[2], 2 * cost_model.DEFAULT_RUNTIME_NS * w[3]])
+    # a CPU run keeps its calibrated figure; an explicit scale overrides the default
+    cpu = Manifest(profiler_cost=ProfilerCost(cpu_op_ns=1200.0), run=RunInfo(device="cpu"))
+    assert cost_model.ProfilerCosts.of(cpu).per_kind().tolist()[:2] == pytest.approx([1200.0 * w[0], 1200.0 * w[1]])
+    assert cost_model.ProfilerCosts.of(m, scale=1.0).per_kind().tolist()[0] == pytest.approx(1200.0 * w[0])
 
 
 def test_replay_of_committed_gpu_samples_reproduces_the_window():

@@ -196,7 +196,8 @@ def whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, A
     notes += list(dict.fromkeys(g.notes + gp.notes))
     if costs.source == "default":
         notes.append(f"profiler cost: no measurement in run.json; documented defaults used ({costs.cpu_op_ns:.0f} ns "
-                     f"per operator, {costs.runtime_ns:.0f} ns per runtime call): the prediction is less certain")
+                     f"per operator, {costs.runtime_ns:.0f} ns per runtime call, x{costs.scale:g}): the prediction "
+                     f"is less certain")
     steps = _steps_table(window, replayed, predicted)
     ranks = _ranks_table(steps, traces)
     baseline = _baseline(steps, traces)
@@ -204,7 +205,7 @@ def whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, A
         notes.append(unchecked_note(baseline))
     result = WhatifResult(baseline=baseline, ranks=ranks, steps=steps, notes=notes,
                           profiler_cost={"cpu_op_ns": costs.cpu_op_ns, "runtime_ns": costs.runtime_ns,
-                                         "source": costs.source},
+                                         "scale": costs.scale, "source": costs.source},
                           timeline=timeline_mod.one_step(gp, p_start, p_end, comm))
     if scenarios:  # edits of the predicted graph, re-evaluated (tracekit.replay.scenarios)
         ctx = scenario_mod.context(gp, traces, coll, offsets, comm)
@@ -297,9 +298,9 @@ def _measured_drift(traces: TraceSet) -> float | None:
     of the last :data:`DRIFT_WARMUP_STEPS` warm-up steps, minus 1 (each step as long as its slowest rank).
 
     Both are the same program in the same process seconds apart, before any profiler ran; on a host whose
-    speed is steady they agree within a few %. A prediction cannot be checked more finely than this: on the
-    56 CPU-bound benchmark runs of docs/whatif.md the 18 with a drift under 5 % were predicted with a median
-    |error| of 17.5 %, the others with 29.0 %. None with DRIFT_WARMUP_STEPS warm-up steps or fewer."""
+    speed is steady they agree within a few %, and where they do not, the measured step that checks the
+    prediction is itself uncertain by about that much (docs/whatif.md, "How steady the truth is"). None with
+    DRIFT_WARMUP_STEPS warm-up steps or fewer."""
     t = traces.manifest.timings if traces.manifest is not None else None
     if t is None or not t.overall or not t.overall.step_s or not t.warmup_step_s:
         return None

@@ -150,14 +150,22 @@ def _check_lines(checks: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def _cost_line(pc: dict[str, Any]) -> str:
+    """The profiler cost taken out per event: the calibrated figures and the factor on them."""
+    k = pc.get("scale", 1.0)
+    factor = (f" x {k:g} (an event of a real step costs the profiler about {k:g}x the calibration step's: "
+              f"docs/whatif.md)") if k != 1.0 else ""
+    return (f"profiler cost taken out: {pc['cpu_op_ns']:.0f} ns per CPU operator, {pc['runtime_ns']:.0f} ns per "
+            f"runtime call ({pc['source']}){factor}")
+
+
 def render_text(r: WhatifResult, fmt: str = "table") -> str:
     """The baseline, the profiler cost used, then the per-rank table (window vs predicted)."""
     style = tablefmt(fmt)
     pc = r.profiler_cost
     parts = [f"Baseline over {r.baseline.get('steps', 0)} profiled steps", _baseline_lines(r, style), "",
              *_trust_lines(r.baseline),
-             f"profiler cost taken out: {pc['cpu_op_ns']:.0f} ns per CPU operator, {pc['runtime_ns']:.0f} ns per "
-             f"runtime call ({pc['source']})", "",
+             _cost_line(pc), "",
              "Per rank (per step, means over steps; window -> predicted)"]
     parts.append(tabulate(_rank_rows(r.ranks), headers="keys", tablefmt=style, showindex=False,
                           disable_numparse=True))
