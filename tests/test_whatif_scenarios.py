@@ -351,3 +351,16 @@ def test_without_recorded_graphs_only_the_break_goes(tmp_path):
     (run / "run.json").unlink()
     base, out, start, end = _scenario([run], sc.Scenario(no_graph_breaks=True))
     assert _step_us(out, start, end) == [200.0 - 68.0]
+
+
+def test_profiler_probe_option_picks_a_recorded_probe_or_fails_in_one_line():
+    run = Path(__file__).resolve().parents[1] / "sample_traces" / "h100_compiled_probe" / "toy-mid-break"
+    res = CliRunner().invoke(main, ["whatif", str(run), "--profiler-probe", "eager", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    pc = json.loads(res.output)["profiler_cost"]
+    assert pc["source"] == "run.json (probe eager)" and pc["scale"] == 2.0
+    assert pc["cpu_op_ns"] == pytest.approx(json.loads((run / "run.json").read_text())
+                                            ["profiler_cost"]["probes"]["eager"]["cpu_op_ns"])
+    res = CliRunner().invoke(main, ["whatif", str(run), "--profiler-probe", "nope"])
+    assert res.exit_code == 2
+    assert res.output.strip() == "error: run.json has no profiler calibration probe 'nope' (it has: eager, inductor)"
