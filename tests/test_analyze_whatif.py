@@ -54,3 +54,38 @@ def test_cli_prints_what_the_library_returns_and_says_how_far_to_trust_it(quoted
     assert "what-if (no-graph-breaks): predicted saving" in text and "off the measured step" in text
     plain = tracekit.analyze(RUN)  # without --whatif the findings are what they always were
     assert all("whatif" not in f["evidence"] for f in to_json_dict(plain)["findings"])
+
+
+def test_html_report_gets_the_whatif_section(tmp_path):
+    page, plain = tmp_path / "w.html", tmp_path / "p.html"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        alone = tracekit.whatif(RUN, no_graph_breaks=True)
+        res = CliRunner().invoke(main, ["analyze", str(RUN), "--whatif", "--html", str(page), "-o", str(tmp_path / "o")])
+        assert res.exit_code == 0, res.output
+        res = CliRunner().invoke(main, ["analyze", str(RUN), "--html", str(plain), "-o", str(tmp_path / "o")])
+        assert res.exit_code == 0, res.output
+    text = page.read_text(encoding="utf-8")
+    section = text[text.index('<h2 id="whatif">'):text.index('<h2 id="timelines">')]
+    # the baseline as tracekit whatif prints it, its trust line and cost line, the scenario bars and the timeline
+    predicted = f"{alone.baseline['predicted_step_us'] / 1000:.2f} ms"
+    assert "predicted, profiler cost removed</td><td>" + predicted in section
+    assert "how far to trust the prediction" in section and "profiler cost taken out" in section
+    assert 'id="whatif-scenarios-0"' in section and 'id="whatif-timeline-0"' in section
+    assert '"y":["no-graph-breaks"]' in section  # the bar of the scenario the graph_break finding advises
+    assert '<a href="#whatif">What-if</a>' in text
+    # without --whatif the page has no such section
+    assert 'id="whatif"' not in plain.read_text(encoding="utf-8")
+
+
+def test_html_report_says_why_a_run_was_not_replayed(tmp_path):
+    cuda_only = RUN.parents[1] / "h200x2_resnet50_inductor_cudaonly"
+    page = tmp_path / "c.html"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = CliRunner().invoke(main, ["analyze", str(cuda_only), "--whatif", "--html", str(page), "-o",
+                                        str(tmp_path / "o")])
+    assert res.exit_code == 0, res.output
+    text = page.read_text(encoding="utf-8")
+    section = text[text.index('<h2 id="whatif">'):text.index('<h2 id="timelines">')]
+    assert "Not replayed: nothing to predict: rank 0" in section and "no ProfilerStep ranges" in section

@@ -115,3 +115,22 @@ def test_hostile_names_inert_in_chromium(browser: Any, tmp_path: Path) -> None:
     assert SCRIPT_NAME in label
     cells = browser.execute_script("return Array.from(document.querySelectorAll('table.sortable td'), e => e.textContent)")
     assert TAG_NAME in cells  # collective / process-group name, as text
+
+
+def test_whatif_section_draws_in_chromium(browser: Any, tmp_path: Path) -> None:
+    out = tmp_path / "w.html"
+    code, text = run_cli("analyze", str(SAMPLES / "h100_graph_break" / "toy-cpubound-break"), "--whatif",
+                         "--html", str(out), "-o", str(tmp_path / "o.txt"))
+    assert code == 0, text
+    logs = open_page(browser, out)
+    assert [m for m in logs if m["level"] == "SEVERE"] == []
+    # the scenario bar and the window-vs-predicted timeline are drawn SVG bars, not empty boxes
+    bars = browser.execute_script(
+        "return ['whatif-scenarios-0', 'whatif-timeline-0'].map("
+        "id => document.querySelectorAll('#' + id + ' .barlayer .point').length)")
+    assert bars[0] == 1 and bars[1] > 10, bars
+    el = browser.find_element("id", "whatif-timeline-0")
+    browser.execute_script("arguments[0].scrollIntoView()", el)
+    png = el.screenshot_as_png
+    (tmp_path / "whatif.png").write_bytes(png)
+    assert len(png) > 10_000, len(png)

@@ -34,8 +34,10 @@ from tracekit.analyses.registry import AnalysisResult, ViewOptions
 from tracekit.errors import ConfigError
 from tracekit.report import collect, figures
 from tracekit.report.graphs import graphs_context
+from tracekit.report.whatif_section import whatif_context, whatif_figures
 from tracekit.report.plotlyjs import plotly_script
 from tracekit.report.render import SHOWN_RANKS_RULE, Renderer, shown_ranks, summary_rows
+from tracekit.replay.api import WhatifResult
 from tracekit.traces.traceset import TraceSet
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -74,6 +76,8 @@ class RunView:
     traces_loaded: bool = True
     #: the ranks the timeline and charts show (None: every rank)
     shown_ranks: list[int] | None = None
+    #: the replay of ``analyze --whatif`` (None without it): the page's what-if section
+    whatif: WhatifResult | None = None
 
 
 def run_view(label: str, traces: TraceSet, res: AnalysisResult, step: int | None = None) -> RunView:
@@ -357,6 +361,7 @@ def _figures(view: RunView) -> dict[str, go.Figure | None]:
         "breakdown": breakdown_figure(_of_ranks(view.res.steps, view.shown_ranks)),
         "buckets": bucket_figure(_of_ranks(collectives.bucket_summary(view.res.buckets, view.res.instances),
                                            view.shown_ranks)),
+        **{f"whatif_{k}": v for k, v in whatif_figures(view.whatif).items()},
     }
 
 
@@ -379,6 +384,9 @@ def _run_context(view: RunView, idx: int, table: str | None = None,
         "tables": run_tables(view.res, table), "aligned": m.get("clock_aligned"),
         "device_metrics": m.get("device_metrics"), "traces_loaded": view.traces_loaded,
         "graphs": graphs_context(view.res, idx, figure_html, display_name, plot_text),
+        "whatif": whatif_context(view.whatif, m, idx, {"scenarios": figs["whatif_scenarios"],
+                                                       "timeline": figs["whatif_timeline"]},
+                                 figure_html, display_name),
     }
 
 
@@ -400,22 +408,26 @@ class HTMLRenderer(Renderer):
     """The HTML report as one of the renderers (:mod:`tracekit.report.render`): ``render(res)`` is the
     page of one run. The timeline draws raw kernel intervals, so it needs the loaded ``traces``
     (without them the page has everything but the timeline); ``compare(res_a, other, res_b)``
-    puts two runs side by side."""
+    puts two runs side by side. ``whatif``: the replay of ``analyze --whatif``, shown in its own section
+    (:mod:`tracekit.report.whatif_section`)."""
 
     extension = "html"
 
     def __init__(self, traces: TraceSet | None = None, *, label: str = "run", step: int | None = None,
-                 table: str | None = None, plotly: str = "inline") -> None:
+                 table: str | None = None, plotly: str = "inline", whatif: WhatifResult | None = None) -> None:
         super().__init__(table)
         self.traces, self.label, self.step, self.plotly = traces, label, step, plotly
+        self.whatif = whatif
 
     def view(self, res: AnalysisResult) -> RunView:
         if self.table:
             self._pick(res)  # an unknown --table is a one-line error, as in every renderer
         if self.traces is None:
             return RunView(label=self.label, res=res, timeline=None, targets=[None] * len(as_dicts(res.findings)),
-                           traces_loaded=False)
-        return run_view(self.label, self.traces, res, self.step)
+                           traces_loaded=False, whatif=self.whatif)
+        view = run_view(self.label, self.traces, res, self.step)
+        view.whatif = self.whatif
+        return view
 
     def render(self, res: AnalysisResult) -> str:
         return render_html([self.view(res)], table=self.table, plotly=self.plotly)

@@ -49,8 +49,10 @@ def scenario_figure(r: WhatifResult) -> go.Figure | None:
                            marker={"color": ["#54a24b" if d < 0 else "#e45756" for d in delta]},
                            hovertemplate="%{y}: %{x:+.2f} ms per step<extra></extra>"))
     base = r.baseline.get("predicted_step_us") or 0
+    # plotly's default margins (100 px over the plot, 80 under) would leave a one-bar plot no height at all
     fig.update_layout(title=f"Scenarios: predicted change of the step (baseline prediction {base / 1000:.2f} ms)",
-                      height=150 + 30 * len(names), xaxis={"title": "ms per step"}, yaxis={"autorange": "reversed"})
+                      height=130 + 36 * len(names), margin={"t": 50, "b": 50},
+                      xaxis={"title": "ms per step"}, yaxis={"autorange": "reversed", "automargin": True})
     return fig
 
 

@@ -37,7 +37,7 @@ def _pct(p: Any) -> str:
     return "" if p is None or (isinstance(p, float) and not math.isfinite(p)) else f"{p:+.1f} %"
 
 
-def _trust_lines(b: dict[str, Any]) -> list[str]:
+def trust_lines(b: dict[str, Any]) -> list[str]:
     """How far to trust the predicted step: its regime's benchmark error (tracekit.replay.trust)."""
     reg, idle = b.get("regime"), b.get("predicted_gpu_idle_pct")
     if not reg or idle is None:
@@ -58,16 +58,22 @@ def _truth_note(b: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def _baseline_lines(r: WhatifResult, tablefmt: str) -> str:
-    b = r.baseline
+BASELINE_HEADERS = ("step (slowest rank, mean)", "time", "error")
+
+
+def baseline_rows(b: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """The baseline as rows (what, time, its error or how steady it is): the text report's and the HTML's."""
     extra = {"replayed_step_us": _pct(b.get("replay_error_pct")) + " vs window" if b.get("replay_error_pct") is not None
              else "", "predicted_step_us": (_pct(b.get("error_pct")) + " vs measured") if b.get("error_pct") is not None
              else "no measurement to check it against",
              "profiled_step_us": (_pct(b.get("window_vs_measured_pct")) + " vs measured")
              if b.get("window_vs_measured_pct") is not None else "",
              "measured_unprofiled_step_us": _truth_note(b)}
-    rows = [(label, _ms(b.get(key)), extra.get(key, "")) for label, key in _BASELINE_ROWS]
-    return tabulate(rows, headers=("step (slowest rank, mean)", "time", "error"), tablefmt=tablefmt)
+    return [(label, _ms(b.get(key)), extra.get(key, "")) for label, key in _BASELINE_ROWS]
+
+
+def _baseline_lines(r: WhatifResult, tablefmt: str) -> str:
+    return tabulate(baseline_rows(r.baseline), headers=BASELINE_HEADERS, tablefmt=tablefmt)
 
 
 def _arrow(a: Any, b: Any, unit: str = "ms") -> str:
@@ -150,7 +156,7 @@ def _check_lines(checks: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def _cost_line(pc: dict[str, Any]) -> str:
+def cost_line(pc: dict[str, Any]) -> str:
     """The profiler cost taken out per event: the calibrated figures and the factor on them."""
     k = pc.get("scale", 1.0)
     factor = (f" x {k:g} (an event of a real step costs the profiler about {k:g}x the calibration step's: "
@@ -164,8 +170,8 @@ def render_text(r: WhatifResult, fmt: str = "table") -> str:
     style = tablefmt(fmt)
     pc = r.profiler_cost
     parts = [f"Baseline over {r.baseline.get('steps', 0)} profiled steps", _baseline_lines(r, style), "",
-             *_trust_lines(r.baseline),
-             _cost_line(pc), "",
+             *trust_lines(r.baseline),
+             cost_line(pc), "",
              "Per rank (per step, means over steps; window -> predicted)"]
     parts.append(tabulate(_rank_rows(r.ranks), headers="keys", tablefmt=style, showindex=False,
                           disable_numparse=True))
