@@ -136,6 +136,10 @@ def _ProbeNet(torch: Any) -> Any:  # noqa: N802 - builds the probe module (torch
     return ProbeNet()
 
 
+#: one probe's figures where nothing was measured
+_NO_FIGURES: dict[str, Any] = {"cpu_op_ns": None, "runtime_ns": None, "ops_per_rep": None, "launches_per_rep": None}
+
+
 class _Probe:
     """One probe step and its timings: off-loops (before any profiler ran), events and on-loops."""
 
@@ -169,11 +173,6 @@ class Calibration:
         self.probes: list[_Probe] = []
         self._sync: Any = torch.cuda.synchronize if self.on_gpu else (lambda: None)
 
-    @property
-    def offs(self) -> list[float]:
-        """The first probe's off-loop timings (ns)."""
-        return self.probes[0].offs if self.probes else []
-
     def prepare(self) -> None:
         """Build the probe steps and run each twice (first-call initialisation; the compiled one compiles)."""
         if not self.enabled or self.probes:
@@ -202,10 +201,8 @@ class Calibration:
         "ops_per_rep", "launches_per_rep", "reps", "ddp", "probe", "probes"}`` (None figures where nothing
         was measured): the top-level figures are the last probe's (the compiled one where timed), ``probes``
         maps each probe's label to its figures."""
-        out: dict[str, Any] = {"cpu_op_ns": None, "runtime_ns": None, "ops_per_rep": None,
-                               "launches_per_rep": None, "reps": self.reps, "ddp": self.ddp, "probe": None,
-                               "probes": {}}
-        if not self.enabled or not self.offs:
+        out: dict[str, Any] = {**_NO_FIGURES, "reps": self.reps, "ddp": self.ddp, "probe": None, "probes": {}}
+        if not self.enabled or not self.probes or not self.probes[0].offs:  # before() measured nothing
             return out
         for p in self.probes:
             out["probes"][p.label] = self._profiled_figures(p)
@@ -223,7 +220,7 @@ class Calibration:
                 _loop(p.op, max(1, self.n // 8), sync)  # the profiler's own start-up, outside the timed loop
                 ons.append(_loop(p.op, self.n, sync))
         extra = min(ons) - min(p.offs)
-        out: dict[str, Any] = {"cpu_op_ns": None, "runtime_ns": None, "ops_per_rep": None, "launches_per_rep": None}
+        out = dict(_NO_FIGURES)
         if not self.on_gpu:
             out.update(cpu_op_ns=max(0.0, extra / ops) if ops else None, ops_per_rep=ops)
         elif ops + launches:

@@ -69,12 +69,11 @@ def gloo_thread_map(groups: list[Any]) -> dict[str, str]:
 
     names = [group_name(g) for g in groups]
     want = {name: gloo_threads_of(g) for g, name in zip(groups, names)}
-    seen: dict[str, set[str]] = {}
+    hits: list[tuple[str, str]] = []
     for i in range(MAX_PASSES):
-        # each pass's trace has its own time base: match ranges to annotations within one pass
-        for tid, name in threads_by_group(_probe_pass(groups, names, rounds=ROUNDS << i)).items():
-            seen.setdefault(tid, set()).add(name)
-        found = {tid: next(iter(s)) for tid, s in seen.items() if len(s) == 1}  # two groups: ambiguous
+        # matched within each pass (its trace has its own time base); ambiguous across all passes
+        hits += _thread_hits(_probe_pass(groups, names, rounds=ROUNDS << i))
+        found = _unambiguous(hits)
         short = any(list(found.values()).count(name) < n for name, n in want.items())
         flag = torch.tensor([int(short)])
         dist.all_reduce(flag, op=dist.ReduceOp.MAX)  # every rank must take the same number of passes
@@ -116,18 +115,28 @@ def _probe_pass(groups: list[Any], names: list[str | None], rounds: int) -> list
 def threads_by_group(events: list[dict[str, Any]]) -> dict[str, str]:
     """From a probe trace: each ``gloo:*`` range's thread -> the group whose probe annotation contains its
     start. A thread seen under two groups is dropped (ambiguous)."""
+    return _unambiguous(_thread_hits(events))
+
+
+def _unambiguous(hits: list[tuple[str, str]]) -> dict[str, str]:
+    """thread id -> group of ``(thread id, group)`` hits, without the threads hit under two groups."""
+    seen: dict[str, set[str]] = {}
+    for tid, name in hits:
+        seen.setdefault(tid, set()).add(name)
+    return {tid: next(iter(names)) for tid, names in seen.items() if len(names) == 1}
+
+
+def _thread_hits(events: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """``(thread id, group name)`` of each ``gloo:*`` range of one probe trace that starts inside exactly one
+    group's probe annotation."""
     spans = [(float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0)), e["name"][len(PROBE_PREFIX):])
              for e in events if e.get("ph") == "X" and str(e.get("name", "")).startswith(PROBE_PREFIX)]
-    out: dict[str, str] = {}
-    bad: set[str] = set()
+    out = []
     for e in events:
         if e.get("ph") != "X" or not str(e.get("name", "")).startswith("gloo:"):
             continue
-        ts, tid = float(e["ts"]), str(e.get("tid"))
+        ts = float(e["ts"])
         hit = [name for s, end, name in spans if s <= ts <= end]
-        if len(hit) != 1:
-            continue
-        if out.get(tid, hit[0]) != hit[0]:
-            bad.add(tid)
-        out[tid] = hit[0]
-    return {t: n for t, n in out.items() if t not in bad}
+        if len(hit) == 1:
+            out.append((str(e.get("tid")), hit[0]))
+    return out

@@ -24,6 +24,7 @@ window and predicted figures side by side).
 
 from __future__ import annotations
 
+import functools
 import os
 import statistics
 from dataclasses import dataclass, field
@@ -108,14 +109,14 @@ def whatif(source: str | os.PathLike[str] | list[str], *, comm_pattern: str | No
     traces, res = load_and_analyze(paths, RunOptions.of(comm_pattern=comm_pattern, keep_events=True, only=only))
     found = advice_mod.findings_of(res.tables.get("findings")) if advice else []
     extra = [s for s in advice_mod.candidates(found) if s not in specs]
+    replay = functools.partial(whatif_traces, traces, res.tables.get("collectives"), res.meta,
+                               comm_pattern=comm_pattern, profiler_probe=profiler_probe)
     try:
-        result = whatif_traces(traces, res.tables.get("collectives"), res.meta, comm_pattern=comm_pattern,
-                               scenarios=specs + extra, quiet=extra, profiler_probe=profiler_probe)
+        result = replay(scenarios=specs + extra, quiet=extra)
     except ScenarioError as e:  # none of the scenarios applies: name the run
         if specs:
             raise ScenarioError(f"{paths[0] if len(paths) == 1 else ', '.join(paths)}: {e}") from None
-        result = whatif_traces(traces, res.tables.get("collectives"), res.meta, comm_pattern=comm_pattern,
-                               profiler_probe=profiler_probe)
+        result = replay()
     if advice:
         result.advice = advice_mod.quote(found, result.scenarios, result.baseline)
         names = {s.name for s in extra}
