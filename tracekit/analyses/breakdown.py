@@ -30,9 +30,10 @@ import pandas as pd
 
 from tracekit.analyses import crossrank
 from tracekit.analyses import intervals as iv
-from tracekit.analyses.classify import COMM, COMPUTE, MEMORY, class_mask, classify_gpu
+from tracekit.analyses.classify import COMM, COMPUTE, MEMORY, class_codes, class_mask
 from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
-from tracekit.traces.frames import frame
+from tracekit.traces.frames import frame, records_frame
+from tracekit.traces.traceset import Columnar
 
 NS_PER_US = 1000.0
 
@@ -70,7 +71,12 @@ def _breakdown(ts_ns: np.ndarray, end_ns: np.ndarray, is_comp: np.ndarray, is_co
     }
 
 
-def step_breakdown(gpu: pd.DataFrame, cls: pd.Series, steps: pd.DataFrame) -> pd.DataFrame:
+def step_breakdown(gpu: Columnar, cls: pd.Series | np.ndarray, steps: Columnar) -> pd.DataFrame:
+    """:func:`step_breakdown_columns` as a frame."""
+    return frame(step_breakdown_columns(gpu, cls, steps), copy=False)
+
+
+def step_breakdown_columns(gpu: Columnar, cls: pd.Series | np.ndarray, steps: Columnar) -> dict[str, np.ndarray]:
     """One row per ProfilerStep: ``step``, ``step_us``, ``kernels`` and the breakdown columns.
 
     The same numbers as :func:`breakdown_of` on each step's activity, computed for
@@ -78,11 +84,12 @@ def step_breakdown(gpu: pd.DataFrame, cls: pd.Series, steps: pd.DataFrame) -> pd
     A step that launched nothing has ``kernels == 0``, zero ``busy_us``/``span_us``
     and NaN elsewhere.
     """
-    n = len(steps)
-    pos = pd.Index(steps["step"].to_numpy()).get_indexer(gpu["step"].to_numpy())
+    step_nums = np.asarray(steps["step"])
+    n = step_nums.size
+    pos = _positions(step_nums, np.asarray(gpu["step"]))
     sel = pos >= 0
     seg = pos[sel]
-    ts, end = gpu["ts_ns"].to_numpy()[sel], gpu["end_ns"].to_numpy()[sel]
+    ts, end = np.asarray(gpu["ts_ns"])[sel], np.asarray(gpu["end_ns"])[sel]
     kernels = np.bincount(seg, minlength=n)
 
     def of(mask: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
@@ -99,9 +106,9 @@ def step_breakdown(gpu: pd.DataFrame, cls: pd.Series, steps: pd.DataFrame) -> pd
     span_ns = np.where(some, last - first, 0)
     nan = np.where(some, 1.0, np.nan)  # NaN for steps without activity
 
-    out = frame({
-        "step": steps["step"].to_numpy().astype(np.int64),
-        "step_us": steps["dur_ns"].to_numpy() / NS_PER_US,
+    return {
+        "step": step_nums.astype(np.int64),
+        "step_us": np.asarray(steps["dur_ns"]) / NS_PER_US,
         "kernels": kernels.astype(np.int64),
         "span_us": span_ns / NS_PER_US,
         "busy_us": busy_ns / NS_PER_US,
@@ -112,19 +119,34 @@ def step_breakdown(gpu: pd.DataFrame, cls: pd.Series, steps: pd.DataFrame) -> pd
         "overlap_pct": np.divide(100.0 * overlap_ns, comm_ns, out=np.full(n, np.nan), where=comm_ns > 0),
         "memory_us": iv.segment_lengths(*mem, seg_mem, n) / NS_PER_US * nan,
         "idle_us": (span_ns - busy_ns) / NS_PER_US * nan,
-    })
-    return out
+    }
 
 
-def rank_breakdown(gpu: pd.DataFrame, cls: pd.Series, steps: pd.DataFrame) -> dict[str, float]:
+def rank_breakdown(gpu: Columnar, cls: pd.Series | np.ndarray, steps: Columnar) -> dict[str, float]:
     """Breakdown over all GPU activity of the rank plus ``steps``, ``step_us`` (mean CPU step)."""
-    out = _breakdown(gpu["ts_ns"].to_numpy(), gpu["end_ns"].to_numpy(), class_mask(cls, COMPUTE),
+    ts = np.asarray(gpu["ts_ns"])
+    out = _breakdown(ts, np.asarray(gpu["end_ns"]), class_mask(cls, COMPUTE),
                      class_mask(cls, COMM), class_mask(cls, MEMORY))
-    out["steps"] = len(steps)
-    out["step_us"] = float(steps["dur_ns"].mean() / NS_PER_US) if len(steps) else np.nan
-    out["pre_window_kernels"] = int(gpu["pre_window"].sum())
-    out["kernels"] = len(gpu)
+    out |= _step_counts(steps)
+    out["pre_window_kernels"] = int(np.asarray(gpu["pre_window"]).sum())
+    out["kernels"] = ts.size
     return out
+
+
+def _step_counts(steps: Columnar) -> dict[str, float]:
+    """``steps`` (how many) and ``step_us`` (their mean CPU duration, NaN without steps)."""
+    dur = np.asarray(steps["dur_ns"])
+    return {"steps": dur.size, "step_us": float(dur.mean() / NS_PER_US) if dur.size else np.nan}
+
+
+def _positions(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per value, its position in ``keys`` (distinct), -1 where absent (``Index.get_indexer``)."""
+    if keys.size == 0:
+        return np.full(values.size, -1, dtype=np.intp)
+    order = np.argsort(keys, kind="stable")
+    k = keys[order]
+    i = np.minimum(np.searchsorted(k, values), k.size - 1)
+    return np.where(k[i] == values, order[i], -1)
 
 
 # -- registered tables (see tracekit.analyses.registry) ------------------------------------------
@@ -146,30 +168,30 @@ _BREAKDOWN_DOCS = (
 def steps_table(ctx: RankContext) -> pd.DataFrame:
     """One row per rank and ProfilerStep: the breakdown of the work launched in the step."""
     rt = ctx.trace
+    steps = rt.step_arrays()
     if rt.has_gpu_activity:
-        st = step_breakdown(rt.gpu, classify_gpu(rt, ctx.options.comm_pattern), rt.steps)
-    else:  # CPU-only traces: step times only, device metrics unknown
-        st = pd.DataFrame({"step": rt.steps["step"].to_numpy().astype(np.int64),
-                           "step_us": rt.steps["dur_ns"].to_numpy() / NS_PER_US, "kernels": 0})
-        for c in BREAKDOWN_COLUMNS:
-            st[c] = np.nan
-    st.insert(0, "rank", rt.rank)
-    return st
+        st = step_breakdown_columns(rt.gpu_arrays(), class_codes(rt, ctx.options.comm_pattern), steps)
+        return frame({"rank": np.full(st["step"].size, rt.rank, dtype=np.int64), **st}, copy=False)
+    # CPU-only traces: step times only, device metrics unknown
+    n = steps["step"].size
+    return frame({"rank": np.full(n, rt.rank, dtype=np.int64), "step": steps["step"].astype(np.int64),
+                  "step_us": steps["dur_ns"] / NS_PER_US, "kernels": np.zeros(n, dtype=np.int64),
+                  **{c: np.full(n, np.nan) for c in BREAKDOWN_COLUMNS}})
 
 
 def rank_totals(ctx: RankContext) -> pd.DataFrame:
     """The rank's row of ``ranks`` before the cross-rank columns (one row)."""
     rt = ctx.trace
     if rt.has_gpu_activity:
-        row = rank_breakdown(rt.gpu, classify_gpu(rt, ctx.options.comm_pattern), rt.steps)
+        row = rank_breakdown(rt.gpu_arrays(), class_codes(rt, ctx.options.comm_pattern), rt.step_arrays())
     else:
-        row = dict.fromkeys(BREAKDOWN_COLUMNS, np.nan) | {
-            "steps": len(rt.steps), "pre_window_kernels": 0, "kernels": 0,
-            "step_us": float(rt.steps["dur_ns"].mean() / NS_PER_US) if len(rt.steps) else np.nan}
+        row = dict.fromkeys(BREAKDOWN_COLUMNS, np.nan) | _step_counts(rt.step_arrays()) | {
+            "pre_window_kernels": 0, "kernels": 0}
     coll = ctx.tables["collectives"]
     row["rank"] = rt.rank
     row["collectives"] = int((~coll["pre_window"].astype(bool)).sum()) if len(coll) else 0
-    return pd.DataFrame({RANK_NAMES.get(c, c): [v] for c, v in row.items()})
+    named = {RANK_NAMES.get(c, c): v for c, v in row.items()}
+    return records_frame([{c.name: named[c.name] for c in _RANK_COLUMNS if c.name in named}])  # declared order
 
 
 def ranks_table(ctx: RunContext) -> pd.DataFrame:
@@ -233,10 +255,12 @@ _RANK_TAIL = (
     Column("collectives", "count", "collective instances launched in the window"),
 )
 
+_RANK_COLUMNS = (*_RANK_HEAD, *_window_docs(_BREAKDOWN_DOCS), *_RANK_TAIL)
+
 TABLES = [
     Table(
         name="rank_totals", scope="rank", title="Per-rank breakdown without the cross-rank columns",
-        columns=(*_RANK_HEAD, *_window_docs(_BREAKDOWN_DOCS), *_RANK_TAIL), compute=rank_totals,
+        columns=_RANK_COLUMNS, compute=rank_totals,
         needs=("collectives",),
         internal=True,
     ),

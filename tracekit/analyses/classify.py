@@ -23,6 +23,7 @@ Name patterns are case-insensitive searches. **Memory** activity is every memcpy
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -31,6 +32,7 @@ from tracekit.analyses import intervals as iv
 from tracekit.analyses.comm_kernels import COLLECTIVE_OP_PATTERN, COMM_RULES, CommRule, with_user_patterns
 from tracekit.analyses.registry import Column, Table, View
 from tracekit.traces import schema
+from tracekit.traces.frames import records_frame
 from tracekit.traces.traceset import RankTrace
 
 DEFAULT_COMM_PATTERN = COMM_RULES[0].pattern
@@ -59,8 +61,19 @@ def collective_external_ids(rt: RankTrace, pattern: str = COLLECTIVE_OP_PATTERN)
 
 
 def classify_gpu(rt: RankTrace, comm_pattern: str | None = None) -> pd.Series:
-    """Class of each row of ``rt.gpu``: ``"compute"``, ``"comm"`` or ``"memory"`` (computed once per pattern)."""
-    return rt.memo(("classify_gpu", comm_pattern or None), lambda: _classify(rt, comm_pattern))
+    """Class of each row of ``rt.gpu``: ``"compute"``, ``"comm"`` or ``"memory"`` (computed once per pattern;
+    :func:`class_codes` gives the same classes without a Series)."""
+    def build() -> pd.Series:
+        cat = pd.Categorical.from_codes(class_codes(rt, comm_pattern), categories=CLASSES)
+        # a Categorical: comparisons (``cls == COMPUTE``) run on the codes, not on strings
+        return pd.Series(cat, index=pd.RangeIndex(rt.n_gpu), name="cls")
+
+    return rt.memo(("classify_gpu", comm_pattern or None), build)
+
+
+def class_codes(rt: RankTrace, comm_pattern: str | None = None) -> np.ndarray:
+    """Per row of ``rt.gpu``: the index in :data:`CLASSES` of its class (int8; computed once per pattern)."""
+    return rt.memo(("class_codes", comm_pattern or None), lambda: _classify(rt, comm_pattern))
 
 
 def comm_rule(rt: RankTrace, comm_pattern: str | None = None) -> np.ndarray:
@@ -73,15 +86,15 @@ def comm_rule(rt: RankTrace, comm_pattern: str | None = None) -> np.ndarray:
 def _name_hits(rt: RankTrace, pattern: str) -> np.ndarray:
     """Rows of ``rt.gpu`` whose kernel name matches ``pattern`` (case-insensitive search), tested once per
     distinct name (``gpu["name"]`` is a Categorical except in an empty header-only rank)."""
-    if not isinstance(rt.gpu["name"].dtype, pd.CategoricalDtype):
-        return np.zeros(len(rt.gpu), dtype=bool)
+    if rt.categories("name") is None:
+        return np.zeros(rt.n_gpu, dtype=bool)
     return rt.name_category_hits(pattern, flags=re.IGNORECASE)[rt.gpu_column("name")]
 
 
 def _inside_ops(rt: RankTrace, pattern: str) -> np.ndarray:
     """Rows of ``rt.gpu`` launched inside (at any depth) a CPU op or annotation matching ``pattern`` on the
     launching thread; rows without a launch event match by External id."""
-    hit = np.zeros(len(rt.gpu), dtype=bool)
+    hit = np.zeros(rt.n_gpu, dtype=bool)
     kind = rt.column("kind")
     m = np.flatnonzero(((kind == schema.CPU_OP) | (kind == schema.ANNOTATION)) & rt.name_hits(pattern))
     if not m.size:
@@ -143,11 +156,9 @@ def _hits(rt: RankTrace, by: str, pattern: str) -> np.ndarray:
     return _inside_ops(rt, pattern)
 
 
-def _classify(rt: RankTrace, comm_pattern: str | None) -> pd.Series:
+def _classify(rt: RankTrace, comm_pattern: str | None) -> np.ndarray:
     kernel = rt.gpu_column("kind") == schema.KERNEL
-    codes = np.where(~kernel, 2, np.where(comm_rule(rt, comm_pattern) >= 0, 1, 0)).astype(np.int8)
-    # a Categorical: comparisons (``cls == COMPUTE``) run on the codes, not on strings
-    return pd.Series(pd.Categorical.from_codes(codes, categories=CLASSES), index=rt.gpu.index, name="cls")
+    return np.where(~kernel, 2, np.where(comm_rule(rt, comm_pattern) >= 0, 1, 0)).astype(np.int8)
 
 
 # -- registered table (see tracekit.analyses.registry) -------------------------------------------
@@ -160,7 +171,7 @@ def comm_rules_table(ctx) -> pd.DataFrame:  # noqa: ANN001 - a RankContext
     rules = with_user_patterns(ctx.options.comm_pattern)
     rule = comm_rule(rt, ctx.options.comm_pattern)
     dur_all = rt.gpu_column("dur_ns")
-    rows = []
+    rows: list[dict[str, Any]] = []
     for i in np.unique(rule[rule >= 0]):
         sel = rule == i
         dur = dur_all[sel]
@@ -172,7 +183,7 @@ def comm_rules_table(ctx) -> pd.DataFrame:  # noqa: ANN001 - a RankContext
         rows.append({"rank": rt.rank, "rule": rules[i].rule, "library": rules[i].library, "kind": rules[i].kind,
                      "kernels": int(sel.sum()), "kernel_names": int(names.size),
                      "kernel_total_us": float(dur.sum()) / 1e3, "top_kernel": str(names[top])})
-    return pd.DataFrame(rows)
+    return records_frame(rows)
 
 
 def _gpu_names(rt: RankTrace, sel: np.ndarray) -> np.ndarray:
@@ -188,9 +199,11 @@ def _view(tables, opts) -> View | None:  # noqa: ANN001
     return View("Communication kernels by classification rule", t)
 
 
-def class_mask(cls: pd.Series, value: str) -> np.ndarray:
-    """Mask of the rows of a :func:`classify_gpu` result that are ``value``
+def class_mask(cls: pd.Series | np.ndarray, value: str) -> np.ndarray:
+    """Mask of the rows of a :func:`classify_gpu` (or :func:`class_codes`) result that are ``value``
     (compared on the Categorical's codes: no string comparison per row)."""
+    if isinstance(cls, np.ndarray):
+        return cls == (CLASSES.index(value) if value in CLASSES else -2)
     if isinstance(cls.dtype, pd.CategoricalDtype):
         cat = cls.array  # the Categorical itself: no accessor built per call
         return cat.codes == (cat.categories.get_loc(value) if value in cat.categories else -2)

@@ -46,13 +46,13 @@ import pandas as pd
 
 from tracekit.analyses import functional
 from tracekit.analyses import intervals as iv
-from tracekit.analyses.classify import COMM, COMPUTE, classify_gpu
+from tracekit.analyses.classify import COMM, COMPUTE, class_codes, class_mask
 from tracekit.analyses.findings import Finding, FindingContext, rank_step_us, rounded, step_means
 from tracekit.analyses.registry import Column, RankContext, Table, View
-from tracekit.traces.frames import frame
+from tracekit.traces.frames import empty_frame, frame
 from tracekit.traces.manifest import Manifest
 from tracekit.traces import schema
-from tracekit.traces.traceset import RankTrace, assign_steps
+from tracekit.traces.traceset import Columnar, RankTrace, assign_steps
 
 NS_PER_US = 1000.0
 ARG_COLUMNS = ("coll_name", "pg_name", "pg_desc", "dtype")
@@ -118,13 +118,13 @@ def _phase_windows(rt: RankTrace) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     fwd = np.flatnonzero(ann & rt.name_hits(FORWARD_PATTERN))
     opt = np.flatnonzero(ann & rt.name_hits(OPTIMIZER_PATTERN))
     bw = np.flatnonzero((kind == schema.CPU_OP) & rt.name_hits(BACKWARD_OP_PREFIX, prefix=True))
-    bws, bwe = _step_spans(rt.steps, ts[bw], end[bw])
+    bws, bwe = _step_spans(rt.step_arrays(), ts[bw], end[bw])
     ranges = np.flatnonzero(ann & rt.name_hits(BACKWARD_RANGE_PATTERN))
     bws, bwe = iv.union(np.concatenate([bws, ts[ranges]]), np.concatenate([bwe, end[ranges]]))
     return {"forward": (ts[fwd], end[fwd]), "optimizer": (ts[opt], end[opt]), "backward": (bws, bwe)}
 
 
-def _step_spans(steps: pd.DataFrame, ts: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _step_spans(steps: Columnar, ts: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per step, the first start and last end of the ranges ``[ts, end)`` that begin in it (in no order)."""
     step = assign_steps(steps, ts)
     keep = step >= 0  # autograd ops outside every step must not widen a span over all steps
@@ -172,15 +172,31 @@ def _cpu_collective_ops(rt: RankTrace) -> pd.DataFrame:
                 *ARG_COLUMNS]]
 
 
-def _category_values(col: pd.Series, codes: np.ndarray) -> np.ndarray:
-    """The values (objects, NaN where missing) of a Categorical column at ``codes`` (its own or a subset's)."""
-    return np.append(np.asarray(col.cat.categories, dtype=object), np.nan)[codes]
+def _category_values(rt: RankTrace, col: str, codes: np.ndarray) -> np.ndarray:
+    """The values (objects, NaN where missing) of the Categorical event column ``col`` at ``codes``
+    (codes of the event table or of ``rt.gpu``, which share its categories)."""
+    cats = np.empty(len(rt.categories(col)) + 1, dtype=object)
+    cats[:-1] = rt.categories(col)
+    cats[-1] = np.nan
+    return cats[codes]
+
+
+#: below this many values :func:`_factorize` runs a dict in Python (pandas' fixed cost is ~50 µs a call)
+_SMALL_FACTORIZE = 2000
 
 
 def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(codes, uniques)`` of an object array (None / NaN: code -1)."""
-    codes, uniques = pd.factorize(values)
-    return codes, np.asarray(uniques, dtype=object)
+    """``(codes, uniques)`` of an object array (None / NaN: code -1): ``pd.factorize``'s, uniques in
+    order of first appearance."""
+    if len(values) > _SMALL_FACTORIZE:
+        codes, uniques = pd.factorize(values)
+        return codes, np.asarray(uniques, dtype=object)
+    index: dict[Any, int] = {}
+    codes = np.fromiter((-1 if v is None or (isinstance(v, float) and v != v) else index.setdefault(v, len(index))
+                         for v in values), dtype=np.intp, count=len(values))
+    uniques = np.empty(len(index), dtype=object)
+    uniques[:] = list(index)
+    return codes, uniques
 
 
 def _cumcount(keys: np.ndarray) -> np.ndarray:
@@ -194,7 +210,7 @@ def _cumcount(keys: np.ndarray) -> np.ndarray:
     return out
 
 
-def collective_table(rt: RankTrace, cls: pd.Series, world_size: int,
+def collective_table(rt: RankTrace, cls: pd.Series | np.ndarray, world_size: int,
                      gloo_threads: dict[str, str] | None = None) -> pd.DataFrame:
     """The per-rank collective table described in the module docstring."""
     if rt.has_gpu_activity:
@@ -203,7 +219,7 @@ def collective_table(rt: RankTrace, cls: pd.Series, world_size: int,
         d = _cpu_instances(rt, _cpu_collective_ops(rt), gloo_threads)
     n_rows = d["step"].size
     if n_rows == 0:
-        return pd.DataFrame(columns=list(COLLECTIVE_COLUMNS))
+        return empty_frame(COLLECTIVE_COLUMNS)
     d["rank"] = np.full(n_rows, rt.rank, dtype=np.int64)
     n = np.where(d["group_size"] > 0, d["group_size"], world_size).astype(np.int64)
     d["group_size"] = n
@@ -289,10 +305,10 @@ def _p2p_sequence(kinds: np.ndarray, peer: np.ndarray, launch: np.ndarray, pre_w
     return out
 
 
-def _gpu_instances(rt: RankTrace, cls: pd.Series, op_rows: np.ndarray) -> dict[str, np.ndarray]:
+def _gpu_instances(rt: RankTrace, cls: pd.Series | np.ndarray, op_rows: np.ndarray) -> dict[str, np.ndarray]:
     """Columns of the communication kernels (``cls``) of ``rt.gpu``, args filled from ``op_rows``."""
-    k = np.flatnonzero(np.asarray(cls.array == COMM))
-    comp = np.asarray(cls.array == COMPUTE)
+    k = np.flatnonzero(class_mask(cls, COMM))
+    comp = class_mask(cls, COMPUTE)
     gts, gend = rt.gpu_column("ts_ns"), rt.gpu_column("end_ns")
     ts, end, dur = gts[k], gend[k], rt.gpu_column("dur_ns")[k]
     covered = iv.covered_per_interval(ts, end, (gts[comp], gend[comp]))
@@ -326,13 +342,12 @@ def _kernel_args(rt: RankTrace, k: np.ndarray, found: np.ndarray, src: np.ndarra
     Missing values are NaN, a missing guess NaN or None (what pandas' ``map`` left there): a column
     with no value at all keeps them.
     """
-    g, ev = rt.gpu, rt.events
     d: dict[str, np.ndarray] = {}
     for col in ARG_COLUMNS:
-        own = _category_values(g[col], rt.gpu_column(col)[k])
+        own = _category_values(rt, col, rt.gpu_column(col)[k])
         miss = pd.isna(own)
         if miss.any():
-            own[miss] = _category_values(ev[col], np.where(found, rt.column(col)[src], -1))[miss]
+            own[miss] = _category_values(rt, col, np.where(found, rt.column(col)[src], -1))[miss]
         d[col] = own
     for col in ("in_nelems", "out_nelems", "group_size", "peer"):
         own = rt.gpu_column(col)[k]
@@ -403,7 +418,7 @@ def _cpu_instances(rt: RankTrace, ops: pd.DataFrame,
     if len(rng) and pd.isna(pg_name).all():  # gloo records no group args: infer from its worker threads
         pg_name, pg_desc = functional.gloo_thread_groups(rt, rng["tid"].to_numpy(), gloo_threads)
     return {
-        "step": assign_steps(rt.steps, launch), "coll_name": coll, "pg_name": pg_name,
+        "step": assign_steps(rt.step_arrays(), launch), "coll_name": coll, "pg_name": pg_name,
         "pg_desc": pg_desc, "dtype": arg("dtype", None), "in_nelems": arg("in_nelems", -1),
         "out_nelems": arg("out_nelems", -1), "group_size": arg("group_size", -1), "peer": arg("peer", -1),
         "launch_ts_ns": launch, "start_ns": start, "end_ns": end, "dur_us": (end - start) / NS_PER_US,
@@ -438,10 +453,11 @@ def _data_parallel_mask(coll: pd.DataFrame, tp: int, world_size: int | None) -> 
 def gradient_allreduces(coll: pd.DataFrame, tp: int = 1, world_size: int | None = None) -> pd.Series:
     """Mask of the gradient-bucket rows of a collective table: allreduces (plain or coalesced) launched
     in a step's backward on the data-parallel group (:func:`data_parallel_groups`)."""
-    return pd.Series(_gradient_allreduce_mask(coll, tp, world_size), index=coll.index)
+    return pd.Series(gradient_allreduce_mask(coll, tp, world_size), index=coll.index)
 
 
-def _gradient_allreduce_mask(coll: pd.DataFrame, tp: int, world_size: int | None) -> np.ndarray:
+def gradient_allreduce_mask(coll: pd.DataFrame, tp: int = 1, world_size: int | None = None) -> np.ndarray:
+    """:func:`gradient_allreduces` as a numpy mask."""
     codes, names = _factorize(coll["coll_name"].to_numpy(dtype=object))
     # a missing name is "nan" (astype(str)), never an allreduce
     allreduce = np.array([str(v).lower() in ALLREDUCE_NAMES for v in names] + [False], dtype=bool)[codes]
@@ -463,9 +479,9 @@ def bucket_table(rt: RankTrace, coll: pd.DataFrame, tp: int = 1, world_size: int
     ``wait_offset_us`` / ``wait_cpu_us``: where ``wait_tensor`` waits on it (see
     :func:`tracekit.analyses.functional.wait_columns`; NaN without ``wait_tensor`` ops).
     """
-    rows = np.flatnonzero(_gradient_allreduce_mask(coll, tp, world_size)) if len(coll) else np.empty(0, np.int64)
+    rows = np.flatnonzero(gradient_allreduce_mask(coll, tp, world_size)) if len(coll) else np.empty(0, np.int64)
     if rows.size == 0:
-        return pd.DataFrame(columns=list(BUCKET_COLUMNS))
+        return empty_frame(BUCKET_COLUMNS)
     step, launch = coll["step"].to_numpy()[rows], coll["launch_ts_ns"].to_numpy()[rows]
     order = np.lexsort((launch, step))  # stable: by step, then launch
     rows, step, launch = rows[order], step[order], launch[order]
@@ -486,7 +502,7 @@ def bucket_table(rt: RankTrace, coll: pd.DataFrame, tp: int = 1, world_size: int
 
 def collectives_table(ctx: RankContext) -> pd.DataFrame:
     rt = ctx.trace
-    cls = classify_gpu(rt, ctx.options.comm_pattern) if rt.has_gpu_activity else pd.Series([], dtype=object)
+    cls = class_codes(rt, ctx.options.comm_pattern) if rt.has_gpu_activity else np.empty(0, dtype=np.int8)
     return collective_table(rt, cls, ctx.world_size, functional.manifest_gloo_threads(ctx.manifest, rt.rank))
 
 

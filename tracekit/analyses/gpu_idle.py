@@ -26,20 +26,21 @@ import pandas as pd
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.findings import Finding, FindingContext, rounded
 from tracekit.analyses.registry import Column, RankContext, Table
-from tracekit.traces.frames import frame
+from tracekit.traces.frames import empty_frame, frame
+from tracekit.traces.traceset import Columnar
 
 NS_PER_US = 1000.0
 COLUMNS = ("rank", "step", "step_us", "gpu_busy_us", "gpu_idle_us", "gpu_idle_pct", "launch_idle_us",
            "launch_idle_pct", "kernels")
 
 
-def launch_gaps(gpu: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+def launch_gaps(gpu: Columnar) -> tuple[np.ndarray, np.ndarray]:
     """The launch gaps (see module doc) of a rank's GPU activity, as disjoint ``(starts, ends)`` in ns."""
-    if len(gpu) < 2:
+    ts, end = np.asarray(gpu["ts_ns"], dtype=np.int64), np.asarray(gpu["end_ns"], dtype=np.int64)
+    if ts.size < 2:
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    ts, end = gpu["ts_ns"].to_numpy(np.int64), gpu["end_ns"].to_numpy(np.int64)
     order = np.argsort(ts, kind="stable")
-    ts, end, launch = ts[order], end[order], gpu["launch_ts_ns"].to_numpy(np.int64)[order]
+    ts, end, launch = ts[order], end[order], np.asarray(gpu["launch_ts_ns"], dtype=np.int64)[order]
     s, e = iv.union(ts, end)
     if s.size < 2:
         return np.empty(0, np.int64), np.empty(0, np.int64)
@@ -49,19 +50,19 @@ def launch_gaps(gpu: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return gap_s[late], np.minimum(gap_e[late], at[late])
 
 
-def idle_rows(gpu: pd.DataFrame, steps: pd.DataFrame, rank: int) -> pd.DataFrame:
+def idle_rows(gpu: Columnar, steps: Columnar, rank: int) -> pd.DataFrame:
     """One row per step of ``steps`` (columns :data:`COLUMNS`) from a rank's GPU activity."""
-    lo, hi = steps["ts_ns"].to_numpy(np.int64), steps["end_ns"].to_numpy(np.int64)
-    step = steps["step"].to_numpy().astype(np.int64)
+    lo, hi = np.asarray(steps["ts_ns"], dtype=np.int64), np.asarray(steps["end_ns"], dtype=np.int64)
+    step = np.asarray(steps["step"]).astype(np.int64)
     step_ns = hi - lo
     nonempty = step_ns > 0  # an empty (or reversed) window intersects nothing
 
     def covered(cover: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         return np.where(nonempty, iv.covered_per_interval(lo, hi, cover), 0)
 
-    busy_ns = covered((gpu["ts_ns"].to_numpy(np.int64), gpu["end_ns"].to_numpy(np.int64)))
+    busy_ns = covered((np.asarray(gpu["ts_ns"], dtype=np.int64), np.asarray(gpu["end_ns"], dtype=np.int64)))
     launch_ns = covered(launch_gaps(gpu))
-    k_steps, k_counts = np.unique(gpu["step"].to_numpy(), return_counts=True)
+    k_steps, k_counts = np.unique(np.asarray(gpu["step"]), return_counts=True)
     pos = np.clip(np.searchsorted(k_steps, step), 0, max(k_steps.size - 1, 0))
     kernels = np.where(k_steps[pos] == step, k_counts[pos], 0) if k_steps.size else np.zeros(step.size, np.int64)
 
@@ -78,9 +79,9 @@ def idle_rows(gpu: pd.DataFrame, steps: pd.DataFrame, rank: int) -> pd.DataFrame
 
 def gpu_idle_table(ctx: RankContext) -> pd.DataFrame:
     rt = ctx.trace
-    if not rt.has_gpu_activity or rt.steps.empty:
-        return pd.DataFrame(columns=list(COLUMNS))
-    return idle_rows(rt.gpu, rt.steps, rt.rank)
+    if not rt.has_gpu_activity or not rt.step_arrays()["step"].size:
+        return empty_frame(COLUMNS)
+    return idle_rows(rt.gpu_arrays(), rt.step_arrays(), rt.rank)
 
 
 TABLES = [

@@ -47,7 +47,7 @@ from tracekit.analyses import intervals as iv
 from tracekit.analyses.findings import Finding, FindingContext, rank_step_us, rounded, step_means
 from tracekit.analyses.registry import Column, RankContext, Table, View, ViewOptions
 from tracekit.analyses.timeline import cpu_ops, rank_compile_facts
-from tracekit.traces.frames import frame
+from tracekit.traces.frames import empty_frame, frame
 from tracekit.traces.manifest import CompileFacts, Manifest
 from tracekit.traces.traceset import RankTrace, assign_steps
 
@@ -96,7 +96,7 @@ def compiled_arrays(rt: RankTrace) -> Compiled:
         ops = cpu_ops(rt)
         w = np.array([_what_of(n) for n in ops.names] + [-1], dtype=np.int64)[ops.code]  # code -1: no name
         keep = np.flatnonzero(w >= 0)
-        step = assign_steps(rt.steps, ops.ts_ns[keep])
+        step = assign_steps(rt.step_arrays(), ops.ts_ns[keep])
         keep, step = keep[step >= 0], step[step >= 0]
         order = np.argsort(ops.ts_ns[keep], kind="stable")
         keep = keep[order]
@@ -173,7 +173,7 @@ def _boundaries(rt: RankTrace, c: Compiled, rows: np.ndarray, region: np.ndarray
     None for the backward, whose kinds come from the forward boundaries ``fwd_kinds``)."""
     cols = ["step", "index", "kind", "gap_cpu_us", "idle_gpu_us"]
     if rows.size < 2:
-        return pd.DataFrame(columns=cols)
+        return empty_frame(cols)
     order = np.lexsort((c.ts_ns[rows], c.step[rows]))
     rows = rows[order]
     step, ts, end = c.step[rows], c.ts_ns[rows], c.end_ns[rows]
@@ -225,14 +225,14 @@ def boundary_table(rt: RankTrace) -> tuple[np.ndarray, pd.DataFrame]:
     c = compiled_arrays(rt)
     region = np.full(c.what.size, -1, dtype=np.int64)
     if not c.what.size:  # an eager rank: nothing compiled, no boundaries (the common case, kept cheap)
-        return region, pd.DataFrame(columns=list(BOUNDARY_COLUMNS))
+        return region, empty_frame(BOUNDARY_COLUMNS)
     fwd = np.flatnonzero(c.what == _FWD)
     region[fwd] = _innermost_region(c, fwd, np.flatnonzero(c.what == _REGION))
     fb = _boundaries(rt, c, fwd, region[fwd], None)
     bb = _boundaries(rt, c, np.flatnonzero(c.what == _BWD), None, fb)
     both = pd.concat([fb.assign(**{"pass": "forward"}), bb.assign(**{"pass": "backward"})], ignore_index=True)
     both["rank"] = rt.rank
-    return region, both[list(BOUNDARY_COLUMNS)] if len(both) else pd.DataFrame(columns=list(BOUNDARY_COLUMNS))
+    return region, both[list(BOUNDARY_COLUMNS)] if len(both) else empty_frame(BOUNDARY_COLUMNS)
 
 
 def _reasons(facts: CompileFacts) -> str | None:
@@ -267,10 +267,10 @@ def _count_per_step(keys: np.ndarray, steps: np.ndarray) -> np.ndarray:
 def graph_break_table(rt: RankTrace, manifest: Manifest | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(per_step, boundaries)`` for one rank (see module doc)."""
     region, bnd = boundary_table(rt)
-    steps = rt.steps["step"].to_numpy().astype(np.int64)
+    steps = rt.step_arrays()["step"].astype(np.int64)
     facts = rank_compile_facts(manifest, rt.rank)
     if not steps.size:
-        return pd.DataFrame(columns=list(GB_COLUMNS)), bnd
+        return empty_frame(GB_COLUMNS), bnd
     c = compiled_arrays(rt)
     if not c.what.size:
         return _eager_steps(rt.rank, steps, facts), bnd
@@ -323,10 +323,8 @@ def _eager_steps(rank: int, steps: np.ndarray, facts: CompileFacts) -> pd.DataFr
     data |= dict.fromkeys(("compiled_cpu_us", "eager_between_us", "eager_at_breaks_us", "eager_at_splits_us",
                            "idle_at_breaks_us", "idle_at_splits_us", "break_cost_us"), zero_f)
     data |= {"cost_per_break_us": np.full(n, np.nan), "compile_requested": np.full(n, requested),
-             "compile_skipped": np.full(n, requested)}
-    out = pd.DataFrame(data)
-    out["break_reasons"] = _reasons(facts)
-    return out
+             "compile_skipped": np.full(n, requested), "break_reasons": np.full(n, _reasons(facts), dtype=object)}
+    return frame(data)
 
 
 # -- registered tables (see tracekit.analyses.registry) ------------------------------------------

@@ -60,6 +60,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 
+from tracekit.traces.frames import empty_frame
+
 from tracekit.analyses.options import AnalyzeOptions
 from tracekit.errors import ConfigError
 
@@ -320,8 +322,8 @@ def conform(t: Table, df: pd.DataFrame | None) -> pd.DataFrame:
     """
     names = t.column_names
     if df is None:
-        return pd.DataFrame(columns=names)
-    have = list(df.columns)
+        return empty_frame(names)
+    have = df.columns.tolist()
     if have == names:
         return df
     extra, missing = sorted(set(have) - set(names)), sorted(set(names) - set(have))

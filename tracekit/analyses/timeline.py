@@ -38,11 +38,11 @@ import numpy as np
 import pandas as pd
 
 from tracekit.analyses import intervals as iv
-from tracekit.analyses.classify import COMPUTE, class_mask, classify_gpu
-from tracekit.analyses.collectives import gradient_allreduces, manifest_tp
+from tracekit.analyses.classify import COMPUTE, class_codes, class_mask
+from tracekit.analyses.collectives import gradient_allreduce_mask, manifest_tp
 from tracekit.analyses.findings import Finding, FindingContext, rank_step_us, rounded, step_means
 from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
-from tracekit.traces.frames import frame
+from tracekit.traces.frames import empty_frame, frame
 from tracekit.traces.manifest import CompileFacts, Manifest
 from tracekit.traces import schema
 from tracekit.traces.traceset import RankTrace, assign_steps
@@ -85,16 +85,15 @@ class CpuOps(NamedTuple):
 def cpu_ops(rt: RankTrace) -> CpuOps:
     """The rank's CPU ops and annotations (:class:`CpuOps`, computed once per rank)."""
     def build() -> CpuOps:
-        ev = rt.events
-        kind = ev["kind"].to_numpy()
+        kind = rt.column("kind")
         rows = np.flatnonzero((kind == schema.CPU_OP) | (kind == schema.ANNOTATION))
-        name = ev["name"]
-        if isinstance(name.dtype, pd.CategoricalDtype):
-            names, code = name.cat.categories, name.cat.codes.to_numpy()
+        if rt.categories("name") is not None:
+            names, code = rt.name_categories(), rt.column("name")
         else:
-            code, names = pd.factorize(name.to_numpy())
-        return CpuOps([str(n) for n in names], code[rows].astype(np.int64), ev["ts_ns"].to_numpy()[rows],
-                      ev["end_ns"].to_numpy()[rows], ev["tid"].to_numpy()[rows])
+            code, uniq = pd.factorize(rt.events["name"].to_numpy())
+            names = [str(n) for n in uniq]
+        return CpuOps(names, code[rows].astype(np.int64), rt.column("ts_ns")[rows],
+                      rt.column("end_ns")[rows], rt.column("tid")[rows])
 
     return rt.memo("cpu_ops", build)
 
@@ -119,12 +118,12 @@ def _last_before(sorted_ends: np.ndarray, t: np.ndarray) -> np.ndarray:
     return np.where(i >= 0, sorted_ends[np.clip(i, 0, None)] if sorted_ends.size else -1, -1)
 
 
-def _compute_launched(rt: RankTrace, cls: pd.Series) -> np.ndarray:
+def _compute_launched(rt: RankTrace, cls: pd.Series | np.ndarray) -> np.ndarray:
     """Mask of ``rt.gpu``'s compute kernels that have a launch event."""
-    return class_mask(cls, COMPUTE) & (rt.gpu["launch_ts_ns"].to_numpy() >= 0)
+    return class_mask(cls, COMPUTE) & (rt.gpu_column("launch_ts_ns") >= 0)
 
 
-def backward_bounds(rt: RankTrace, cls: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def backward_bounds(rt: RankTrace, cls: pd.Series | np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(steps, bwd_start_ns, bwd_compute_end_ns)``, sorted by step, for the steps that have both: the
     CPU start of the step's first backward op and the end of its last backward compute kernel (a compute
     kernel launched inside a compiled backward subgraph, a compiled-autograd region or a
@@ -137,14 +136,13 @@ def backward_bounds(rt: RankTrace, cls: pd.Series) -> tuple[np.ndarray, np.ndarr
     ops = cpu_ops(rt)
     ts = ops.ts_ns[bwd]
     s, e = iv.union(ts, ops.end_ns[bwd])
-    g = rt.gpu
     k = _compute_launched(rt, cls)
-    lt = g["launch_ts_ns"].to_numpy()[k]
+    lt = rt.gpu_column("launch_ts_ns")[k]
     i = np.searchsorted(s, lt, side="right") - 1
     inside = (i >= 0) & (e[np.clip(i, 0, None)] > lt) if s.size else np.zeros(lt.size, dtype=bool)
-    end_steps, ends = iv.group_reduce(g["step"].to_numpy()[k][inside], g["end_ns"].to_numpy()[k][inside],
+    end_steps, ends = iv.group_reduce(rt.gpu_column("step")[k][inside], rt.gpu_column("end_ns")[k][inside],
                                       np.maximum)
-    st = assign_steps(rt.steps, ts)
+    st = assign_steps(rt.step_arrays(), ts)
     start_steps, starts = iv.group_reduce(st[st >= 0], ts[st >= 0], np.minimum)
     steps, ia, ib = np.intersect1d(start_steps, end_steps, assume_unique=True, return_indices=True)
     return steps.astype(np.int64), starts[ia].astype(np.int64), ends[ib].astype(np.int64)
@@ -163,13 +161,12 @@ def _us_from(t: np.ndarray, base: np.ndarray) -> np.ndarray:
     return (np.where(t >= 0, t.astype(float), np.nan) - base) / NS_PER_US
 
 
-def _ready_gpu(rt: RankTrace, cls: pd.Series, launch: np.ndarray) -> np.ndarray:
+def _ready_gpu(rt: RankTrace, cls: pd.Series | np.ndarray, launch: np.ndarray) -> np.ndarray:
     """Per launch time: the latest end of any compute kernel launched at or before it (-1: none)."""
-    g = rt.gpu
     k = _compute_launched(rt, cls)
-    lt = g["launch_ts_ns"].to_numpy()[k]
+    lt = rt.gpu_column("launch_ts_ns")[k]
     order = np.argsort(lt, kind="stable")
-    cummax = np.maximum.accumulate(g["end_ns"].to_numpy()[k][order]) if lt.size else np.empty(0, np.int64)
+    cummax = np.maximum.accumulate(rt.gpu_column("end_ns")[k][order]) if lt.size else np.empty(0, np.int64)
     j = np.searchsorted(lt[order], launch, side="right") - 1
     return np.where(j >= 0, cummax[np.clip(j, 0, None)] if cummax.size else -1, -1)
 
@@ -179,23 +176,23 @@ def _ready_cpu(rt: RankTrace, step: np.ndarray, launch: np.ndarray) -> tuple[np.
     ops = cpu_ops(rt)
     comp, _, evalf, acc = _masks_of(rt)
     comp_ends, eager_ends = np.sort(ops.end_ns[comp]), np.sort(ops.end_ns[evalf | acc])
-    is_comp = np.isin(step, assign_steps(rt.steps, comp_ends)) if comp_ends.size else np.zeros(step.size, bool)
+    is_comp = np.isin(step, assign_steps(rt.step_arrays(), comp_ends)) if comp_ends.size else np.zeros(step.size, bool)
     return (np.where(is_comp, "compiled_subgraph", "autograd_op"),
             np.where(is_comp, _last_before(comp_ends, launch), _last_before(eager_ends, launch)))
 
 
-def bucket_timeline(rt: RankTrace, cls: pd.Series, coll: pd.DataFrame, tp: int = 1,
+def bucket_timeline(rt: RankTrace, cls: pd.Series | np.ndarray, coll: pd.DataFrame, tp: int = 1,
                     world_size: int | None = None) -> pd.DataFrame:
     """The bucket timeline of one rank (see module doc); ``coll`` is the rank's collective table.
 
     Buckets are the rows :func:`tracekit.analyses.collectives.gradient_allreduces` selects (data-parallel
     group only: tensor-parallel allreduces are not buckets; ``tp`` from the manifest)."""
     if not len(coll) or not rt.has_gpu_activity:
-        return pd.DataFrame(columns=list(TIMELINE_COLUMNS))
+        return empty_frame(TIMELINE_COLUMNS)
     sel = np.flatnonzero((coll["rank"].to_numpy() == rt.rank) & (coll["start_ns"].to_numpy() >= 0)
-                         & gradient_allreduces(coll, tp, world_size).to_numpy())
+                         & gradient_allreduce_mask(coll, tp, world_size))
     if not sel.size:
-        return pd.DataFrame(columns=list(TIMELINE_COLUMNS))
+        return empty_frame(TIMELINE_COLUMNS)
     col = {c: coll[c].to_numpy()[sel] for c in ("step", "launch_ts_ns", "bytes", "start_ns", "end_ns", "dur_us",
                                                  "exposed_us")}
     order = np.lexsort((col["launch_ts_ns"], col["step"]))  # by step, then launch; stable
@@ -348,8 +345,8 @@ _TIMELINE_SHOWN = ("rank", "step", "bucket", "bytes", "ready_us", "launch_us", "
 def _timeline_table(ctx: RankContext) -> pd.DataFrame:
     rt = ctx.trace
     if not rt.has_gpu_activity:
-        return pd.DataFrame(columns=list(TIMELINE_COLUMNS))
-    return bucket_timeline(rt, classify_gpu(rt, ctx.options.comm_pattern), ctx.tables["collectives"],
+        return empty_frame(TIMELINE_COLUMNS)
+    return bucket_timeline(rt, class_codes(rt, ctx.options.comm_pattern), ctx.tables["collectives"],
                            manifest_tp(ctx.manifest), ctx.world_size)
 
 

@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 
 from tracekit.analyses import intervals as iv
-from tracekit.analyses.classify import classify_gpu
+from tracekit.analyses.classify import CLASSES, class_codes
 from tracekit.analyses.registry import Column, RankContext, Table, View, ViewOptions
 from tracekit.traces import schema
-from tracekit.traces.frames import frame
+from tracekit.traces.frames import empty_frame, frame
 
 #: kernel names kept per rank
 TOP_N = 10
@@ -40,29 +40,29 @@ COLUMNS = (
 )
 
 
-def _codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """``(ids, labels)`` of a column: per row an id into ``labels``, its value as text (equal texts share an
-    id; a missing value reads "nan", as ``astype(str)`` writes it)."""
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        text = [str(c) for c in col.cat.categories] + ["nan"]
-        same, labels = pd.factorize(np.array(text, dtype=object))
-        return same[col.cat.codes.to_numpy()], np.asarray(labels, dtype=object)
-    ids, labels = pd.factorize(col.astype(str).to_numpy(dtype=object))
-    return ids, np.asarray(labels, dtype=object)
+def _codes(codes: np.ndarray, categories: list[object]) -> tuple[np.ndarray, np.ndarray]:
+    """``(ids, labels)`` of a Categorical column given as its codes and categories: per row an id into
+    ``labels``, its value as text (equal texts share an id, numbered in order of first appearance among
+    the categories; a missing value reads "nan", as ``astype(str)`` writes it)."""
+    index: dict[str, int] = {}
+    same = np.array([index.setdefault(t, len(index)) for t in [*(str(c) for c in categories), "nan"]],
+                    dtype=np.int64)
+    labels = np.empty(len(index), dtype=object)
+    labels[:] = list(index)
+    return same[codes], labels
 
 
 def top_kernels(ctx: RankContext) -> pd.DataFrame:
     """The rank's :data:`TOP_N` kernels by summed duration (columns :data:`COLUMNS`)."""
     rt = ctx.trace
     if not rt.has_gpu_activity:
-        return pd.DataFrame(columns=[c.name for c in COLUMNS])
-    g = rt.gpu
-    ts, end = g["ts_ns"].to_numpy(), g["end_ns"].to_numpy()
+        return empty_frame([c.name for c in COLUMNS])
+    ts, end = rt.gpu_column("ts_ns"), rt.gpu_column("end_ns")
     busy_ns = iv.length(ts, end)
-    k = (g["kind"] == schema.KERNEL).to_numpy()
+    k = rt.gpu_column("kind") == schema.KERNEL
     ts, end = ts[k], end[k]
-    name, names = _codes(g["name"])
-    cls, classes = _codes(classify_gpu(rt, ctx.options.comm_pattern))
+    name, names = _codes(rt.gpu_column("name"), rt.categories("name") or [])
+    cls, classes = _codes(class_codes(rt, ctx.options.comm_pattern), list(CLASSES))
     # groups in order of first appearance, as a groupby(sort=False)
     _, first, group = np.unique(name[k], return_index=True, return_inverse=True)
     rank_of = np.argsort(np.argsort(first, kind="stable"), kind="stable")

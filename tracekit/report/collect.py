@@ -63,7 +63,7 @@ def with_events(traces: TraceSet, ranks: list[int]) -> TraceSet:
     out = dict(traces.ranks)
     for r in ranks:
         rt = out.get(r)
-        if rt is None or len(rt.events) or not rt.has_gpu_activity:
+        if rt is None or rt.n_events or not rt.has_gpu_activity:
             continue
         full = loader.read_rank(rt.path)
         full.rank = r

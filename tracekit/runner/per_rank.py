@@ -44,7 +44,7 @@ def map_ranks(traces: TraceSet, fn: Callable[[RankTrace], T], workers: int | Non
     global _traces, _fn
     ranks = list(traces.ranks)
     n = workers if workers is not None else min(len(ranks), os.cpu_count() or 1)
-    if workers is None and sum(len(rt.events) for rt in traces) < PARALLEL_MIN_EVENTS:
+    if workers is None and sum(rt.n_events for rt in traces) < PARALLEL_MIN_EVENTS:
         n = 1
     ctx = fork_context()
     if n <= 1 or len(ranks) <= 1 or ctx is None or _traces is not None:  # (no nested pools)

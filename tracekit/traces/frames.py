@@ -48,6 +48,8 @@ def _stored(v: Any, copy: bool) -> Any:
         v = v.to_numpy()  # what pd.DataFrame stores of it
     if _plain(v):
         return v.copy() if copy else v
+    if isinstance(v, np.ndarray) and v.dtype.kind == "O" and v.shape == (0,):
+        return v.copy() if copy else v  # nothing to infer: pandas keeps an empty object column as it is
     if _sanitize is None or not isinstance(v, np.ndarray) or v.ndim != 1 or v.dtype.kind not in "OU":
         return None  # (a pandas string array, too: the private constructor may change its missing value)
     out = _sanitize(v, None, copy=copy)
@@ -79,3 +81,34 @@ def frame(data: Mapping[str, Any], *, copy: bool = True) -> pd.DataFrame:
         return _from_arrays(arrays, columns=cols, index=pd.RangeIndex(n), verify_integrity=False)
     except (TypeError, ValueError):  # a pandas whose private constructor differs: the public one
         return pd.DataFrame(dict(data), copy=copy)
+
+
+def empty_frame(columns: tuple[str, ...] | list[str]) -> pd.DataFrame:
+    """``pd.DataFrame(columns=list(columns))`` (no rows, object columns), in a third of its time:
+    an empty table is the common per-rank result of several analyses on small ranks."""
+    return frame({c: np.empty(0, dtype=object) for c in columns}, copy=False)
+
+
+#: scalar types :func:`records_frame` stores as numpy columns (one type per column)
+_NUMBER_TYPES = frozenset({int, float, bool, np.int64, np.float64, np.bool_})
+
+
+def records_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """``pd.DataFrame(rows)`` for a few dicts with the same keys whose values are str, None, int, float or
+    bool (the rows of a small per-rank table), built column by column through :func:`frame`; other
+    rows (no rows, differing keys, other values) take pandas' path."""
+    if not rows or any(r.keys() != rows[0].keys() for r in rows):
+        return pd.DataFrame(rows)
+    data: dict[str, Any] = {}
+    for k in rows[0]:
+        values = [r[k] for r in rows]
+        kinds = {type(v) for v in values}
+        if kinds <= {str, type(None)}:
+            col = np.empty(len(values), dtype=object)
+            col[:] = values
+        elif len(kinds) == 1 and kinds <= _NUMBER_TYPES:
+            col = np.array(values)
+        else:
+            return pd.DataFrame(rows)
+        data[k] = col
+    return frame(data, copy=False)

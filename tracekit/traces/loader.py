@@ -436,14 +436,13 @@ def _assemble(traces: list[RankTrace], skipped: list[tuple[str, str]]) -> TraceS
 def read_rank(path: Path) -> RankTrace:
     """One rank file decoded into its :class:`RankTrace`, in this process (its ``rank`` still to be set:
     :func:`rank_of`). Raises :class:`TraceInputError` for a file that cannot be read."""
-    from tracekit.traces.table import events_frame
     from tracekit.traces.traceset import RankTrace
 
     r = _guarded_decode(path)
     if isinstance(r, TraceInputError):
         raise r
     meta, cols = r
-    return RankTrace.from_decoded(path, meta, events_frame(cols))
+    return RankTrace.from_decoded(path, meta, cols)  # the event table is built only if an analysis asks
 
 
 # the steps of load() that the engines (tracekit.runner.engine) run themselves, one file at a time

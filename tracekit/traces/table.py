@@ -33,7 +33,7 @@ def events_frame(cols: Columns) -> pd.DataFrame:
         data[col] = dense
     data["name"] = pd.Categorical.from_codes(cols.name_codes, categories=pd.Index(cols.names, dtype=object))
     for col in SPARSE_COLUMNS:
-        sparse = _categorical(cols.sparse[col])
+        sparse = categorical(cols.sparse[col])
         codes = np.full(cols.n, -1, dtype=sparse.codes.dtype)
         codes[cols.sparse_idx] = sparse.codes
         data[col] = pd.Categorical.from_codes(codes, dtype=sparse.dtype)
@@ -41,15 +41,25 @@ def events_frame(cols: Columns) -> pd.DataFrame:
     return frame({c: data[c] for c in schema.EVENT_COLUMNS}, copy=False)
 
 
-def _categorical(values: list[Any]) -> pd.Categorical:
-    """``pd.Categorical(values)`` (categories sorted, None missing) for a list of str/None, without
-    pandas' general factorize: five such columns per rank were most of this module's cost on small ranks."""
+def str_codes(values: list[Any]) -> tuple[np.ndarray, list[str]] | None:
+    """``(codes, sorted distinct values)`` of a list of str/None (None: code -1), as int64; None when
+    a value is neither (mixed types do not sort: the caller takes ``pd.Categorical``'s path)."""
     distinct = {v for v in values if v is not None}
     if not all(type(v) is str for v in distinct):  # checked before sorting: mixed types do not sort
-        return pd.Categorical(values)
+        return None
     uniq = sorted(distinct)
     index = {v: i for i, v in enumerate(uniq)}
     codes = np.fromiter((-1 if v is None else index[v] for v in values), dtype=np.int64, count=len(values))
+    return codes, uniq
+
+
+def categorical(values: list[Any]) -> pd.Categorical:
+    """``pd.Categorical(values)`` (categories sorted, None missing) for a list of str/None, without
+    pandas' general factorize: five such columns per rank were most of this module's cost on small ranks."""
+    sc = str_codes(values)
+    if sc is None:
+        return pd.Categorical(values)
+    codes, uniq = sc
     return pd.Categorical.from_codes(codes, categories=pd.Index(uniq))
 
 

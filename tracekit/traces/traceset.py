@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -24,10 +24,13 @@ from tracekit.errors import TraceLoadWarning
 from tracekit.traces.frames import frame
 from tracekit.traces.manifest import Manifest
 from tracekit.traces import schema
-from tracekit.traces.decode import NOTES_KEY
+from tracekit.traces.decode import NOTES_KEY, SPARSE_COLUMNS, SPARSE_INT_COLUMNS, Columns
+from tracekit.traces.table import categorical, events_frame, str_codes
 
 STEP_PREFIX = schema.STEP_PREFIX
 T = TypeVar("T")
+#: a table as a frame, or as its columns (numpy arrays of one length: :meth:`RankTrace.gpu_arrays`)
+Columnar = pd.DataFrame | Mapping[str, np.ndarray]
 #: the events columns :attr:`RankTrace.gpu` keeps, in its column order
 GPU_EVENT_COLUMNS = ("kind", "name", "ts_ns", "end_ns", "dur_ns", "stream", "correlation", "external_id",
                      "coll_name", "pg_name", "pg_desc", "pg_ranks", "dtype", "in_nelems", "out_nelems", "group_size",
@@ -59,6 +62,56 @@ def category_hits(categories: list[str], pattern: str, *, prefix: bool = False, 
     return out
 
 
+def _codes_dtype(n_categories: int) -> type:
+    """The integer type pandas keeps a Categorical's codes in, for ``n_categories`` categories
+    (``coerce_indexer_dtype``): :meth:`RankTrace.column` returns the same codes either way."""
+    for t in (np.int8, np.int16, np.int32):
+        if n_categories < np.iinfo(t).max:
+            return t
+    return np.int64
+
+
+def _sparse_codes(cols: Columns, name: str) -> tuple[np.ndarray, list[Any]]:
+    """``(codes per event, categories)`` of a :data:`SPARSE_COLUMNS` column: what ``events[name]``
+    holds (:func:`tracekit.traces.table.events_frame`), without building it."""
+    values = cols.sparse[name]
+    sc = str_codes(values)
+    if sc is None:  # mixed types: pandas' own categories
+        cat = categorical(values)
+        sc = cat.codes, list(cat.categories)
+    own, cats = sc
+    codes = np.full(cols.n, -1, dtype=_codes_dtype(len(cats)))
+    codes[cols.sparse_idx] = own
+    return codes, cats
+
+
+def _column_of(cols: Columns, name: str, rt: RankTrace) -> np.ndarray:
+    """Column ``name`` of the event table as :meth:`RankTrace.column` returns it, from ``cols``."""
+    if name in cols.dense:
+        return cols.dense[name]
+    if name == "end_ns":
+        return rt.column("ts_ns") + rt.column("dur_ns")
+    if name == "name":
+        return cols.name_codes.astype(_codes_dtype(len(cols.names)), copy=False)
+    if name in SPARSE_INT_COLUMNS:
+        dense = np.full(cols.n, -1, dtype=np.int64)
+        dense[cols.sparse_idx] = cols.sparse[name]
+        return dense
+    if name in SPARSE_COLUMNS:
+        return rt.memo(("sparse", name), lambda: _sparse_codes(cols, name))[0]
+    raise KeyError(name)
+
+
+_EMPTY: list[pd.DataFrame] = []
+
+
+def _empty_events() -> pd.DataFrame:
+    """The event table of a header-only rank (one shared empty frame: nothing writes to it)."""
+    if not _EMPTY:
+        _EMPTY.append(pd.DataFrame({c: [] for c in schema.EVENT_COLUMNS}))
+    return _EMPTY[0]
+
+
 @dataclass(eq=False)
 class RankTrace:
     """One rank's trace.
@@ -66,28 +119,46 @@ class RankTrace:
     ``events`` has the columns of :data:`schema.EVENT_COLUMNS`; ``meta`` holds
     the trace header (``distributedInfo``, ``deviceProperties``,
     ``baseTimeNanoseconds``, ...).
+
+    ``source`` is what the rank was built from: its event table, or the decoder's
+    :class:`~tracekit.traces.decode.Columns`. From columns, ``events`` is built only when
+    something asks for the table: the per-rank analyses read :meth:`column` and
+    :meth:`categories`, which come straight from the columns (no pandas on that path).
     """
 
     path: Path
     meta: dict[str, Any]
-    events: pd.DataFrame
+    source: pd.DataFrame | Columns
     rank: int = -1
     _memo: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False)
 
     @classmethod
-    def from_decoded(cls, path: Path, meta: dict[str, Any], events: pd.DataFrame) -> RankTrace:
-        """The rank of a decoded file; the values the decoder dropped are warned about here, naming the file."""
+    def from_decoded(cls, path: Path, meta: dict[str, Any], events: pd.DataFrame | Columns) -> RankTrace:
+        """The rank of a decoded file (its event table, or the decoder's columns); the values the
+        decoder dropped are warned about here, naming the file."""
         for note in meta.pop(NOTES_KEY, None) or ():
             warnings.warn(f"{path}: {note}", TraceLoadWarning, stacklevel=2)
-        return cls(path=Path(path), meta=meta, events=events)
+        return cls(path=Path(path), meta=meta, source=events)
 
     @classmethod
     def header_only(cls, path: Path, meta: dict[str, Any], *, has_gpu_activity: bool) -> RankTrace:
         """A rank whose events stayed in the worker that computed its per-rank tables
         (:mod:`tracekit.runner.engine`): header facts only, ``events`` is empty."""
-        rt = cls(path=Path(path), meta=meta, events=pd.DataFrame({c: [] for c in schema.EVENT_COLUMNS}))
+        rt = cls(path=Path(path), meta=meta, source=_empty_events())
         rt.__dict__["has_gpu_activity"] = has_gpu_activity  # the cached_property's slot
         return rt
+
+    @cached_property
+    def events(self) -> pd.DataFrame:
+        """The event table (:data:`schema.EVENT_COLUMNS`), built from ``source`` on first use."""
+        src = self.source
+        return src if isinstance(src, pd.DataFrame) else events_frame(src)
+
+    @property
+    def n_events(self) -> int:
+        """Events in the trace (without building the event table)."""
+        src = self.source
+        return src.n if isinstance(src, Columns) else len(src)
 
     def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
         """``compute()`` once per ``key`` for this rank: derived results that several
@@ -99,18 +170,36 @@ class RankTrace:
     def column(self, name: str) -> np.ndarray:
         """``events[name]`` as a numpy array, the codes of a Categorical column (once per rank; do not mutate)."""
         def build() -> np.ndarray:
-            col = self.events[name]
+            src = self.source
+            if isinstance(src, Columns):
+                return _column_of(src, name, self)
+            col = src[name]
             return col.cat.codes.to_numpy() if isinstance(col.dtype, pd.CategoricalDtype) else col.to_numpy()
 
         return self.memo(("column", name), build)
+
+    def categories(self, name: str) -> list[Any] | None:
+        """The categories the codes of :meth:`column` index for a Categorical column (``name`` or one of
+        :data:`decode.SPARSE_COLUMNS`), None for a column that is not one."""
+        def build() -> list[Any] | None:
+            src = self.source
+            if isinstance(src, Columns):
+                if name == "name":
+                    return list(src.names)
+                if name in SPARSE_COLUMNS:
+                    return self.memo(("sparse", name), lambda: _sparse_codes(src, name))[1]
+                return None
+            col = src[name]
+            return list(col.cat.categories) if isinstance(col.dtype, pd.CategoricalDtype) else None
+
+        return self.memo(("categories", name), build)
 
     def name_hits(self, pattern: str, *, prefix: bool = False) -> np.ndarray:
         """Per event: its name matches ``pattern`` (:func:`schema.name_mask` semantics; once per rank and
         pattern, each distinct name tested once per process, see :func:`category_hits`)."""
         def build() -> np.ndarray:
-            names = self.events["name"]
-            if not isinstance(names.dtype, pd.CategoricalDtype):
-                return schema.name_mask(names, pattern, prefix=prefix)
+            if self.categories("name") is None:
+                return schema.name_mask(self.events["name"], pattern, prefix=prefix)
             return self.name_category_hits(pattern, prefix=prefix)[self.column("name")]
 
         return self.memo(("name_hits", pattern, prefix), build)
@@ -125,18 +214,13 @@ class RankTrace:
 
     def gpu_column(self, name: str) -> np.ndarray:
         """``gpu[name]`` as a numpy array, the codes of a Categorical column (once per rank; do not mutate)."""
-        def build() -> np.ndarray:
-            col = self.gpu[name]
-            return col.cat.codes.to_numpy() if isinstance(col.dtype, pd.CategoricalDtype) else col.to_numpy()
-
-        return self.memo(("gpu_column", name), build)
+        return self.gpu_arrays()[name]
 
     def name_categories(self) -> list[str]:
         """The names the codes of ``column("name")`` index: the categories of ``events["name"]``
         (none when it is not a Categorical: an empty header-only rank)."""
         def build() -> list[str]:
-            names = self.events["name"]
-            return [str(c) for c in names.cat.categories] if isinstance(names.dtype, pd.CategoricalDtype) else []
+            return [str(c) for c in self.categories("name") or ()]
 
         return self.memo("name_categories", build)
 
@@ -168,22 +252,27 @@ class RankTrace:
         Taken from the CPU ``ProfilerStep#N`` annotations. If the same step
         number appears on several threads, the longest range wins. Negative step
         numbers (no profiler writes them) are dropped with a warning naming the file.
+        :meth:`step_arrays` holds the same columns without the frame.
         """
+        return frame(self.step_arrays())
+
+    def step_arrays(self) -> dict[str, np.ndarray]:
+        """The columns of :attr:`steps` as numpy arrays (once per rank; do not mutate)."""
+        return self.memo("step_arrays", self._step_arrays)
+
+    def _step_arrays(self) -> dict[str, np.ndarray]:
         hit = np.flatnonzero((self.column("kind") == schema.ANNOTATION) & self.name_hits(STEP_PREFIX, prefix=True))
         code = self.column("name")[hit]
         # the step number of each matching name, parsed once per distinct name
         ucode, inv = np.unique(code, return_inverse=True)
         cats = self.name_categories()
-        num = pd.to_numeric(pd.Series([cats[c][len(STEP_PREFIX):] for c in ucode], dtype=str), errors="coerce")
-        parsed = num.notna().to_numpy()
-        step_of = np.zeros(ucode.size, dtype=np.int64)
-        step_of[parsed] = num[parsed].astype(np.int64).to_numpy()
+        parsed, step_of = _step_numbers([cats[c][len(STEP_PREFIX):] for c in ucode])
         rows = hit[parsed[inv]]
         step = step_of[inv[parsed[inv]]]
         if (step < 0).any():
             neg = step[step < 0]
             warnings.warn(f"{self.path}: dropped {len(neg)} ProfilerStep range(s) with a negative step number "
-                          f"(first #{int(neg[0])})", TraceLoadWarning, stacklevel=2)
+                          f"(first #{int(neg[0])})", TraceLoadWarning, stacklevel=3)
             rows, step = rows[step >= 0], step[step >= 0]
         ts, end, dur = self.column("ts_ns")[rows], self.column("end_ns")[rows], self.column("dur_ns")[rows]
         # the longest range of a step wins; the sorts are pandas' (sort_values: quicksort, longest first)
@@ -191,7 +280,7 @@ class RankTrace:
         _, first = np.unique(step[by_dur], return_index=True)
         keep = by_dur[np.sort(first)]
         keep = keep[ts[keep].argsort(kind="quicksort")]
-        return frame({"step": step[keep], "ts_ns": ts[keep], "end_ns": end[keep], "dur_ns": dur[keep]})
+        return {"step": step[keep], "ts_ns": ts[keep], "end_ns": end[keep], "dur_ns": dur[keep]}
 
     @cached_property
     def gpu(self) -> pd.DataFrame:
@@ -202,15 +291,40 @@ class RankTrace:
         ``launch_ts_ns`` (-1 if none), ``launch_tid``, ``pre_window`` (no launch
         event in the trace: launched before the profiler window opened) and
         ``step`` (the ProfilerStep whose CPU range contains the launch; -1 when
-        pre-window or launched outside every step).
+        pre-window or launched outside every step). :meth:`gpu_column` reads the
+        same columns without building this frame.
         """
-        ev = self.events
+        data: dict[str, Any] = {}
+        for c, v in self.gpu_arrays().items():
+            dtype = self._category_dtype(c)
+            data[c] = v if dtype is None else pd.Categorical.from_codes(v, dtype=dtype)
+        return frame(data)
+
+    def _category_dtype(self, name: str) -> pd.CategoricalDtype | None:
+        """The dtype of ``events[name]`` when it is a Categorical (built from the columns, not the table)."""
+        src = self.source
+        if name not in schema.EVENT_COLUMNS:
+            return None
+        if not isinstance(src, Columns):
+            dtype = src[name].dtype
+            return dtype if isinstance(dtype, pd.CategoricalDtype) else None
+        if name == "name":
+            return pd.CategoricalDtype(pd.Index(src.names, dtype=object))
+        if name in SPARSE_COLUMNS:
+            values = src.sparse[name]
+            cats = categorical(values).categories if str_codes(values) is None else pd.Index(self.categories(name))
+            return pd.CategoricalDtype(cats)
+        return None
+
+    def gpu_arrays(self) -> dict[str, np.ndarray]:
+        """The columns of :attr:`gpu` as numpy arrays (the codes of the Categorical ones), computed once
+        per rank from the event columns (no frame is built; do not mutate)."""
+        return self.memo("gpu_arrays", self._gpu_arrays)
+
+    def _gpu_arrays(self) -> dict[str, np.ndarray]:
         sel = np.flatnonzero(np.isin(self.column("kind"), schema.GPU_KINDS))
         sel = sel[np.lexsort((self.column("end_ns")[sel], self.column("ts_ns")[sel]))]  # stable: by start, end
-        g: dict[str, Any] = {}
-        for c in GPU_EVENT_COLUMNS:
-            col = ev[c]
-            g[c] = col.array.take(sel) if isinstance(col.dtype, pd.CategoricalDtype) else self.column(c)[sel]
+        g: dict[str, Any] = {c: self.column(c)[sel] for c in GPU_EVENT_COLUMNS}
         # launches: runtime calls with a correlation id, the first one per correlation
         corr = self.column("correlation")
         la = np.flatnonzero((self.column("kind") == schema.LAUNCH) & (corr >= 0))
@@ -229,25 +343,40 @@ class RankTrace:
         g["pre_window"] = pre
         own = g["external_id"]
         g["external_id"] = np.where(own >= 0, own, from_launch("external_id"))
-        g["step"] = assign_steps(self.steps, g["launch_ts_ns"], valid=~pre)
-        for c, v in g.items():  # what gpu_column would read back from the frame
-            self._memo[("gpu_column", c)] = v.codes if isinstance(v, pd.Categorical) else v
-        return frame(g, copy=False)
+        g["step"] = assign_steps(self.step_arrays(), g["launch_ts_ns"], valid=~pre)
+        return g
+
+    @property
+    def n_gpu(self) -> int:
+        """Rows of :attr:`gpu` (without building it)."""
+        return len(self.gpu_column("ts_ns"))
 
 
-def assign_steps(steps: pd.DataFrame, ts_ns: np.ndarray, valid: np.ndarray | None = None) -> np.ndarray:
+def _step_numbers(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """``(parsed, number)`` of each ``ProfilerStep#`` suffix: ``pd.to_numeric(errors="coerce")`` then
+    int64, with plain digits (what profilers write) parsed without pandas."""
+    if all(t.isascii() and t.isdigit() and len(t) < 19 for t in texts):
+        return np.ones(len(texts), dtype=bool), np.array([int(t) for t in texts], dtype=np.int64)
+    num = pd.to_numeric(pd.Series(texts, dtype=str), errors="coerce")
+    parsed = num.notna().to_numpy()
+    step_of = np.zeros(len(texts), dtype=np.int64)
+    step_of[parsed] = num[parsed].astype(np.int64).to_numpy()
+    return parsed, step_of
+
+
+def assign_steps(steps: pd.DataFrame | dict[str, np.ndarray], ts_ns: np.ndarray, valid: np.ndarray | None = None) -> np.ndarray:
     """Step number whose ``[ts_ns, end_ns)`` range contains each timestamp, else -1."""
     out = np.full(len(ts_ns), -1, dtype=np.int64)
-    if steps.empty or len(ts_ns) == 0:
+    st = np.asarray(steps["ts_ns"])
+    if st.size == 0 or len(ts_ns) == 0:
         return out
-    st = steps["ts_ns"].to_numpy()
-    en = steps["end_ns"].to_numpy()
+    en = np.asarray(steps["end_ns"])
     idx = np.searchsorted(st, ts_ns, side="right") - 1
     ok = idx >= 0
     ok &= en[np.clip(idx, 0, None)] > ts_ns
     if valid is not None:
         ok &= valid
-    out[ok] = steps["step"].to_numpy()[idx[ok]]
+    out[ok] = np.asarray(steps["step"])[idx[ok]]
     return out
 
 
