@@ -71,3 +71,67 @@ def test_plain_frames_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> Non
     assert calls == []
     frame(CASES["list column"])
     assert len(calls) == 1
+
+
+# -- tables as columns: stack, records_columns, empty_frame, n_rows ------------------------------------
+
+def _concat(parts: list) -> pd.DataFrame:
+    """What the engine did before tables could be columns: one frame per part, then pd.concat."""
+    frames_ = [p if isinstance(p, pd.DataFrame) else pd.DataFrame(dict(p)) for p in parts]
+    return pd.concat([f for f in frames_ if len(f)], ignore_index=True)
+
+
+STACKS = {
+    "numbers": [{"a": np.arange(2), "b": np.array([0.5, np.nan])}, {"a": np.arange(3), "b": np.ones(3)}],
+    "strings": [{"s": _obj("x", None)}, {"s": _obj("y", np.nan)}],
+    "no strings": [{"s": _obj(None)}, {"s": _obj(None, np.nan)}],
+    # one part infers str, the other object: pd.concat gives object; the stacked array alone would give str
+    "str then none": [{"s": _obj("x")}, {"s": _obj(None)}],
+    "int then float": [{"a": np.arange(2)}, {"a": np.array([0.5])}],
+    "int then bool": [{"a": np.arange(2)}, {"a": np.array([True])}],
+    "unicode": [{"u": np.array(["ab", "c"])}, {"u": np.array(["def"])}],
+    "frame and columns": [pd.DataFrame({"a": [1, 2]}), {"a": np.array([3])}],
+    "with empties": [frames.NO_ROWS, {"a": np.arange(2)}, {"a": np.empty(0, dtype=np.int64)}],
+}
+
+
+@pytest.mark.parametrize("case", sorted(STACKS))
+def test_stack_is_concat_of_frames(case: str) -> None:
+    parts = STACKS[case]
+    got, want = frames.stack(parts), _concat(parts)
+    pd.testing.assert_frame_equal(got, want, check_exact=True, check_index_type=True, check_column_type=True)
+    assert list(got.dtypes) == list(want.dtypes)
+
+
+def test_stack_of_nothing_is_an_empty_frame_with_the_columns() -> None:
+    got = frames.stack([frames.NO_ROWS, {"a": np.empty(0)}], ("a", "b"))
+    pd.testing.assert_frame_equal(got, pd.DataFrame(columns=["a", "b"]), check_index_type=True)
+
+
+def test_stack_builds_one_frame_for_column_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The point of columns: many parts, one frame (pd.concat is never called)."""
+    monkeypatch.setattr(pd, "concat", lambda *a, **k: pytest.fail("pd.concat called"))
+    got = frames.stack([{"a": np.arange(2), "s": _obj("x", "y")} for _ in range(50)])
+    assert len(got) == 100 and str(got["s"].dtype) == str(pd.DataFrame({"s": _obj("x")})["s"].dtype)
+
+
+@pytest.mark.parametrize("rows", [
+    [{"a": 1, "b": "x", "c": 1.5, "d": None, "e": True}],
+    [{"a": 1, "b": None, "c": float("nan")}, {"a": 2, "b": "y", "c": 2.0}],
+    [{"a": np.float64(1.5), "b": np.int64(3), "c": np.bool_(True)}],
+    [{"a": 1}, {"a": 2.5}],  # mixed number types: pandas' own path
+    [{"a": 1}, {"b": 2}],  # differing keys: pandas' own path
+    [],
+])
+def test_records_frame_is_pandas_frame(rows: list) -> None:
+    got, want = frames.records_frame(rows), pd.DataFrame(rows)
+    pd.testing.assert_frame_equal(got, want, check_exact=True, check_index_type=True, check_column_type=True)
+    assert list(got.dtypes) == list(want.dtypes)
+
+
+def test_empty_frame_and_n_rows() -> None:
+    pd.testing.assert_frame_equal(frames.empty_frame(("x", "y")), pd.DataFrame(columns=["x", "y"]),
+                                  check_index_type=True, check_column_type=True)
+    assert frames.n_rows(frames.NO_ROWS) == 0
+    assert frames.n_rows({"a": np.arange(4), "b": np.ones(4)}) == 4
+    assert frames.n_rows(pd.DataFrame({"a": [1, 2]})) == 2

@@ -32,8 +32,7 @@ from tracekit.analyses import crossrank
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import COMM, COMPUTE, MEMORY, class_codes, class_mask
 from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
-from tracekit.traces.frames import frame, records_frame
-from tracekit.traces.traceset import Columnar
+from tracekit.traces.frames import Columnar, frame, n_rows, records_columns
 
 NS_PER_US = 1000.0
 
@@ -165,22 +164,22 @@ _BREAKDOWN_DOCS = (
 )
 
 
-def steps_table(ctx: RankContext) -> pd.DataFrame:
+def steps_table(ctx: RankContext) -> Columnar:
     """One row per rank and ProfilerStep: the breakdown of the work launched in the step."""
     rt = ctx.trace
     steps = rt.step_arrays()
     if rt.has_gpu_activity:
         st = step_breakdown_columns(rt.gpu_arrays(), class_codes(rt, ctx.options.comm_pattern), steps)
-        return frame({"rank": np.full(st["step"].size, rt.rank, dtype=np.int64), **st}, copy=False)
+        return {"rank": np.full(st["step"].size, rt.rank, dtype=np.int64), **st}
     # CPU-only traces: step times only, device metrics unknown
     n = steps["step"].size
-    return frame({"rank": np.full(n, rt.rank, dtype=np.int64), "step": steps["step"].astype(np.int64),
-                  "step_us": steps["dur_ns"] / NS_PER_US, "kernels": np.zeros(n, dtype=np.int64),
-                  **{c: np.full(n, np.nan) for c in BREAKDOWN_COLUMNS}})
+    return {"rank": np.full(n, rt.rank, dtype=np.int64), "step": steps["step"].astype(np.int64),
+            "step_us": steps["dur_ns"] / NS_PER_US, "kernels": np.zeros(n, dtype=np.int64),
+            **{c: np.full(n, np.nan) for c in BREAKDOWN_COLUMNS}}
 
 
-def rank_totals(ctx: RankContext) -> pd.DataFrame:
-    """The rank's row of ``ranks`` before the cross-rank columns (one row)."""
+def rank_totals(ctx: RankContext) -> Columnar:
+    """The rank's row of ``ranks`` before the cross-rank columns (one row, as columns)."""
     rt = ctx.trace
     if rt.has_gpu_activity:
         row = rank_breakdown(rt.gpu_arrays(), class_codes(rt, ctx.options.comm_pattern), rt.step_arrays())
@@ -189,9 +188,9 @@ def rank_totals(ctx: RankContext) -> pd.DataFrame:
             "pre_window_kernels": 0, "kernels": 0}
     coll = ctx.tables["collectives"]
     row["rank"] = rt.rank
-    row["collectives"] = int((~coll["pre_window"].astype(bool)).sum()) if len(coll) else 0
+    row["collectives"] = int((~np.asarray(coll["pre_window"]).astype(bool)).sum()) if n_rows(coll) else 0
     named = {RANK_NAMES.get(c, c): v for c, v in row.items()}
-    return records_frame([{c.name: named[c.name] for c in _RANK_COLUMNS if c.name in named}])  # declared order
+    return records_columns([{c.name: named[c.name] for c in _RANK_COLUMNS if c.name in named}])  # declared order
 
 
 def ranks_table(ctx: RunContext) -> pd.DataFrame:

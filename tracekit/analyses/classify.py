@@ -32,7 +32,7 @@ from tracekit.analyses import intervals as iv
 from tracekit.analyses.comm_kernels import COLLECTIVE_OP_PATTERN, COMM_RULES, CommRule, with_user_patterns
 from tracekit.analyses.registry import Column, Table, View
 from tracekit.traces import schema
-from tracekit.traces.frames import records_frame
+from tracekit.traces.frames import records_columns
 from tracekit.traces.traceset import RankTrace
 
 DEFAULT_COMM_PATTERN = COMM_RULES[0].pattern
@@ -183,7 +183,7 @@ def comm_rules_table(ctx) -> pd.DataFrame:  # noqa: ANN001 - a RankContext
         rows.append({"rank": rt.rank, "rule": rules[i].rule, "library": rules[i].library, "kind": rules[i].kind,
                      "kernels": int(sel.sum()), "kernel_names": int(names.size),
                      "kernel_total_us": float(dur.sum()) / 1e3, "top_kernel": str(names[top])})
-    return records_frame(rows)
+    return records_columns(rows)
 
 
 def _gpu_names(rt: RankTrace, sel: np.ndarray) -> np.ndarray:

@@ -49,10 +49,10 @@ from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import COMM, COMPUTE, class_codes, class_mask
 from tracekit.analyses.findings import Finding, FindingContext, rank_step_us, rounded, step_means
 from tracekit.analyses.registry import Column, RankContext, Table, View
-from tracekit.traces.frames import empty_frame, frame
+from tracekit.traces.frames import NO_ROWS, Columnar, n_rows
 from tracekit.traces.manifest import Manifest
 from tracekit.traces import schema
-from tracekit.traces.traceset import Columnar, RankTrace, assign_steps
+from tracekit.traces.traceset import RankTrace, assign_steps
 
 NS_PER_US = 1000.0
 ARG_COLUMNS = ("coll_name", "pg_name", "pg_desc", "dtype")
@@ -211,15 +211,16 @@ def _cumcount(keys: np.ndarray) -> np.ndarray:
 
 
 def collective_table(rt: RankTrace, cls: pd.Series | np.ndarray, world_size: int,
-                     gloo_threads: dict[str, str] | None = None) -> pd.DataFrame:
-    """The per-rank collective table described in the module docstring."""
+                     gloo_threads: dict[str, str] | None = None) -> Columnar:
+    """The per-rank collective table described in the module docstring, as its columns (an empty
+    frame when the rank has no collective)."""
     if rt.has_gpu_activity:
         d = _gpu_instances(rt, cls, _collective_op_rows(rt))
     else:
         d = _cpu_instances(rt, _cpu_collective_ops(rt), gloo_threads)
     n_rows = d["step"].size
     if n_rows == 0:
-        return empty_frame(COLLECTIVE_COLUMNS)
+        return NO_ROWS
     d["rank"] = np.full(n_rows, rt.rank, dtype=np.int64)
     n = np.where(d["group_size"] > 0, d["group_size"], world_size).astype(np.int64)
     d["group_size"] = n
@@ -242,7 +243,7 @@ def collective_table(rt: RankTrace, cls: pd.Series | np.ndarray, world_size: int
     d["seq"], d["step_seq"] = _sequence_numbers(d["pg_name"], d["step"], launch, d["pre_window"].astype(bool) | p2p)
     d["p2p_seq"] = _p2p_sequence(kinds, d["peer"], launch, d["pre_window"].astype(bool))
     order = np.lexsort((d["start_ns"], launch))  # stable: by launch, then kernel start
-    return frame({c: d[c][order] for c in COLLECTIVE_COLUMNS})
+    return {c: np.asarray(d[c])[order] for c in COLLECTIVE_COLUMNS}
 
 
 def _bus_factors(coll: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -441,13 +442,13 @@ def data_parallel_groups(coll: pd.DataFrame, tp: int = 1, world_size: int | None
     return pd.Series(_data_parallel_mask(coll, tp, world_size), index=coll.index)
 
 
-def _data_parallel_mask(coll: pd.DataFrame, tp: int, world_size: int | None) -> np.ndarray:
-    codes, descs = _factorize(coll["pg_desc"].to_numpy(dtype=object))
+def _data_parallel_mask(coll: Columnar, tp: int, world_size: int | None) -> np.ndarray:
+    codes, descs = _factorize(np.asarray(coll["pg_desc"], dtype=object))
     if any(str(v).startswith("mesh_") for v in descs):
         return np.append(descs == "mesh_dp", False).astype(bool)[codes]
     if tp > 1 and world_size:  # groups not named after mesh dimensions: go by their size
-        return coll["group_size"].to_numpy() == world_size // tp
-    return np.ones(len(coll), dtype=bool)
+        return np.asarray(coll["group_size"]) == world_size // tp
+    return np.ones(n_rows(coll), dtype=bool)
 
 
 def gradient_allreduces(coll: pd.DataFrame, tp: int = 1, world_size: int | None = None) -> pd.Series:
@@ -456,16 +457,16 @@ def gradient_allreduces(coll: pd.DataFrame, tp: int = 1, world_size: int | None 
     return pd.Series(gradient_allreduce_mask(coll, tp, world_size), index=coll.index)
 
 
-def gradient_allreduce_mask(coll: pd.DataFrame, tp: int = 1, world_size: int | None = None) -> np.ndarray:
-    """:func:`gradient_allreduces` as a numpy mask."""
-    codes, names = _factorize(coll["coll_name"].to_numpy(dtype=object))
+def gradient_allreduce_mask(coll: Columnar, tp: int = 1, world_size: int | None = None) -> np.ndarray:
+    """:func:`gradient_allreduces` as a numpy mask (of a collective table given as a frame or its columns)."""
+    codes, names = _factorize(np.asarray(coll["coll_name"], dtype=object))
     # a missing name is "nan" (astype(str)), never an allreduce
     allreduce = np.array([str(v).lower() in ALLREDUCE_NAMES for v in names] + [False], dtype=bool)[codes]
-    keep = (coll["phase"].to_numpy(dtype=object) == "backward") & allreduce & (coll["step"].to_numpy() >= 0)
+    keep = (np.asarray(coll["phase"], dtype=object) == "backward") & allreduce & (np.asarray(coll["step"]) >= 0)
     return keep & _data_parallel_mask(coll, tp, world_size)
 
 
-def bucket_table(rt: RankTrace, coll: pd.DataFrame, tp: int = 1, world_size: int | None = None) -> pd.DataFrame:
+def bucket_table(rt: RankTrace, coll: Columnar, tp: int = 1, world_size: int | None = None) -> Columnar:
     """DDP gradient buckets: the allreduces (plain or coalesced) launched during backward on the
     data-parallel group, per step.
 
@@ -479,28 +480,28 @@ def bucket_table(rt: RankTrace, coll: pd.DataFrame, tp: int = 1, world_size: int
     ``wait_offset_us`` / ``wait_cpu_us``: where ``wait_tensor`` waits on it (see
     :func:`tracekit.analyses.functional.wait_columns`; NaN without ``wait_tensor`` ops).
     """
-    rows = np.flatnonzero(gradient_allreduce_mask(coll, tp, world_size)) if len(coll) else np.empty(0, np.int64)
+    rows = np.flatnonzero(gradient_allreduce_mask(coll, tp, world_size)) if n_rows(coll) else np.empty(0, np.int64)
     if rows.size == 0:
-        return empty_frame(BUCKET_COLUMNS)
-    step, launch = coll["step"].to_numpy()[rows], coll["launch_ts_ns"].to_numpy()[rows]
+        return NO_ROWS
+    step, launch = np.asarray(coll["step"])[rows], np.asarray(coll["launch_ts_ns"])[rows]
     order = np.lexsort((launch, step))  # stable: by step, then launch
     rows, step, launch = rows[order], step[order], launch[order]
     bws, _ = phase_windows(rt)["backward"]
     i = np.searchsorted(bws, launch, side="right") - 1  # the backward span the launch falls in
     start = np.where(i >= 0, bws[np.clip(i, 0, None)] if bws.size else launch, launch)
-    kstart, kend = coll["start_ns"].to_numpy()[rows], coll["end_ns"].to_numpy()[rows]
-    out = {c: coll[c].array.take(rows) for c in BUCKET_COLUMNS if c in coll}
+    kstart, kend = np.asarray(coll["start_ns"])[rows], np.asarray(coll["end_ns"])[rows]
+    out = {c: np.asarray(coll[c])[rows] for c in BUCKET_COLUMNS if c in coll}
     out["bucket"] = _cumcount(step)
     out["launch_offset_us"] = (launch - start) / NS_PER_US
     out["start_offset_us"] = np.where(kstart >= 0, (kstart - start) / NS_PER_US, np.nan)
     out["wait_offset_us"], out["wait_cpu_us"] = functional.wait_columns(rt, launch, kend, start)
-    return frame({c: out[c] for c in BUCKET_COLUMNS})
+    return {c: out[c] for c in BUCKET_COLUMNS}
 
 
 # -- registered tables (see tracekit.analyses.registry) ------------------------------------------
 
 
-def collectives_table(ctx: RankContext) -> pd.DataFrame:
+def collectives_table(ctx: RankContext) -> Columnar:
     rt = ctx.trace
     cls = class_codes(rt, ctx.options.comm_pattern) if rt.has_gpu_activity else np.empty(0, dtype=np.int8)
     return collective_table(rt, cls, ctx.world_size, functional.manifest_gloo_threads(ctx.manifest, rt.rank))
@@ -539,15 +540,37 @@ def collective_summary(c: pd.DataFrame, instances: pd.DataFrame | None = None) -
     c = c[~c["pre_window"].astype(bool)]
     c = with_transfer_busbw(c, instances).assign(pg=process_group_label(c))
     g = c.groupby(["rank", "pg", "coll_name", "phase"], dropna=False, observed=True)
+    groups = g.ngroup().to_numpy()
+    n = int(groups.max()) + 1 if groups.size else 0
 
-    def total(x: pd.Series) -> float:  # NaN when nothing is known (CPU traces), not 0
-        return x.sum(min_count=1)
+    def total(col: str) -> np.ndarray:  # NaN when nothing is known (CPU traces), not 0
+        return _group_series_sums(c[col].to_numpy(dtype=float), groups, n)
 
-    out = g.agg(count=("dur_us", "size"), mb_total=("bytes", lambda x: total(x) / 1e6),
-                dur_total_us=("dur_us", total), dur_mean_us=("dur_us", "mean"),
-                exposed_total_us=("exposed_us", total), busbw_mean_gbps=("busbw_gbps", "mean"),
+    out = g.agg(count=("dur_us", "size"), dur_mean_us=("dur_us", "mean"), busbw_mean_gbps=("busbw_gbps", "mean"),
                 busbw_incl_wait_mean_gbps=("busbw_incl_wait_gbps", "mean"))
+    out.insert(1, "mb_total", total("bytes") / 1e6)
+    out.insert(2, "dur_total_us", total("dur_us"))
+    out.insert(4, "exposed_total_us", total("exposed_us"))
     return out.reset_index()
+
+
+def _group_series_sums(values: np.ndarray, groups: np.ndarray, n: int, *, mean: bool = False) -> np.ndarray:
+    """Per group ``0..n-1`` of ``groups``: ``Series.sum(min_count=1)`` (or ``Series.mean()``) of its ``values``,
+    exactly as pandas computes it for each group alone (NaN skipped; NaN when the group has none):
+    what a ``groupby.agg`` with a Python function gave, without a Python call per group into pandas."""
+    out = np.full(n, np.nan)
+    if not n:
+        return out
+    order = np.argsort(groups, kind="stable")  # the rows of each group in their order, as groupby hands them
+    v, k = values[order], groups[order]
+    bounds = np.flatnonzero(np.r_[True, k[1:] != k[:-1], True])
+    valid = ~np.isnan(v)
+    filled = np.where(valid, v, 0.0)
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        count = int(valid[lo:hi].sum())
+        if count:  # pandas' nansum: the NaN-filled values summed by numpy (its pairwise sum); nanmean divides it
+            out[k[lo]] = filled[lo:hi].sum() / count if mean else filled[lo:hi].sum()
+    return out
 
 
 def bucket_summary(b: pd.DataFrame, instances: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -555,11 +578,15 @@ def bucket_summary(b: pd.DataFrame, instances: pd.DataFrame | None = None) -> pd
     ``busbw_gbps`` (transfer time, from ``instances``) and ``busbw_incl_wait_gbps`` (own kernel time)."""
     if b.empty:
         return pd.DataFrame()
-    g = with_transfer_busbw(b, instances).groupby(["rank", "bucket"])
-    out = g.agg(steps=("step", "nunique"), mb=("bytes", lambda x: x.mean() / 1e6),
+    b = with_transfer_busbw(b, instances)
+    g = b.groupby(["rank", "bucket"])
+    groups = g.ngroup().to_numpy()
+    mb = _group_series_sums(b["bytes"].to_numpy(dtype=float), groups, int(groups.max()) + 1, mean=True) / 1e6
+    out = g.agg(steps=("step", "nunique"), mb=("bytes", "size"),
                 launch_offset_us=("launch_offset_us", "mean"), start_offset_us=("start_offset_us", "mean"),
                 dur_us=("dur_us", "mean"), exposed_us=("exposed_us", "mean"), busbw_gbps=("busbw_gbps", "mean"),
                 busbw_incl_wait_gbps=("busbw_incl_wait_gbps", "mean"))
+    out["mb"] = mb
     if "launch_op" in b and b["launch_op"].notna().any():  # compiled-autograd buckets: op and where it is waited on
         ops = g["launch_op"].agg(lambda x: ",".join(sorted({str(v).split("::")[-1] for v in x.dropna()})) or "-")
         out.insert(1, "op", ops)
@@ -697,7 +724,7 @@ def backward_comm_exposed(result: Any, skip_ranks: set[Any]) -> list[BackwardCom
                                 n=("step", "size"))
     means = step_means(result)
     out = []
-    for rank, a in agg.iterrows():
+    for rank, a in agg.to_dict("index").items():  # (iterrows builds a Series per rank)
         if int(rank) in skip_ranks:
             continue
         dur, exposed = float(a["dur"]), float(a["exposed"])

@@ -21,13 +21,11 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.findings import Finding, FindingContext, rounded
 from tracekit.analyses.registry import Column, RankContext, Table
-from tracekit.traces.frames import empty_frame, frame
-from tracekit.traces.traceset import Columnar
+from tracekit.traces.frames import NO_ROWS, Columnar
 
 NS_PER_US = 1000.0
 COLUMNS = ("rank", "step", "step_us", "gpu_busy_us", "gpu_idle_us", "gpu_idle_pct", "launch_idle_us",
@@ -50,8 +48,8 @@ def launch_gaps(gpu: Columnar) -> tuple[np.ndarray, np.ndarray]:
     return gap_s[late], np.minimum(gap_e[late], at[late])
 
 
-def idle_rows(gpu: Columnar, steps: Columnar, rank: int) -> pd.DataFrame:
-    """One row per step of ``steps`` (columns :data:`COLUMNS`) from a rank's GPU activity."""
+def idle_rows(gpu: Columnar, steps: Columnar, rank: int) -> dict[str, np.ndarray]:
+    """One row per step of ``steps`` (columns :data:`COLUMNS`, as arrays) from a rank's GPU activity."""
     lo, hi = np.asarray(steps["ts_ns"], dtype=np.int64), np.asarray(steps["end_ns"], dtype=np.int64)
     step = np.asarray(steps["step"]).astype(np.int64)
     step_ns = hi - lo
@@ -69,18 +67,18 @@ def idle_rows(gpu: Columnar, steps: Columnar, rank: int) -> pd.DataFrame:
     def pct(x: np.ndarray) -> np.ndarray:
         return np.divide(100.0 * x, step_ns, out=np.full(step.size, np.nan), where=nonempty)
 
-    return frame({
+    return {
         "rank": np.full(step.size, rank, dtype=np.int64), "step": step, "step_us": step_ns / NS_PER_US,
         "gpu_busy_us": busy_ns / NS_PER_US, "gpu_idle_us": (step_ns - busy_ns) / NS_PER_US,
         "gpu_idle_pct": pct(step_ns - busy_ns), "launch_idle_us": launch_ns / NS_PER_US,
         "launch_idle_pct": pct(launch_ns), "kernels": kernels.astype(np.int64),
-    })  # in the order of COLUMNS
+    }  # in the order of COLUMNS
 
 
-def gpu_idle_table(ctx: RankContext) -> pd.DataFrame:
+def gpu_idle_table(ctx: RankContext) -> Columnar:
     rt = ctx.trace
     if not rt.has_gpu_activity or not rt.step_arrays()["step"].size:
-        return empty_frame(COLUMNS)
+        return NO_ROWS
     return idle_rows(rt.gpu_arrays(), rt.step_arrays(), rt.rank)
 
 
@@ -148,7 +146,7 @@ def gpu_idle_findings(result: Any, waiting: list[Any]) -> list[GpuIdle]:
                                    kernels=("kernels", "mean"))
     agg = agg[(agg["idle_pct"] >= GPU_IDLE_PCT) & (agg["idle_us"] >= GPU_IDLE_MIN_US)]
     out = []
-    for rank, a in agg.iterrows():
+    for rank, a in agg.to_dict("index").items():  # (iterrows builds a Series per rank)
         idle_us, step_us, idle_pct, launch_pct = (float(a[k]) for k in ("idle_us", "step_us", "idle_pct", "launch_pct"))
         kernels = float(a["kernels"])
         bound = launch_pct >= LAUNCH_BOUND_SHARE * idle_pct

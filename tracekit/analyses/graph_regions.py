@@ -38,7 +38,7 @@ import pandas as pd
 from tracekit.analyses.graphbreaks import REGION_PREFIX, WHATS, compiled_arrays, _innermost_region, _kernel_edges
 from tracekit.analyses.registry import Column, RankContext, Table, View, ViewOptions
 from tracekit.analyses.timeline import cpu_ops
-from tracekit.traces.frames import empty_frame
+from tracekit.traces.frames import NO_ROWS
 
 COLUMNS = ("rank", "graph", "kind", "compile_id", "params", "param_mb", "buckets", "cut", "cut_reason",
            "fwd_cpu_us", "bwd_cpu_us", "fwd_gpu_span_us", "bwd_gpu_span_us", "steps", "file")
@@ -101,7 +101,7 @@ def graph_regions(rt: Any, manifest: Any) -> pd.DataFrame:
     section = getattr(manifest, "graphs", None) if manifest is not None else None
     graphs = list(section.graphs) if section is not None else []
     if not graphs:
-        return empty_frame(COLUMNS)
+        return NO_ROWS
     fwd_graphs = [g for g in graphs if g.kind == "forward"]
     c, fwd_rows, bwd_rows = _op_rows(rt)
     n = len(fwd_graphs)

@@ -47,7 +47,7 @@ from tracekit.analyses import intervals as iv
 from tracekit.analyses.findings import Finding, FindingContext, rank_step_us, rounded, step_means
 from tracekit.analyses.registry import Column, RankContext, Table, View, ViewOptions
 from tracekit.analyses.timeline import cpu_ops, rank_compile_facts
-from tracekit.traces.frames import empty_frame, frame
+from tracekit.traces.frames import NO_ROWS, Columnar, empty_frame, frame
 from tracekit.traces.manifest import CompileFacts, Manifest
 from tracekit.traces.traceset import RankTrace, assign_steps
 
@@ -225,7 +225,7 @@ def boundary_table(rt: RankTrace) -> tuple[np.ndarray, pd.DataFrame]:
     c = compiled_arrays(rt)
     region = np.full(c.what.size, -1, dtype=np.int64)
     if not c.what.size:  # an eager rank: nothing compiled, no boundaries (the common case, kept cheap)
-        return region, empty_frame(BOUNDARY_COLUMNS)
+        return region, NO_ROWS
     fwd = np.flatnonzero(c.what == _FWD)
     region[fwd] = _innermost_region(c, fwd, np.flatnonzero(c.what == _REGION))
     fb = _boundaries(rt, c, fwd, region[fwd], None)
@@ -264,13 +264,13 @@ def _count_per_step(keys: np.ndarray, steps: np.ndarray) -> np.ndarray:
     return np.where(u[pos] == steps, n[pos], 0).astype(np.int64) if u.size else np.zeros(steps.size, np.int64)
 
 
-def graph_break_table(rt: RankTrace, manifest: Manifest | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``(per_step, boundaries)`` for one rank (see module doc)."""
+def graph_break_table(rt: RankTrace, manifest: Manifest | None = None) -> tuple[Columnar, pd.DataFrame]:
+    """``(per_step, boundaries)`` for one rank (see module doc; ``per_step`` of an eager rank as its columns)."""
     region, bnd = boundary_table(rt)
     steps = rt.step_arrays()["step"].astype(np.int64)
     facts = rank_compile_facts(manifest, rt.rank)
     if not steps.size:
-        return empty_frame(GB_COLUMNS), bnd
+        return NO_ROWS, bnd
     c = compiled_arrays(rt)
     if not c.what.size:
         return _eager_steps(rt.rank, steps, facts), bnd
@@ -310,7 +310,7 @@ def _per_step_sum(keys: np.ndarray, sums: np.ndarray, steps: np.ndarray) -> np.n
     return np.where(keys[pos] == steps, sums[pos], 0)
 
 
-def _eager_steps(rank: int, steps: np.ndarray, facts: CompileFacts) -> pd.DataFrame:
+def _eager_steps(rank: int, steps: np.ndarray, facts: CompileFacts) -> dict[str, np.ndarray]:
     """:func:`graph_break_table`'s rows for a rank without any compiled op: nothing compiled,
     no boundaries, so every count and time is zero (built directly: per-rank cost matters
     on runs of thousands of ranks)."""
@@ -324,7 +324,7 @@ def _eager_steps(rank: int, steps: np.ndarray, facts: CompileFacts) -> pd.DataFr
                            "idle_at_breaks_us", "idle_at_splits_us", "break_cost_us"), zero_f)
     data |= {"cost_per_break_us": np.full(n, np.nan), "compile_requested": np.full(n, requested),
              "compile_skipped": np.full(n, requested), "break_reasons": np.full(n, _reasons(facts), dtype=object)}
-    return frame(data)
+    return data
 
 
 # -- registered tables (see tracekit.analyses.registry) ------------------------------------------
@@ -333,7 +333,7 @@ _GB_SHOWN = ("rank", "step", "regions", "fwd_subgraphs", "bwd_subgraphs", "ddp_s
              "compiled_cpu_us", "eager_between_us", "idle_at_breaks_us", "cost_per_break_us", "compile_skipped")
 
 
-def _tables(ctx: RankContext) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _tables(ctx: RankContext) -> tuple[Columnar, pd.DataFrame]:
     return ctx.memo("graph_break_table", lambda: graph_break_table(ctx.trace, ctx.manifest))
 
 
@@ -467,7 +467,7 @@ def graph_break(result: Any, gb: pd.DataFrame) -> list[GraphBreak]:
     reasons = _first_reason(g)
     means = step_means(result)
     out = []
-    for rank, a in agg.iterrows():
+    for rank, a in agg.to_dict("index").items():  # (iterrows builds a Series per rank)
         breaks, cost = float(a["breaks"]), float(a["cost"])
         why = reasons.get(rank)
         reason = f"; dynamo's reasons: {why}" if why is not None else ""
@@ -490,7 +490,7 @@ def compile_skipped(result: Any, gb: pd.DataFrame, manifest: Any) -> list[Compil
     agg = agg[agg["skipped"] > 0]
     means = step_means(result)
     out = []
-    for rank, a in agg.iterrows():
+    for rank, a in agg.to_dict("index").items():  # (iterrows builds a Series per rank)
         facts = rank_compile_facts(manifest, int(rank))
         why = [f"{s.function}: {s.reason}" for s in facts.skipped_frames or []]
         src = "run.json asked for torch.compile" if facts.enabled else "the trace shows dynamo cache lookups"

@@ -60,7 +60,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 
-from tracekit.traces.frames import empty_frame
+from tracekit.traces.frames import NO_ROWS, Columnar, empty_frame, n_rows
 
 from tracekit.analyses.options import AnalyzeOptions
 from tracekit.errors import ConfigError
@@ -175,7 +175,7 @@ class RankContext:
     options: AnalyzeOptions
     world_size: int
     manifest: Any
-    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    tables: dict[str, Columnar] = field(default_factory=dict)
     _memo: dict[Any, Any] = field(default_factory=dict)
 
     @property
@@ -314,28 +314,32 @@ def selected(options: AnalyzeOptions, only: tuple[str, ...] | list[str] = ()) ->
     return compute_order(specs)
 
 
-def conform(t: Table, df: pd.DataFrame | None) -> pd.DataFrame:
+def conform(t: Table, df: Columnar | None) -> Columnar:
     """``df`` with exactly ``t``'s columns in declared order; an empty (or None) result gets them.
 
-    Raises :class:`RegistryError` when a computed column is not declared, or a declared one
-    is missing from a non-empty result.
+    ``df`` may be a frame or, for a rank table, its columns (a dict of numpy arrays, stacked over
+    ranks later by the engine); a dict stays a dict. Raises :class:`RegistryError` when a computed
+    column is not declared, or a declared one is missing from a non-empty result.
     """
     names = t.column_names
     if df is None:
         return empty_frame(names)
-    have = df.columns.tolist()
+    have = df.columns.tolist() if isinstance(df, pd.DataFrame) else list(df)
     if have == names:
         return df
     extra, missing = sorted(set(have) - set(names)), sorted(set(names) - set(have))
-    if extra or (missing and len(df)):
+    if extra or (missing and n_rows(df)):
         raise RegistryError(f"table {t.name!r}: computed columns differ from the declared ones "
                             f"(undeclared {extra}, missing {missing})")
+    if not isinstance(df, pd.DataFrame):
+        return {c: df[c] for c in names} if not missing else NO_ROWS
     return df.reindex(columns=names) if missing else df[names]
 
 
 def compute_rank_tables(rt: RankTrace, *, specs: list[Table], options: AnalyzeOptions, world_size: int,
-                        manifest: Any) -> dict[str, pd.DataFrame]:
-    """Every rank table of ``specs`` for one rank, in order (what each worker process runs)."""
+                        manifest: Any) -> dict[str, Columnar]:
+    """Every rank table of ``specs`` for one rank, in order (what each worker process runs): a frame or
+    its columns each (:func:`conform`; :func:`tracekit.traces.frames.stack` stacks them over ranks)."""
     ctx = RankContext(trace=rt, options=options, world_size=world_size, manifest=manifest)
     for t in specs:
         ctx.tables[t.name] = conform(t, t.compute(ctx))

@@ -42,7 +42,7 @@ from tracekit.analyses.classify import COMPUTE, class_codes, class_mask
 from tracekit.analyses.collectives import gradient_allreduce_mask, manifest_tp
 from tracekit.analyses.findings import Finding, FindingContext, rank_step_us, rounded, step_means
 from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
-from tracekit.traces.frames import empty_frame, frame
+from tracekit.traces.frames import NO_ROWS, Columnar, n_rows
 from tracekit.traces.manifest import CompileFacts, Manifest
 from tracekit.traces import schema
 from tracekit.traces.traceset import RankTrace, assign_steps
@@ -181,20 +181,20 @@ def _ready_cpu(rt: RankTrace, step: np.ndarray, launch: np.ndarray) -> tuple[np.
             np.where(is_comp, _last_before(comp_ends, launch), _last_before(eager_ends, launch)))
 
 
-def bucket_timeline(rt: RankTrace, cls: pd.Series | np.ndarray, coll: pd.DataFrame, tp: int = 1,
-                    world_size: int | None = None) -> pd.DataFrame:
+def bucket_timeline(rt: RankTrace, cls: pd.Series | np.ndarray, coll: Columnar, tp: int = 1,
+                    world_size: int | None = None) -> Columnar:
     """The bucket timeline of one rank (see module doc); ``coll`` is the rank's collective table.
 
     Buckets are the rows :func:`tracekit.analyses.collectives.gradient_allreduces` selects (data-parallel
     group only: tensor-parallel allreduces are not buckets; ``tp`` from the manifest)."""
-    if not len(coll) or not rt.has_gpu_activity:
-        return empty_frame(TIMELINE_COLUMNS)
-    sel = np.flatnonzero((coll["rank"].to_numpy() == rt.rank) & (coll["start_ns"].to_numpy() >= 0)
+    if not n_rows(coll) or not rt.has_gpu_activity:
+        return NO_ROWS
+    sel = np.flatnonzero((np.asarray(coll["rank"]) == rt.rank) & (np.asarray(coll["start_ns"]) >= 0)
                          & gradient_allreduce_mask(coll, tp, world_size))
     if not sel.size:
-        return empty_frame(TIMELINE_COLUMNS)
-    col = {c: coll[c].to_numpy()[sel] for c in ("step", "launch_ts_ns", "bytes", "start_ns", "end_ns", "dur_us",
-                                                 "exposed_us")}
+        return NO_ROWS
+    col = {c: np.asarray(coll[c])[sel] for c in ("step", "launch_ts_ns", "bytes", "start_ns", "end_ns", "dur_us",
+                                                  "exposed_us")}
     order = np.lexsort((col["launch_ts_ns"], col["step"]))  # by step, then launch; stable
     col = {c: v[order] for c, v in col.items()}
     step, launch, start, end = (col["step"].astype(np.int64), col["launch_ts_ns"], col["start_ns"], col["end_ns"])
@@ -207,7 +207,7 @@ def bucket_timeline(rt: RankTrace, cls: pd.Series | np.ndarray, coll: pd.DataFra
     base = np.where(bwd_start >= 0, bwd_start.astype(float), np.nan)
     has_end = bend >= 0
     tail = np.clip(end - np.maximum(start, bend), 0, None)
-    return frame({
+    return {
         "rank": np.full(step.size, rt.rank, dtype=np.int64), "step": step, "bucket": bucket, "bytes": col["bytes"],
         "ready_source": source, "ready_cpu_ns": ready_cpu, "ready_gpu_ns": ready_gpu, "launch_ns": launch,
         "start_ns": start, "end_ns": end, "bwd_start_ns": bwd_start, "bwd_compute_end_ns": bend,
@@ -217,7 +217,7 @@ def bucket_timeline(rt: RankTrace, cls: pd.Series | np.ndarray, coll: pd.DataFra
         "queue_us": (start - np.maximum(ready_gpu, launch)) / NS_PER_US, "exposed_us": col["exposed_us"],
         "tail_exposed_us": np.where(has_end, tail / NS_PER_US, np.nan),
         "starts_after_backward": has_end & (start >= bend),
-    })
+    }
 
 
 # -- manifest ----------------------------------------------------------------------------------
@@ -342,10 +342,10 @@ _TIMELINE_SHOWN = ("rank", "step", "bucket", "bytes", "ready_us", "launch_us", "
                    "exposed_us", "tail_exposed_us")
 
 
-def _timeline_table(ctx: RankContext) -> pd.DataFrame:
+def _timeline_table(ctx: RankContext) -> Columnar:
     rt = ctx.trace
     if not rt.has_gpu_activity:
-        return empty_frame(TIMELINE_COLUMNS)
+        return NO_ROWS
     return bucket_timeline(rt, class_codes(rt, ctx.options.comm_pattern), ctx.tables["collectives"],
                            manifest_tp(ctx.manifest), ctx.world_size)
 
@@ -468,7 +468,7 @@ def allreduce_after_backward(result: Any, timeline: pd.DataFrame, gb: pd.DataFra
     bwd_sub = gb.groupby("rank")["bwd_subgraphs"].median() if len(gb) else pd.Series(dtype=float)
     means = step_means(result)
     out = []
-    for rank, a in agg.iterrows():
+    for rank, a in agg.to_dict("index").items():  # (iterrows builds a Series per rank)
         steps, n_after, n = int(a["steps"]), int(a["n_after"]), int(a["n"])
         per_step, after_per_step = n / steps, n_after / steps  # both per step: never "39 of 14"
         cost = float(a["tail"] / steps)
@@ -566,7 +566,7 @@ def _exposed_bucket(kind: type[_ExposedBucket], result: Any, timeline: pd.DataFr
     cap_mb = cap_bytes / 1e6 if cap_bytes else None
     means = step_means(result)
     out = []
-    for rank, a in agg.iterrows():
+    for rank, a in agg.to_dict("index").items():  # (iterrows builds a Series per rank)
         if int(rank) in skip_ranks:
             continue
         exposed, dur = float(a["exposed"]), float(a["dur"])

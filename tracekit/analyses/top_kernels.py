@@ -22,7 +22,7 @@ from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import CLASSES, class_codes
 from tracekit.analyses.registry import Column, RankContext, Table, View, ViewOptions
 from tracekit.traces import schema
-from tracekit.traces.frames import empty_frame, frame
+from tracekit.traces.frames import NO_ROWS, Columnar
 
 #: kernel names kept per rank
 TOP_N = 10
@@ -52,11 +52,11 @@ def _codes(codes: np.ndarray, categories: list[object]) -> tuple[np.ndarray, np.
     return same[codes], labels
 
 
-def top_kernels(ctx: RankContext) -> pd.DataFrame:
+def top_kernels(ctx: RankContext) -> Columnar:
     """The rank's :data:`TOP_N` kernels by summed duration (columns :data:`COLUMNS`)."""
     rt = ctx.trace
     if not rt.has_gpu_activity:
-        return empty_frame([c.name for c in COLUMNS])
+        return NO_ROWS
     ts, end = rt.gpu_column("ts_ns"), rt.gpu_column("end_ns")
     busy_ns = iv.length(ts, end)
     k = rt.gpu_column("kind") == schema.KERNEL
@@ -75,7 +75,7 @@ def top_kernels(ctx: RankContext) -> pd.DataFrame:
     pos[top] = np.arange(top.size)
     sel = pos[group] >= 0
     union_ns = iv.segment_lengths(ts[sel], end[sel], pos[group][sel], top.size).astype(float)
-    return frame({
+    return {
         "rank": np.full(top.size, rt.rank, dtype=np.int64),
         "kernel": names[name[k][first[top]]] if top.size else np.empty(0, dtype=object),
         "kernel_class": classes[cls[k][first[top]]] if top.size else np.empty(0, dtype=object),
@@ -83,8 +83,8 @@ def top_kernels(ctx: RankContext) -> pd.DataFrame:
         "dur_total_us": dur[top] / NS_PER_US,
         "dur_mean_us": dur[top] / count[top] / NS_PER_US,
         "busy_total_us": union_ns / NS_PER_US,
-        "busy_share_pct": 100.0 * union_ns / busy_ns if busy_ns else np.nan,
-    })
+        "busy_share_pct": 100.0 * union_ns / busy_ns if busy_ns else np.full(top.size, np.nan),
+    }
 
 
 def _view(t: Mapping[str, pd.DataFrame], opts: ViewOptions) -> View | None:

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
+from tracekit.traces.frames import Columnar, stack
 from tracekit.traces.loader import fork_context
 from tracekit.traces.traceset import RankTrace, TraceSet
 
@@ -63,10 +64,7 @@ def map_ranks(traces: TraceSet, fn: Callable[[RankTrace], T], workers: int | Non
     return {r: out[r] for r in ranks}
 
 
-def concat_ranks(frames: list[pd.DataFrame], columns: tuple[str, ...] | None = None) -> pd.DataFrame:
-    """The per-rank tables ``frames`` stacked in order (empty ones skipped); with none
-    left, an empty frame with ``columns``."""
-    frames = [f for f in frames if len(f)]
-    if not frames:
-        return pd.DataFrame(columns=list(columns) if columns else None)
-    return pd.concat(frames, ignore_index=True)
+def concat_ranks(frames: list[Columnar], columns: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """The per-rank tables ``frames`` (frames, or columns as the rank tables return them) stacked in order
+    (empty ones skipped; :func:`tracekit.traces.frames.stack`); with none left, an empty frame with ``columns``."""
+    return stack(frames, columns)

@@ -17,10 +17,19 @@ column of any other kind (lists, scalars, datetimes) sends the whole frame throu
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+#: a table as a frame, or as its columns: numpy arrays of one length (a per-rank table before the
+#: engine stacks the ranks of a batch into one frame, :func:`stack`)
+Columnar = pd.DataFrame | Mapping[str, np.ndarray]
+
+#: a table without rows, as columns (a rank table with nothing to report: no frame is built for it;
+#: :func:`stack` skips it, :func:`tracekit.analyses.registry.conform` keeps it)
+NO_ROWS: Mapping[str, np.ndarray] = MappingProxyType({})
 
 #: numpy dtype kinds stored as they are: bool, signed and unsigned int, float
 _PLAIN_KINDS = frozenset("biuf")
@@ -94,9 +103,17 @@ _NUMBER_TYPES = frozenset({int, float, bool, np.int64, np.float64, np.bool_})
 
 
 def records_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    """``pd.DataFrame(rows)`` for a few dicts with the same keys whose values are str, None, int, float or
-    bool (the rows of a small per-rank table), built column by column through :func:`frame`; other
-    rows (no rows, differing keys, other values) take pandas' path."""
+    """``pd.DataFrame(rows)`` for a few dicts with the same keys (the rows of a small per-rank table),
+    built column by column (:func:`records_columns`) where it can be."""
+    t = records_columns(rows)
+    return t if isinstance(t, pd.DataFrame) else frame(t, copy=False)
+
+
+def records_columns(rows: list[dict[str, Any]]) -> Columnar:
+    """The columns ``pd.DataFrame(rows)`` would hold, as numpy arrays, for dicts with the same keys whose
+    values are str/None or of one number type per key (int, float, bool, their numpy scalars): such a
+    frame stores exactly these arrays. Other rows (none, differing keys, other values) get
+    ``pd.DataFrame(rows)`` itself."""
     if not rows or any(r.keys() != rows[0].keys() for r in rows):
         return pd.DataFrame(rows)
     data: dict[str, Any] = {}
@@ -111,4 +128,56 @@ def records_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
         else:
             return pd.DataFrame(rows)
         data[k] = col
-    return frame(data, copy=False)
+    return data
+
+
+def n_rows(t: Columnar) -> int:
+    """Rows of a frame or of a table given as its columns (0 for one without columns)."""
+    if isinstance(t, pd.DataFrame):
+        return len(t)
+    return len(next(iter(t.values()))) if len(t) else 0
+
+
+def _inferred(v: np.ndarray) -> str:
+    """What a frame makes of an object column: ``"str"`` when every value is a str or missing (None, NaN)
+    and one is a str (pandas' string inference), else ``"object"``."""
+    some = False
+    for x in v:
+        if type(x) is str:
+            some = True
+        elif not (x is None or (isinstance(x, float) and x != x)):
+            return "object"
+    return "str" if some else "object"
+
+
+def stack(parts: list[Columnar], columns: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """The tables ``parts`` (frames or columns, e.g. one per rank) stacked in order into one frame,
+    as ``pd.concat`` of their frames would (empty parts skipped; with none left, an empty frame
+    with ``columns``).
+
+    Parts given as columns are stacked as numpy arrays and become one frame: the cost of a frame is
+    paid once, not per part. Where that could differ from stacking their frames (a column whose dtype,
+    or whose string inference, differs between parts), the parts become frames first.
+    """
+    parts = [p for p in parts if n_rows(p)]
+    if not parts:
+        return empty_frame(columns) if columns else pd.DataFrame()
+    if all(not isinstance(p, pd.DataFrame) for p in parts) and _stackable(parts):
+        return frame({k: np.concatenate([p[k] for p in parts]) for k in parts[0]}, copy=False)
+    frames = [p if isinstance(p, pd.DataFrame) else frame(p) for p in parts]
+    return pd.concat(frames, ignore_index=True)
+
+
+def _stackable(parts: list[Mapping[str, np.ndarray]]) -> bool:
+    """Same columns, all numpy, one dtype per column across ``parts``, and for object columns one
+    string inference (:func:`_inferred`): stacking the arrays then gives ``pd.concat``'s frame."""
+    keys = list(parts[0])
+    for k in keys:
+        cols = [p.get(k) for p in parts]
+        if any(not isinstance(c, np.ndarray) or c.ndim != 1 for c in cols) or any(list(p) != keys for p in parts):
+            return False
+        if len({c.dtype for c in cols}) != 1:
+            return False
+        if cols[0].dtype.kind == "O" and len({_inferred(c) for c in cols}) != 1:
+            return False
+    return True

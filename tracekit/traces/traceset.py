@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from tracekit.errors import TraceLoadWarning
-from tracekit.traces.frames import frame
+from tracekit.traces.frames import Columnar, frame
 from tracekit.traces.manifest import Manifest
 from tracekit.traces import schema
 from tracekit.traces.decode import NOTES_KEY, SPARSE_COLUMNS, SPARSE_INT_COLUMNS, Columns
@@ -29,8 +29,6 @@ from tracekit.traces.table import categorical, events_frame, str_codes
 
 STEP_PREFIX = schema.STEP_PREFIX
 T = TypeVar("T")
-#: a table as a frame, or as its columns (numpy arrays of one length: :meth:`RankTrace.gpu_arrays`)
-Columnar = pd.DataFrame | Mapping[str, np.ndarray]
 #: the events columns :attr:`RankTrace.gpu` keeps, in its column order
 GPU_EVENT_COLUMNS = ("kind", "name", "ts_ns", "end_ns", "dur_ns", "stream", "correlation", "external_id",
                      "coll_name", "pg_name", "pg_desc", "pg_ranks", "dtype", "in_nelems", "out_nelems", "group_size",
@@ -298,7 +296,7 @@ class RankTrace:
         for c, v in self.gpu_arrays().items():
             dtype = self._category_dtype(c)
             data[c] = v if dtype is None else pd.Categorical.from_codes(v, dtype=dtype)
-        return frame(data)
+        return frame(data, copy=False)  # shares gpu_arrays' columns, which nobody writes to
 
     def _category_dtype(self, name: str) -> pd.CategoricalDtype | None:
         """The dtype of ``events[name]`` when it is a Categorical (built from the columns, not the table)."""
@@ -364,7 +362,7 @@ def _step_numbers(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return parsed, step_of
 
 
-def assign_steps(steps: pd.DataFrame | dict[str, np.ndarray], ts_ns: np.ndarray, valid: np.ndarray | None = None) -> np.ndarray:
+def assign_steps(steps: Columnar, ts_ns: np.ndarray, valid: np.ndarray | None = None) -> np.ndarray:
     """Step number whose ``[ts_ns, end_ns)`` range contains each timestamp, else -1."""
     out = np.full(len(ts_ns), -1, dtype=np.int64)
     st = np.asarray(steps["ts_ns"])
