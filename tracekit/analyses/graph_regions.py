@@ -38,7 +38,7 @@ import pandas as pd
 from tracekit.analyses.graphbreaks import REGION_PREFIX, WHATS, compiled_arrays, _innermost_region, _kernel_edges
 from tracekit.analyses.registry import Column, RankContext, Table, View, ViewOptions
 from tracekit.analyses.timeline import cpu_ops
-from tracekit.traces.frames import NO_ROWS
+from tracekit.traces.frames import NO_ROWS, empty_frame
 
 COLUMNS = ("rank", "graph", "kind", "compile_id", "params", "param_mb", "buckets", "cut", "cut_reason",
            "fwd_cpu_us", "bwd_cpu_us", "fwd_gpu_span_us", "bwd_gpu_span_us", "steps", "file")
@@ -96,12 +96,22 @@ def _region_us(rt: Any, c: Any, compile_id: str | None) -> tuple[float, int]:
     return float((c.end_ns[rows] - c.ts_ns[rows]).sum() / 1e3 / steps.size), int(steps.size)
 
 
+def _graphs(manifest: Any) -> list[Any]:
+    """The graphs of ``run.json`` ``graphs`` (none without a manifest or the section)."""
+    section = getattr(manifest, "graphs", None) if manifest is not None else None
+    return list(section.graphs) if section is not None else []
+
+
+def _table(ctx: Any) -> Any:
+    """The registered table: no rows (and no frame built) for a run without a graphs section."""
+    return graph_regions(ctx.trace, ctx.manifest) if _graphs(ctx.manifest) else NO_ROWS
+
+
 def graph_regions(rt: Any, manifest: Any) -> pd.DataFrame:
     """One row per graph of ``run.json`` ``graphs`` for the rank of ``rt`` (see the module doc)."""
-    section = getattr(manifest, "graphs", None) if manifest is not None else None
-    graphs = list(section.graphs) if section is not None else []
+    graphs = _graphs(manifest)
     if not graphs:
-        return NO_ROWS
+        return empty_frame(COLUMNS)
     fwd_graphs = [g for g in graphs if g.kind == "forward"]
     c, fwd_rows, bwd_rows = _op_rows(rt)
     n = len(fwd_graphs)
@@ -169,6 +179,6 @@ TABLES = [
                                      "compiled-autograd backward: steps with its region)"),
             Column("file", "name", "the graph's FX code, relative to the run folder"),
         ),
-        compute=lambda ctx: graph_regions(ctx.trace, ctx.manifest), view=_view, order=72,
+        compute=_table, view=_view, order=72,
     ),
 ]

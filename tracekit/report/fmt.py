@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
-from tabulate import tabulate
 
 from tracekit.report.safe import safe_text
 
 #: longest cell of a text or markdown table; longer ones (inductor's fused kernel names run to 300+
 #: characters) keep their start and end around an ellipsis. JSON and CSV keep every value whole.
 MAX_CELL = 120
+
+
+def tabulate(*args: Any, **kwargs: Any) -> str:
+    """``tabulate.tabulate``, imported on first use: ``--format json`` and ``csv`` never load it (with wcwidth,
+    ~30 ms of a command's start)."""
+    from tabulate import tabulate as _tabulate  # noqa: PLC0415 - deferred on purpose (see above)
+
+    return _tabulate(*args, **kwargs)
 
 
 def shorten(text: str, limit: int = MAX_CELL) -> str:

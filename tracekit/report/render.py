@@ -25,7 +25,6 @@ from typing import Any
 import msgspec
 import numpy as np
 import pandas as pd
-from tabulate import tabulate
 
 from tracekit.analyses import registry
 from tracekit.analyses.registry import AnalysisResult, View, ViewOptions
@@ -35,7 +34,7 @@ from tracekit.report import output
 from tracekit.report.output import FORMATS, Output  # noqa: F401 - FORMATS: the choices, re-exported
 from tracekit.traces.manifest import GraphBreaks, Manifest
 from tracekit.report.safe import safe_text
-from tracekit.report.fmt import table as fmt_table
+from tracekit.report.fmt import table as fmt_table, tabulate
 
 
 

@@ -10,9 +10,9 @@ import math
 from typing import Any
 
 import pandas as pd
-from tabulate import tabulate
 
 from tracekit.report import output
+from tracekit.report.fmt import tabulate
 from tracekit.report.output import Output, tablefmt
 from tracekit.replay.api import WhatifResult
 
