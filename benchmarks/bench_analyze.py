@@ -324,8 +324,10 @@ def _tracekit_overlap(d: Path) -> list[float]:
 
 def _run(name: str, d: Path, sample_memory: bool) -> dict[str, Any]:
     """Run one contender in a fresh interpreter: wall time, ru_maxrss and (optionally) peak tree memory."""
-    cmd = _tracekit_cmd(d) if name == "tracekit" else [sys.executable, str(Path(__file__).resolve()), "--worker",
-                                                         name, str(d)]
+    if name.startswith("tracekit"):  # "tracekit-dask": the same command with --engine dask (a local cluster)
+        cmd = _tracekit_cmd(d) + (["--engine", "dask"] if name == "tracekit-dask" else [])
+    else:
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", name, str(d)]
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     peak = [0, 0]
     done = threading.Event()

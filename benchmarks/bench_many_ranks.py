@@ -15,7 +15,8 @@
    fresh subprocess:
 
    - ``tracekit``: ``tracekit analyze DIR -o /dev/null --timings`` (the console
-     script, exactly as a user runs it);
+     script, exactly as a user runs it); with ``--dask`` also ``tracekit-dask``, the same
+     command with ``--engine dask`` (tracekit starts a LocalCluster);
    - ``hta``: ``TraceAnalysis(trace_files={rank: path}, trace_dir=DIR)`` +
      ``get_comm_comp_overlap(visualize=False)``, with ``HTA_DISABLE_NS_ROUNDING=1``.
 
@@ -161,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=1, help="timed runs per contender; the best is reported "
                     "(0: time and memory from one memory-sampled run)")
     ap.add_argument("--skip-hta", action="store_true", help="do not run HTA")
+    ap.add_argument("--dask", action="store_true", help="also run tracekit with --engine dask (a LocalCluster of "
+                    "one worker per CPU, started by tracekit: cluster start-up included)")
     ap.add_argument("--keep", action="store_true", help="keep the generated rank files")
     ap.add_argument("--cache-dir", type=Path, default=REPO / ".bench")
     ap.add_argument("--json", type=Path, default=None,
@@ -169,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
 
     machine = machine_facts()  # the load average before this benchmark's own work
     _byte_compile_tracekit()
-    names = ["tracekit"] + ([] if a.skip_hta else ["hta"])
+    names = ["tracekit"] + (["tracekit-dask"] if a.dask else []) + ([] if a.skip_hta else ["hta"])
     rows: list[dict[str, Any]] = []
     for n in a.ranks:
         d = a.cache_dir / f"many_ranks_{n}x{a.kb}kb"

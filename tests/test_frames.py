@@ -135,3 +135,12 @@ def test_empty_frame_and_n_rows() -> None:
     assert frames.n_rows(frames.NO_ROWS) == 0
     assert frames.n_rows({"a": np.arange(4), "b": np.ones(4)}) == 4
     assert frames.n_rows(pd.DataFrame({"a": [1, 2]})) == 2
+
+
+def test_no_rows_is_empty_read_only_and_pickles_to_itself() -> None:
+    import pickle
+
+    assert pickle.loads(pickle.dumps(frames.NO_ROWS)) is frames.NO_ROWS  # results cross process pools
+    assert len(frames.NO_ROWS) == 0 and "a" not in frames.NO_ROWS and frames.n_rows(frames.NO_ROWS) == 0
+    with pytest.raises(TypeError):
+        frames.NO_ROWS["a"] = np.arange(1)  # type: ignore[index]

@@ -60,9 +60,12 @@ def test_rank_tables_from_columns_are_those_from_the_event_table(path: Path) -> 
     opts = registry.AnalyzeOptions()
     specs = [t for t in registry.selected(opts) if t.scope == "rank"]
     out = []
-    for rt in _pair(path):
+    pair = _pair(path)
+    for rt in pair:
         tables = registry.compute_rank_tables(rt, specs=specs, options=opts, world_size=2, manifest=None)
         out.append({t.name: concat_ranks([tables[t.name]], tuple(t.column_names)) for t in specs})
+    # the point of the columns: no analysis of the per-rank map builds the event or GPU table
+    assert "events" not in pair[0].__dict__ and "gpu" not in pair[0].__dict__
     for name in out[0]:
         pd.testing.assert_frame_equal(out[0][name], out[1][name], check_exact=True, check_index_type=True)
     assert any(len(t) for t in out[0].values())

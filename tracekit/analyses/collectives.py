@@ -166,12 +166,6 @@ def _collective_op_rows(rt: RankTrace) -> np.ndarray:
     return np.flatnonzero((rt.column("kind") == schema.CPU_OP) & rt.name_hits(RECORD_PARAM_COMMS))
 
 
-def _cpu_collective_ops(rt: RankTrace) -> pd.DataFrame:
-    ops = rt.events.iloc[_collective_op_rows(rt)]
-    return ops[["ts_ns", "end_ns", "dur_ns", "external_id", "in_nelems", "out_nelems", "group_size", "peer",
-                *ARG_COLUMNS]]
-
-
 def _category_values(rt: RankTrace, col: str, codes: np.ndarray) -> np.ndarray:
     """The values (objects, NaN where missing) of the Categorical event column ``col`` at ``codes``
     (codes of the event table or of ``rt.gpu``, which share its categories)."""
@@ -217,7 +211,7 @@ def collective_table(rt: RankTrace, cls: pd.Series | np.ndarray, world_size: int
     if rt.has_gpu_activity:
         d = _gpu_instances(rt, cls, _collective_op_rows(rt))
     else:
-        d = _cpu_instances(rt, _cpu_collective_ops(rt), gloo_threads)
+        d = _cpu_instances(rt, gloo_threads)
     n_rows = d["step"].size
     if n_rows == 0:
         return NO_ROWS
@@ -373,8 +367,7 @@ _BACKEND_COLL = {"all_reduce": "allreduce", "all_gather": "allgather", "reduce_s
                  "scatter": "scatter"}
 
 
-def _cpu_instances(rt: RankTrace, ops: pd.DataFrame,
-                   gloo_threads: dict[str, str] | None = None) -> dict[str, np.ndarray]:
+def _cpu_instances(rt: RankTrace, gloo_threads: dict[str, str] | None = None) -> dict[str, np.ndarray]:
     """Collectives of a trace without GPU activity (gloo).
 
     An instance is the backend's CPU range (``gloo:all_reduce`` on the gloo worker
@@ -387,45 +380,58 @@ def _cpu_instances(rt: RankTrace, ops: pd.DataFrame,
     range's worker thread (:func:`tracekit.analyses.functional.gloo_thread_groups`).
     Overlap with compute is not defined on CPU (NaN).
     """
-    ev = rt.events
-    rng = ev[(ev["kind"] == schema.ANNOTATION).to_numpy() & schema.name_mask(ev["name"], BACKEND_RANGE_PATTERN)]
-    launch_ops = ops
-    if launch_ops.empty:
-        c10d = ev[(ev["kind"] == schema.CPU_OP).to_numpy() & schema.name_mask(ev["name"], r"^c10d::")]
-        launch_ops = c10d.assign(coll_name=pd.Series(dtype=object))
-    launch_ops = launch_ops.sort_values("ts_ns", kind="stable")
-    rng = rng.sort_values("ts_ns", kind="stable")
-    n = len(rng) if len(rng) else len(launch_ops)
-    paired = len(rng) == 0 or len(rng) == len(launch_ops)
-    src = launch_ops if paired and len(launch_ops) else None
-    if len(rng):
-        start, end = rng["ts_ns"].to_numpy(), rng["end_ns"].to_numpy()
-        kind_name = rng["name"].astype(str).str.split(":", n=1).str[1].map(lambda x: _BACKEND_COLL.get(x, x))
-        launch = src["ts_ns"].to_numpy() if src is not None else start
+    kind, ts, end = rt.column("kind"), rt.column("ts_ns"), rt.column("end_ns")
+    rng = _by_start(rt, np.flatnonzero((kind == schema.ANNOTATION) & rt.name_hits(BACKEND_RANGE_PATTERN)))
+    ops = _collective_op_rows(rt)
+    by_op = ops.size > 0  # record_param_comms carries the args; else the c10d ops, which carry no name
+    if not by_op:
+        ops = np.flatnonzero((kind == schema.CPU_OP) & rt.name_hits(r"^c10d::"))
+    ops = _by_start(rt, ops)
+    n = rng.size if rng.size else ops.size
+    paired = rng.size == 0 or rng.size == ops.size
+    src = ops if paired and ops.size else None
+    if rng.size:
+        start, stop = ts[rng], end[rng]
+        names = rt.name_categories()
+        kind_name = np.array([_backend_coll(names[c]) for c in rt.column("name")[rng]], dtype=object)
+        launch = ts[src] if src is not None else start
     else:
-        start, end = launch_ops["ts_ns"].to_numpy(), launch_ops["end_ns"].to_numpy()
-        kind_name = pd.Series([None] * n, dtype=object)
+        start, stop = ts[ops], end[ops]
+        kind_name = np.full(n, None, dtype=object)
         launch = start
 
     def arg(col: str, default: Any) -> np.ndarray:
-        if src is None or col not in src:
-            return np.full(n, default, dtype=object if default is None else np.int64)
-        v = src[col]
-        return v.astype(object).to_numpy() if default is None else v.to_numpy()
+        if src is None or (col == "coll_name" and not by_op):
+            return np.full(n, default if default is not None or src is None else np.nan,
+                           dtype=object if default is None else np.int64)
+        if default is None:
+            return _category_values(rt, col, rt.column(col)[src])
+        return rt.column(col)[src]
 
     coll = arg("coll_name", None)
-    coll = np.where(pd.isna(coll), kind_name.to_numpy(dtype=object), coll)
+    coll = np.where(pd.isna(coll), kind_name, coll)
     pg_name, pg_desc = arg("pg_name", None), arg("pg_desc", None)
-    if len(rng) and pd.isna(pg_name).all():  # gloo records no group args: infer from its worker threads
-        pg_name, pg_desc = functional.gloo_thread_groups(rt, rng["tid"].to_numpy(), gloo_threads)
+    if rng.size and pd.isna(pg_name).all():  # gloo records no group args: infer from its worker threads
+        pg_name, pg_desc = functional.gloo_thread_groups(rt, rt.column("tid")[rng], gloo_threads)
     return {
         "step": assign_steps(rt.step_arrays(), launch), "coll_name": coll, "pg_name": pg_name,
         "pg_desc": pg_desc, "dtype": arg("dtype", None), "in_nelems": arg("in_nelems", -1),
         "out_nelems": arg("out_nelems", -1), "group_size": arg("group_size", -1), "peer": arg("peer", -1),
-        "launch_ts_ns": launch, "start_ns": start, "end_ns": end, "dur_us": (end - start) / NS_PER_US,
+        "launch_ts_ns": launch, "start_ns": start, "end_ns": stop, "dur_us": (stop - start) / NS_PER_US,
         "overlap_us": np.full(n, np.nan), "exposed_us": np.full(n, np.nan),
         "pre_window": np.zeros(n, dtype=bool), "kernel": np.full(n, None, dtype=object),
     }
+
+
+def _by_start(rt: RankTrace, rows: np.ndarray) -> np.ndarray:
+    """Event rows ``rows`` ordered by start (stable: ties keep event order)."""
+    return rows[np.argsort(rt.column("ts_ns")[rows], kind="stable")]
+
+
+def _backend_coll(name: str) -> str:
+    """The collective of a backend range (``gloo:all_reduce`` -> ``allreduce``; unknown ones as written)."""
+    op = name.split(":", 1)[1]
+    return _BACKEND_COLL.get(op, op)
 
 
 BUCKET_COLUMNS = ("rank", "step", "bucket", "pg_name", "step_seq", "launch_op", "bytes", "launch_offset_us",

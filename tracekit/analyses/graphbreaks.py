@@ -143,16 +143,15 @@ def _kernel_edges(rt: RankTrace, ts: np.ndarray, end: np.ndarray, tid: np.ndarra
     """Per subgraph: first start and last end of the GPU activity it launched (-1 when none)."""
     if not ts.size or not rt.has_gpu_activity:
         return np.full(ts.size, -1, dtype=np.int64), np.full(ts.size, -1, dtype=np.int64)
-    g = rt.gpu
-    lt_all = g["launch_ts_ns"].to_numpy()
+    lt_all = rt.gpu_column("launch_ts_ns")
     launched = lt_all >= 0
     order = np.argsort(ts, kind="stable")
     st, en, td = ts[order], end[order], tid[order]
     lt = lt_all[launched]
     i = np.searchsorted(st, lt, side="right") - 1
     ic = np.clip(i, 0, None)
-    ok = (i >= 0) & (en[ic] > lt) & (td[ic] == g["launch_tid"].to_numpy()[launched])
-    return iv.segment_bounds(g["ts_ns"].to_numpy()[launched][ok], g["end_ns"].to_numpy()[launched][ok],
+    ok = (i >= 0) & (en[ic] > lt) & (td[ic] == rt.gpu_column("launch_tid")[launched])
+    return iv.segment_bounds(rt.gpu_column("ts_ns")[launched][ok], rt.gpu_column("end_ns")[launched][ok],
                              order[ic[ok]], ts.size)
 
 
@@ -188,8 +187,7 @@ def _boundaries(rt: RankTrace, c: Compiled, rows: np.ndarray, region: np.ndarray
     valid = (e >= 0) & (s > e)
     idle = np.zeros(b_step.size)
     if valid.any() and rt.has_gpu_activity:
-        g = rt.gpu
-        cov = iv.covered_per_interval(e[valid], s[valid], (g["ts_ns"].to_numpy(), g["end_ns"].to_numpy()))
+        cov = iv.covered_per_interval(e[valid], s[valid], (rt.gpu_column("ts_ns"), rt.gpu_column("end_ns")))
         idle[valid] = (s[valid] - e[valid] - cov) / NS_PER_US
     if region is not None:
         reg = region[order]

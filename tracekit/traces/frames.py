@@ -16,8 +16,7 @@ column of any other kind (lists, scalars, datetimes) sends the whole frame throu
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from types import MappingProxyType
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -27,9 +26,28 @@ import pandas as pd
 #: engine stacks the ranks of a batch into one frame, :func:`stack`)
 Columnar = pd.DataFrame | Mapping[str, np.ndarray]
 
+class _NoRows(Mapping[str, np.ndarray]):
+    """An empty, read-only table given as columns that pickles to itself (results cross process pools)."""
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+    def __reduce__(self) -> str:
+        return "NO_ROWS"  # the module global: unpickled as this same object
+
+    def __repr__(self) -> str:
+        return "NO_ROWS"
+
+
 #: a table without rows, as columns (a rank table with nothing to report: no frame is built for it;
 #: :func:`stack` skips it, :func:`tracekit.analyses.registry.conform` keeps it)
-NO_ROWS: Mapping[str, np.ndarray] = MappingProxyType({})
+NO_ROWS: Mapping[str, np.ndarray] = _NoRows()
 
 #: numpy dtype kinds stored as they are: bool, signed and unsigned int, float
 _PLAIN_KINDS = frozenset("biuf")

@@ -197,7 +197,6 @@ class PendingLoad:
 
     def result(self) -> TraceSet:
         """Wait for every file, build the per-rank tables and check they form one run."""
-        from tracekit.traces.table import events_frame
         from tracekit.traces.traceset import RankTrace
 
         sizes = [_size(f) for f in self._files]
@@ -222,7 +221,7 @@ class PendingLoad:
         good: list[RankTrace] = []
         skipped: list[tuple[str, str]] = []
         for i, (f, r) in enumerate(zip(self._files, decoded)):
-            decoded[i] = None  # type: ignore[call-overload]  # free each rank's columns once its table exists
+            decoded[i] = None  # type: ignore[call-overload]  # the RankTrace holds the columns now
             if isinstance(r, TraceInputError):
                 if not self._skip_bad:
                     raise r
@@ -230,7 +229,7 @@ class PendingLoad:
             else:
                 meta, cols = r
                 del r
-                good.append(RankTrace.from_decoded(f, meta, events_frame(cols)))
+                good.append(RankTrace.from_decoded(f, meta, cols))  # its event table is built if asked for
                 del cols
         if not good:
             raise TraceSetError(no_readable_message(skipped))

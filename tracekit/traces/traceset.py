@@ -25,7 +25,7 @@ from tracekit.traces.frames import Columnar, frame
 from tracekit.traces.manifest import Manifest
 from tracekit.traces import schema
 from tracekit.traces.decode import NOTES_KEY, SPARSE_COLUMNS, SPARSE_INT_COLUMNS, Columns
-from tracekit.traces.table import categorical, events_frame, str_codes
+from tracekit.traces.table import categorical, str_codes
 
 STEP_PREFIX = schema.STEP_PREFIX
 T = TypeVar("T")
@@ -37,6 +37,8 @@ GPU_EVENT_COLUMNS = ("kind", "name", "ts_ns", "end_ns", "dur_ns", "stream", "cor
 #: ranks share most names (a worker maps many small ranks); cleared when it grows past the bound
 _NAME_HITS: dict[tuple[str, bool, int], dict[str, bool]] = {}
 _NAME_HITS_MAX = 1 << 17
+#: (pattern, prefix, flags, the rank's name list) -> :func:`category_hits` (shared, do not mutate)
+_HITS_BY_NAMES: dict[tuple[Any, ...], np.ndarray] = {}
 
 
 def category_hits(categories: list[str], pattern: str, *, prefix: bool = False, flags: int = 0) -> np.ndarray:
@@ -148,9 +150,18 @@ class RankTrace:
 
     @cached_property
     def events(self) -> pd.DataFrame:
-        """The event table (:data:`schema.EVENT_COLUMNS`), built from ``source`` on first use."""
+        """The event table (:data:`schema.EVENT_COLUMNS`), built from ``source`` on first use: what
+        :func:`~tracekit.traces.table.events_frame` makes of the columns, sharing the arrays
+        :meth:`column` returns (no column is held twice)."""
         src = self.source
-        return src if isinstance(src, pd.DataFrame) else events_frame(src)
+        if isinstance(src, pd.DataFrame):
+            return src
+        data: dict[str, Any] = {}
+        for c in schema.EVENT_COLUMNS:
+            dtype = self._category_dtype(c)
+            v = self.column(c)
+            data[c] = v if dtype is None else pd.Categorical.from_codes(v, dtype=dtype)
+        return frame(data, copy=False)
 
     @property
     def n_events(self) -> int:
@@ -206,7 +217,14 @@ class RankTrace:
         """:func:`category_hits` of the categories of ``events["name"]`` (indexed by its codes, -1 included;
         the codes of ``gpu["name"]`` too, which keeps the categories)."""
         def build() -> np.ndarray:
-            return category_hits(self.name_categories(), pattern, prefix=prefix, flags=flags)
+            # ranks of one run mostly share their name list: its hits are looked up once per process
+            key = (pattern, prefix, flags, self.memo("name_tuple", lambda: tuple(self.name_categories())))
+            hit = _HITS_BY_NAMES.get(key)
+            if hit is None:
+                if len(_HITS_BY_NAMES) > _NAME_HITS_MAX >> 7:
+                    _HITS_BY_NAMES.clear()
+                hit = _HITS_BY_NAMES[key] = category_hits(self.name_categories(), pattern, prefix=prefix, flags=flags)
+            return hit
 
         return self.memo(("name_category_hits", pattern, prefix, flags), build)
 
@@ -237,10 +255,21 @@ class RankTrace:
         props = self.meta.get("deviceProperties") or []
         return [str(p.get("name")) for p in props if isinstance(p, dict) and p.get("name")]
 
+    def gpu_mask(self) -> np.ndarray:
+        """Per event: a kernel, memcpy or memset (once per rank; ``np.isin`` costs ~30 µs a call on small ranks)."""
+        def build() -> np.ndarray:
+            kind = self.column("kind")
+            out = kind == schema.GPU_KINDS[0]
+            for k in schema.GPU_KINDS[1:]:
+                out |= kind == k
+            return out
+
+        return self.memo("gpu_mask", build)
+
     @cached_property
     def has_gpu_activity(self) -> bool:
         """True when the trace holds any GPU kernel, memcpy or memset."""
-        return bool(np.isin(self.column("kind"), schema.GPU_KINDS).any())
+        return bool(self.gpu_mask().any())
 
     # -- derived tables -----------------------------------------------------
     @cached_property
@@ -320,7 +349,7 @@ class RankTrace:
         return self.memo("gpu_arrays", self._gpu_arrays)
 
     def _gpu_arrays(self) -> dict[str, np.ndarray]:
-        sel = np.flatnonzero(np.isin(self.column("kind"), schema.GPU_KINDS))
+        sel = np.flatnonzero(self.gpu_mask())
         sel = sel[np.lexsort((self.column("end_ns")[sel], self.column("ts_ns")[sel]))]  # stable: by start, end
         g: dict[str, Any] = {c: self.column(c)[sel] for c in GPU_EVENT_COLUMNS}
         # launches: runtime calls with a correlation id, the first one per correlation
