@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from tracekit.traces import decode
-from tracekit.traces.table import decode_table, events_frame
+from tracekit.traces.traceset import decode_table, events_frame
 
 REF = Path(__file__).parent / "data" / "reference"
 

@@ -145,8 +145,7 @@ def test_hta_agrees_on_overlap():
 def test_2021_schema_decodes_categories_and_lowercase_external_id():
     # decode level (no rank inference): every 2021 spelling maps to a kind, "external id" is read
     from tracekit.traces.decode import decode_columns
-    from tracekit.traces.table import events_frame
-    from tracekit.traces.traceset import RankTrace
+    from tracekit.traces.traceset import RankTrace, events_frame
 
     path = EXT / "kineto_tb_plugin_2021" / "worker0.1623143089861.pt.trace.json.gz"
     meta, cols = decode_columns(path)

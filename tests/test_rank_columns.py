@@ -17,9 +17,10 @@ from tracekit.analyses import registry
 from tracekit.analyses.collectives import _factorize
 from tracekit.runner.per_rank import concat_ranks
 from tracekit.traces import loader, schema
-from tracekit.traces.decode import SPARSE_COLUMNS
-from tracekit.traces.table import events_frame
-from tracekit.traces.traceset import RankTrace, _codes_dtype, _step_numbers
+from tracekit.traces.decode import DENSE_COLUMNS, SPARSE_COLUMNS, SPARSE_INT_COLUMNS, Columns
+from tracekit.traces.frames import frame
+from tracekit.traces.table import categorical
+from tracekit.traces.traceset import RankTrace, _codes_dtype, _step_numbers, events_frame
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = [
@@ -30,12 +31,32 @@ FILES = [
 ]
 
 
+def _reference_events(cols: Columns) -> pd.DataFrame:
+    """The event table as tracekit built it before ranks kept their columns (its definition, written out
+    independently of RankTrace): dense columns, end = start + duration, sparse ints -1 where absent,
+    Categorical names (first-seen order) and collective args (sorted)."""
+    data: dict = {c: cols.dense[c] for c in DENSE_COLUMNS}
+    data["end_ns"] = data["ts_ns"] + data["dur_ns"]
+    for col in SPARSE_INT_COLUMNS:
+        dense = np.full(cols.n, -1, dtype=np.int64)
+        dense[cols.sparse_idx] = cols.sparse[col]
+        data[col] = dense
+    data["name"] = pd.Categorical.from_codes(cols.name_codes, categories=pd.Index(cols.names, dtype=object))
+    for col in SPARSE_COLUMNS:
+        sparse = categorical(cols.sparse[col])
+        codes = np.full(cols.n, -1, dtype=sparse.codes.dtype)
+        codes[cols.sparse_idx] = sparse.codes
+        data[col] = pd.Categorical.from_codes(codes, dtype=sparse.dtype)
+    return frame({c: data[c] for c in schema.EVENT_COLUMNS}, copy=False)
+
+
 def _pair(path: Path) -> tuple[RankTrace, RankTrace]:
+    """The rank from its columns (the engine's way) and from the reference event table."""
     decoded = loader.decode_file(path)
     assert not isinstance(decoded, Exception), decoded
     meta, cols = decoded
     a = RankTrace.from_decoded(path, dict(meta), cols)
-    b = RankTrace.from_decoded(path, dict(meta), events_frame(cols))
+    b = RankTrace.from_decoded(path, dict(meta), _reference_events(cols))
     a.rank = b.rank = 0
     return a, b
 
@@ -53,6 +74,8 @@ def test_columns_are_the_event_table(path: Path) -> None:
         pd.testing.assert_frame_equal(getattr(cols, name), getattr(frame_, name), check_exact=True,
                                       check_categorical=True, check_index_type=True)
     pd.testing.assert_frame_equal(cols.events, frame_.events, check_exact=True, check_categorical=True)
+    decoded = loader.decode_file(path)
+    pd.testing.assert_frame_equal(events_frame(decoded[1]), frame_.events, check_exact=True, check_categorical=True)
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")

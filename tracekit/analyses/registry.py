@@ -60,10 +60,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 
-from tracekit.traces.frames import NO_ROWS, Columnar, empty_frame, n_rows
-
 from tracekit.analyses.options import AnalyzeOptions
 from tracekit.errors import ConfigError
+from tracekit.traces.frames import NO_ROWS, Columnar, empty_frame, n_rows
 
 if TYPE_CHECKING:
     from tracekit.traces.traceset import RankTrace, TraceSet

@@ -326,7 +326,7 @@ class Columns:
       -> one value (str or None) per such row, :data:`SPARSE_INT_COLUMNS` ->
       int64 array over those rows (-1 = absent).
 
-    :func:`tracekit.traces.table.events_frame` turns it into the event table of :mod:`schema`.
+    :func:`tracekit.traces.traceset.events_frame` turns it into the event table of :mod:`schema`.
     """
 
     n: int

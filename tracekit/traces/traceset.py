@@ -13,7 +13,7 @@ import re
 import warnings
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -24,7 +24,7 @@ from tracekit.errors import TraceLoadWarning
 from tracekit.traces.frames import Columnar, frame
 from tracekit.traces.manifest import Manifest
 from tracekit.traces import schema
-from tracekit.traces.decode import NOTES_KEY, SPARSE_COLUMNS, SPARSE_INT_COLUMNS, Columns
+from tracekit.traces.decode import CHUNK_BYTES, NOTES_KEY, SPARSE_COLUMNS, SPARSE_INT_COLUMNS, Columns, decode_columns
 from tracekit.traces.table import categorical, str_codes
 
 STEP_PREFIX = schema.STEP_PREFIX
@@ -73,7 +73,7 @@ def _codes_dtype(n_categories: int) -> type:
 
 def _sparse_codes(cols: Columns, name: str) -> tuple[np.ndarray, list[Any]]:
     """``(codes per event, categories)`` of a :data:`SPARSE_COLUMNS` column: what ``events[name]``
-    holds (:func:`tracekit.traces.table.events_frame`), without building it."""
+    holds (:func:`events_frame`), without building it."""
     values = cols.sparse[name]
     sc = str_codes(values)
     if sc is None:  # mixed types: pandas' own categories
@@ -102,14 +102,23 @@ def _column_of(cols: Columns, name: str, rt: RankTrace) -> np.ndarray:
     raise KeyError(name)
 
 
-_EMPTY: list[pd.DataFrame] = []
-
-
+@cache
 def _empty_events() -> pd.DataFrame:
     """The event table of a header-only rank (one shared empty frame: nothing writes to it)."""
-    if not _EMPTY:
-        _EMPTY.append(pd.DataFrame({c: [] for c in schema.EVENT_COLUMNS}))
-    return _EMPTY[0]
+    return pd.DataFrame({c: [] for c in schema.EVENT_COLUMNS})
+
+
+def events_frame(cols: Columns) -> pd.DataFrame:
+    """The event table (:data:`schema.EVENT_COLUMNS`) of decoded columns: ``name`` and the collective args
+    are Categoricals (a trace has hundreds of thousands of events but only thousands of distinct names,
+    and the args are set on a few hundred rows only). The same table as ``RankTrace.events``."""
+    return RankTrace(path=Path(), meta={}, source=cols).events
+
+
+def decode_table(path: Path, chunk_bytes: int = CHUNK_BYTES) -> tuple[dict[str, Any], pd.DataFrame]:
+    """``(meta, event table)`` of one trace file, decoded in this process."""
+    meta, cols = decode_columns(Path(path), chunk_bytes)
+    return meta, events_frame(cols)
 
 
 @dataclass(eq=False)
@@ -150,9 +159,8 @@ class RankTrace:
 
     @cached_property
     def events(self) -> pd.DataFrame:
-        """The event table (:data:`schema.EVENT_COLUMNS`), built from ``source`` on first use: what
-        :func:`~tracekit.traces.table.events_frame` makes of the columns, sharing the arrays
-        :meth:`column` returns (no column is held twice)."""
+        """The event table (:data:`schema.EVENT_COLUMNS`), built from ``source`` on first use; from columns
+        it shares the arrays :meth:`column` returns (no column is held twice)."""
         src = self.source
         if isinstance(src, pd.DataFrame):
             return src
