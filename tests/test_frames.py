@@ -123,8 +123,9 @@ def test_stack_builds_one_frame_for_column_parts(monkeypatch: pytest.MonkeyPatch
     [{"a": 1}, {"b": 2}],  # differing keys: pandas' own path
     [],
 ])
-def test_records_frame_is_pandas_frame(rows: list) -> None:
-    got, want = frames.records_frame(rows), pd.DataFrame(rows)
+def test_records_columns_are_pandas_frame(rows: list) -> None:
+    cols = frames.records_columns(rows)
+    got, want = cols if isinstance(cols, pd.DataFrame) else frame(cols), pd.DataFrame(rows)
     pd.testing.assert_frame_equal(got, want, check_exact=True, check_index_type=True, check_column_type=True)
     assert list(got.dtypes) == list(want.dtypes)
 

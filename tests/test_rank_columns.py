@@ -15,10 +15,9 @@ import pytest
 
 from tracekit.analyses import registry
 from tracekit.analyses.collectives import _factorize
-from tracekit.runner.per_rank import concat_ranks
 from tracekit.traces import loader, schema
 from tracekit.traces.decode import DENSE_COLUMNS, SPARSE_COLUMNS, SPARSE_INT_COLUMNS, Columns
-from tracekit.traces.frames import frame
+from tracekit.traces.frames import frame, stack
 from tracekit.traces.table import categorical
 from tracekit.traces.traceset import RankTrace, _codes_dtype, _step_numbers, events_frame
 
@@ -86,7 +85,7 @@ def test_rank_tables_from_columns_are_those_from_the_event_table(path: Path) -> 
     pair = _pair(path)
     for rt in pair:
         tables = registry.compute_rank_tables(rt, specs=specs, options=opts, world_size=2, manifest=None)
-        out.append({t.name: concat_ranks([tables[t.name]], tuple(t.column_names)) for t in specs})
+        out.append({t.name: stack([tables[t.name]], tuple(t.column_names)) for t in specs})
     # the point of the columns: no analysis of the per-rank map builds the event or GPU table
     assert "events" not in pair[0].__dict__ and "gpu" not in pair[0].__dict__
     for name in out[0]:

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tracekit.analyses.classify import COMM, classify_gpu
+from tracekit.analyses.classify import COMM, class_codes, class_mask
 from tracekit.analyses.findings import as_dicts, as_table
 from tracekit.analyses.registry import AnalysisResult
 from tracekit.errors import ReplayError, ScenarioError
@@ -185,7 +185,7 @@ def whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, A
     notes = _check_replayable(traces)
     offsets = {int(r): 1000.0 * float(v) for r, v in (meta.get("clock_offsets_us") or {}).items()}
     costs = cost_model.ProfilerCosts.of(traces.manifest, probe=profiler_probe)
-    comm = {rt.rank: np.asarray(classify_gpu(rt, comm_pattern).array == COMM) if rt.has_gpu_activity
+    comm = {rt.rank: class_mask(class_codes(rt, comm_pattern), COMM) if rt.has_gpu_activity
             else np.zeros(0, dtype=bool) for rt in traces}
     gp = simulate.build(traces, coll, costs, offsets)
     g = gp.recorded()  # the window as recorded, for the self-check: the same graph, nothing taken out

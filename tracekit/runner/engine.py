@@ -41,8 +41,8 @@ import pandas as pd
 
 from tracekit import progress
 from tracekit.analyses import registry
-from tracekit.runner.per_rank import concat_ranks
 from tracekit.errors import ConfigError, MissingDependencyError, TraceInputError, TraceSetError
+from tracekit.traces.frames import stack
 from tracekit.traces.manifest import Manifest, read_manifest
 from tracekit.traces import loader
 from tracekit.traces.traceset import RankTrace, TraceSet
@@ -134,7 +134,7 @@ def rank_batch(files: list[tuple[str, int]], job: RankJob) -> BatchOutcome:
         outcomes.append(o)
         if t is not None:
             per_rank.append(t)
-    return BatchOutcome(outcomes, {t.name: concat_ranks([r[t.name] for r in per_rank], tuple(t.column_names))
+    return BatchOutcome(outcomes, {t.name: stack([r[t.name] for r in per_rank], tuple(t.column_names))
                                    for t in specs})
 
 
@@ -283,7 +283,7 @@ def gather(outcomes: list[BatchOutcome], *, skip_bad: bool, manifest: Manifest |
     ts = loader.assemble(good, skipped)
     ts.manifest, ts.root = manifest, root
     names = list(outcomes[0].tables) if outcomes else []
-    return ts, {n: _rank_ordered(concat_ranks([b.tables[n] for b in outcomes], tuple(outcomes[0].tables[n].columns)))
+    return ts, {n: _rank_ordered(stack([b.tables[n] for b in outcomes], tuple(outcomes[0].tables[n].columns)))
                 for n in names}
 
 

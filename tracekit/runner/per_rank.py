@@ -15,9 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, TypeVar
 
-import pandas as pd
 
-from tracekit.traces.frames import Columnar, stack
 from tracekit.traces.loader import fork_context
 from tracekit.traces.traceset import RankTrace, TraceSet
 
@@ -62,9 +60,3 @@ def map_ranks(traces: TraceSet, fn: Callable[[RankTrace], T], workers: int | Non
     finally:
         _traces = _fn = None
     return {r: out[r] for r in ranks}
-
-
-def concat_ranks(frames: list[Columnar], columns: tuple[str, ...] | None = None) -> pd.DataFrame:
-    """The per-rank tables ``frames`` (frames, or columns as the rank tables return them) stacked in order
-    (empty ones skipped; :func:`tracekit.traces.frames.stack`); with none left, an empty frame with ``columns``."""
-    return stack(frames, columns)

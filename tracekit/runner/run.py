@@ -16,7 +16,8 @@ from typing import Any
 import pandas as pd
 
 from tracekit.analyses import registry
-from tracekit.runner.per_rank import concat_ranks, map_ranks
+from tracekit.runner.per_rank import map_ranks
+from tracekit.traces.frames import stack
 from tracekit.analyses.registry import AnalysisResult, AnalysisWarning, AnalyzeOptions
 from tracekit.traces.traceset import TraceSet
 
@@ -48,7 +49,7 @@ def analyze(
     if tables is None:
         parts = map_ranks(traces, partial(registry.compute_rank_tables, specs=rank_specs, options=options,
                                           world_size=traces.world_size, manifest=traces.manifest), workers)
-        tables = {t.name: concat_ranks([p[t.name] for p in parts.values()], tuple(t.column_names))
+        tables = {t.name: stack([p[t.name] for p in parts.values()], tuple(t.column_names))
                   for t in rank_specs}
     if on_phase:
         on_phase("rank_tables")

@@ -116,15 +116,8 @@ def empty_frame(columns: tuple[str, ...] | list[str]) -> pd.DataFrame:
     return frame({c: np.empty(0, dtype=object) for c in columns}, copy=False)
 
 
-#: scalar types :func:`records_frame` stores as numpy columns (one type per column)
+#: scalar types :func:`records_columns` stores as numpy columns (one type per column)
 _NUMBER_TYPES = frozenset({int, float, bool, np.int64, np.float64, np.bool_})
-
-
-def records_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    """``pd.DataFrame(rows)`` for a few dicts with the same keys (the rows of a small per-rank table),
-    built column by column (:func:`records_columns`) where it can be."""
-    t = records_columns(rows)
-    return t if isinstance(t, pd.DataFrame) else frame(t, copy=False)
 
 
 def records_columns(rows: list[dict[str, Any]]) -> Columnar:

@@ -164,12 +164,7 @@ class RankTrace:
         src = self.source
         if isinstance(src, pd.DataFrame):
             return src
-        data: dict[str, Any] = {}
-        for c in schema.EVENT_COLUMNS:
-            dtype = self._category_dtype(c)
-            v = self.column(c)
-            data[c] = v if dtype is None else pd.Categorical.from_codes(v, dtype=dtype)
-        return frame(data, copy=False)
+        return self._frame_of({c: self.column(c) for c in schema.EVENT_COLUMNS})
 
     @property
     def n_events(self) -> int:
@@ -329,11 +324,16 @@ class RankTrace:
         pre-window or launched outside every step). :meth:`gpu_column` reads the
         same columns without building this frame.
         """
+        return self._frame_of(self.gpu_arrays())
+
+    def _frame_of(self, arrays: dict[str, np.ndarray]) -> pd.DataFrame:
+        """A frame of event columns as :meth:`column` returns them: codes become Categoricals again. It
+        shares the arrays, which nobody writes to."""
         data: dict[str, Any] = {}
-        for c, v in self.gpu_arrays().items():
+        for c, v in arrays.items():
             dtype = self._category_dtype(c)
             data[c] = v if dtype is None else pd.Categorical.from_codes(v, dtype=dtype)
-        return frame(data, copy=False)  # shares gpu_arrays' columns, which nobody writes to
+        return frame(data, copy=False)
 
     def _category_dtype(self, name: str) -> pd.CategoricalDtype | None:
         """The dtype of ``events[name]`` when it is a Categorical (built from the columns, not the table)."""
