@@ -1,10 +1,10 @@
 #!/usr/bin/env python
 """DDP variants timed in one job, steps alternating: the paired truth for ``tracekit whatif``'s
-bucket-cap, first-bucket and world-size scenarios (CPU/gloo, or one GPU per rank).
+bucket-cap, first-bucket, comm-hook and world-size scenarios (CPU/gloo, or one GPU per rank).
 
 Separate ``tracekit profile`` runs of the same program measured its step up to 55 % apart on the
 shared hosts (``docs/whatif.md``), as much as the changes to check. Here every variant lives in one
-job: the same toy model (``tracekit profile``'s builder, same weights) wrapped in DDP once per variant
+job: the same model (``tracekit profile``'s builder, same weights) wrapped in DDP once per variant
 (``tracekit.profile.parallel.wrap_ddp``: its bucket cap, first bucket, and process group: ``world_size=N``
 runs on the first N ranks of the job, the others wait), each warmed up, then timed for ``--rounds``
 rounds of one step each, the variants' order rotating from round to round, a barrier before every step.
@@ -40,20 +40,21 @@ from tracekit.profile.training import Trainer  # noqa: E402
 
 def _spec(text: str, ranks: int) -> dict:
     """``bucket-cap-mb=1,first-bucket-cap-mb=5`` -> options; ``world_size`` defaults to ``ranks``."""
-    out: dict = {"world_size": ranks, "bucket_cap_mb": 25.0, "first_bucket_cap_mb": None}
+    out: dict = {"world_size": ranks, "bucket_cap_mb": 25.0, "first_bucket_cap_mb": None, "comm_hook": "none"}
     for part in filter(None, text.split(",")):
         key, _, value = part.partition("=")
         key = key.strip().replace("-", "_")
-        out[key] = int(value) if key == "world_size" else float(value)
+        out[key] = int(value) if key == "world_size" else value.strip() if key == "comm_hook" else float(value)
     return out
 
 
 def _variant(args: argparse.Namespace, opts: dict, group: object, device: object) -> Trainer:
     import torch
 
-    config = ProfileConfig(model="toy", width=args.width, depth=args.depth, batch_size=args.batch_size,
+    config = ProfileConfig(model=args.model, width=args.width, depth=args.depth, batch_size=args.batch_size,
                            device=device.type, nproc=opts["world_size"], bucket_cap_mb=opts["bucket_cap_mb"],
-                           first_bucket_cap_mb=opts["first_bucket_cap_mb"])
+                           first_bucket_cap_mb=opts["first_bucket_cap_mb"], comm_hook=opts["comm_hook"],
+                           seq_len=args.seq_len, amp=args.amp)
     torch.manual_seed(config.seed)
     model, batch_fn, _ = build_workload(config)
     torch.manual_seed(config.seed + 1 + int(os.environ["RANK"]))
@@ -121,9 +122,12 @@ def main(argv: list[str] | None = None) -> int:
                                         "--nproc-per-node 2 scripts/paired_ddp_variants.py --variant bucket-cap-mb=25 "
                                         "--variant bucket-cap-mb=1 --json paired.jsonl")
     ap.add_argument("--variant", action="append", required=True,
-                    help="options of one variant (bucket-cap-mb, first-bucket-cap-mb, world-size); the first is "
-                         "the baseline")
+                    help="options of one variant (bucket-cap-mb, first-bucket-cap-mb, world-size, comm-hook); the "
+                         "first is the baseline")
     ap.add_argument("--ranks", type=int, default=2, help="ranks of a variant without world-size")
+    ap.add_argument("--model", default="toy", help="tracekit profile's --model (toy, transformer, ...)")
+    ap.add_argument("--seq-len", type=int, default=128)
+    ap.add_argument("--amp", default="none", help="tracekit profile's --amp (none, bf16, fp16)")
     ap.add_argument("--width", type=int, default=1024)
     ap.add_argument("--depth", type=int, default=8)
     ap.add_argument("--batch-size", type=int, default=64)

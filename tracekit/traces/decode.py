@@ -47,6 +47,8 @@ class _TypedArgs(msgspec.Struct, frozen=True, gc=False):
     #: the peer of a point-to-point op (global ranks): ``send`` records "Dst Rank", ``recv`` "Src Rank"
     p2p_dst: int = msgspec.field(default=_NO_INT, name="Dst Rank")
     p2p_src: int = msgspec.field(default=_NO_INT, name="Src Rank")
+    #: a GPU copy's or memset's size (kineto's "bytes" on ``gpu_memcpy`` / ``gpu_memset`` events)
+    nbytes: int = msgspec.field(default=_NO_INT, name="bytes")
     #: 2021 kineto (torch 1.8-1.9) spelled it in lower case
     external_id_lc: int = msgspec.field(default=_NO_INT, name="external id")
 
@@ -246,7 +248,7 @@ def _coerce_event(e: dict[str, Any]) -> Any:
             group_size=_as_int(a.get("Group size")), dtype=_as_str(a.get("dtype")),
             pg_name=_as_str(a.get("Process Group Name")), pg_desc=_as_str(a.get("Process Group Description")),
             pg_ranks=_as_str(a.get("Process Group Ranks")), seq=_as_int(a.get("Seq")),
-            p2p_dst=_as_int(a.get("Dst Rank")), p2p_src=_as_int(a.get("Src Rank")),
+            p2p_dst=_as_int(a.get("Dst Rank")), p2p_src=_as_int(a.get("Src Rank")), nbytes=_as_int(a.get("bytes")),
         )
     pid, tid = e.get("pid"), e.get("tid")
     return _TypedEvent(
@@ -309,7 +311,7 @@ def _int64(values: list[Any], attr: str, notes: Notes) -> np.ndarray:
 
 #: collective args that only a few events carry: stored for those rows only
 SPARSE_COLUMNS = ("coll_name", "pg_name", "pg_desc", "pg_ranks", "dtype")
-SPARSE_INT_COLUMNS = ("in_nelems", "out_nelems", "group_size", "seq", "peer")
+SPARSE_INT_COLUMNS = ("in_nelems", "out_nelems", "group_size", "seq", "nbytes", "peer")
 _INT_ARGS = ("stream", "correlation", "external_id")
 #: dense numeric columns of :class:`Columns`
 DENSE_COLUMNS = ("kind", "ts_ns", "dur_ns", "pid", "tid", *_INT_ARGS)
@@ -322,7 +324,7 @@ class Columns:
     - ``dense``: :data:`DENSE_COLUMNS` -> array of length ``n`` (``kind`` int8, the rest int64);
     - ``name_codes`` (int32, length ``n``) index ``names`` (distinct event names, first-seen order);
     - ``sparse_idx``: the rows that carry collective args (a collective name,
-      process group or element count), and ``sparse``: :data:`SPARSE_COLUMNS`
+      process group or element count) or a GPU copy's ``bytes``, and ``sparse``: :data:`SPARSE_COLUMNS`
       -> one value (str or None) per such row, :data:`SPARSE_INT_COLUMNS` ->
       int64 array over those rows (-1 = absent).
 
@@ -427,9 +429,10 @@ def _arrays(path: Path, events: list[Any], names: _NameCodes, notes: Notes) -> C
         ext = dense["external_id"]
         dense["external_id"] = np.where(ext >= 0, ext, lc)
     codes = np.fromiter(map(names.__getitem__, map(attrgetter("name"), kept)), dtype=np.int32, count=n)
-    # only collective events carry these args: read them from those rows alone
+    # only collective events (and GPU copies: their bytes) carry these args: read them from those rows alone
     has = np.fromiter((i for i, a in enumerate(args)
-                       if a.coll_name is not None or a.pg_name is not None or a.in_nelems != _NO_INT),
+                       if a.coll_name is not None or a.pg_name is not None or a.in_nelems != _NO_INT
+                       or a.nbytes != _NO_INT),
                       dtype=np.int64)
     coll_args = [args[i] for i in has]
     sparse: dict[str, Any] = {col: list(map(attrgetter(col), coll_args)) for col in SPARSE_COLUMNS}
