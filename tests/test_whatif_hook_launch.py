@@ -111,3 +111,52 @@ def test_the_recorded_layout_replays_as_the_baseline_with_profiler_cost_taken_ou
         r = tracekit.whatif(_run(tmp_path, launch_work_us=6), bucket_cap_mb=2)  # documented default costs
     assert r.profiler_cost["source"] == "default"
     assert r.scenarios[0]["delta_us"] == 0
+
+
+def test_beside_comm_and_slowdowns_are_interval_arithmetic():
+    import numpy as np
+
+    from tracekit.replay import contention
+
+    # ops: comm [50, 100]; compute [10, 20] alone, [60, 75] and [80, 95] inside it, [99, 110] overlapping its end,
+    # [100, 110] touching it only
+    start = np.array([50, 10, 60, 80, 99, 100]) * US
+    end = np.array([100, 20, 75, 95, 110, 110]) * US
+    comm = np.array([True, False, False, False, False, False])
+    beside = contention.beside_comm(start, end, comm)
+    assert beside.tolist() == [False, False, True, True, True, False]
+    names = np.array([9, 1, 1, 1, 2, 2])
+    # kernel 1: alone [10] (one instance: below MIN_INSTANCES) -> no slowdown
+    assert contention.slowdowns(names, end - start, beside) == {}
+    names = np.array([9, 1, 1, 1, 1, 1])  # kernel 1 alone 10 µs twice ([10, 20], [100, 110]); beside 15, 15, 11
+    assert contention.slowdowns(names, end - start, beside) == {1: pytest.approx(1.5)}
+
+
+def _contended_run(tmp_path: Path) -> Path:
+    """Two identical ranks, step [0, 200]: "gemm" on stream 7 alone at [10, 20] and [30, 40], beside the
+    allreduce [55, 100] (stream 17) at [60, 75] and [80, 95]: 1.5x slower beside communication."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    for rank in (0, 1):
+        tb = TraceBuilder(rank=rank, world_size=2)
+        tb.step(1, 0, 200)
+        for s, d in ((10, 10), (30, 10), (60, 15), (80, 15)):
+            tb.kernel("gemm", s, d, launch_at_us=s - 5)
+        tb.nccl_allreduce(55, 45, launch_at_us=50, nelems=1 << 20, op_dur_us=1)
+        tb.launch(150, 990, name="cudaDeviceSynchronize", dur_us=1)
+        tb.write(tmp_path / f"rank{rank}.trace.json.gz")
+    return tmp_path
+
+
+def test_one_rank_gives_kernels_their_duration_without_communication(tmp_path):
+    path = _contended_run(tmp_path)
+    base, out, start, end = _scenario([path], sc.Scenario(world_size=1))
+    origin = min(out.orig_start)
+    gemm = sorted((out.orig_start[v] - origin) // US for v in range(len(base.dur))
+                  if out.kind[v] == 3 and out.rank[v] == 0 and base.dur[v] in (10 * US, 15 * US))
+    assert gemm == [10, 30, 60, 80]
+    durs = [out.dur[v] // US for v in range(len(base.dur)) if out.kind[v] == 3 and out.rank[v] == 0
+            and (out.orig_start[v] - origin) // US in (10, 30, 60, 80)]
+    assert durs == [10, 10, 10, 10]  # the two beside the allreduce: 15 µs / 1.5
+    base, out, start, end = _scenario([path], sc.Scenario(world_size=4))  # collectives kept: durations kept
+    assert sorted(out.dur[v] // US for v in range(len(base.dur)) if out.kind[v] == 3 and out.rank[v] == 0
+                  and (out.orig_start[v] - origin) // US in (10, 30, 60, 80)) == [10, 10, 15, 15]

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from tracekit.errors import ConfigError, ScenarioError
-from tracekit.replay import breaks, buckets, ddp, figures, hook as hook_mod, network, simulate
+from tracekit.replay import breaks, buckets, contention, ddp, figures, hook as hook_mod, network, simulate
 from tracekit.replay.graph import Graph
 from tracekit.replay.scenario_spec import Context, Scenario
 from tracekit.traces.traceset import TraceSet
@@ -142,6 +142,11 @@ def apply(base: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.
             notes.append(f"{sc.name}: alpha-beta fit: {ctx.fit.note}")
         if sc.comm_hook:
             notes += _casts(g, ctx, keep & _fp32_allreduce(ctx.colls), sc.name)
+    if sc.world_size == 1:
+        done, beside = contention.relieve(g, ctx.traces, ctx.comm)
+        if beside:
+            notes.append(f"{sc.name}: {done} of {beside} compute kernels that ran beside communication get their "
+                         "duration without it (the slowdown of the same kernel measured in the trace)")
     if sc.no_graph_breaks:
         notes += breaks.remove(g, ctx)
     return g, comm, notes

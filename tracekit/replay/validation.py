@@ -66,7 +66,10 @@ _CPU16_PAIRED = ("whatif_scenarios_2026-11-25_cpu16_paired",)
 _ONE_JOB = "pinned to 8 cores, every variant timed in one job, steps alternating, 30 rounds"
 _NCCL = "NCCL, 2 GPUs (4 x H200 host)"
 _NCCL_ONE_JOB = "every variant timed in one job, steps alternating, 40 rounds"
-_NCCL_SHAPES = "toy MLP 8 x 4096 fp32 and a bf16 transformer"
+_NCCL_SHAPES = "toy MLP 8 x 4096 fp32 batch 64 and a bf16 transformer"
+_GPUBOUND = "toy MLP 16 x 4096 fp32 batch 512"
+_ALL_SHAPES = "the two CPU-bound shapes and a GPU-bound toy MLP 16 x 4096"
+_CPU_SHAPES = "toy4096|tfm1024"
 _NCCL_PAIRED = ("whatif_scenarios_2026-11-27_h200x4_paired",)
 _NCCL_SEPARATE = ("whatif_scenarios_2026-11-27_h200x4_separate",)
 
@@ -128,37 +131,53 @@ CHECKS: tuple[Check, ...] = (
           "measured -26.4 and -26.1 % (1 rank), +16.7 and +17.6 % (4 ranks), predicted -16.7 / -12.7 and +9.3 / "
           "+7.9 %: gloo's allreduces compete with the backward for the CPU, which the replay does not model",
           _CPU16_PAIRED),
-    Check("bucket_cap_mb", f"{_NCCL}, {_NCCL_ONE_JOB} (caps 1, 5, 100 MB; {_NCCL_SHAPES})", 6, 11.1, 27.9, CHECKED,
-          "the paired changes were steady (quartiles within about 4 points of the median); the transformer's caps "
-          "1 and 5 MB measured +24.6 and +14.3 %, predicted -3.3 and -3.4 %, cap 100 MB -13.4 % measured, -1.5 % "
-          "predicted: each bucket's CPU launch work, which the per-event profiler cost removes with the rest of "
-          "its backward thread (predicted / recorded CPU work of that thread 0-15 %); the toy MLP's caps 1 and 5 "
-          "MB keep its 8 buckets (every weight is 64 MiB) and measured -1.0 and -1.9 %", _NCCL_PAIRED),
-    Check("first_bucket_cap_mb", f"{_NCCL}, {_NCCL_ONE_JOB} (first bucket 5 MB; {_NCCL_SHAPES})", 2, 5.0, 6.1,
-          CHECKED, "measured -3.8 and +0.3 %, predicted 0.0 and -5.8 %", _NCCL_PAIRED),
-    Check("comm_hook", f"{_NCCL}, {_NCCL_ONE_JOB} (bf16 hook; {_NCCL_SHAPES})", 2, 6.8, 10.6, CHECKED,
+    Check("bucket_cap_mb", f"{_NCCL}, GPU-bound step, {_NCCL_ONE_JOB} (caps 1, 5, 100 MB; {_GPUBOUND})", 3, 0.3,
+          2.9, CHECKED, "the paired changes were steady (quartiles within 1 point); cap 100 MB measured -2.4 %, "
+          "predicted +0.5 %", _NCCL_PAIRED, "gpubound"),
+    Check("first_bucket_cap_mb", f"{_NCCL}, GPU-bound step, {_NCCL_ONE_JOB} (first bucket 5 MB; {_GPUBOUND})", 1,
+          0.1, 0.1, CHECKED, "measured -0.1 %, predicted 0.0 %", _NCCL_PAIRED, "gpubound"),
+    Check("comm_hook", f"{_NCCL}, GPU-bound step, {_NCCL_ONE_JOB} (bf16 hook; {_GPUBOUND})", 1, 2.4, 2.4, CHECKED,
+          "measured +0.4 %, predicted +2.9 %: the cast kernels are predicted as measured (+1.1 ms of GPU time a "
+          "step) but the halved allreduces slow the GEMMs beside them less, which is not modelled", _NCCL_PAIRED,
+          "gpubound"),
+    Check("world_size", f"{_NCCL}, GPU-bound step, {_NCCL_ONE_JOB} (2 ranks -> 1 and -> 4; {_GPUBOUND})", 2, 1.0,
+          1.5, CHECKED, "1 rank measured -8.9 %, predicted -10.4 % (the GEMMs ran 25-31 % slower beside the "
+          "allreduces; without that, -0.03 %); 4 ranks measured +1.2 %, predicted +0.8 %", _NCCL_PAIRED,
+          "gpubound"),
+    Check("bucket_cap_mb", f"{_NCCL}, CPU-bound steps, {_NCCL_ONE_JOB} (caps 1, 5, 100 MB; {_NCCL_SHAPES})", 6, 11.1,
+          27.9, CHECKED, "the paired changes were steady (quartiles within about 4 points of the median); the "
+          "transformer's caps 1 and 5 MB measured +24.6 and +14.3 %, predicted -3.3 and -3.4 %, cap 100 MB -13.4 % "
+          "measured, -1.5 % predicted: each bucket's CPU launch work, which the per-event profiler cost removes "
+          "with the rest of its backward thread (predicted / recorded CPU work of that thread 0-15 %); the toy "
+          "MLP's caps 1 and 5 MB keep its 8 buckets (every weight is 64 MiB) and measured -1.0 and -1.9 %",
+          _NCCL_PAIRED, _CPU_SHAPES),
+    Check("first_bucket_cap_mb", f"{_NCCL}, CPU-bound steps, {_NCCL_ONE_JOB} (first bucket 5 MB; {_NCCL_SHAPES})", 2,
+          5.0, 6.1, CHECKED, "measured -3.8 and +0.3 %, predicted 0.0 and -5.8 %", _NCCL_PAIRED, _CPU_SHAPES),
+    Check("comm_hook", f"{_NCCL}, CPU-bound steps, {_NCCL_ONE_JOB} (bf16 hook; {_NCCL_SHAPES})", 2, 6.8, 10.6, CHECKED,
           "measured +10.1 % (toy MLP, 537 MB of gradients a step) and +1.6 %, predicted -0.5 and -1.4 % with the "
           "hook's cast kernels at the trace's copy speed; its Python-side CPU work per bucket is not modelled "
-          "(the profiled hook run's backward thread took 50 % longer)", _NCCL_PAIRED),
-    Check("world_size", f"{_NCCL}, {_NCCL_ONE_JOB} (2 ranks -> 1 and -> 4; {_NCCL_SHAPES})", 4, 3.7, 30.3, CHECKED,
-          "4 ranks measured +7.3 and +3.2 %, predicted +5.6 and +3.9 %; 1 rank measured -33.4 and -14.6 %, "
-          "predicted -3.1 and -8.8 %: the CPU cost of issuing NCCL collectives stays in the replay (the toy "
-          "MLP's backward thread ran 1.6 ms longer a step on 2 ranks than on 1)", _NCCL_PAIRED),
-    Check("bucket_cap_mb", f"{_NCCL}, separate runs (caps 1, 5, 25 again, 100 MB; {_NCCL_SHAPES})", 8, 11.2, 71.0,
-          NOISY, "the unchanged cap measured +2.2 and +11.2 % apart, and the transformer's cap 1 MB +67.8 % here "
-          "against +24.6 % timed in one job", _NCCL_SEPARATE),
-    Check("first_bucket_cap_mb", f"{_NCCL}, separate runs (first bucket 5 MB; {_NCCL_SHAPES})", 2, 7.6, 9.6, NOISY,
-          "the unchanged cap measured +2.2 and +11.2 % apart", _NCCL_SEPARATE),
-    Check("comm_hook", f"{_NCCL}, separate runs (bf16 hook; {_NCCL_SHAPES})", 2, 34.8, 57.2, NOISY,
-          "measured +56.6 and +11.0 % here against +10.1 and +1.6 % timed in one job", _NCCL_SEPARATE),
-    Check("world_size", f"{_NCCL}, separate runs (2 ranks -> 1 and -> 4; {_NCCL_SHAPES})", 4, 12.4, 30.2, NOISY,
+          "(the profiled hook run's backward thread took 50 % longer)", _NCCL_PAIRED, _CPU_SHAPES),
+    Check("world_size", f"{_NCCL}, CPU-bound steps, {_NCCL_ONE_JOB} (2 ranks -> 1 and -> 4; {_NCCL_SHAPES})", 4, 2.7,
+          30.3, CHECKED, "4 ranks measured +7.3 and +3.2 %, predicted +5.6 and +3.9 %; 1 rank measured -33.4 and "
+          "-14.6 %, predicted -3.1 and -10.8 %: the CPU cost of issuing NCCL collectives stays in the replay (the "
+          "toy MLP's backward thread ran 1.6 ms longer a step on 2 ranks than on 1)", _NCCL_PAIRED, _CPU_SHAPES),
+    Check("bucket_cap_mb", f"{_NCCL}, separate runs (caps 1, 5, 25 again, 100 MB; {_ALL_SHAPES})", 12, 10.2, 71.0,
+          NOISY, "the unchanged cap measured -0.3, +2.2 and +11.2 % apart, and the transformer's cap 1 MB +67.8 % "
+          "here against +24.6 % timed in one job", _NCCL_SEPARATE),
+    Check("first_bucket_cap_mb", f"{_NCCL}, separate runs (first bucket 5 MB; {_ALL_SHAPES})", 3, 5.6, 9.6, NOISY,
+          "the unchanged cap measured -0.3, +2.2 and +11.2 % apart", _NCCL_SEPARATE),
+    Check("comm_hook", f"{_NCCL}, separate runs (bf16 hook; {_ALL_SHAPES})", 3, 12.5, 57.2, NOISY,
+          "measured +56.6 and +11.0 % on the CPU-bound shapes here against +10.1 and +1.6 % timed in one job",
+          _NCCL_SEPARATE),
+    Check("world_size", f"{_NCCL}, separate runs (2 ranks -> 1 and -> 4; {_ALL_SHAPES})", 6, 10.5, 30.2, NOISY,
           "the transformer's 1 and 4 ranks measured +0.2 and -6.1 % here, -14.6 and +3.2 % timed in one job",
           _NCCL_SEPARATE),
     Check("bandwidth_x", f"{_NCCL}, a slower network made for real (NCCL_MAX_NCHANNELS=2: 7.30x less all-reduce "
-          "bandwidth, scripts/nccl_busbw.py) and back, separate runs ({_NCCL_SHAPES})", 4, 9.9, 30.6, CHECKED,
-          "the change (up to +201 %) is far above the runs' noise; the toy MLP measured +201.2 / -66.8 %, predicted "
-          "+213.4 / -62.8 %; the transformer +18.6 / -15.7 %, predicted +49.2 / -23.2 % (its allreduces overlapped "
-          "the backward more than the replay keeps)", (*_NCCL_SEPARATE, "whatif_scenarios_2026-11-27_h200x4_bandwidth")),
+          f"bandwidth, scripts/nccl_busbw.py) and back, separate runs ({_ALL_SHAPES})", 6, 12.3, 30.6, CHECKED,
+          "the change (+19 to +201 %) is far above the runs' noise; toy MLP measured +201.2 / -66.8 %, predicted "
+          "+213.4 / -62.8 %; GPU-bound MLP +64.0 / -39.0 %, predicted +76.3 / -20.6 %; transformer +18.6 / "
+          "-15.7 %, predicted +49.2 / -23.2 % (allreduces overlapped the backward more, or slowed it less, than "
+          "the replay keeps)", (*_NCCL_SEPARATE, "whatif_scenarios_2026-11-27_h200x4_bandwidth")),
 )
 
 
