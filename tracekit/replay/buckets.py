@@ -172,7 +172,6 @@ class _Rank:
             g.sp[node] = [(arrive, 0)] + [(c, 0) for c in joined]
         return nodes
 
-
     def _launch_edges(self, arrive: int) -> list[tuple[int, int]]:
         """A recorded bucket's launch: the start edges of its arrival from CPU segments and compute (not from
         other collectives, which the new buckets replace). A new bucket whose last parameter is that bucket's
@@ -202,6 +201,7 @@ class _Rank:
         return out
 
     def _window_segments(self, tid: int, s: int, e: int) -> list[int]:
+        """The CPU work segments of thread ``tid`` inside ``[s, e]``."""
         th = self.threads.get(tid)
         if th is None or e <= s:
             return []
@@ -228,10 +228,8 @@ class _Rank:
 
     def _speed(self, tid: int, step: int) -> float:
         """The thread's CPU work in ``step`` as predicted over as recorded (the profiler's cost taken out)."""
-        th = self.threads[tid]
         s, e = self.rt.steps.loc[self.rt.steps["step"] == step, ["ts_ns", "end_ns"]].iloc[0]
-        lo, hi = np.searchsorted(th.cuts, [int(s), int(e)])
-        vs = [v for v in range(th.first_node + int(lo), th.first_node + int(hi)) if self.g.kind[v] == CPU_SEG]
+        vs = self._window_segments(tid, int(s), int(e))
         rec = sum(self.g.dur_rec[v] for v in vs)
         return sum(self.g.dur[v] for v in vs) / rec if rec else 1.0
 

@@ -51,14 +51,14 @@ def relieve(g: Graph, traces: TraceSet, comm: dict[int, np.ndarray]) -> tuple[in
     """Give every compute kernel that ran beside communication its alone duration, in place (``g`` is a
     scenario's copy). Returns (kernels shortened, kernels that ran beside communication)."""
     done = total = 0
+    orig_start, orig_end = g.orig_arrays()
     for rt in traces:
         mask = comm.get(rt.rank)
         info = g.ranks.get(rt.rank)
         if mask is None or info is None or info.get("gpu") is None or not mask.any():
             continue
         nodes = np.asarray(info["gpu_node"])[:mask.size]
-        start = np.asarray([g.orig_start[v] for v in nodes.tolist()], dtype=np.int64)
-        end = np.asarray([g.orig_end[v] for v in nodes.tolist()], dtype=np.int64)
+        start, end = orig_start[nodes], orig_end[nodes]
         names = rt.gpu_column("name")[:mask.size]
         beside = beside_comm(start, end, mask)
         slow = slowdowns(names, end - start, beside)
