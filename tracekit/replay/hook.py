@@ -26,7 +26,7 @@ import numpy as np
 
 from tracekit.replay.graph import GPU_OP, Graph
 from tracekit.traces import schema
-from tracekit.traces.traceset import TraceSet
+from tracekit.traces.traceset import RankTrace, TraceSet
 
 COMPRESS_TRAFFIC = 2.5
 DECOMPRESS_TRAFFIC = 1.5
@@ -38,20 +38,20 @@ _DTOD = "DtoD"
 def copy_throughput(traces: TraceSet) -> dict[int, float]:
     """Per rank with device-to-device copies of at least :data:`MIN_COPY_BYTES`: the median memory traffic
     rate of those copies, bytes read and written per ns (module doc). Ranks without them (or traces whose
-    event table has no ``nbytes``) are left out."""
-    out: dict[int, float] = {}
-    for rt in traces:
-        try:
-            nbytes = rt.column("nbytes")
-        except KeyError:
-            continue
-        names = rt.name_categories()
-        dtod = np.array([_DTOD in n for n in names] + [False], dtype=bool)
-        sel = ((rt.column("kind") == schema.MEMCPY) & (nbytes >= MIN_COPY_BYTES) & dtod[rt.column("name")]
-               & (rt.column("dur_ns") > 0))
-        if sel.any():
-            out[rt.rank] = float(np.median(2.0 * nbytes[sel] / rt.column("dur_ns")[sel]))
-    return out
+    event table has no ``nbytes``) are left out. Computed once per rank (only scenarios with a comm hook ask)."""
+    rates = {rt.rank: rt.memo("copy_throughput", lambda rt=rt: _rank_throughput(rt)) for rt in traces}
+    return {r: v for r, v in rates.items() if v is not None}
+
+
+def _rank_throughput(rt: RankTrace) -> float | None:
+    try:
+        nbytes = rt.column("nbytes")
+    except KeyError:
+        return None
+    dtod = np.array([_DTOD in n for n in rt.name_categories()] + [False], dtype=bool)
+    sel = ((rt.column("kind") == schema.MEMCPY) & (nbytes >= MIN_COPY_BYTES) & dtod[rt.column("name")]
+           & (rt.column("dur_ns") > 0))
+    return float(np.median(2.0 * nbytes[sel] / rt.column("dur_ns")[sel])) if sel.any() else None
 
 
 def _stream_of(g: Graph, traces: TraceSet, rank: int) -> dict[int, int]:

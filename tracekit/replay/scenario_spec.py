@@ -7,7 +7,7 @@ importing the module that imports them.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -62,5 +62,3 @@ class Context:
     backend: str | None
     world_size: int
     applied_hook: str | None
-    #: per rank, the device-copy throughput measured in the trace, bytes per ns (:mod:`tracekit.replay.hook`)
-    copy_rate: dict[int, float] = field(default_factory=dict)

@@ -6,7 +6,9 @@ A :class:`Scenario` is a set of changes applied together to a copy of the graph
 1. ``bucket_cap_mb`` / ``first_bucket_cap_mb``: DDP's gradients regrouped into other buckets
    (:mod:`tracekit.replay.buckets`);
 2. ``bandwidth_x``, ``world_size``, ``comm_hook``: every collective's transfer scaled
-   (:mod:`tracekit.replay.network`; the regrouped buckets get the same factors);
+   (:mod:`tracekit.replay.network`; the regrouped buckets get the same factors), the hook's cast kernels
+   added (:mod:`tracekit.replay.hook`), and with one rank the compute that ran beside communication
+   given its duration without it (:mod:`tracekit.replay.contention`);
 3. ``no_graph_breaks``: the CPU work between compiled graphs at each graph break removed
    (:mod:`tracekit.replay.breaks`).
 
@@ -83,8 +85,7 @@ def context(g: Graph, traces: TraceSet, coll: pd.DataFrame | None, offsets: dict
     applied = (run.parallel_applied or {}) if run is not None else {}
     ctx = Context(traces, m, comm, network.AlphaBeta(0.0, float("nan"), 0), lay, why,
                   run.backend if run is not None else None,
-                  int(run.world_size) if run is not None and run.world_size else len(traces), applied.get("comm_hook"),
-                  hook_mod.copy_throughput(traces))
+                  int(run.world_size) if run is not None and run.world_size else len(traces), applied.get("comm_hook"))
     ctx.fit = network.fit(collective_bytes(ctx), m["transfer_ns"].to_numpy(dtype=float) if len(m) else np.zeros(0))
     return ctx
 
@@ -155,9 +156,9 @@ def apply(base: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.
 def _casts(g: Graph, ctx: Context, rows: np.ndarray, name: str) -> list[str]:
     """The comm hook's compress/decompress kernels on the fp32 allreduces ``rows`` of ``ctx.colls``
     (:mod:`tracekit.replay.hook`), and what the notes say of them."""
-    c = ctx.colls[rows]
+    c, rate = ctx.colls[rows], hook_mod.copy_throughput(ctx.traces)
     done = hook_mod.add_casts(g, ctx.traces, c["node"].to_numpy(), c["rank"].to_numpy(dtype=int),
-                              collective_bytes(ctx)[rows], ctx.copy_rate)
+                              collective_bytes(ctx)[rows], rate)
     notes = [f"{name}: the hook's Python-side CPU work per bucket is not modelled (it slowed a CPU-bound step "
              "by 10 % on 2 x H200: docs/whatif.md)"]
     if done < len(c):
@@ -165,10 +166,9 @@ def _casts(g: Graph, ctx: Context, rows: np.ndarray, name: str) -> list[str]:
                      "(the others' ranks have no device copy of >= 1 MiB in the trace to measure memory speed by)")
     if rows.sum() < _fp32_allreduce(ctx.colls).sum():
         notes.append(f"{name}: the regrouped buckets' compress/decompress kernels are not modelled")
-    if ctx.copy_rate:
-        rate = np.median(list(ctx.copy_rate.values()))
-        notes.append(f"{name}: compress/decompress kernels at the trace's device-copy speed ({rate:.0f} GB/s "
-                     "read + written)")
+    if rate:
+        notes.append(f"{name}: compress/decompress kernels at the trace's device-copy speed "
+                     f"({np.median(list(rate.values())):.0f} GB/s read + written)")
     return notes
 
 
