@@ -160,3 +160,18 @@ def test_one_rank_gives_kernels_their_duration_without_communication(tmp_path):
     base, out, start, end = _scenario([path], sc.Scenario(world_size=4))  # collectives kept: durations kept
     assert sorted(out.dur[v] // US for v in range(len(base.dur)) if out.kind[v] == 3 and out.rank[v] == 0
                   and (out.orig_start[v] - origin) // US in (10, 30, 60, 80)) == [10, 10, 15, 15]
+
+
+def test_a_copy_whose_bytes_are_not_a_whole_number_is_read_without_them(tmp_path):
+    # kineto writes "bytes" as an int; a string or a fraction must not stop the decode (the loose path reads
+    # the trace and counts such values as absent, as for every integer arg) nor the copy-speed estimate
+    tb = TraceBuilder(rank=0, world_size=1)
+    tb.step(1, 0, 100)
+    tb.memcpy(10, 10, name="Memcpy DtoD (Device -> Device)", launch_at_us=8, nbytes="lots")
+    tb.memcpy(30, 10, name="Memcpy DtoD (Device -> Device)", launch_at_us=28, nbytes=2 * MIB + 0.5)
+    tb.memcpy(50, 10, name="Memcpy DtoD (Device -> Device)", launch_at_us=48, nbytes=2 * MIB)
+    tb.write(tmp_path / "rank0.trace.json.gz")
+    traces, _ = load_and_analyze([str(tmp_path)], RunOptions.of(keep_events=True))
+    rt = traces.ranks[0]
+    assert sorted(rt.column("nbytes")[rt.column("nbytes") != -1].tolist()) == [2 * MIB]
+    assert hook.copy_throughput(traces) == {0: pytest.approx(2 * 2 * MIB / 10_000)}
