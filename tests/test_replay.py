@@ -257,14 +257,14 @@ def test_costs_from_manifest_carry_the_documented_weights_and_scale():
 
     m = Manifest(profiler_cost=ProfilerCost(cpu_op_ns=1200.0, runtime_ns=1200.0), run=RunInfo(device="cuda"))
     c = cost_model.ProfilerCosts.of(m)
-    assert c.weights == cost_model.WEIGHTS and c.scale == cost_model.CUDA_SCALE == 2.0
+    assert c.weights == cost_model.WEIGHTS and c.scale == cost_model.CUDA_SCALE == 3.0
     w = cost_model.WEIGHTS
-    assert c.per_kind().tolist() == pytest.approx([2 * 1200.0 * w[0], 2 * 1200.0 * w[1], 2 * 1200.0 * w[2],
-                                                   2 * 1200.0 * w[3]])
+    assert c.per_kind().tolist() == pytest.approx([3 * 1200.0 * w[0], 3 * 1200.0 * w[1], 3 * 1200.0 * w[2],
+                                                   3 * 1200.0 * w[3]])
     # traces without run.json: the defaults, scaled as a CUDA run's (the defaults are CUDA calibrations)
     assert cost_model.ProfilerCosts.of(None).per_kind().tolist() == pytest.approx(
-        [2 * cost_model.DEFAULT_CPU_OP_NS * w[0], 2 * cost_model.DEFAULT_CPU_OP_NS * w[1],
-         2 * cost_model.DEFAULT_RUNTIME_NS * w[2], 2 * cost_model.DEFAULT_RUNTIME_NS * w[3]])
+        [3 * cost_model.DEFAULT_CPU_OP_NS * w[0], 3 * cost_model.DEFAULT_CPU_OP_NS * w[1],
+         3 * cost_model.DEFAULT_RUNTIME_NS * w[2], 3 * cost_model.DEFAULT_RUNTIME_NS * w[3]])
     # a CPU run keeps its calibrated figure; an explicit scale overrides the default
     cpu = Manifest(profiler_cost=ProfilerCost(cpu_op_ns=1200.0), run=RunInfo(device="cpu"))
     assert cost_model.ProfilerCosts.of(cpu).per_kind().tolist()[:2] == pytest.approx([1200.0 * w[0], 1200.0 * w[1]])
@@ -421,3 +421,30 @@ def test_shedding_in_closed_form_matches_the_carry_loop():
         lengths = rng.integers(0, 3000, n)
         cost, work = rng.choice([0.0, 500.0, 1000.0, 2500.0], n), rng.random(n) < 0.8
         np.testing.assert_allclose(_shed(lengths, cost, work), carried(lengths, cost, work), atol=1e-6)
+
+
+def _dense_run(tmp_path: Path) -> Path:
+    """One thread, one step [0, 100] µs: ten 1 µs operators 1 µs apart ([1, 2], [3, 4], ... [19, 20]), then one
+    operator [30, 90]: the thread's work segments are twenty of 1 µs, [20, 30], [30, 90] and [90, 100]."""
+    tb = TraceBuilder(rank=0, world_size=1)
+    tb.step(1, 0, 100)
+    for i in range(10):
+        tb.cpu_op(f"aten::view_{i}", 2 * i + 1, 1)
+    tb.cpu_op("aten::mm", 30, 60)
+    return tb.write(tmp_path / "rank0.trace.json.gz")
+
+
+def test_a_cut_sheds_no_more_than_its_thread_segments_hold(tmp_path):
+    path = _dense_run(tmp_path)
+    # 4 µs per operator: 2 µs at each cut. The 60th percentile of the 23 work segments (20 x 1, 10, 60, 10 µs) is
+    # 1 µs, so every cut sheds 1 µs: the twenty 1 µs segments go to 0, [20, 30] -> 9, [30, 90] -> 59, [90, 100]
+    # -> 9 (the step annotation's first cut ends no segment): 77 µs
+    costs = cost_model.ProfilerCosts(cpu_op_ns=4 * US, runtime_ns=0, source="test")
+    assert costs.cut_quantile == cost_model.CUT_QUANTILE == 0.6
+    assert costs.cut_bound(np.array([1.0] * 20 + [10.0, 60.0, 10.0]) * US) == 1 * US
+    assert _step_us(*_graph([path], costs)) == [77.0]
+    # without the bound each cut sheds 2 µs and what a 1 µs segment cannot shed is carried: the twenty shed 20 of
+    # 40, [20, 30] sheds all 10 (carry 22 + its 2), [30, 90] sheds the remaining 14 -> 46, [90, 100] its own 2 -> 8
+    unbounded = cost_model.ProfilerCosts(cpu_op_ns=4 * US, runtime_ns=0, source="test", cut_quantile=None)
+    assert unbounded.cut_bound(np.array([1.0])) == float("inf")
+    assert _step_us(*_graph([path], unbounded)) == [54.0]

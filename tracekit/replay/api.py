@@ -206,7 +206,8 @@ def whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, A
         notes.append(unchecked_note(baseline))
     result = WhatifResult(baseline=baseline, ranks=ranks, steps=steps, notes=notes,
                           profiler_cost={"cpu_op_ns": costs.cpu_op_ns, "runtime_ns": costs.runtime_ns,
-                                         "scale": costs.scale, "source": costs.source},
+                                         "scale": costs.scale, "cut_quantile": costs.cut_quantile,
+                                         "source": costs.source},
                           timeline=timeline_mod.one_step(gp, p_start, p_end, comm))
     if scenarios:  # edits of the predicted graph, re-evaluated (tracekit.replay.scenarios)
         ctx = scenario_mod.context(gp, traces, coll, offsets, comm)

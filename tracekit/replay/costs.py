@@ -20,6 +20,10 @@ dimensionless weight ``weights[k]`` (:data:`WEIGHTS`) and the run's ``scale``
 annotations, ``runtime_ns x w x scale`` for runtime/driver calls. The calibrated figure keeps the
 machine's scale; the weights say how much more or less an event of each kind costs the
 profiler than the calibration step's average event.
+
+**Bounded per cut.** What one cut of a thread sheds is at most :data:`CUT_QUANTILE` of that
+thread's work-segment lengths (:meth:`ProfilerCosts.cut_bound`), so a thread whose events follow
+each other closely is charged less per event than a sparse one.
 """
 
 from __future__ import annotations
@@ -55,14 +59,20 @@ TRITON_PREFIX = "triton_"
 WEIGHTS: tuple[float, float, float, float] = (1.0, 1.0, 1.0, 1.0)
 
 #: dimensionless factor on the calibrated (or default) figures of CUDA runs: an event of a real step costs the
-#: profiler about twice what an event of the calibration's small step costs. Fitted as one free parameter with
-#: benchmarks/fit_profiler_weights.py (``--model scale``) on the 42 H100 runs of sample_traces (h100_whatif,
-#: h100_whatif_3, h100_paired_twins, h100_compiled_probe) it came out 2.0, and the 25 held-out H200 runs
-#: (h200_whatif, h200_paired_twins, h200_compiled_probe) went from median/mean/max |error| 16.9/23.9/64.9 % to
-#: 10.1/16.9/60.9 %; fitted on the H200 runs it came out 2.0 as well, and the held-out H100 runs went from
-#: 19.1/27.9/128.2 % to 8.4/20.6/100.0 % (docs/whatif.md, "One factor on the calibrated cost"). CPU runs keep
-#: 1.0: their calibration runs on the CPU, and the two CPU runs with a measured step did not move with it.
-CUDA_SCALE = 2.0
+#: profiler more than an event of the calibration's small step. 2.0 from 2026-11-25 (fitted alone, as one free
+#: parameter, with benchmarks/fit_profiler_weights.py on the 42 H100 runs, held out on the 25 H200 runs; docs/whatif.md,
+#: "One factor on the calibrated cost"); 3.0 since 2026-11-27, fitted together with :data:`CUT_QUANTILE` (which keeps
+#: it off the dense threads the larger factor used to empty) by mean |error| on the 46 single-H100 runs and held out on
+#: the 68 H200 runs (docs/whatif.md, "A thread sheds no more per cut than its segments hold"). CPU runs keep 1.0: their
+#: calibration runs on the CPU, and the CPU runs with a measured step did not move with it.
+CUDA_SCALE = 3.0
+
+#: the most a cut may shed, as a quantile of the lengths of its thread's work segments (module doc of
+#: :mod:`tracekit.replay.graph`, "Profiler cost"): the profiler's own work at an event boundary runs on that thread
+#: between its cuts, so where the cuts are dense it cannot be larger than the stretches between them. Without it the
+#: per-event figure x :data:`CUDA_SCALE` asked the dense autograd thread of a transformer for 1.1x to 1.4x its whole
+#: recorded work, and the carry emptied it (0.2 to 6 % of its work left). None: no bound
+CUT_QUANTILE = 0.6
 
 
 def event_kinds(ev: pd.DataFrame, gpu_correlations: np.ndarray) -> np.ndarray:
@@ -102,6 +112,8 @@ class ProfilerCosts:
     weights: tuple[float, float, float, float] = WEIGHTS
     #: dimensionless factor on both figures (:data:`CUDA_SCALE` for CUDA runs, 1.0 for CPU runs)
     scale: float = 1.0
+    #: a cut sheds at most this quantile of its thread's work-segment lengths (:data:`CUT_QUANTILE`; None: no bound)
+    cut_quantile: float | None = CUT_QUANTILE
 
     @classmethod
     def of(cls, manifest: Manifest | None, weights: tuple[float, float, float, float] = WEIGHTS,
@@ -128,6 +140,13 @@ class ProfilerCosts:
         if cpu is not None:
             return cls(cpu, DEFAULT_RUNTIME_NS, f"{src} (runtime calls: default)", weights=weights, scale=k)
         return cls(DEFAULT_CPU_OP_NS, DEFAULT_RUNTIME_NS, "default", weights=weights, scale=k)
+
+    def cut_bound(self, work_lengths: np.ndarray) -> float:
+        """The most one cut of a thread may shed, ns (``inf`` without a bound): :attr:`cut_quantile` of the
+        thread's work-segment lengths ``work_lengths``."""
+        if self.cut_quantile is None or work_lengths.size == 0:
+            return float("inf")
+        return float(np.quantile(work_lengths, self.cut_quantile))
 
     def per_kind(self) -> np.ndarray:
         """ns per event of each kind (index: the kind codes)."""

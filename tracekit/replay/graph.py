@@ -53,8 +53,10 @@ follows the one before it has the shared :data:`CHAIN` as its start edges (read 
 CPU thread sheds half the per-event cost of the event that starts or ends there
 (``cpu_op_ns`` for operators and annotations, ``runtime_ns`` for runtime calls, each times
 the weight of the event's kind: :func:`~tracekit.replay.costs.event_kinds`) from the
-segment that ends at it; a segment cannot go below zero, and what it could not shed is
-taken from the thread's next work segments. Launch latency sheds half the cost of a
+segment that ends at it, but never more than the thread's bound per cut
+(:meth:`~tracekit.replay.costs.ProfilerCosts.cut_bound`: a quantile of the lengths of its work
+segments); a segment cannot go below zero, and what it could not shed is taken from the
+thread's next work segments. Launch latency sheds half the cost of a
 runtime call that launched GPU work (:attr:`~tracekit.replay.costs.ProfilerCosts.launch_ns`).
 GPU durations are kept as measured.
 """
@@ -627,8 +629,10 @@ class RankBuilder:
             th, kind = self.threads[tid], self.seg_kind[tid]
             if kind.size == 0:
                 continue
+            lengths, is_work = np.diff(th.cuts), kind == CPU_SEG
             cost = _seg_costs(cpu.ts[rows], cpu.end[rows], cpu.cost_kind[rows], th.cuts, self.costs)
-            work = _shed(np.diff(th.cuts), cost, kind == CPU_SEG)
+            cost = np.minimum(cost, self.costs.cut_bound(lengths[is_work]))
+            work = _shed(lengths, cost, is_work)
             dur = np.rint(np.where(kind == CPU_SEG, work * self._seg_speed(th.cuts), work)).astype(np.int64)
             rec = np.diff(th.cuts).astype(np.int64)
             first = th.first_node

@@ -161,8 +161,11 @@ def cost_line(pc: dict[str, Any]) -> str:
     k = pc.get("scale", 1.0)
     factor = (f" x {k:g} (an event of a real step costs the profiler about {k:g}x the calibration step's: "
               f"docs/whatif.md)") if k != 1.0 else ""
+    q = pc.get("cut_quantile")
+    bound = (f"; a cut sheds at most the {100 * q:.0f}th percentile of its thread's work-segment lengths"
+             if q is not None else "")
     return (f"profiler cost taken out: {pc['cpu_op_ns']:.0f} ns per CPU operator, {pc['runtime_ns']:.0f} ns per "
-            f"runtime call ({pc['source']}){factor}")
+            f"runtime call ({pc['source']}){factor}{bound}")
 
 
 def render_text(r: WhatifResult, fmt: str = "table") -> str:
