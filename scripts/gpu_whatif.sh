@@ -2,6 +2,8 @@
 # Real runs for benchmarks/bench_whatif.py: single-GPU DDP profiles of real models, each with its
 # unprofiled step times and the profiler cost calibration in run.json. Usage (device, repo root):
 #   OUT=/some/dir PART=a bash scripts/gpu_whatif.sh     # PART a: eager runs, b: inductor runs, c: runs of shapes none of a/b has (held out: checked after the model was set)
+#   PART d: shapes none of a/b/c has, recorded after the per-cut bound of 2026-11-27 was fitted (held out from it)
+#   DEADLINE=S: start no run after S seconds (the runs done so far are still packed)
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
@@ -23,6 +25,16 @@ if [ "$PART" = a ]; then RUNS=(
   "midmlp-eager|--model toy --width 1024 --depth 24 --batch-size 128"
   "gpt2-inductor-fp32|--model gpt2 --seq-len 256 --batch-size 4 --dynamo inductor"
   "resnet18-inductor|--model resnet18 --batch-size 64 --dynamo inductor"
+); elif [ "$PART" = d ]; then RUNS=(
+  "mobilenet-eager|--model mobilenet_v3_large --batch-size 64"
+  "toy-512x32-eager|--model toy --width 512 --depth 32 --batch-size 128"
+  "gpt2-bf16-eager|--model gpt2 --seq-len 512 --batch-size 4 --amp bf16"
+  "transformer-768x12-eager|--model transformer --width 768 --depth 12 --seq-len 256 --batch-size 8"
+  "resnet34-bf16-eager|--model resnet34 --batch-size 64 --amp bf16"
+  "convnext-eager|--model convnext_tiny --batch-size 32"
+  "midmlp-inductor|--model toy --width 1024 --depth 24 --batch-size 128 --dynamo inductor"
+  "transformer-inductor-bf16|--model transformer --width 1024 --depth 8 --seq-len 512 --batch-size 8 --amp bf16 --dynamo inductor"
+  "efficientnet-eager|--model efficientnet_b0 --batch-size 64"
 ); else RUNS=(
   "gpt2-inductor-bf16|--model gpt2 --seq-len 512 --batch-size 8 --amp bf16 --dynamo inductor"
   "vit-inductor-bf16|--model vit_b_16 --batch-size 32 --amp bf16 --dynamo inductor"
@@ -31,8 +43,10 @@ if [ "$PART" = a ]; then RUNS=(
 ); fi
 {
   python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0))"
+  t0=$(date +%s)
   for spec in "${RUNS[@]}"; do
     name=${spec%%|*}; opts=${spec#*|}
+    if [ -n "${DEADLINE:-}" ] && [ $(( $(date +%s) - t0 )) -gt "$DEADLINE" ]; then echo "### $name: skipped (deadline)"; continue; fi
     echo "### $name: $opts"; start=$(date +%s)
     $TK $opts --out "$OUT/runs_$PART/$name" 2>&1 | grep -v "^USDT" | tail -4
     echo "took $(( $(date +%s) - start )) s"
