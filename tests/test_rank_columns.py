@@ -122,3 +122,16 @@ def test_factorize_is_pandas_factorize(n: int) -> None:
     codes, uniques = _factorize(values)
     want_codes, want_uniques = pd.factorize(values)
     assert codes.tolist() == want_codes.tolist() and list(uniques) == list(want_uniques)
+
+
+def test_ranks_with_the_same_names_share_one_categorical_dtype() -> None:
+    """Two ranks decoded from one file build their frames with the same dtype objects (one Index and dtype per
+    distinct name list in a process), and the frames are still the reference's."""
+    path = FILES[0]
+    (a, ref), (b, _) = _pair(path), _pair(path)
+    assert a._category_dtype("name") is b._category_dtype("name")
+    assert a._category_dtype("pg_name") is b._category_dtype("pg_name")
+    other, _ = _pair(FILES[1])  # another name list: another dtype
+    assert other._category_dtype("name") is not a._category_dtype("name")
+    for rt in (a, b):
+        pd.testing.assert_frame_equal(rt.events, ref.events, check_exact=True, check_categorical=True)

@@ -37,6 +37,22 @@ GPU_EVENT_COLUMNS = ("kind", "name", "ts_ns", "end_ns", "dur_ns", "stream", "cor
 #: ranks share most names (a worker maps many small ranks); cleared when it grows past the bound
 _NAME_HITS: dict[tuple[str, bool, int], dict[str, bool]] = {}
 _NAME_HITS_MAX = 1 << 17
+#: Categorical dtypes by their categories, shared by the ranks of a process: the ranks of one job mostly have the
+#: same name lists, and building an Index and a dtype costs ~0.2 ms a column (a dtype is immutable)
+_DTYPES: dict[tuple[Any, ...], pd.CategoricalDtype] = {}
+_DTYPES_MAX = 1 << 10
+
+
+def _dtype_of(categories: Any, as_object: bool) -> pd.CategoricalDtype:
+    """``pd.CategoricalDtype(pd.Index(categories, dtype=object if as_object else None))`` (the Index's dtype
+    inferred unless ``as_object``), one object per distinct list of categories."""
+    key = (as_object, *categories)
+    dtype = _DTYPES.get(key)
+    if dtype is None:
+        if len(_DTYPES) >= _DTYPES_MAX:
+            _DTYPES.clear()
+        dtype = _DTYPES[key] = pd.CategoricalDtype(pd.Index(categories, dtype=object if as_object else None))
+    return dtype
 #: (pattern, prefix, flags, the rank's name list) -> :func:`category_hits` (shared, do not mutate)
 _HITS_BY_NAMES: dict[tuple[Any, ...], np.ndarray] = {}
 
@@ -344,11 +360,12 @@ class RankTrace:
             dtype = src[name].dtype
             return dtype if isinstance(dtype, pd.CategoricalDtype) else None
         if name == "name":
-            return pd.CategoricalDtype(pd.Index(src.names, dtype=object))
+            return _dtype_of(src.names, True)
         if name in SPARSE_COLUMNS:
             values = src.sparse[name]
-            cats = categorical(values).categories if str_codes(values) is None else pd.Index(self.categories(name))
-            return pd.CategoricalDtype(cats)
+            if str_codes(values) is None:
+                return pd.CategoricalDtype(categorical(values).categories)
+            return _dtype_of(self.categories(name), False)
         return None
 
     def gpu_arrays(self) -> dict[str, np.ndarray]:
