@@ -162,7 +162,7 @@ def _check_replayable(traces: TraceSet) -> list[str]:
     """Notes on what cannot be replayed; raises :class:`ReplayError` when nothing can."""
     notes, usable = [], 0
     for rt in traces:
-        if rt.has_gpu_activity and bool(rt.gpu["pre_window"].all()):
+        if rt.has_gpu_activity and bool(rt.gpu_column("pre_window").all()):
             notes.append(f"rank {rt.rank} ({rt.path.name}): GPU activity without CPU launch calls (a cuda-only "
                          "capture?): the CPU side that issues the work is missing")
         elif rt.steps.empty:

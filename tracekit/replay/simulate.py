@@ -54,7 +54,7 @@ def build(traces: TraceSet, coll: pd.DataFrame | None, costs: ProfilerCosts,
     g = Graph()
     matched = matched_collectives(coll, offsets)
     off = offsets or {}
-    starts = [int(rt.events["ts_ns"].min() - off.get(rt.rank, 0.0)) for rt in traces]
+    starts = [int(rt.column("ts_ns").min() - off.get(rt.rank, 0.0)) for rt in traces]
     origin = min(starts) if starts else 0
     members: dict[object, list[tuple[int, int, int]]] = {}
     per_rank = {int(r): part for r, part in matched.groupby("rank", sort=False)} if len(matched) else {}

@@ -81,7 +81,7 @@ def _meta(traces: TraceSet, tables: dict[str, pd.DataFrame], options: AnalyzeOpt
         totals = tables["rank_totals"]
         pre_window = int(totals["pre_window_kernels"].sum()) if len(totals) else 0
     else:
-        pre_window = sum(int(rt.gpu["pre_window"].sum()) for rt in traces if rt.has_gpu_activity)
+        pre_window = sum(int(rt.gpu_column("pre_window").sum()) for rt in traces if rt.has_gpu_activity)
     return {
         "ranks": sorted(traces.ranks),
         "world_size": traces.world_size,
