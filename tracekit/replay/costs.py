@@ -63,7 +63,7 @@ WEIGHTS: tuple[float, float, float, float] = (1.0, 1.0, 1.0, 1.0)
 #: parameter, with benchmarks/fit_profiler_weights.py on the 42 H100 runs, held out on the 25 H200 runs; docs/whatif.md,
 #: "One factor on the calibrated cost"); 3.0 since 2026-11-27, fitted together with :data:`CUT_QUANTILE` (which keeps
 #: it off the dense threads the larger factor used to empty) by mean |error| on the 46 single-H100 runs and held out on
-#: the 68 H200 runs (docs/whatif.md, "A thread sheds no more per cut than its segments hold"). CPU runs keep 1.0: their
+#: the 68 H200 runs (docs/whatif.md, "A thread sheds no more per cut than its pieces hold"). CPU runs keep 1.0: their
 #: calibration runs on the CPU, and the CPU runs with a measured step did not move with it.
 CUDA_SCALE = 3.0
 
