@@ -62,10 +62,15 @@ READY_OP = "torch::autograd::AccumulateGrad"
 HOOK_OP = "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"
 
 
+def _cpu_ops(rt: RankTrace, name: str) -> pd.DataFrame:
+    """The rank's CPU operators named ``name``, by start time."""
+    ev = rt.events
+    return ev[(ev["kind"] == schema.CPU_OP).to_numpy() & (ev["name"] == name).to_numpy()].sort_values("ts_ns")
+
+
 def _ready_ends(rt: RankTrace, steps: pd.DataFrame) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     """Per step: (end ns, tid) of the rank's AccumulateGrad ops, in order."""
-    ev = rt.events
-    acc = ev[(ev["kind"] == schema.CPU_OP).to_numpy() & (ev["name"] == READY_OP).to_numpy()].sort_values("ts_ns")
+    acc = _cpu_ops(rt, READY_OP)
     out = {}
     for step, s, e in zip(steps["step"], steps["ts_ns"], steps["end_ns"]):
         sel = acc[(acc["ts_ns"] >= s) & (acc["ts_ns"] < e)]
@@ -188,11 +193,8 @@ class _Rank:
         in: from the end of its :data:`READY_OP` to the end of the enclosing :data:`HOOK_OP` (start = end
         where none encloses it)."""
         if self._hook_ops is None:
-            ev = self.rt.events
-            sel = (ev["kind"] == schema.CPU_OP).to_numpy() & (ev["name"] == HOOK_OP).to_numpy()
-            ops = ev[sel].sort_values("ts_ns")
             self._hook_ops = {int(t): (o["ts_ns"].to_numpy(dtype=np.int64), o["end_ns"].to_numpy(dtype=np.int64))
-                              for t, o in ops.groupby("tid")}
+                              for t, o in _cpu_ops(self.rt, HOOK_OP).groupby("tid")}
         out = []
         for t, tid in zip(*self.ready[step]):
             ts, end = self._hook_ops.get(int(tid), (np.zeros(0, np.int64), np.zeros(0, np.int64)))

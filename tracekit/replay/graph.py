@@ -633,8 +633,8 @@ class RankBuilder:
             cost = _seg_costs(cpu.ts[rows], cpu.end[rows], cpu.cost_kind[rows], th.cuts, self.costs)
             cost = np.minimum(cost, self.costs.cut_bound(lengths[is_work]))
             work = _shed(lengths, cost, is_work)
-            dur = np.rint(np.where(kind == CPU_SEG, work * self._seg_speed(th.cuts), work)).astype(np.int64)
-            rec = np.diff(th.cuts).astype(np.int64)
+            dur = np.rint(np.where(is_work, work * self._seg_speed(th.cuts), work)).astype(np.int64)
+            rec = lengths.astype(np.int64)
             first = th.first_node
             mine = zero[(zero >= first) & (zero < first + kind.size)] - first
             dur[mine] = rec[mine] = 0

@@ -125,24 +125,25 @@ def apply(base: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.
     hook = network.hook_factor(sc.comm_hook, ctx.backend, ctx.applied_hook)
     if (sc.bandwidth_x or sc.world_size or sc.comm_hook) and not len(ctx.colls):
         raise ScenarioError(f"{sc.name}: no collective matched across ranks in the trace to scale")
-    if hook != 1.0 and not _fp32_allreduce(ctx.colls).any():
+    fp32 = _fp32_allreduce(ctx.colls) if len(ctx.colls) else np.zeros(0, dtype=bool)
+    if hook != 1.0 and not fp32.any():
         raise ScenarioError(f"--comm-hook {sc.comm_hook}: no fp32 allreduce in the trace: nothing to compress")
     replaced = np.zeros(len(ctx.colls), dtype=bool)
     if sc.bucket_cap_mb is not None or sc.first_bucket_cap_mb is not None:
-        fp32 = len(ctx.colls) and _fp32_allreduce(ctx.colls[ctx.colls["phase"] == "backward"]).all()  # grads' dtype
-        replaced, more = buckets.regroup(g, ctx, comm, sc, bw * wf * (hook if fp32 else 1.0),
+        grads_fp32 = len(ctx.colls) and fp32[(ctx.colls["phase"] == "backward").to_numpy()].all()  # grads' dtype
+        replaced, more = buckets.regroup(g, ctx, comm, sc, bw * wf * (hook if grads_fp32 else 1.0),
                                          drop=sc.world_size == 1)
         notes += more
     if len(ctx.colls) and (bw != 1.0 or wf != 1.0 or hook != 1.0):
         f = np.full(len(ctx.colls), bw * wf)
         if hook != 1.0:
-            f = np.where(_fp32_allreduce(ctx.colls), f * hook, f)
+            f = np.where(fp32, f * hook, f)
         keep = ~replaced
         network.scale(g, ctx.colls["node"].to_numpy()[keep], f[keep], ctx.fit.alpha_ns, drop=sc.world_size == 1)
         if ctx.fit.note:
             notes.append(f"{sc.name}: alpha-beta fit: {ctx.fit.note}")
         if sc.comm_hook:
-            notes += _casts(g, ctx, keep & _fp32_allreduce(ctx.colls), sc.name)
+            notes += _casts(g, ctx, keep & fp32, fp32, sc.name)
     if sc.world_size == 1:
         done, beside = contention.relieve(g, ctx.traces, ctx.comm)
         if beside:
@@ -153,9 +154,9 @@ def apply(base: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.
     return g, comm, notes
 
 
-def _casts(g: Graph, ctx: Context, rows: np.ndarray, name: str) -> list[str]:
+def _casts(g: Graph, ctx: Context, rows: np.ndarray, fp32: np.ndarray, name: str) -> list[str]:
     """The comm hook's compress/decompress kernels on the fp32 allreduces ``rows`` of ``ctx.colls``
-    (:mod:`tracekit.replay.hook`), and what the notes say of them."""
+    (:mod:`tracekit.replay.hook`; ``fp32``: every fp32 allreduce of ``ctx.colls``), and what the notes say."""
     c, rate = ctx.colls[rows], hook_mod.copy_throughput(ctx.traces)
     done = hook_mod.add_casts(g, ctx.traces, c["node"].to_numpy(), c["rank"].to_numpy(dtype=int),
                               collective_bytes(ctx)[rows], rate)
@@ -164,7 +165,7 @@ def _casts(g: Graph, ctx: Context, rows: np.ndarray, name: str) -> list[str]:
     if done < len(c):
         notes.append(f"{name}: the hook's compress/decompress kernels are modelled on {done} of {len(c)} allreduces "
                      "(the others' ranks have no device copy of >= 1 MiB in the trace to measure memory speed by)")
-    if rows.sum() < _fp32_allreduce(ctx.colls).sum():
+    if rows.sum() < fp32.sum():
         notes.append(f"{name}: the regrouped buckets' compress/decompress kernels are not modelled")
     if rate:
         notes.append(f"{name}: compress/decompress kernels at the trace's device-copy speed "
