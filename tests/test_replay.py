@@ -448,3 +448,26 @@ def test_a_cut_sheds_no_more_than_its_thread_segments_hold(tmp_path):
     unbounded = cost_model.ProfilerCosts(cpu_op_ns=4 * US, runtime_ns=0, source="test", cut_quantile=None)
     assert unbounded.cut_bound(np.array([1.0])) == float("inf")
     assert _step_us(*_graph([path], unbounded)) == [54.0]
+
+
+def test_the_first_step_starts_after_the_backlog_launched_before_the_window(tmp_path):
+    """The CPU ran whole steps ahead: kernel p, launched before the window, runs [0, 50] µs; step 1's CPU range
+    [0, 20] launches k1 at 2 (it runs [50, 80], queued behind p), step 2's [20, 40] launches k2 at 22 ([80, 110]).
+    Steps tile the GPU-bound timeline from the end of the backlog: step 1 is [50, 80], step 2 [80, 110], 30 µs
+    each. Counting the backlog in step 1 ([0, 80]) would give a mean of (80 + 30) / 2 = 55 µs, a step the
+    program never takes."""
+    tb = TraceBuilder(rank=0, world_size=1)
+    tb.step(1, 0, 20)
+    tb.step(2, 20, 40)
+    tb.kernel("p", 0, 50, pre_window=True)
+    tb.kernel("k1", 50, 30, launch_at_us=2)
+    tb.kernel("k2", 80, 30, launch_at_us=22)
+    path = tb.write(tmp_path / "rank0.trace.json.gz")
+    g, start, end = _graph([path])
+    from tracekit.replay.figures import step_figures
+    steps = step_figures(g, np.asarray(g.orig_start), np.asarray(g.orig_end), {0: np.zeros(len(g.ranks[0]["gpu_node"]), dtype=bool)})
+    assert steps["step_us"].tolist() == [30.0, 30.0]
+    assert steps["idle_us"].tolist() == [0.0, 0.0]
+    base = tracekit.whatif(tmp_path).baseline
+    assert base["profiled_step_us"] == pytest.approx((30 + 30) / 2)
+    assert base["replayed_step_us"] == pytest.approx(30.0)

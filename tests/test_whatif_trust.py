@@ -21,6 +21,7 @@ RESULTS = REPO / "benchmarks" / "results"
 def test_regime_figures_are_those_of_its_result_files(regime: trust.Regime) -> None:
     rows = [json.loads(line) for f in regime.sources for line in (RESULTS / f).read_text().splitlines()]
     errors = [abs(r["error_pct"]) for r in rows if r.get("error_pct") is not None
+              and r["predicted_gpu_idle_pct"] is not None  # a CPU run has no regime
               and regime.idle_pct_low <= r["predicted_gpu_idle_pct"] < regime.idle_pct_high]
     assert len(errors) == regime.runs
     assert round(statistics.median(errors), 1) == regime.error_pct_median
@@ -36,14 +37,14 @@ def test_drift_split_of_the_cpu_bound_runs_is_as_documented() -> None:
 
     cpu = next(r for r in trust.REGIMES if r.name == "cpu-bound")
     rows = [json.loads(line) for f in cpu.sources for line in (RESULTS / f).read_text().splitlines()]
-    rows = [r for r in rows if r["predicted_gpu_idle_pct"] >= cpu.idle_pct_low]
+    rows = [r for r in rows if (r["predicted_gpu_idle_pct"] or 0.0) >= cpu.idle_pct_low]
     drift = [_measured_drift(SimpleNamespace(manifest=read_manifest(REPO / r["run"] / "run.json"))) for r in rows]
-    assert len(rows) == 54 and None not in drift
-    assert round(statistics.median(abs(d) for d in drift), 1) == 8.2 and round(max(abs(d) for d in drift), 1) == 43.3
+    assert len(rows) == 89 and None not in drift
+    assert round(statistics.median(abs(d) for d in drift), 1) == 8.9 and round(max(abs(d) for d in drift), 1) == 47.9
     steady = [abs(r["error_pct"]) for r, d in zip(rows, drift) if abs(d) < 5]
     moved = [abs(r["error_pct"]) for r, d in zip(rows, drift) if abs(d) >= 5]
-    assert (len(steady), round(statistics.median(steady), 1)) == (16, 13.3)
-    assert (len(moved), round(statistics.median(moved), 1)) == (38, 9.1)
+    assert (len(steady), round(statistics.median(steady), 1)) == (24, 12.5)
+    assert (len(moved), round(statistics.median(moved), 1)) == (65, 9.8)
 
 
 def test_regimes_cover_every_idle_share_once() -> None:
@@ -57,11 +58,11 @@ def test_whatif_quotes_its_regime_and_the_share_it_comes_from() -> None:
     """A committed GPU-bound H200 run (ViT eager: the GPU idle ~2 % of the step) and a CPU-bound one."""
     vit = tracekit.whatif(REPO / "sample_traces" / "h200_whatif" / "vit-eager").baseline
     assert vit["predicted_gpu_idle_pct"] == pytest.approx(1.6, abs=0.1)
-    assert vit["regime"]["name"] == "gpu-bound" and vit["regime"]["runs"] == 13
+    assert vit["regime"]["name"] == "gpu-bound" and vit["regime"]["runs"] == 44
     mlp = tracekit.whatif(REPO / "sample_traces" / "h200_whatif" / "smallmlp-eager").baseline
     assert mlp["predicted_gpu_idle_pct"] > 50 and mlp["regime"]["name"] == "cpu-bound"
     note = unchecked_note(mlp)
-    assert "CPU-bound step" in note and "54 benchmark runs" in note and "86.2 %" in note
+    assert "CPU-bound step" in note and "89 benchmark runs" in note and "86.2 %" in note
 
 
 def test_cpu_runs_have_no_regime(tmp_path) -> None:
@@ -74,7 +75,13 @@ def test_cpu_runs_have_no_regime(tmp_path) -> None:
         tb.write(tmp_path / f"rank{rank}.trace.json")
     b = tracekit.whatif(tmp_path).baseline
     assert b["predicted_gpu_idle_pct"] is None and b["regime"] is None
-    assert "benchmark runs" in unchecked_note(b) and "10-29 %" in unchecked_note(b)
+    assert "18 committed CPU (gloo) benchmark runs" in unchecked_note(b) and "5.3 %, at most 14.8 %" in unchecked_note(b)
+
+
+def test_cpu_run_figures_are_those_of_the_result_file() -> None:
+    rows = [json.loads(line) for f in trust.REGIMES[0].sources for line in (RESULTS / f).read_text().splitlines()]
+    errors = [abs(r["error_pct"]) for r in rows if r["predicted_gpu_idle_pct"] is None and r["error_pct"] is not None]
+    assert trust.CPU_RUNS == (len(errors), round(statistics.median(errors), 1), round(max(errors), 1))
 
 
 def test_idle_share_is_the_mean_over_ranks_of_mean_idle_over_mean_step() -> None:

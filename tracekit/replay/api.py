@@ -217,10 +217,10 @@ def whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, A
     return result
 
 
-#: what to say of a prediction that has no measured step to be checked against (figures: docs/whatif.md)
-UNCHECKED_NOTE = ("no unprofiled step time in run.json to check the prediction against: on the committed H100 "
-                  "and H200 benchmark runs its error was a median of 10-29 %, up to 128 % on a noisy host "
-                  "(docs/whatif.md)")
+#: what to say of a prediction that has no measured step and no regime (a CPU run; figures: docs/whatif.md)
+UNCHECKED_NOTE = ("no unprofiled step time in run.json to check the prediction against: on the {} committed "
+                  "CPU (gloo) benchmark runs its error was a median of {:.1f} %, at most {:.1f} % "
+                  "(docs/whatif.md)").format(*trust.CPU_RUNS)
 
 
 def unchecked_note(baseline: dict[str, Any]) -> str:

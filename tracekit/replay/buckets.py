@@ -332,5 +332,6 @@ def _extend_comm(g: Graph, comm: dict[int, np.ndarray], rank: int, step: int, no
     if info["gpu"] is None or not nodes:
         return
     info["gpu_node"] = np.append(info["gpu_node"], np.asarray(nodes, dtype=np.int64))
-    info["gpu"] = pd.concat([info["gpu"][["step"]], pd.DataFrame({"step": [step] * len(nodes)})], ignore_index=True)
+    added = pd.DataFrame({"step": [step] * len(nodes), "pre_window": np.zeros(len(nodes), dtype=bool)})
+    info["gpu"] = pd.concat([info["gpu"][["step", "pre_window"]], added], ignore_index=True)
     comm[rank] = np.append(comm.get(rank, np.zeros(0, dtype=bool)), np.ones(len(nodes), dtype=bool))

@@ -7,7 +7,11 @@ For each rank and ProfilerStep, per step (µs):
   the last GPU operation launched inside it. A step timed between device synchronizes (as
   ``tracekit profile`` records them) is its CPU range; in a trace whose CPU runs ahead of
   the GPU, a step lasts until its GPU work is done and starts no earlier than the previous
-  step's ended, so consecutive steps tile the GPU-bound timeline;
+  step's ended, so consecutive steps tile the GPU-bound timeline. The first step's predecessor
+  is the GPU work launched before the window (recorded because it ran inside it): where the CPU
+  had queued whole steps ahead, the first step starts when that backlog has drained, not
+  when its CPU range began (otherwise its length would carry the backlog, which no step of the
+  unprofiled program takes);
 
 with the GPU operations that *start* inside the step:
 
@@ -52,9 +56,13 @@ def step_figures(g: Graph, start: np.ndarray, end: np.ndarray, comm_mask: dict[i
 
 def _windows(info: dict, start: np.ndarray, end: np.ndarray, gpu_end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each step's [lo, hi) (module doc): its CPU range, to the end of its GPU work, from the previous step's end."""
-    gpu_step = info["gpu"]["step"].to_numpy() if info["gpu"] is not None else np.zeros(0, dtype=np.int64)
+    gpu = info["gpu"]
+    gpu_step = gpu["step"].to_numpy() if gpu is not None else np.zeros(0, dtype=np.int64)
     last_end = _last_end_per_step(gpu_step, gpu_end)
-    lo, hi, prev_end = [], [], None
+    lo, hi = [], []
+    # the GPU work launched before the window is the previous step's: the first step starts after it too
+    pre = gpu["pre_window"].to_numpy(dtype=bool) if gpu is not None else np.zeros(0, dtype=bool)
+    prev_end = int(gpu_end[pre].max()) if pre.any() else None
     for step, a, b in info["steps"]:
         x, y = int(start[a]), int(end[b])
         if step in last_end:  # the step lasts until its GPU work is done ...
