@@ -206,13 +206,18 @@ def paired_variant_rows(baseline: Path) -> list[dict]:
 def _print_paired(rows: list[dict], out: Path | None, ranked: bool) -> None:
     from tabulate import tabulate
 
+    from tracekit.replay.validation import ranked_pairs
+
     print(tabulate(rows, headers="keys", floatfmt=".2f"))
     errs = [abs(r["predicted_delta_pct"] - r["measured_delta_pct"]) for r in rows]
     by_pred = [r["changes"] for r in sorted(rows, key=lambda r: r["predicted_delta_pct"])]
     by_meas = [r["changes"] for r in sorted(rows, key=lambda r: r["measured_delta_pct"])]
+    pairs, ok, misses = ranked_pairs(rows)
     print(f"\ndelta error (points of the step): median {statistics.median(errs):.1f}, max {max(errs):.1f} over "
           f"{len(errs)}" + (f"; ranked as measured: {by_pred == by_meas}\n  predicted order: {by_pred}\n"
                             f"  measured order:  {by_meas}" if ranked else ""))
+    print(f"pairs whose paired timings differ beyond their quartiles (baseline included): {pairs}; ordered as "
+          f"measured by the predictions: {ok}" + "".join(f"\n  not: {a} / {b} ({run})" for run, a, b in misses))
     if out:
         out.write_text("".join(json.dumps(r) + "\n" for r in rows))
 

@@ -66,3 +66,42 @@ def test_result_lists_the_checks_of_its_scenarios_only() -> None:
     assert {c["change"] for c in r.scenario_checks} == {"bucket_cap_mb"}
     assert r.to_dict()["scenario_checks"] == r.scenario_checks
     assert WhatifResult(baseline={}, profiler_cost={}, ranks=empty, steps=empty).scenario_checks == []
+
+
+def _ranking_rows(k: validation.Ranking) -> list[dict]:
+    rows = []
+    for fragment in k.sources:
+        files = sorted(RESULTS.glob(f"{fragment}*.jsonl"))
+        assert files, f"{fragment}: no such result file"
+        rows += [r for f in files for r in map(json.loads, f.read_text().splitlines())
+                 if re.search(k.variants, r["variant"])]
+    return rows
+
+
+@pytest.mark.parametrize("k", validation.RANKINGS, ids=lambda k: k.setting[:40])
+def test_ranking_matches_its_results(k: validation.Ranking) -> None:
+    pairs, ranked, misses = validation.ranked_pairs(_ranking_rows(k))
+    assert (pairs, ranked) == (k.pairs, k.ranked)
+    assert len(misses) == pairs - ranked and (k.misses == "none") == (not misses)
+
+
+def test_ranked_pairs_counts_separated_pairs_only() -> None:
+    """Three variants of one baseline, measured a +10 % (quartiles 8..12), b -5 % (-7..-3), c +1 % (-2..4); the
+    baseline is 0 with no spread. Separated: (base, a), (base, b), (a, b), (a, c), (b, c) (-3 < -2); c's quartiles
+    hold 0, so (base, c) has no measured order. Predicted a +4, b -1, c +2 order all five as measured; b
+    predicted at 0, a tie with the baseline, counts against."""
+    row = lambda ch, p, m, q1, q3: {"variant": "run:" + ch, "changes": ch, "predicted_delta_pct": p,  # noqa: E731
+                                    "measured_delta_pct": m, "measured_delta_q1_pct": q1, "measured_delta_q3_pct": q3}
+    rows = [row("a", 4.0, 10.0, 8.0, 12.0), row("b", -1.0, -5.0, -7.0, -3.0), row("c", 2.0, 1.0, -2.0, 4.0)]
+    # pairs: (base, a), (base, b), (a, b), (a, c), (b, c) separated; (base, c) not
+    assert validation.ranked_pairs(rows) == (5, 5, [])
+    rows[1]["predicted_delta_pct"] = 0.0
+    pairs, ranked, misses = validation.ranked_pairs(rows)
+    assert (pairs, ranked, misses) == (5, 4, [("run", "baseline", "b")])
+
+
+def test_whatif_json_carries_the_rankings_with_scenarios_only(tmp_path) -> None:
+    res = WhatifResult(baseline={}, profiler_cost={}, ranks=None, steps=None)
+    assert res.scenario_ranking == []
+    res.scenarios = [{"name": "x", "changes": {"bucket_cap_mb": 5.0}}]
+    assert [r["pairs"] for r in res.scenario_ranking] == [k.pairs for k in validation.RANKINGS]

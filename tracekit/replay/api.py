@@ -82,9 +82,16 @@ class WhatifResult:
         changes = list(dict.fromkeys(k for s in self.scenarios for k in s.get("changes", {})))
         return [c.to_dict() for c in validation.checks_for(changes)]
 
+    @property
+    def scenario_ranking(self) -> list[dict[str, Any]]:
+        """How often predictions ordered the variants of a baseline as their paired timings did
+        (:class:`tracekit.replay.validation.Ranking`); empty without scenarios."""
+        return [r.to_dict() for r in validation.rankings_for(len(self.scenarios))]
+
     def to_dict(self) -> dict[str, Any]:
         return jsonable({"baseline": self.baseline, "scenarios": self.scenarios,
-                         "scenario_checks": self.scenario_checks, "profiler_cost": self.profiler_cost,
+                         "scenario_checks": self.scenario_checks, "scenario_ranking": self.scenario_ranking,
+                         "profiler_cost": self.profiler_cost,
                          "ranks": self.ranks, "steps": self.steps, "scenario_ranks": self.scenario_ranks,
                          "advice": self.advice, "notes": self.notes})
 

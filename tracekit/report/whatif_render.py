@@ -156,6 +156,14 @@ def _check_lines(checks: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def _ranking_lines(rankings: list[dict[str, Any]]) -> list[str]:
+    out = []
+    for k in rankings:
+        miss = "" if k["ranked"] == k["pairs"] else f"; not: {k['misses']}"
+        out.append(f"- {k['setting']}: {k['ranked']} of {k['pairs']} pairs{miss}")
+    return out
+
+
 def cost_line(pc: dict[str, Any]) -> str:
     """The profiler cost taken out per event: the calibrated figures and the factor on them."""
     k = pc.get("scale", 1.0)
@@ -184,7 +192,10 @@ def render_text(r: WhatifResult, fmt: str = "table") -> str:
                                              showindex=False, disable_numparse=True)]
     if r.scenarios:
         parts += ["", "How far these changes were checked (the same change made for real; delta error: |predicted "
-                      "- measured change|, points of the baseline step)", *_check_lines(r.scenario_checks)]
+                      "- measured change|, points of the baseline step)", *_check_lines(r.scenario_checks),
+                  "", "How often the predictions ranked variants as measured (pairs of variants of one baseline, "
+                      "the baseline among them, whose paired timings differ beyond their quartiles over rounds; "
+                      "ranked: the predicted changes differ the same way)", *_ranking_lines(r.scenario_ranking)]
     if r.advice is not None:
         parts += ["", "Advice (analyze's findings; the replay's predicted saving per step where a scenario carries "
                       "them out)", *_advice_lines(r.advice)]
