@@ -510,3 +510,33 @@ def test_cli_output_that_cannot_be_written(tmp_path, target, words):
     r = CliRunner().invoke(__import__("tracekit.cli", fromlist=["main"]).main,
                            ["analyze", str(trace), "-o", out])
     assert_cli_error(r, "cannot write the report", *words)
+
+
+def test_a_json_file_that_is_no_trace_beside_traces_is_ignored_with_a_warning(tmp_path):
+    """A results or config file in the run folder (``{"period_ms": 25.8}``) is no rank: the traces are analysed,
+    the file is named in a warning and in ``meta.notes``; given by name it is still an error."""
+    good(tmp_path / "rank0.trace.json")
+    other = tmp_path / "truth.json"
+    other.write_text('{"period_ms": 25.8}')
+    with pytest.warns(TraceLoadWarning, match=r"ignored 1 JSON file .*not a profiler trace.*truth\.json"):
+        ts = load(tmp_path)
+    assert sorted(ts.ranks) == [0] and ts.skipped == []
+    assert any("truth.json" in n for n in ts.notes)
+    expect_input_error(other, other, "no 'traceEvents' list")
+    res = CliRunner().invoke(__import__("tracekit.cli", fromlist=["main"]).main,
+                             ["analyze", str(tmp_path), "--format", "json"])
+    assert res.exit_code == 0
+    doc = json.loads(res.stdout if hasattr(res, "stdout") else res.output)
+    assert any("truth.json" in n for n in doc["meta"]["notes"])
+
+
+def test_the_engine_ignores_a_json_file_that_is_no_trace_too(tmp_path):
+    from tracekit.runner import engine
+
+    for r in (0, 1):
+        good(tmp_path / f"rank{r}.trace.json", rank=r, world_size=2)
+    (tmp_path / "metrics.json").write_text('{"loss": [1.0, 0.5]}')
+    with pytest.warns(TraceLoadWarning, match=r"ignored 1 JSON file .*metrics\.json"):
+        ts, tables = engine.map_paths([str(tmp_path)], workers=2)
+    assert sorted(ts.ranks) == [0, 1] and any("metrics.json" in n for n in ts.notes)
+    assert sorted(set(tables["steps"]["rank"])) == [0, 1]

@@ -25,6 +25,11 @@ class TraceInputError(TracekitError):
         return (type(self), (self.path, self.problem))
 
 
+class NotATraceError(TraceInputError):
+    """A JSON file that is no profiler trace at all (no ``traceEvents`` list). Found in a folder beside
+    traces it is ignored with a warning (a results or config file); given by name, it is an error."""
+
+
 class TraceLoadWarning(UserWarning):
     """Something about the inputs is suspicious but analysis can continue (the message names the file)."""
 

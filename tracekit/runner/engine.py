@@ -41,7 +41,7 @@ import pandas as pd
 
 from tracekit import progress
 from tracekit.analyses import registry
-from tracekit.errors import ConfigError, MissingDependencyError, TraceInputError, TraceSetError
+from tracekit.errors import ConfigError, MissingDependencyError, TraceInputError
 from tracekit.traces.frames import stack
 from tracekit.traces.manifest import Manifest, read_manifest
 from tracekit.traces import loader
@@ -259,17 +259,23 @@ def map_dask(client: Any, files: list[tuple[str, int]], job: RankJob,
 # -- both --------------------------------------------------------------------------------------
 
 def gather(outcomes: list[BatchOutcome], *, skip_bad: bool, manifest: Manifest | None,
-           root: Path | None) -> tuple[TraceSet, dict[str, pd.DataFrame]]:
+           root: Path | None, named: set[str] = frozenset()) -> tuple[TraceSet, dict[str, pd.DataFrame]]:
     """The :class:`TraceSet` (headers only, see :meth:`RankTrace.header_only`) and the rank tables,
     stacked over all ranks in rank order (what :func:`tracekit.runner.run.analyze` takes as ``tables``).
 
     The same checks as :func:`tracekit.traces.loader.load`: a bad file raises
-    (or, ``skip_bad``, is listed and warned about), ranks must be unique and from one run.
+    (or, ``skip_bad``, is listed and warned about), a JSON file found in a folder that is no trace is
+    ignored with a warning (``named``: the files given by name, which are not), ranks must be unique and
+    from one run.
     """
     good: list[RankTrace] = []
     skipped: list[tuple[str, str]] = []
+    ignored: list[tuple[str, str]] = []
     for o in (f for b in outcomes for f in b.files):
         _rewarn(o.warnings)
+        if o.error is not None and loader.ignorable(o.path, o.error, named):
+            ignored.append((o.path, o.error.problem))
+            continue
         if o.error is not None:
             if not skip_bad:
                 raise o.error
@@ -278,9 +284,10 @@ def gather(outcomes: list[BatchOutcome], *, skip_bad: bool, manifest: Manifest |
         assert o.meta is not None
         good.append(RankTrace.header_only(Path(o.path), o.meta, has_gpu_activity=o.has_gpu_activity))
     if not good:
-        raise TraceSetError(loader.no_readable_message(skipped))
+        loader.raise_unreadable(skipped, ignored)
     loader.warn_skipped(skipped)
     ts = loader.assemble(good, skipped)
+    loader.add_ignored(ts, ignored)
     ts.manifest, ts.root = manifest, root
     names = list(outcomes[0].tables) if outcomes else []
     return ts, {n: _rank_ordered(stack([b.tables[n] for b in outcomes], tuple(outcomes[0].tables[n].columns)))
@@ -316,7 +323,8 @@ def map_paths(paths: list[str], *, engine: Engine = "local", scheduler: str | No
             found = client.submit(survey, paths, pure=False).result()  # listed where the files are
             outcomes = map_dask(client, found.files, _job(found, options), show_progress)
     _rewarn(found.warnings)
-    return gather(outcomes, skip_bad=skip_bad, manifest=found.manifest, root=Path(found.root) if found.root else None)
+    return gather(outcomes, skip_bad=skip_bad, manifest=found.manifest, root=Path(found.root) if found.root else None,
+                  named=loader.named_files(paths))
 
 
 def _job(found: Survey, options: registry.AnalyzeOptions) -> RankJob:

@@ -23,7 +23,7 @@ from typing import Any, Union
 import msgspec
 import numpy as np
 
-from tracekit.errors import TraceInputError
+from tracekit.errors import NotATraceError, TraceInputError
 from tracekit.traces import schema
 
 _NO_INT = -1
@@ -164,7 +164,7 @@ def decode(path: Path, raw: bytes | None = None) -> tuple[dict[str, Any], list[A
     if not typed:
         doc = _loose_doc(path, doc)
     if doc.traceEvents is None:
-        raise TraceInputError(path, "JSON has no 'traceEvents' list (not a torch.profiler trace)")
+        raise NotATraceError(path, "JSON has no 'traceEvents' list (not a torch.profiler trace)")
     events = doc.traceEvents
     if not events:
         raise TraceInputError(path, "'traceEvents' is empty")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tracekit import progress
-from tracekit.errors import TraceInputError, TraceLoadWarning, TraceSetError
+from tracekit.errors import NotATraceError, TraceInputError, TraceLoadWarning, TraceSetError
 from tracekit.traces import decode, shared
 
 if TYPE_CHECKING:
@@ -62,6 +62,28 @@ def find_trace_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> 
     if not found:
         raise TraceInputError(", ".join(map(str, paths)) or "(none)", "no trace files given")
     return sorted(dict.fromkeys(found))
+
+
+def named_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> set[str]:
+    """The files given by name in ``paths`` (not found in a folder): :func:`ignorable` spares them."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    return {str(Path(p)) for p in paths if Path(p).is_file()}
+
+
+def ignorable(path: str | os.PathLike, error: Exception, named: set[str]) -> bool:
+    """Is ``error`` (reading ``path``) that of a JSON file that is no profiler trace, found in a folder? Such a
+    file (a results or config file beside the traces) is ignored with a warning rather than failing the run."""
+    return isinstance(error, NotATraceError) and str(Path(path)) not in named
+
+
+def note_ignored(ignored: Sequence[tuple[str, str]]) -> str | None:
+    """The warning and note for the non-trace files ignored in folders (None when none)."""
+    if not ignored:
+        return None
+    names = ", ".join(str(p) for p, _ in ignored[:SKIPPED_SHOWN]) + (", ..." if len(ignored) > SKIPPED_SHOWN else "")
+    return (f"ignored {len(ignored)} JSON file{'s' if len(ignored) != 1 else ''} in the folder that "
+            f"{'are' if len(ignored) != 1 else 'is'} not a profiler trace (no 'traceEvents' list): {names}")
 
 
 def _raise_if_failed_run(folder: Path) -> None:
@@ -220,9 +242,13 @@ class PendingLoad:
             self._buffers = None
         good: list[RankTrace] = []
         skipped: list[tuple[str, str]] = []
+        ignored: list[tuple[str, str]] = []
+        named = named_files(self._paths)
         for i, (f, r) in enumerate(zip(self._files, decoded)):
             decoded[i] = None  # type: ignore[call-overload]  # the RankTrace holds the columns now
-            if isinstance(r, TraceInputError):
+            if isinstance(r, TraceInputError) and ignorable(f, r, named):
+                ignored.append((str(f), r.problem))
+            elif isinstance(r, TraceInputError):
                 if not self._skip_bad:
                     raise r
                 skipped.append((str(f), r.problem))
@@ -232,9 +258,10 @@ class PendingLoad:
                 good.append(RankTrace.from_decoded(f, meta, cols))  # its event table is built if asked for
                 del cols
         if not good:
-            raise TraceSetError(no_readable_message(skipped))
+            raise_unreadable(skipped, ignored)
         warn_skipped(skipped)
         ts = _assemble(good, skipped)
+        add_ignored(ts, ignored)
         paths = self._paths
         roots = [Path(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
         if len(roots) == 1 and roots[0].is_dir():
@@ -374,6 +401,23 @@ def _problem_kind(problem: str) -> str:
     ``traceEvents[N] ...``)."""
     head = re.split(r" \(|: ", problem, maxsplit=1)[0].strip() or problem
     return re.sub(r"\[\d+\]", "[N]", head)
+
+
+def raise_unreadable(skipped: Sequence[tuple[str, str]], ignored: Sequence[tuple[str, str]]) -> None:
+    """No file was a readable trace: one file's own error when there was one file, else the list."""
+    if len(skipped) + len(ignored) == 1:
+        path, problem = (*skipped, *ignored)[0]
+        raise (NotATraceError if ignored else TraceInputError)(path, problem)
+    raise TraceSetError(no_readable_message([*skipped, *ignored]))
+
+
+def add_ignored(ts: TraceSet, ignored: Sequence[tuple[str, str]]) -> None:
+    """Warn about the ignored non-trace files (:func:`ignorable`) and keep the same line in ``ts.notes``
+    (the JSON report's ``meta.notes``)."""
+    line = note_ignored(ignored)
+    if line:
+        warnings.warn(line, TraceLoadWarning, stacklevel=3)
+        ts.notes.append(line)
 
 
 def warn_skipped(skipped: Sequence[tuple[str, str]]) -> None:
