@@ -7,7 +7,7 @@ prediction uses the documented default profiler cost. The truth is the loop's st
 without the profiler (``period_ms_before``; ``period_ms_after``, timed after the profiling, says how
 far it moved); it is never an input to the prediction. Prints one row per run: the window
 (``profiled_ms``, the replay's recorded step), the prediction, their errors against the period,
-the prediction's GPU idle share and regime; writes the rows as JSON lines with ``--out``.
+the GPU idle share of the prediction and of the window, and the prediction's regime; writes the rows as JSON lines with ``--out``.
 
 Example::
 
@@ -25,17 +25,25 @@ from pathlib import Path
 import tracekit
 
 
+def _name(run: Path) -> str:
+    """The run's path from the repository root; a run elsewhere: its set and name, its trace not committed."""
+    try:
+        return str(run.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return f"{run.parent.name}/{run.name} (trace not kept)"
+
+
 def row(run: Path) -> dict:
     truth = json.loads((run / "truth.json").read_text())
-    b = tracekit.whatif(run / "rank0.trace.json").baseline  # the folder also holds truth.json
+    b = tracekit.whatif(next(run.glob("rank0.trace.json*"))).baseline  # the folder also holds truth.json
     period = truth["period_ms_before"]
     win, pred = b["profiled_step_us"] / 1e3, b["predicted_step_us"] / 1e3
     reg = b.get("regime") or {}
-    return {"run": run.name, "gpu": truth.get("gpu"), "period_ms": period,
+    return {"run": _name(run), "gpu": truth.get("gpu"), "period_ms": period,
             "period_moved_pct": 100 * (truth["period_ms_after"] / period - 1),
             "window_ms": win, "window_off_pct": 100 * (win / period - 1), "predicted_ms": pred,
             "error_pct": 100 * (pred / period - 1), "predicted_gpu_idle_pct": b.get("predicted_gpu_idle_pct"),
-            "regime": reg.get("name")}
+            "window_gpu_idle_pct": b.get("window_gpu_idle_pct"), "regime": reg.get("name")}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,8 +14,8 @@ distance from the truth: what analyze's figures carry without the replay), ``rep
 ``measured_ms`` (run.json, mean of the timed steps; per step the slowest rank),
 ``measured_spread_pct`` (the truth's own p90/p50 − 1: an error below it is noise), ``measured_drift_pct``
 (how far the truth's median moved from the run's last warm-up steps: the host's speed was not steady),
-``error_pct`` (predicted vs measured), ``predicted_gpu_idle_pct`` (the prediction's GPU idle share,
-:mod:`tracekit.replay.trust`: what decides its regime), ``cost`` (profiler cost per CPU op / runtime call, ns,
+``error_pct`` (predicted vs measured), ``predicted_gpu_idle_pct`` and ``window_gpu_idle_pct`` (the GPU idle
+share of the prediction and of the window, :mod:`tracekit.replay.trust`: what decides its regime), ``cost`` (profiler cost per CPU op / runtime call, ns,
 and where it came from), ``seconds`` (wall time of ``whatif``).
 
 Example::
@@ -114,7 +114,7 @@ def measure(run: Path) -> dict:
         "predicted_ms": b["predicted_step_us"] / 1e3,
         "measured_ms": b["measured_unprofiled_step_us"] / 1e3 if b["measured_unprofiled_step_us"] else None,
         "measured_spread_pct": spread, "measured_drift_pct": b.get("measured_drift_pct"), "error_pct": b["error_pct"],
-        "predicted_gpu_idle_pct": b.get("predicted_gpu_idle_pct"),
+        "predicted_gpu_idle_pct": b.get("predicted_gpu_idle_pct"), "window_gpu_idle_pct": b.get("window_gpu_idle_pct"),
         "cost": f"{pc['cpu_op_ns']:.0f}/{pc['runtime_ns']:.0f} ({pc['source']})", "seconds": secs,
     }
 

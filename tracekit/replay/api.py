@@ -13,8 +13,9 @@ as run.json's ``timings.overall`` counts it):
   ``error_pct`` = 100 × (predicted − measured) / measured;
 - ``measured_spread_pct`` and ``measured_drift_pct``: how steady that truth is: its own p90/p50 − 1,
   and how far its median moved from the last warm-up steps (:func:`_measured_drift`);
-- ``predicted_gpu_idle_pct`` and ``regime``: how far to trust the prediction, from its own GPU idle
-  share and the error on benchmark runs of the same regime (:mod:`tracekit.replay.trust`; null on CPU runs).
+- ``predicted_gpu_idle_pct``, ``window_gpu_idle_pct`` and ``regime``: how far to trust the prediction, from
+  the GPU idle share of the prediction and of the window, and the error on benchmark runs of the same regime
+  (:mod:`tracekit.replay.trust`; null on CPU runs).
 
 Tables: ``ranks`` (per rank, means over steps: window, replayed and predicted step, and the
 window's and the prediction's compute, communication, exposed communication, overlap,
@@ -233,7 +234,8 @@ UNCHECKED_NOTE = ("no unprofiled step time in run.json to check the prediction a
 def unchecked_note(baseline: dict[str, Any]) -> str:
     """The note for a prediction without a measured step: its regime's benchmark error where it has one
     (:mod:`tracekit.replay.trust`), else the figures over every benchmark run."""
-    idle, regime = baseline.get("predicted_gpu_idle_pct"), trust.regime_of(baseline.get("predicted_gpu_idle_pct"))
+    idle = baseline.get("predicted_gpu_idle_pct")
+    regime = trust.regime_of(idle, baseline.get("window_gpu_idle_pct"))
     if regime is None:
         return UNCHECKED_NOTE
     return (f"no unprofiled step time in run.json to check the prediction against: {trust.describe(regime, idle)} "
@@ -272,20 +274,21 @@ def _baseline(steps: pd.DataFrame, traces: TraceSet) -> dict[str, Any]:
     rep = _slowest_mean(steps, "replayed_step_us")
     pred = _slowest_mean(steps, "predicted_step_us")
     measured, _ = _measured(traces)
-    idle = _idle_share(steps)
-    regime = trust.regime_of(idle)
+    idle, window_idle = _idle_share(steps), _idle_share(steps, "window")
+    regime = trust.regime_of(idle, window_idle)
     return {"profiled_step_us": prof, "replayed_step_us": rep, "replay_error_pct": _pct(rep, prof),
             "predicted_step_us": pred, "measured_unprofiled_step_us": measured, "error_pct": _pct(pred, measured),
             "measured_spread_pct": _measured_spread(traces), "measured_drift_pct": _measured_drift(traces),
             "window_vs_measured_pct": _pct(prof, measured), "steps": int(steps["step"].nunique()),
-            "predicted_gpu_idle_pct": idle, "regime": regime.to_dict() if regime is not None else None}
+            "predicted_gpu_idle_pct": idle, "window_gpu_idle_pct": window_idle,
+            "regime": regime.to_dict() if regime is not None else None}
 
 
-def _idle_share(steps: pd.DataFrame) -> float | None:
-    """The prediction's GPU idle share, % (:mod:`tracekit.replay.trust`): per rank, mean predicted idle over mean
-    predicted step; then the mean over ranks. None without GPU figures (a CPU run)."""
-    per_rank = steps.groupby("rank")[["predicted_idle_us", "predicted_step_us"]].mean()
-    share = (per_rank["predicted_idle_us"] / per_rank["predicted_step_us"]).dropna()
+def _idle_share(steps: pd.DataFrame, which: str = "predicted") -> float | None:
+    """The prediction's (``which="window"``: the window's) GPU idle share, % (:mod:`tracekit.replay.trust`): per
+    rank, mean idle over mean step; then the mean over ranks. None without GPU figures (a CPU run)."""
+    per_rank = steps.groupby("rank")[[f"{which}_idle_us", f"{which}_step_us"]].mean()
+    share = (per_rank[f"{which}_idle_us"] / per_rank[f"{which}_step_us"]).dropna()
     return float(100.0 * share.mean()) if len(share) else None
 
 

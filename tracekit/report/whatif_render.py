@@ -14,6 +14,7 @@ import pandas as pd
 from tracekit.report import output
 from tracekit.report.fmt import tabulate
 from tracekit.report.output import Output, tablefmt
+from tracekit.replay import trust
 from tracekit.replay.api import WhatifResult
 
 _BASELINE_ROWS = (
@@ -42,8 +43,8 @@ def trust_lines(b: dict[str, Any]) -> list[str]:
     reg, idle = b.get("regime"), b.get("predicted_gpu_idle_pct")
     if not reg or idle is None:
         return []
-    bound = "GPU-bound" if reg["name"] == "gpu-bound" else "CPU-bound"
-    return [f"how far to trust the prediction: a {bound} step (GPU idle {idle:.1f} % of the predicted step); on "
+    return [f"how far to trust the prediction: a {trust.label(reg['name'])} (GPU idle {idle:.1f} % of the "
+            f"predicted step); on "
             f"{reg['runs']} benchmark runs of that kind the predicted step was off by a median of "
             f"{reg['error_pct_median']:.1f} %, at most {reg['error_pct_max']:.1f} % (docs/whatif.md)", ""]
 
