@@ -65,7 +65,8 @@ def test_copy_throughput_comes_from_the_traces_device_copies(tmp_path):
     assert hook.copy_throughput(traces) == {0: pytest.approx(2 * 2 * MIB / 10_000), 1: pytest.approx(419.4304)}
 
 
-def test_comm_hook_adds_its_cast_kernels(tmp_path):
+def test_comm_hook_adds_its_cast_kernels(tmp_path, monkeypatch):
+    monkeypatch.setattr(hook, "HOOK_CPU_NS", 0.0)  # the casts alone (the CPU work: the next test)
     path = _run(tmp_path)
     # casts at 419.4304 B/ns: compress 2.5 x 2 MiB -> 12.5 µs after the gemm the allreduce waits for (on the
     # gemm's stream), decompress 1.5 x 2 MiB -> 7.5 µs after the halved transfer (20 -> 10 µs):
@@ -81,6 +82,28 @@ def test_comm_hook_adds_its_cast_kernels(tmp_path):
         warnings.simplefilter("ignore")
         r = tracekit.whatif(nocopy, comm_hook="bf16")
     assert any("modelled on 0 of 4 allreduces" in n for n in r.notes)
+
+
+def test_comm_hook_adds_its_cpu_work_before_each_allreduce_launch(tmp_path, monkeypatch):
+    # 6 µs per bucket: bucket 1's allreduce is launched at 61 + 6 = 67 and starts after its recorded 2 µs
+    # latency, 69, later than its casts allow (67.5): [69, 69 + 10 + 7.5]. Everything after on the thread moves
+    # by 6, then 12: bucket 2's gemm is launched at 88 + 6 and runs [96, 101], its casts end at 113.5, its
+    # allreduce is launched at 101 + 12 = 113 and starts at 115: [115, 132.5]
+    path = _run(tmp_path)
+    monkeypatch.setattr(hook, "HOOK_CPU_NS", 6000.0)
+    g, out, start, end = _scenario([path], sc.Scenario(comm_hook="bf16"))
+    assert _nccl(out, start, end) == [(69.0, 86.5), (115.0, 132.5)]
+    assert _nccl(out, start, end, rank=1) == [(69.0, 86.5), (115.0, 132.5)]
+    # the shipped figure, 59.6 µs: launches at 61 + 59.6 -> [122.6, 140.1]; gemm 2 launched at 88 + 59.6, runs
+    # [149.6, 154.6]; allreduce 2 launched at 101 + 119.2 = 220.2 -> [222.2, 239.7]
+    monkeypatch.undo()
+    assert hook.HOOK_CPU_NS == 59_600.0
+    g, out, start, end = _scenario([path], sc.Scenario(comm_hook="bf16"))
+    assert _nccl(out, start, end) == [(122.6, 140.1), (222.2, 239.7)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        notes = tracekit.whatif(path, comm_hook="bf16").notes
+    assert any("hook's CPU work, 59.6 us per bucket and step" in n and "before 4 of 4" in n for n in notes)
 
 
 def _sync_start_us(g, start, rank: int = 0) -> float:

@@ -60,7 +60,7 @@ def test_alpha_beta_fit_and_scaling():
     assert network.ring(2) == 1.0 and network.ring(4) == 1.5 and network.ring(1) == 0.0
 
 
-def test_bandwidth_and_world_size_scale_the_transfer(tmp_path):
+def test_bandwidth_and_world_size_scale_the_transfer(tmp_path, monkeypatch):
     # the late-rank run: the allreduce's transfer is 10 µs (rank 1 arrives at 52, both end at 62); one
     # message size, so the whole transfer is the bandwidth term
     paths = _late_rank_run(tmp_path)
@@ -72,6 +72,9 @@ def test_bandwidth_and_world_size_scale_the_transfer(tmp_path):
     assert _kernel_end(out, end, 1, 52) == 52 + 10 * 1.5 / 2
     _, out, start, end = _scenario(paths, sc.Scenario(world_size=1))  # no peer: no transfer, no wait
     assert _kernel_end(out, end, 0, 12) == 12 and _kernel_end(out, end, 1, 52) == 52
+    from tracekit.replay import hook
+
+    monkeypatch.setattr(hook, "HOOK_CPU_NS", 0.0)  # the transfer alone (the hook's CPU work: test_whatif_hook_launch)
     _, out, start, end = _scenario(paths, sc.Scenario(comm_hook="bf16"))  # fp32 allreduce: half the bytes
     assert _kernel_end(out, end, 0, 12) == 52 + 10 / 2
     assert g.dur == simulate.build(*_loaded(paths), cost_model.NONE).dur  # the base graph is not edited

@@ -18,13 +18,20 @@ In the graph, the compress passes lengthen the compute-stream operation the buck
 pass lengthens the allreduce (whatever waits for the bucket's result waits for it). Measured on 2 x H200
 (toy MLP, 537 MB of gradients a step): the hook's step +10.1 % in one job with steps alternating, of which
 the halved transfer alone predicts -0.7 % (docs/whatif.md).
+
+**The hook's CPU work.** The hook is Python: per bucket and step it runs those ops, launches them, calls the
+allreduce and registers the future's callback, on the thread that launches the bucket's allreduce, none of
+which the baseline (DDP's built-in C++ allreduce) does. :func:`add_cpu_work` adds :data:`HOOK_CPU_NS` to the
+CPU work segment that ends where each allreduce is launched (all of it before the launch: the callback's share
+runs just after it, on the same thread). The figure is not measured on the run: it was fitted on the first
+of three paired sets on 2 x H200 (docs/whatif.md, "The hook's CPU work per bucket") and checked on the others.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from tracekit.replay.graph import GPU_OP, Graph
+from tracekit.replay.graph import CPU_SEG, GPU_OP, Graph
 from tracekit.traces import schema
 from tracekit.traces.traceset import RankTrace, TraceSet
 
@@ -33,6 +40,9 @@ DECOMPRESS_TRAFFIC = 1.5
 #: copies below this size are launch-dominated: their throughput says little about the memory's
 MIN_COPY_BYTES = 1 << 20
 _DTOD = "DtoD"
+#: the hook's CPU work per bucket and step, ns (module doc): the median over the three CPU-bound shapes of the
+#: first paired set of (the hook's measured step - the step without it) / buckets (72.8, 32.0, 59.6 us)
+HOOK_CPU_NS = 59_600.0
 
 
 def copy_throughput(traces: TraceSet) -> dict[int, float]:
@@ -93,3 +103,18 @@ def _producer(g: Graph, arrive: int | None, stream: dict[int, int], own: int | N
     preds = [p for p, _ in g.start_edges(arrive)
              if p >= 0 and g.kind[p] == GPU_OP and stream.get(p, own) != own]
     return max(preds, key=lambda p: g.orig_end[p]) if preds else None
+
+
+def add_cpu_work(g: Graph, nodes: np.ndarray, ranks: np.ndarray, ns: float = HOOK_CPU_NS) -> int:
+    """Add ``ns`` of CPU work before the launch of each collective node (``nodes``, their ``ranks``), on the
+    segment its launch edge starts from, in place (a scenario's copy of the graph). Returns how many got it (a
+    collective launched before the window, or whose launching segment is not in the graph, gets none)."""
+    arrive_of = {node: arrive for r in set(ranks.tolist()) for arrive, node in g.ranks[r]["coll"].values()}
+    add, done = int(round(ns)), 0
+    for node in nodes.tolist():
+        src = arrive_of.get(node, node)
+        segs = [p for p, _ in g.start_edges(src) if p >= 0 and g.kind[p] == CPU_SEG]
+        if segs:
+            g.dur[segs[-1]] += add
+            done += 1
+    return done

@@ -160,8 +160,9 @@ def _casts(g: Graph, ctx: Context, rows: np.ndarray, fp32: np.ndarray, name: str
     c, rate = ctx.colls[rows], hook_mod.copy_throughput(ctx.traces)
     done = hook_mod.add_casts(g, ctx.traces, c["node"].to_numpy(), c["rank"].to_numpy(dtype=int),
                               collective_bytes(ctx)[rows], rate)
-    notes = [f"{name}: the hook's Python-side CPU work per bucket is not modelled (it slowed a CPU-bound step "
-             "by 10 % on 2 x H200: docs/whatif.md)"]
+    cpu = hook_mod.add_cpu_work(g, c["node"].to_numpy(), c["rank"].to_numpy(dtype=int), hook_mod.HOOK_CPU_NS)
+    notes = [f"{name}: the hook's CPU work, {hook_mod.HOOK_CPU_NS / 1e3:.1f} us per bucket and step (fitted on "
+             f"2 x H200, not measured on this run: docs/whatif.md), added before {cpu} of {len(c)} allreduce launches"]
     if done < len(c):
         notes.append(f"{name}: the hook's compress/decompress kernels are modelled on {done} of {len(c)} allreduces "
                      "(the others' ranks have no device copy of >= 1 MiB in the trace to measure memory speed by)")
