@@ -73,6 +73,7 @@ import pandas as pd
 from tracekit.replay.costs import TRITON_PREFIX, ProfilerCosts, kinds_of
 from tracekit.replay.speed import step_speed_of
 from tracekit.traces import schema
+from tracekit.traces.frames import frame
 from tracekit.traces.traceset import RankTrace
 
 #: runtime calls that block the calling thread until GPU work ends
@@ -109,7 +110,7 @@ class Graph:
     rank: list[int] = field(default_factory=list)
     orig_start: list[int] = field(default_factory=list)
     orig_end: list[int] = field(default_factory=list)
-    #: per rank: {"steps": [(step, start node, end node)], "gpu": the rank's ``RankTrace.gpu`` (None without
+    #: per rank: {"steps": [(step, start node, end node)], "gpu": columns of the rank's ``RankTrace.gpu`` (GPU_FRAME_COLUMNS; None without
     #: GPU activity), "gpu_node": node of each of its rows, "origin": ns, "threads": {tid: _Thread},
     #: "coll": {(start_ns, end_ns) of a matched collective: (arrive node, kernel / range node)}}
     ranks: dict[int, dict] = field(default_factory=dict)
@@ -241,6 +242,10 @@ class _Thread:
         return self.first_node + k if k < self.cuts.size - 1 and self.cuts[k] == t else None
 
 
+#: the columns of ``RankTrace.gpu`` kept in ``Graph.ranks[rank]["gpu"]`` (step figures, bucket scenarios)
+GPU_FRAME_COLUMNS = ("step", "pre_window", "launch_ts_ns", "end_ns")
+
+
 def cpu_events(rt: RankTrace) -> pd.DataFrame:
     """The rank's CPU-side events (operators, annotations, runtime calls) with their kind and name."""
     return rt.events.iloc[cpu_rows(rt)][["kind", "ts_ns", "end_ns", "tid", "correlation", "name"]]
@@ -254,10 +259,9 @@ def cpu_rows(rt: RankTrace) -> np.ndarray:
 
 def _name_codes(rt: RankTrace) -> np.ndarray:
     """One integer per distinct event name: the Categorical's codes (a plain column is factorized)."""
-    names = rt.events["name"]
-    if isinstance(names.dtype, pd.CategoricalDtype):
+    if rt.categories("name") is not None:  # the codes, without building the event table
         return rt.column("name")
-    return pd.factorize(names)[0]
+    return pd.factorize(rt.events["name"])[0]
 
 
 @dataclass
@@ -356,7 +360,8 @@ class RankBuilder:
         """``coll_ranges``: this rank's matched collective instances (``start_ns``, ``end_ns``)."""
         rt = self.rt
         has_gpu = rt.has_gpu_activity
-        self.gpu = rt.gpu if has_gpu else None
+        # the columns of rt.gpu that the step figures and scenarios read: a small frame, not the whole table
+        self.gpu = frame({c: rt.gpu_column(c) for c in GPU_FRAME_COLUMNS}) if has_gpu else None
         gcol = {c: rt.gpu_column(c) for c in ("ts_ns", "end_ns", "stream", "pre_window", "launch_ts_ns",
                                               "launch_tid", "correlation")} if has_gpu else None
         self.gcol = gcol
