@@ -43,15 +43,15 @@ STEP_COLUMNS = ("rank", "step", "step_us", "compute_us", "comm_us", "exposed_com
 
 def step_figures(g: Graph, start: np.ndarray, end: np.ndarray, comm_mask: dict[int, np.ndarray]) -> pd.DataFrame:
     """One row per rank and step (module doc). ``start``/``end``: node times of the timeline;
-    ``comm_mask``: per rank, which of ``Graph.ranks[rank]["gpu_node"]`` are communication."""
+    ``comm_mask``: per rank, which of ``Graph.ranks[rank]["gpu_node"]`` are communication. Every rank's steps are
+    computed at once (:func:`_steps_of`)."""
     kind, rank_of = g.array("kind"), g.array("rank")
     wait = _waits(g, start, end, kind)
     linked = nodes_by_rank(np.flatnonzero(((kind == GPU_OP) | (kind == COLL)) & (wait >= 0)), rank_of)
-    parts = [_rank_steps(rank, info, start, end, comm_mask, linked.get(rank, np.zeros(0, dtype=np.int64)), wait)
-             for rank, info in sorted(g.ranks.items()) if info["steps"]]
-    if not parts:
+    ranks = [(rank, info) for rank, info in sorted(g.ranks.items()) if info["steps"]]
+    if not ranks:
         return pd.DataFrame(columns=list(STEP_COLUMNS))
-    return pd.DataFrame({c: np.concatenate([p[c] for p in parts]) for c in STEP_COLUMNS})
+    return pd.DataFrame(_steps_of(ranks, start, end, comm_mask, linked, wait))
 
 
 def _windows(info: dict, start: np.ndarray, end: np.ndarray, gpu_end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -86,29 +86,52 @@ def _in_windows(sorted_starts: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tu
     return idx, seg
 
 
-def _rank_steps(rank: int, info: dict, start: np.ndarray, end: np.ndarray, comm_mask: dict[int, np.ndarray],
-                coll_nodes: np.ndarray, wait: np.ndarray) -> dict[str, np.ndarray]:
-    """The columns of :func:`step_figures` for one rank, every step at once (segmented interval sums)."""
-    nodes = info["gpu_node"]
-    comm = comm_mask.get(rank, np.zeros(nodes.size, dtype=bool))
-    lo, hi = _windows(info, start, end, end[nodes])
+def _steps_of(ranks: list[tuple[int, dict]], start: np.ndarray, end: np.ndarray, comm_mask: dict[int, np.ndarray],
+              linked: dict[int, np.ndarray], wait: np.ndarray) -> dict[str, np.ndarray]:
+    """The columns of :func:`step_figures`, every rank's steps at once (segmented interval sums).
+
+    Each rank's times are moved into a stretch of their own (``shift``) so that one sort and one search find
+    the GPU operations and collectives that start in each of its steps; the lengths are then taken relative to
+    each step's start, so no sum mixes ranks or steps."""
+    empty = np.zeros(0, dtype=np.int64)
+    nodes = [info["gpu_node"] for _, info in ranks]
+    comm = [comm_mask.get(r, np.zeros(n.size, dtype=bool)) for (r, _), n in zip(ranks, nodes)]
+    colls = [linked.get(r, empty) for r, _ in ranks]
+    wins = [_windows(info, start, end, end[n]) for (_, info), n in zip(ranks, nodes)]
+    base = np.array([min([int(lo[0])] + [int(start[n].min()) for n in (nd, c) if n.size])
+                     for (lo, _), nd, c in zip(wins, nodes, colls)], dtype=np.int64)
+    top = np.array([max([int(hi.max())] + [int(end[n].max()) for n in (nd, c) if n.size])
+                    for (_, hi), nd, c in zip(wins, nodes, colls)], dtype=np.int64)
+    width = int((top - base).max()) + 1
+    shift = np.arange(len(ranks), dtype=np.int64) * width - base
+    n_steps = np.array([lo.size for lo, _ in wins])
+    lo = np.concatenate([w[0] for w in wins])
+    hi = np.concatenate([w[1] for w in wins])
+    step_shift = np.repeat(shift, n_steps)
+    sizes = np.array([n.size for n in nodes])
+    all_nodes, op_shift = np.concatenate(nodes), np.repeat(shift, sizes)
+    s_all, e_all, c_all = start[all_nodes] + op_shift, end[all_nodes] + op_shift, np.concatenate(comm)
+    order = np.argsort(s_all, kind="stable")
+    idx, seg = _in_windows(s_all[order], lo + step_shift, hi + step_shift)
+    i = order[idx]
     n = lo.size
-    # the GPU operations that start in each step, clipped to its end
-    order = np.argsort(start[nodes], kind="stable")
-    s, e, comm = start[nodes][order], end[nodes][order], comm[order]
-    idx, seg = _in_windows(s, lo, hi)
-    si, ei, ci = s[idx], np.minimum(e[idx], hi[seg]), comm[idx]
+    # the GPU operations that start in each step, clipped to its end, relative to its start
+    at = lo + step_shift
+    si, ei, ci = s_all[i] - at[seg], np.minimum(e_all[i], hi[seg] + step_shift[seg]) - at[seg], c_all[i]
     busy = iv.segment_lengths(si, ei, seg, n)
     cu, co = (si[~ci], ei[~ci]), (si[ci], ei[ci])
     compute = iv.segment_lengths(*cu, seg[~ci], n)
     comm_len = iv.segment_lengths(*co, seg[ci], n)
     exposed = comm_len - iv.segment_intersect_lengths(co, seg[ci], cu, seg[~ci], n)
-    coll_nodes = coll_nodes[np.argsort(start[coll_nodes], kind="stable")]
-    w_idx, w_seg = _in_windows(start[coll_nodes], lo, hi)
-    waited = np.bincount(w_seg, weights=wait[coll_nodes][w_idx].astype(float), minlength=n)
-    has_gpu = 1.0 if nodes.size else np.nan
+    cn = np.concatenate(colls) if colls else empty
+    c_start = start[cn] + np.repeat(shift, [c.size for c in colls])
+    c_order = np.argsort(c_start, kind="stable")
+    w_idx, w_seg = _in_windows(c_start[c_order], lo + step_shift, hi + step_shift)
+    waited = np.bincount(w_seg, weights=wait[cn[c_order]][w_idx].astype(float), minlength=n)
+    has_gpu = np.repeat(np.where(sizes > 0, 1.0, np.nan), n_steps)
     return {
-        "rank": np.full(n, rank, dtype=np.int64), "step": np.asarray([st for st, _, _ in info["steps"]]),
+        "rank": np.repeat(np.array([r for r, _ in ranks], dtype=np.int64), n_steps),
+        "step": np.array([st for _, info in ranks for st, _, _ in info["steps"]]),
         "step_us": (hi - lo) / NS_PER_US,
         "compute_us": compute / NS_PER_US * has_gpu, "comm_us": comm_len / NS_PER_US * has_gpu,
         "exposed_comm_us": exposed / NS_PER_US * has_gpu,
