@@ -91,10 +91,10 @@ class _Rank:
         self.rows = {int(s): r.sort_values("bucket") for s, r in rows.groupby("step")}
         self.gpu = info["gpu"]
         if self.gpu is not None:
-            comm = ctx.comm.get(rank, np.zeros(len(self.gpu), dtype=bool))
+            comm = ctx.comm.get(rank, np.zeros(len(self.gpu["step"]), dtype=bool))
             colls = np.fromiter((n for _, n in self.coll.values()), dtype=np.int64)
-            ok = ~comm & ~self.gpu["pre_window"].to_numpy(dtype=bool) & ~np.isin(info["gpu_node"], colls)
-            lts = self.gpu["launch_ts_ns"].to_numpy()[ok]
+            ok = ~comm & ~np.asarray(self.gpu["pre_window"], dtype=bool) & ~np.isin(info["gpu_node"], colls)
+            lts = np.asarray(self.gpu["launch_ts_ns"])[ok]
             order = np.argsort(lts, kind="stable")
             self.c_lts, self.c_idx = lts[order], np.flatnonzero(ok)[order]
 
@@ -121,7 +121,7 @@ class _Rank:
             floor = lts if prev_end is None else max(lts, prev_end)
             c = self._compute_before(lts)
             if c is not None:
-                floor = max(floor, int(self.gpu["end_ns"].iat[c]))
+                floor = max(floor, int(self.gpu["end_ns"][c]))
             out[int(b)] = (lts - ready, max(0, int(s) - floor))
             prev_end = int(e)
         return out
@@ -332,6 +332,7 @@ def _extend_comm(g: Graph, comm: dict[int, np.ndarray], rank: int, step: int, no
     if info["gpu"] is None or not nodes:
         return
     info["gpu_node"] = np.append(info["gpu_node"], np.asarray(nodes, dtype=np.int64))
-    added = pd.DataFrame({"step": [step] * len(nodes), "pre_window": np.zeros(len(nodes), dtype=bool)})
-    info["gpu"] = pd.concat([info["gpu"][["step", "pre_window"]], added], ignore_index=True)
+    gpu = info["gpu"]
+    info["gpu"] = {"step": np.append(gpu["step"], np.full(len(nodes), step, dtype=np.asarray(gpu["step"]).dtype)),
+                   "pre_window": np.append(np.asarray(gpu["pre_window"], dtype=bool), np.zeros(len(nodes), dtype=bool))}
     comm[rank] = np.append(comm.get(rank, np.zeros(0, dtype=bool)), np.ones(len(nodes), dtype=bool))

@@ -57,11 +57,11 @@ def step_figures(g: Graph, start: np.ndarray, end: np.ndarray, comm_mask: dict[i
 def _windows(info: dict, start: np.ndarray, end: np.ndarray, gpu_end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each step's [lo, hi) (module doc): its CPU range, to the end of its GPU work, from the previous step's end."""
     gpu = info["gpu"]
-    gpu_step = gpu["step"].to_numpy() if gpu is not None else np.zeros(0, dtype=np.int64)
+    gpu_step = np.asarray(gpu["step"]) if gpu is not None else np.zeros(0, dtype=np.int64)
     last_end = _last_end_per_step(gpu_step, gpu_end)
     lo, hi = [], []
     # the GPU work launched before the window is the previous step's: the first step starts after it too
-    pre = gpu["pre_window"].to_numpy(dtype=bool) if gpu is not None else np.zeros(0, dtype=bool)
+    pre = np.asarray(gpu["pre_window"], dtype=bool) if gpu is not None else np.zeros(0, dtype=bool)
     prev_end = int(gpu_end[pre].max()) if pre.any() else None
     for step, a, b in info["steps"]:
         x, y = int(start[a]), int(end[b])

@@ -66,6 +66,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from itertools import repeat
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -73,7 +74,6 @@ import pandas as pd
 from tracekit.replay.costs import TRITON_PREFIX, ProfilerCosts, kinds_of
 from tracekit.replay.speed import step_speed_of
 from tracekit.traces import schema
-from tracekit.traces.frames import frame
 from tracekit.traces.traceset import RankTrace
 
 #: runtime calls that block the calling thread until GPU work ends
@@ -110,7 +110,7 @@ class Graph:
     rank: list[int] = field(default_factory=list)
     orig_start: list[int] = field(default_factory=list)
     orig_end: list[int] = field(default_factory=list)
-    #: per rank: {"steps": [(step, start node, end node)], "gpu": columns of the rank's ``RankTrace.gpu`` (GPU_FRAME_COLUMNS; None without
+    #: per rank: {"steps": [(step, start node, end node)], "gpu": {column: array} of the rank's ``RankTrace.gpu`` (GPU_COLUMNS; None without
     #: GPU activity), "gpu_node": node of each of its rows, "origin": ns, "threads": {tid: _Thread},
     #: "coll": {(start_ns, end_ns) of a matched collective: (arrive node, kernel / range node)}}
     ranks: dict[int, dict] = field(default_factory=dict)
@@ -243,7 +243,7 @@ class _Thread:
 
 
 #: the columns of ``RankTrace.gpu`` kept in ``Graph.ranks[rank]["gpu"]`` (step figures, bucket scenarios)
-GPU_FRAME_COLUMNS = ("step", "pre_window", "launch_ts_ns", "end_ns")
+GPU_COLUMNS = ("step", "pre_window", "launch_ts_ns", "end_ns")
 
 
 def cpu_events(rt: RankTrace) -> pd.DataFrame:
@@ -356,12 +356,12 @@ class RankBuilder:
         self.end_edges: dict[int, list[tuple[int, int]]] = {}
         self.zero: set[int] = set()
 
-    def build(self, coll_ranges: pd.DataFrame) -> None:
-        """``coll_ranges``: this rank's matched collective instances (``start_ns``, ``end_ns``)."""
+    def build(self, coll_ranges: dict[str, Any]) -> None:
+        """``coll_ranges``: this rank's matched collective instances (``start_ns``, ``end_ns`` arrays)."""
         rt = self.rt
         has_gpu = rt.has_gpu_activity
-        # the columns of rt.gpu that the step figures and scenarios read: a small frame, not the whole table
-        self.gpu = frame({c: rt.gpu_column(c) for c in GPU_FRAME_COLUMNS}) if has_gpu else None
+        # the columns of rt.gpu that the step figures and scenarios read (numpy arrays), not the whole table
+        self.gpu = {c: rt.gpu_column(c) for c in GPU_COLUMNS} if has_gpu else None
         gcol = {c: rt.gpu_column(c) for c in ("ts_ns", "end_ns", "stream", "pre_window", "launch_ts_ns",
                                               "launch_tid", "correlation")} if has_gpu else None
         self.gcol = gcol
@@ -558,10 +558,10 @@ class RankBuilder:
 
     def _cpu_collectives(self, coll_ranges: pd.DataFrame) -> None:
         """Arrive nodes for this rank's matched collectives: kernels on GPU runs, backend ranges on CPU."""
-        if coll_ranges.empty:
+        if not len(coll_ranges["start_ns"]):
             return
-        keys = set(zip(coll_ranges["start_ns"].astype(np.int64).tolist(),
-                       coll_ranges["end_ns"].astype(np.int64).tolist()))
+        keys = set(zip(np.asarray(coll_ranges["start_ns"], dtype=np.int64).tolist(),
+                       np.asarray(coll_ranges["end_ns"], dtype=np.int64).tolist()))
         if len(self.gpu_node):
             ts, end = self.gcol["ts_ns"].tolist(), self.gcol["end_ns"].tolist()
             for i, key in enumerate(zip(ts, end)):
@@ -663,8 +663,9 @@ class RankBuilder:
             return out
         if self.speed is None:
             c = self.cpu
-            self.speed = step_speed_of(c.kind, c.ts, c.end, c.tid, c.name, c.step, self.rt.steps)
-        for step, s, e in zip(self.rt.steps["step"], self.rt.steps["ts_ns"], self.rt.steps["end_ns"]):
+            self.speed = step_speed_of(c.kind, c.ts, c.end, c.tid, c.name, c.step, self.rt.step_arrays())
+        st = self.rt.step_arrays()
+        for step, s, e in zip(st["step"].tolist(), st["ts_ns"].tolist(), st["end_ns"].tolist()):
             f = self.speed.get(int(step), 1.0)
             if f != 1.0:
                 a, b = np.searchsorted(cuts, s), np.searchsorted(cuts, e)
@@ -672,7 +673,7 @@ class RankBuilder:
         return out
 
     def _steps(self) -> None:
-        steps, cpu = self.rt.steps, self.cpu
+        steps, cpu = self.rt.step_arrays(), self.cpu
         marks = np.flatnonzero(cpu.step)
         tid_of: dict[tuple[int, int], int] = {}
         for key, tid in zip(zip(cpu.ts[marks].tolist(), cpu.end[marks].tolist()), cpu.tid[marks].tolist()):

@@ -48,6 +48,20 @@ def matched_collectives(coll: pd.DataFrame, offsets: dict[int, float] | None) ->
                          "transfer_ns": transfer.astype(np.int64)})
 
 
+def _by_rank(matched: pd.DataFrame) -> dict[int, dict[str, object]]:
+    """The matched instances split by rank: {rank: {"start_ns", "end_ns", "transfer_ns": int64 arrays, "key":
+    list}}, each rank's rows in table order (one pass, not one frame slice per rank)."""
+    if not len(matched):
+        return {}
+    rank = matched["rank"].to_numpy()
+    cols = {c: matched[c].to_numpy().astype(np.int64) for c in ("start_ns", "end_ns", "transfer_ns")}
+    key = matched["key"].to_numpy()
+    order = np.argsort(rank, kind="stable")
+    ranks, first = np.unique(rank[order], return_index=True)
+    return {int(r): {**{c: v[rows] for c, v in cols.items()}, "key": key[rows].tolist()}
+            for r, rows in zip(ranks.tolist(), np.split(order, first[1:]))}
+
+
 def build(traces: TraceSet, coll: pd.DataFrame | None, costs: ProfilerCosts,
           offsets: dict[int, float] | None = None) -> Graph:
     """The run's graph with ``costs`` taken out (module doc of :mod:`tracekit.replay.graph`)."""
@@ -57,12 +71,14 @@ def build(traces: TraceSet, coll: pd.DataFrame | None, costs: ProfilerCosts,
     starts = [int(rt.column("ts_ns").min() - off.get(rt.rank, 0.0)) for rt in traces]
     origin = min(starts) if starts else 0
     members: dict[object, list[tuple[int, int, int]]] = {}
-    per_rank = {int(r): part for r, part in matched.groupby("rank", sort=False)} if len(matched) else {}
+    per_rank = _by_rank(matched)
+    none = {c: np.zeros(0, dtype=np.int64) for c in ("start_ns", "end_ns", "transfer_ns")} | {"key": []}
     for rt in traces:
         b = RankBuilder(g, rt, costs, origin + int(off.get(rt.rank, 0.0)))
-        mine = per_rank.get(rt.rank, matched.iloc[:0])
+        mine = per_rank.get(rt.rank, none)
         b.build(mine)
-        for s, e, key, transfer in zip(mine["start_ns"], mine["end_ns"], mine["key"], mine["transfer_ns"]):
+        for s, e, key, transfer in zip(mine["start_ns"].tolist(), mine["end_ns"].tolist(), mine["key"],
+                                       mine["transfer_ns"].tolist()):
             nodes = b.coll_nodes.get((int(s), int(e)))
             if nodes is not None:
                 members.setdefault(key, []).append((nodes[0], nodes[1], int(transfer)))

@@ -52,7 +52,7 @@ def step_speed_of(kind: np.ndarray, ts: np.ndarray, end: np.ndarray, tid: np.nda
                   is_step: np.ndarray, steps: pd.DataFrame) -> dict[int, float]:
     """:func:`step_speed` on columns: ``name`` holds one integer code per distinct name, ``is_step`` marks the
     ``ProfilerStep#`` ranges."""
-    if len(steps) < 2:
+    if len(steps["step"]) < 2:
         return {int(s): 1.0 for s in steps["step"]}
     slow = _slowness(kind, ts, end, tid, name, is_step, steps)
     if slow is None:
@@ -65,9 +65,9 @@ def _slowness(kind: np.ndarray, ts: np.ndarray, end: np.ndarray, tid: np.ndarray
               is_step: np.ndarray, steps: pd.DataFrame) -> dict[int, float] | None:
     """{step: slowness} (module doc) over the steps that have events; None without enough common keys."""
     keep = (kind != schema.ANNOTATION) & ~is_step
-    starts, ends = steps["ts_ns"].to_numpy(), steps["end_ns"].to_numpy()
+    starts, ends = np.asarray(steps["ts_ns"]), np.asarray(steps["end_ns"])
     order = np.argsort(starts)
-    starts, ends, ids = starts[order], ends[order], steps["step"].to_numpy()[order]
+    starts, ends, ids = starts[order], ends[order], np.asarray(steps["step"])[order]
     k = np.searchsorted(starts, ts, side="right") - 1
     inside = keep & (k >= 0) & (ts < ends[np.maximum(k, 0)])
     if not inside.any():

@@ -42,7 +42,7 @@ def one_step(g: Graph, start: np.ndarray, end: np.ndarray, comm: dict[int, np.nd
             rows.append((rank, step, source, "step", 0.0, (hi - lo) / 1e3))
             if info["gpu"] is not None:
                 nodes = np.asarray(info["gpu_node"])
-                mine = info["gpu"]["step"].to_numpy() == step
+                mine = np.asarray(info["gpu"]["step"]) == step
                 is_comm = comm.get(rank, np.zeros(nodes.size, dtype=bool))[: nodes.size]
                 for lane, sel in (("GPU compute", mine & ~is_comm), ("GPU comm", mine & is_comm)):
                     rows += [(rank, step, source, lane, (s_all[v] - lo) / 1e3, (e_all[v] - lo) / 1e3)
