@@ -5,13 +5,15 @@
 # variants profiled separately, a slower network (NCCL_MAX_NCHANNELS) and the all-reduce bus bandwidth
 # under both settings (scripts/nccl_busbw.py: the independent K for --bandwidth-x).
 # Usage (device machine, repo root): OUT=dir SHAPE=name OPTS="--model toy ..." [BUSBW=1] [DEADLINE=540]
-#   bash scripts/gpu_nccl_scenarios.sh
+#   [GPUS=4] bash scripts/gpu_nccl_scenarios.sh
+# GPUS=2 (a 2-GPU host): the paired job runs on 2 processes, without the 4-rank variant.
 # Runs in order of importance and skips what would start after DEADLINE seconds.
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 OUT=${OUT:-gpu_out}; SHAPE=${SHAPE:-toy}; OPTS=${OPTS:---model toy --width 4096 --depth 8 --batch-size 64}
-SLOW=${SLOW:-NCCL_MAX_NCHANNELS=2}; ROUNDS=${ROUNDS:-40}; DEADLINE=${DEADLINE:-540}
+SLOW=${SLOW:-NCCL_MAX_NCHANNELS=2}; ROUNDS=${ROUNDS:-40}; DEADLINE=${DEADLINE:-540}; GPUS=${GPUS:-4}
+WS4=(--variant world-size=4); [ "$GPUS" -ge 4 ] || WS4=()
 R="$OUT/runs_$SHAPE"; mkdir -p "$R"; T0=$(date +%s)
 TK="python3 -m tracekit profile --warmup 5 --steps 20 --profile-steps 3 --timeout 120"
 TR="python3 -m torch.distributed.run --standalone"
@@ -29,10 +31,10 @@ prof() { local name=$1 envs=(); shift; left "profile $name" || return 0
     done
   fi
   prof cap25 --nproc 2 --bucket-cap-mb 25
-  left paired && timeout 200 $TR --nproc-per-node 4 scripts/paired_ddp_variants.py --device cuda $OPTS --ranks 2 \
+  left paired && timeout 200 $TR --nproc-per-node "$GPUS" scripts/paired_ddp_variants.py --device cuda $OPTS --ranks 2 \
       --rounds "$ROUNDS" --warmup 5 --variant bucket-cap-mb=25 --variant bucket-cap-mb=1 --variant bucket-cap-mb=5 \
       --variant bucket-cap-mb=100 --variant first-bucket-cap-mb=5 --variant comm-hook=bf16 --variant world-size=1 \
-      --variant world-size=4 --json "$R/cap25/paired.jsonl" 2>&1 | grep -v "^USDT" | grep "paired change\|Error\|error" | head -20
+      "${WS4[@]}" --json "$R/cap25/paired.jsonl" 2>&1 | grep -v "^USDT" | grep "paired change\|Error\|error" | head -20
   prof slownet $SLOW --nproc 2 --bucket-cap-mb 25
   prof ws4 --nproc 4 --bucket-cap-mb 25
   prof bf16 --nproc 2 --bucket-cap-mb 25 --comm-hook bf16
