@@ -44,18 +44,17 @@ REPO = Path(__file__).resolve().parents[1]
 BUDGET_S = {"large": 3.0, "ranks": 30.0}
 
 
-def inputs(cache_dir: Path, shapes: list[str], size_mb: float, ranks: int) -> dict[str, tuple[Path, dict]]:
-    """{shape: (folder, facts)}, generated unless cached."""
+def inputs(cache_dir: Path, shapes: list[str], size_mb: float, ranks: int) -> dict[str, tuple[Path, dict, bool]]:
+    """{shape: (folder, facts, generated here)}, generated unless cached (a cached input is never removed)."""
     out = {}
     if "large" in shapes:
         d = cache_dir / f"inductor_x2_{int(size_mb)}mb"  # the name bench_analyze.py caches it under
-        facts = ba.generate(d, size_mb) if not any(d.glob("rank*.trace.json")) else {"cached": True}
-        out["large"] = (d, facts)
+        new = not any(d.glob("rank*.trace.json"))
+        out["large"] = (d, ba.generate(d, size_mb) if new else {"cached": True}, new)
     if "ranks" in shapes:
         d = cache_dir / f"many_ranks_{ranks}x40kb"
-        facts = bm.build(d, ranks) if not (d / "bench_info.txt").exists() else json.loads(
-            (d / "bench_info.txt").read_text())
-        out["ranks"] = (d, facts)
+        new = not (d / "bench_info.txt").exists()
+        out["ranks"] = (d, bm.build(d, ranks) if new else json.loads((d / "bench_info.txt").read_text()), new)
     return out
 
 
@@ -100,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--against", type=Path, default=None, help="another checkout, timed in the same run")
     ap.add_argument("--cache-dir", type=Path, default=REPO / ".bench")
-    ap.add_argument("--keep", action="store_true", help="keep the generated inputs")
+    ap.add_argument("--keep", action="store_true", help="keep the inputs this run generates (cached ones are kept)")
     ap.add_argument("--json", type=Path, default=None)
     a = ap.parse_args(argv)
     shapes = ["large", "ranks"] if a.shape == "both" else [a.shape]
@@ -111,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     made = inputs(a.cache_dir, shapes, a.size_mb, a.ranks)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for shape, (d, info) in made.items():
+        for shape, (d, info, _) in made.items():
             m = measure(checkouts, d, a.repeat, Path(tmp))
             row = {"shape": shape, "input": info, "budget_s": BUDGET_S[shape], **m}
             rows.append(row)
@@ -120,9 +119,10 @@ def main(argv: list[str] | None = None) -> int:
                       f"maxrss {r['maxrss_mb']:7.0f} MB  budget {BUDGET_S[shape]:.0f} s")
             if m["same_json"] is not None:
                 print(f"{shape:6} same JSON from both checkouts: {m['same_json']}")
-    if not a.keep:
-        for d, _ in made.values():
-            shutil.rmtree(d, ignore_errors=True)
+    if not a.keep:  # only what this run generated: inputs cached by another benchmark stay
+        for d, _, generated in made.values():
+            if generated:
+                shutil.rmtree(d, ignore_errors=True)
     out = a.json or ba.default_json("bench_whatif_cost", a.shape)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"machine": facts, "against": str(a.against) if a.against else None, "rows": rows},

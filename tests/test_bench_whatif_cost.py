@@ -32,3 +32,16 @@ def test_cost_benchmark_times_both_checkouts_and_compares_their_json(tmp_path, c
     assert doc["machine"]["cpus"] >= 1
     assert not (tmp_path / "cache" / "many_ranks_4x40kb").exists()  # not kept without --keep
     assert "same JSON from both checkouts: True" in capsys.readouterr().out
+
+
+def test_cost_benchmark_leaves_an_input_it_found_cached(tmp_path):
+    """Inputs another benchmark kept (``--keep``) are read, never removed: only what this run generated is."""
+    bench = _bench()
+    cache = tmp_path / "cache"
+    assert bench.main(["--shape", "ranks", "--ranks", "4", "--repeat", "1", "--cache-dir", str(cache), "--keep",
+                       "--json", str(tmp_path / "a.json")]) == 0
+    kept = cache / "many_ranks_4x40kb"
+    assert (kept / "bench_info.txt").exists()
+    assert bench.main(["--shape", "ranks", "--ranks", "4", "--repeat", "1", "--cache-dir", str(cache),
+                       "--json", str(tmp_path / "b.json")]) == 0
+    assert (kept / "bench_info.txt").exists()
