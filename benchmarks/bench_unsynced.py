@@ -20,6 +20,7 @@ import argparse
 import json
 import statistics
 import sys
+import warnings
 from pathlib import Path
 
 import tracekit
@@ -35,11 +36,13 @@ def _name(run: Path) -> str:
 
 def row(run: Path) -> dict:
     truth = json.loads((run / "truth.json").read_text())
-    b = tracekit.whatif(next(run.glob("rank0.trace.json*"))).baseline  # the folder also holds truth.json
+    with warnings.catch_warnings():  # the folder's truth.json is ignored with a warning; no rank in a 1-rank trace
+        warnings.simplefilter("ignore")
+        b = tracekit.whatif(run).baseline
     period = truth["period_ms_before"]
     win, pred = b["profiled_step_us"] / 1e3, b["predicted_step_us"] / 1e3
     reg = b.get("regime") or {}
-    return {"run": _name(run), "gpu": truth.get("gpu"), "period_ms": period,
+    return {"run": _name(run), "gpu": truth.get("gpu"), "ranks": truth.get("world_size", 1), "period_ms": period,
             "period_moved_pct": 100 * (truth["period_ms_after"] / period - 1),
             "window_ms": win, "window_off_pct": 100 * (win / period - 1), "predicted_ms": pred,
             "error_pct": 100 * (pred / period - 1), "predicted_gpu_idle_pct": b.get("predicted_gpu_idle_pct"),

@@ -11,19 +11,25 @@ unprofiled steps again (how far the truth moved). Writes ``OUT/<name>/rank0.trac
 ``OUT/<name>/truth.json`` (``period_ms_before``, ``period_ms_after``, the model and shape);
 ``benchmarks/bench_unsynced.py`` predicts each from its trace alone and compares.
 
+Under ``torchrun`` (``WORLD_SIZE`` > 1) each model is wrapped in DDP over NCCL, one GPU per rank; every rank
+writes ``rank<N>.trace.json``, and the period is the slowest rank's (rank 0 writes ``truth.json``).
+
 Usage (a CUDA machine, repo root)::
 
     python scripts/unsynced_steps.py --out /tmp/unsynced
+    python -m torch.distributed.run --standalone --nproc-per-node 2 scripts/unsynced_steps.py --out /tmp/ddp2
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 
 import torch
+import torch.distributed as dist
 
 from tracekit.profile.config import ProfileConfig
 from tracekit.profile.models import build_workload, output_to_loss
@@ -39,10 +45,17 @@ SHAPES = {
 }
 
 
+def _rank() -> int:
+    return dist.get_rank() if dist.is_initialized() else 0
+
+
 def _step_fn(name: str, fields: dict):
     cfg = ProfileConfig(device="cuda", **{k: v for k, v in fields.items() if k != "dtype"})
+    torch.manual_seed(0)
     model, batch_fn, _ = build_workload(cfg)
     model = model.cuda()
+    if dist.is_initialized():
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[torch.cuda.current_device()])
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     batch = batch_fn(cfg.batch_size, torch.device("cuda"))
     bf16 = fields.get("dtype") == "bf16"
@@ -59,12 +72,18 @@ def _step_fn(name: str, fields: dict):
 
 
 def _period_ms(step, n: int) -> float:
+    """Wall time per step over ``n`` steps, one synchronize at each end; the slowest rank's under DDP."""
+    if dist.is_initialized():
+        dist.barrier()
     torch.cuda.synchronize()
     t0 = time.perf_counter()
     for _ in range(n):
         step()
     torch.cuda.synchronize()
-    return (time.perf_counter() - t0) / n * 1e3
+    ms = torch.tensor([(time.perf_counter() - t0) / n * 1e3], device="cuda")
+    if dist.is_initialized():
+        dist.all_reduce(ms, op=dist.ReduceOp.MAX)
+    return float(ms.item())
 
 
 def run(name: str, fields: dict, out: Path, steps: int, active: int) -> dict:
@@ -77,15 +96,17 @@ def run(name: str, fields: dict, out: Path, steps: int, active: int) -> dict:
     sched = torch.profiler.schedule(wait=1, warmup=2, active=active, repeat=1)
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     with torch.profiler.profile(activities=acts, schedule=sched,
-                                on_trace_ready=lambda p: p.export_chrome_trace(str(d / "rank0.trace.json"))) as prof:
+                                on_trace_ready=lambda p: p.export_chrome_trace(str(d / f"rank{_rank()}.trace.json"))) as prof:
         for _ in range(1 + 2 + active + 1):
             step()
             prof.step()
     torch.cuda.synchronize()
     after = _period_ms(step, steps)
     truth = {"name": name, **fields, "steps": steps, "active": active, "period_ms_before": before,
-             "period_ms_after": after, "torch": torch.__version__, "gpu": torch.cuda.get_device_name()}
-    (d / "truth.json").write_text(json.dumps(truth, indent=1))
+             "period_ms_after": after, "torch": torch.__version__, "gpu": torch.cuda.get_device_name(),
+             "world_size": dist.get_world_size() if dist.is_initialized() else 1}
+    if _rank() == 0:
+        (d / "truth.json").write_text(json.dumps(truth, indent=1))
     return truth
 
 
@@ -96,16 +117,22 @@ def main() -> int:
     ap.add_argument("--active", type=int, default=3)
     ap.add_argument("--only", nargs="*", default=None, help="shape names (default: all)")
     a = ap.parse_args()
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+        dist.init_process_group("nccl")
     for name, fields in SHAPES.items():
         if a.only and name not in a.only:
             continue
         try:
             t = run(name, fields, a.out, a.steps, a.active)
-            print(f"{name}: period {t['period_ms_before']:.2f} ms before, {t['period_ms_after']:.2f} ms after",
-                  flush=True)
+            if _rank() == 0:
+                print(f"{name}: period {t['period_ms_before']:.2f} ms before, {t['period_ms_after']:.2f} ms after",
+                      flush=True)
         except Exception as e:  # noqa: BLE001 - one shape failing must not lose the others
             print(f"{name}: failed: {type(e).__name__}: {e}", flush=True)
         torch.cuda.empty_cache()
+    if dist.is_initialized():
+        dist.destroy_process_group()
     return 0
 
 
