@@ -98,7 +98,7 @@ def _steps_of(ranks: list[tuple[int, dict]], start: np.ndarray, end: np.ndarray,
     comm = [comm_mask.get(r, np.zeros(n.size, dtype=bool)) for (r, _), n in zip(ranks, nodes)]
     colls = [linked.get(r, empty) for r, _ in ranks]
     wins = [_windows(info, start, end, end[n]) for (_, info), n in zip(ranks, nodes)]
-    base = np.array([min([int(lo[0])] + [int(start[n].min()) for n in (nd, c) if n.size])
+    base = np.array([min([int(lo.min())] + [int(start[n].min()) for n in (nd, c) if n.size])
                      for (lo, _), nd, c in zip(wins, nodes, colls)], dtype=np.int64)
     top = np.array([max([int(hi.max())] + [int(end[n].max()) for n in (nd, c) if n.size])
                     for (_, hi), nd, c in zip(wins, nodes, colls)], dtype=np.int64)
@@ -107,17 +107,16 @@ def _steps_of(ranks: list[tuple[int, dict]], start: np.ndarray, end: np.ndarray,
     n_steps = np.array([lo.size for lo, _ in wins])
     lo = np.concatenate([w[0] for w in wins])
     hi = np.concatenate([w[1] for w in wins])
-    step_shift = np.repeat(shift, n_steps)
+    lo_s, hi_s = lo + np.repeat(shift, n_steps), hi + np.repeat(shift, n_steps)  # the steps, shifted
     sizes = np.array([n.size for n in nodes])
     all_nodes, op_shift = np.concatenate(nodes), np.repeat(shift, sizes)
     s_all, e_all, c_all = start[all_nodes] + op_shift, end[all_nodes] + op_shift, np.concatenate(comm)
     order = np.argsort(s_all, kind="stable")
-    idx, seg = _in_windows(s_all[order], lo + step_shift, hi + step_shift)
+    idx, seg = _in_windows(s_all[order], lo_s, hi_s)
     i = order[idx]
     n = lo.size
     # the GPU operations that start in each step, clipped to its end, relative to its start
-    at = lo + step_shift
-    si, ei, ci = s_all[i] - at[seg], np.minimum(e_all[i], hi[seg] + step_shift[seg]) - at[seg], c_all[i]
+    si, ei, ci = s_all[i] - lo_s[seg], np.minimum(e_all[i], hi_s[seg]) - lo_s[seg], c_all[i]
     busy = iv.segment_lengths(si, ei, seg, n)
     cu, co = (si[~ci], ei[~ci]), (si[ci], ei[ci])
     compute = iv.segment_lengths(*cu, seg[~ci], n)
@@ -126,7 +125,7 @@ def _steps_of(ranks: list[tuple[int, dict]], start: np.ndarray, end: np.ndarray,
     cn = np.concatenate(colls) if colls else empty
     c_start = start[cn] + np.repeat(shift, [c.size for c in colls])
     c_order = np.argsort(c_start, kind="stable")
-    w_idx, w_seg = _in_windows(c_start[c_order], lo + step_shift, hi + step_shift)
+    w_idx, w_seg = _in_windows(c_start[c_order], lo_s, hi_s)
     waited = np.bincount(w_seg, weights=wait[cn[c_order]][w_idx].astype(float), minlength=n)
     has_gpu = np.repeat(np.where(sizes > 0, 1.0, np.nan), n_steps)
     return {

@@ -74,7 +74,7 @@ _B = GPU_BOUND_MAX_IDLE_PCT
 REGIMES: tuple[Regime, ...] = (
     Regime("gpu-bound", 0.0, _B, 44, 1.1, 6.8, 0.0, _B),
     Regime("gpu-bound-once-shed", 0.0, _B, 18, 6.7, 28.7, _B, _ANY[1]),
-    Regime("cpu-bound", _B, _ANY[1], 95, 10.6, 86.2),
+    Regime("cpu-bound", _B, _ANY[1], 97, 10.4, 86.2),
 )
 
 

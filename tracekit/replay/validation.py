@@ -27,8 +27,19 @@ from typing import Any
 CHECKED, NOISY, NOT_RUN = "checked", "not checkable here", "not run"
 
 
+class _FromResults:
+    """A dataclass of figures recomputed from result files (fields ``sources``, ``variants``): its JSON drops
+    the regex picking the runs."""
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.pop("variants")
+        d["sources"] = list(self.sources)
+        return d
+
+
 @dataclass(frozen=True)
-class Check:
+class Check(_FromResults):
     """One setting in which a scenario's change was made for real and compared with its prediction."""
 
     #: the :class:`~tracekit.replay.scenario_spec.Scenario` field the check is about
@@ -47,12 +58,6 @@ class Check:
     #: result files under benchmarks/results/ (name fragments) and the regex picking the variant runs in them
     sources: tuple[str, ...] = ()
     variants: str = "."
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d.pop("variants")
-        d["sources"] = list(self.sources)
-        return d
 
 
 _GB = ("whatif_scenarios_2026-11-24_h100_graph_break", "whatif_scenarios_2026-11-25_h200_graph_break")
@@ -223,7 +228,7 @@ def checks_for(changes: list[str]) -> list[Check]:
 # -- ranking: do the predictions order the variants as the paired timings do? ----------------------------------
 
 @dataclass(frozen=True)
-class Ranking:
+class Ranking(_FromResults):
     """How often the predictions ordered two variants of one baseline as their paired timing did.
 
     A *pair* is two variants of the same profiled baseline, the baseline itself among them (its change is
@@ -244,12 +249,6 @@ class Ranking:
     #: result files under benchmarks/results/ (name fragments) and the regex picking the baselines in them
     sources: tuple[str, ...] = ()
     variants: str = "."
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d.pop("variants")
-        d["sources"] = list(self.sources)
-        return d
 
 
 def ranked_pairs(rows: Iterable[dict[str, Any]]) -> tuple[int, int, list[tuple[str, str, str]]]:
