@@ -93,8 +93,8 @@ def regime_of(predicted_gpu_idle_pct: float | None, window_gpu_idle_pct: float |
 
 
 _LABELS = {"gpu-bound": "GPU-bound step", "cpu-bound": "CPU-bound step",
-           "gpu-bound-once-shed": "step GPU-bound only once the profiler's cost is taken out (the window was "
-                                  "CPU-bound)"}
+           "gpu-bound-once-shed": "step GPU-bound only once the profiler's cost is taken out, from a CPU-bound "
+                                  "window"}
 
 
 def label(name: str) -> str:
