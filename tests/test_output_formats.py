@@ -28,7 +28,7 @@ SWEEP_A, SWEEP_B = DOCS / "gpu_results" / "bench_toy.json", DOCS / "gpu_results_
                                      rpc_command])
 def test_every_command_offers_the_same_formats(command: click.Command) -> None:
     fmt = next(p for p in command.params if p.name == "fmt")
-    assert tuple(fmt.type.choices) == FORMATS == tuple(RENDERERS)
+    assert tuple(fmt.type.choices) == (*FORMATS, "md") and FORMATS == tuple(RENDERERS)
     markdown = next(p for p in command.params if p.name == "markdown")
     assert markdown.hidden
 
@@ -40,6 +40,13 @@ def test_markdown_is_a_deprecated_alias_of_format_markdown() -> None:
     assert new.exit_code == old.exit_code == 0
     assert "deprecated" in old.stderr and "deprecated" not in new.stderr
     assert old.stdout == new.stdout and "| point" in new.stdout
+
+
+def test_md_is_markdown() -> None:
+    runner = CliRunner()
+    md = runner.invoke(main, ["bench", "diff", str(SWEEP_A), str(SWEEP_B), "--format", "md"])
+    markdown = runner.invoke(main, ["bench", "diff", str(SWEEP_A), str(SWEEP_B), "--format", "markdown"])
+    assert md.exit_code == markdown.exit_code == 0 and md.stdout == markdown.stdout and "| point" in md.stdout
 
 
 def test_bench_diff_csv_has_the_json_numbers() -> None:

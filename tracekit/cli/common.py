@@ -43,14 +43,16 @@ def comm_pattern_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def format_options(formats: tuple[str, ...] = FORMATS) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """``--format`` (passed as ``fmt``; the output path's formats, :data:`tracekit.report.output.FORMATS`, the
-    same for every command) and ``--output`` as one decorator, with ``--markdown`` kept as a deprecated,
-    hidden alias of ``--format markdown``."""
+    same for every command, ``md`` accepted for ``markdown``) and ``--output`` as one decorator, with
+    ``--markdown`` kept as a deprecated, hidden alias of ``--format markdown``."""
 
     def deco(f: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(f)
         def wrapper(*args: Any, markdown: bool = False, **kwargs: Any) -> Any:
             if markdown:
                 click.echo("warning: --markdown is deprecated; use --format markdown", err=True)
+                kwargs["fmt"] = "markdown"
+            if kwargs.get("fmt") == "md":  # the short name the issues and most tools use
                 kwargs["fmt"] = "markdown"
             return f(*args, **kwargs)
 
@@ -61,8 +63,8 @@ def format_options(formats: tuple[str, ...] = FORMATS) -> Callable[[Callable[...
             help="Write the report to this file instead of stdout.",
         )(wrapper)
         return click.option(
-            "--format", "fmt", type=click.Choice(formats), default="table", show_default=True,
-            help="Output format.",
+            "--format", "fmt", type=click.Choice((*formats, "md") if "markdown" in formats else formats),
+            default="table", show_default=True, help="Output format (md: markdown).",
         )(wrapper)
 
     return deco
