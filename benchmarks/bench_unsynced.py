@@ -5,9 +5,10 @@ Reads the folders ``scripts/unsynced_steps.py`` writes (``DIR/<name>/rank0.trace
 ``truth.json``): a plain training loop profiled with ``torch.profiler``, no run.json, so the
 prediction uses the documented default profiler cost. The truth is the loop's step *period* timed
 without the profiler (``period_ms_before``; ``period_ms_after``, timed after the profiling, says how
-far it moved); it is never an input to the prediction. Prints one row per run: the window
-(``profiled_ms``, the replay's recorded step), the prediction, their errors against the period,
-the GPU idle share of the prediction and of the window, and the prediction's regime; writes the rows as JSON lines with ``--out``.
+far it moved); it is never an input to the prediction. Prints one row per run: its ranks, the window
+(``window_ms``, the replay's recorded step), the prediction, their errors against the period,
+the GPU idle share of the prediction and of the window, and the prediction's regime; writes the rows
+as JSON lines with ``--out``.
 
 Example::
 

@@ -15,8 +15,8 @@ distance from the truth: what analyze's figures carry without the replay), ``rep
 ``measured_spread_pct`` (the truth's own p90/p50 − 1: an error below it is noise), ``measured_drift_pct``
 (how far the truth's median moved from the run's last warm-up steps: the host's speed was not steady),
 ``error_pct`` (predicted vs measured), ``predicted_gpu_idle_pct`` and ``window_gpu_idle_pct`` (the GPU idle
-share of the prediction and of the window, :mod:`tracekit.replay.trust`: what decides its regime), ``cost`` (profiler cost per CPU op / runtime call, ns,
-and where it came from), ``seconds`` (wall time of ``whatif``).
+share of the prediction and of the window, :mod:`tracekit.replay.trust`: what decides its regime),
+``cost`` (profiler cost per CPU op / runtime call, ns, and where it came from), ``seconds`` (wall time of ``whatif``).
 
 Example::
 

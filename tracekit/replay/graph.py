@@ -661,10 +661,10 @@ class RankBuilder:
         out = np.ones(max(cuts.size - 1, 0))
         if not self.costs.step_speed or out.size == 0:
             return out
+        st = self.rt.step_arrays()
         if self.speed is None:
             c = self.cpu
-            self.speed = step_speed_of(c.kind, c.ts, c.end, c.tid, c.name, c.step, self.rt.step_arrays())
-        st = self.rt.step_arrays()
+            self.speed = step_speed_of(c.kind, c.ts, c.end, c.tid, c.name, c.step, st)
         for step, s, e in zip(st["step"].tolist(), st["ts_ns"].tolist(), st["end_ns"].tolist()):
             f = self.speed.get(int(step), 1.0)
             if f != 1.0:
