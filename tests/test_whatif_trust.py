@@ -111,3 +111,7 @@ def test_idle_share_is_the_mean_over_ranks_of_mean_idle_over_mean_step() -> None
     assert _idle_share(steps) == pytest.approx((20 + 50) / 2)
     cpu = steps.assign(predicted_idle_us=float("nan"))  # a CPU run: no GPU figures
     assert _idle_share(cpu) is None
+    # the window's share, from its own columns: rank 0 idle 60 of (200 + 100) / 2 = 150 µs -> 40 %; rank 1 0 %
+    window = steps.assign(window_idle_us=[80.0, 40.0, 0.0], window_step_us=[200.0, 100.0, 100.0])
+    assert _idle_share(window, "window") == pytest.approx((40 + 0) / 2)
+    assert _idle_share(window) == pytest.approx((20 + 50) / 2)
