@@ -128,6 +128,38 @@ def test_bucket_launch_work_scales_with_the_bucket_count(tmp_path):
     assert _sync_start_us(out, start) == pytest.approx(sync + 12, abs=0.01)
 
 
+def test_bucket_launch_work_is_the_windows_work_less_its_own_events_profiler_cost(tmp_path):
+    # 200 ns per event, half of it shed at each of its two cuts from the work that ends there (no bound per
+    # cut, no step speed). A bucket's last parameter's hook window (ready, ready + 8] holds the cuts of
+    # record_param_comms [+1, +2], cudaEventRecord [+1.2, +1.4], cudaStreamWaitEvent [+1.5, +1.7],
+    # cuLaunchKernelEx [+2, +4] and the hook's end at +8: 9 event ends, 0.9 µs shed, 7.1 µs left; the first
+    # bucket's (ready 60) also the start of the next gemm's launch at 68 (80 - 12): 1.0 µs shed, 7.0 left.
+    # Another parameter's window (ready, ready + 2] holds the hook's end only: 1.9 µs left. Launch work
+    # 7.0 - 1.9 = 5.1 and 7.1 - 1.9 = 5.2 µs (the recorded excess, 6 µs, times the thread's average rate
+    # would be another figure)
+    from tracekit.replay import costs as cost_model, simulate
+    from tracekit.analyses.classify import COMM, classify_gpu
+    import numpy as np
+
+    costs = cost_model.ProfilerCosts(200.0, 200.0, "test", step_speed=False, scale=1.0, cut_quantile=None)
+    traces, res = load_and_analyze([str(_run(tmp_path, launch_work_us=6))], RunOptions.of(keep_events=True))
+    coll = res.tables.get("collectives")
+    g = simulate.build(traces, coll, costs)
+    comm = {rt.rank: np.asarray(classify_gpu(rt).array == COMM) for rt in traces}
+    ctx = sc.context(g, traces, coll, None, comm)
+
+    def sync(cap: float) -> float:
+        out, _, _ = sc.apply(g, ctx, sc.Scenario(bucket_cap_mb=cap))
+        return _sync_start_us(out, simulate.evaluate(out)[0])
+
+    recorded = sync(2)  # the recorded layout: the baseline prediction
+    assert recorded == pytest.approx(_sync_start_us(g, simulate.evaluate(g)[0]), abs=0.001)
+    # one bucket: half of each recorded bucket's launch work, 0.5 x (5.1 + 5.2) µs less before the sync
+    assert sync(4) == pytest.approx(recorded - 0.5 * (5.1 + 5.2), abs=0.001)
+    # four buckets: twice each recorded bucket's launch work, 1 x (5.1 + 5.2) µs more
+    assert sync(1) == pytest.approx(recorded + (5.1 + 5.2), abs=0.001)
+
+
 def test_the_recorded_layout_replays_as_the_baseline_with_profiler_cost_taken_out(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

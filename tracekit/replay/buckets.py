@@ -27,11 +27,12 @@ On the graph of each rank and step whose DDP allreduces match run.json's layout
 
 - **The CPU cost of launching a bucket**: DDP's autograd hook runs after each parameter's
   ``READY_OP``, inside the engine's :data:`HOOK_OP` for it; for the parameter that completes a bucket it
-  also launches the bucket's collective. A bucket's *launch work* is the recorded CPU time of that window
-  in excess of the median window of the parameters that complete no bucket (the per-parameter work:
-  copying the gradient into its bucket), times the thread's predicted / recorded CPU work in the step (the
-  profiler's cost taken out at the thread's average rate: per event, the shedding can empty such a window
-  of dozens of short events, which the launch work is not). In each step every recorded bucket's launch
+  also launches the bucket's collective. A bucket's *launch work* is the predicted CPU work of that window
+  (its recorded work less the profiler's cost of its own events, as the baseline prediction sheds it) in
+  excess of the median predicted window of the parameters that complete no bucket (the per-parameter work:
+  copying the gradient into its bucket). (Until 2026-11-28 the excess was taken from the recorded windows
+  and scaled by the thread's predicted / recorded work in the step: a dense thread's average rate, which
+  took about half the launch work away; docs/whatif.md.) In each step every recorded bucket's launch
   work changes by (new buckets / recorded buckets - 1) times itself: added at its window, or taken from its
   window and the thread's work after it; fewer, larger buckets issue less CPU work, more, smaller ones more,
   and the recorded layout keeps it unchanged. GPU collectives only: on gloo the window's excess is not
@@ -218,22 +219,14 @@ class _Rank:
         g = self.g
         wins = self._hook_windows(step)
         segs = [self._window_segments(*w) for w in wins]
-        rec = np.array([sum(g.dur_rec[v] for v in vs) for vs in segs], dtype=float)
+        # each window's work as predicted: the profiler's cost of its own events taken out (before any work moves)
+        work = np.array([sum(g.dur[v] for v in vs) for vs in segs], dtype=float)
         ends = set((np.cumsum(np.bincount(self.lay.bucket_of)) - 1).tolist())
-        others = [w for k, w in enumerate(rec) if k not in ends]
+        others = [w for k, w in enumerate(work) if k not in ends]
         base = float(np.median(others)) if others else 0.0
-        todo = [k for k in sorted(ends) if k < len(rec) and rec[k] > base and segs[k]]
-        speed = {t: self._speed(t, step) for t in {wins[k][0] for k in todo}}  # before any work moves
+        todo = [k for k in sorted(ends) if k < len(work) and work[k] > base and segs[k]]
         for k in todo:
-            tid = wins[k][0]
-            self._shift_work(tid, segs[k][0], int(round((f - 1.0) * (rec[k] - base) * speed[tid])))
-
-    def _speed(self, tid: int, step: int) -> float:
-        """The thread's CPU work in ``step`` as predicted over as recorded (the profiler's cost taken out)."""
-        s, e = self.rt.steps.loc[self.rt.steps["step"] == step, ["ts_ns", "end_ns"]].iloc[0]
-        vs = self._window_segments(tid, int(s), int(e))
-        rec = sum(self.g.dur_rec[v] for v in vs)
-        return sum(self.g.dur[v] for v in vs) / rec if rec else 1.0
+            self._shift_work(wins[k][0], segs[k][0], int(round((f - 1.0) * (work[k] - base))))
 
     def _shift_work(self, tid: int, first: int, delta: int) -> None:
         """Add ``delta`` ns of CPU work at node ``first`` of thread ``tid``; a negative one is taken from it
