@@ -60,6 +60,43 @@ def test_alpha_beta_fit_and_scaling():
     assert network.ring(2) == 1.0 and network.ring(4) == 1.5 and network.ring(1) == 0.0
 
 
+def _queued_run(tmp_path: Path) -> list[Path]:
+    """Two identical ranks, one step [0, 600] µs: four 1 MiB allreduces launched at 3, 5, 7, 9 (their
+    cuLaunchKernelEx) on stream 17, queued behind each other: [5, 105], [110, 210], [215, 315], [415, 515]
+    (5, 5 and 100 µs after the one before ends: an NCCL kernel waits for SMs a GEMM holds); a gemm launched
+    at 20 on stream 7 runs [23, 33]; the host synchronizes at [520, 530]."""
+    paths = []
+    for rank in (0, 1):
+        tb = TraceBuilder(rank=rank, world_size=2)
+        tb.step(1, 0, 600)
+        for launch, start in ((2, 5), (4, 110), (6, 215), (8, 415)):
+            tb.nccl_allreduce(start, 100, launch_at_us=launch, nelems=MIB // 4, op_dur_us=1)
+        tb.kernel("gemm", 23, 10, stream=7, launch_at_us=20)
+        tb.launch(520, 990, name="cudaDeviceSynchronize", dur_us=10)
+        paths.append(tb.write(tmp_path / f"rank{rank}.trace.json.gz"))
+    return paths
+
+
+def test_a_queued_collective_follows_the_one_before_it_not_its_launch(tmp_path):
+    # launch-bound ops (stream idle at launch): the first allreduce (latency 5 - 3 = 2 µs) and the gemm (3 µs):
+    # the rank's typical latency is 2.5 µs. The other three allreduces were launched while their stream was busy
+    # (queued): their recorded latencies (105, 208 and 406 µs) are not launch latencies. Their gaps after the one
+    # before (5, 5, 100 µs) are kept when the recording is replayed; the prediction keeps at most 3 x their
+    # median, 15 µs
+    paths = _queued_run(tmp_path)
+    traces, res = load_and_analyze([str(p) for p in paths])
+    g = simulate.build(traces, res.tables.get("collectives"), cost_model.NONE)
+    rec = g.recorded()
+    start, end = simulate.evaluate(rec)
+    assert [_kernel_end(rec, end, 0, s) for s in (5, 110, 215, 415)] == [105, 210, 315, 515]
+    start, end = simulate.evaluate(g)
+    assert [_kernel_end(g, end, 0, s) for s in (5, 110, 215, 415)] == [105, 210, 315, 315 + 15 + 100]
+    # twice the bandwidth: 50 µs each, 5, 5 and 15 µs apart (before 2026-11-28, where every op that started over
+    # 1 µs after the one before counted as launch-bound, they stayed at [110, 160], [215, 265], [415, 465])
+    _, out, start, end = _scenario(paths, sc.Scenario(bandwidth_x=2.0))
+    assert [_kernel_end(out, end, r, s) for r in (0, 1) for s in (5, 110, 215, 415)] == [55, 110, 165, 230] * 2
+
+
 def test_bandwidth_and_world_size_scale_the_transfer(tmp_path, monkeypatch):
     # the late-rank run: the allreduce's transfer is 10 µs (rank 1 arrives at 52, both end at 62); one
     # message size, so the whole transfer is the bandwidth term

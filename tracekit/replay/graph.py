@@ -414,8 +414,11 @@ class RankBuilder:
         ts, end, stream = c["ts_ns"], c["end_ns"], c["stream"]
         pre, lts, ltid = c["pre_window"].astype(bool), c["launch_ts_ns"], c["launch_tid"]
         n = ts.size
-        lat_rec = self._latencies(ts, end, stream, pre, lts)
+        lat_rec, gap_rec = self._latencies(ts, end, stream, pre, lts)
         lat = np.maximum(0, lat_rec - self.costs.launch_ns / 2).astype(np.int64)
+        queued_gaps = gap_rec[gap_rec >= 0]
+        cap = 3 * int(np.median(queued_gaps)) if queued_gaps.size else 0
+        gap = np.minimum(np.maximum(gap_rec, 0), cap)  # the prediction's: at most 3x the rank's median
         deps = self._stream_wait_deps(stream, lts, ltid, pre)
         g = self.g
         base = len(g.dur)
@@ -430,33 +433,50 @@ class RankBuilder:
         delay = np.where(pre, ts - self.origin, np.where(seg < 0, lts - self.origin, 0) + lat)
         shed = np.where(pre, 0, lat_rec - lat)
         sps, recs = [], {}
-        for i, (p, s_, d, sh) in enumerate(zip(prev.tolist(), src.tolist(), delay.tolist(), shed.tolist())):
-            sp = [(p, 0), (s_, d)] if p >= 0 else [(s_, d)]
+        for i, (p, s_, d, sh, gp, gr) in enumerate(zip(prev.tolist(), src.tolist(), delay.tolist(), shed.tolist(),
+                                                        gap.tolist(), np.maximum(gap_rec, 0).tolist())):
+            sp = [(p, gp), (s_, d)] if p >= 0 else [(s_, d)]
             for j in deps.get(i, ()):
                 # the trace does not name the stream an event was recorded on: a candidate still running
                 # when this op started was not waited for
                 if j < i and end[j] <= ts[i] + CLOCK_SLACK_NS:
                     sp.append((base + j, 0))
             sps.append(sp)
-            if sh:  # the launch edge as recorded: the latency before the runtime call's cost was shed
+            if sh or gr != gp:  # as recorded: the latency before the runtime call's cost was shed; a queued op's gap
                 at = 1 if p >= 0 else 0
-                recs[base + i] = [*sp[:at], (s_, d + sh), *sp[at + 1:]]
+                recs[base + i] = [*([(p, gr)] if p >= 0 else []), (s_, d + sh), *sp[at + 1:]]
         g.add_many(end - ts, GPU_OP, self.rank, ts, end, sps)
         g.sp_rec.update(recs)
 
     def _latencies(self, ts: np.ndarray, end: np.ndarray, stream: np.ndarray, pre: np.ndarray,
-                   lts: np.ndarray) -> np.ndarray:
-        """Launch-to-start latency per GPU op (module doc): measured where the op was launch-bound
-        (capped at 3x the rank's median), else the median, as recorded (the caller sheds the profiler's cost)."""
+                   lts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(latency, gap)`` per GPU op (module doc), as recorded (the caller sheds the profiler's cost).
+
+        An op is *launch-bound* when its stream was idle when it was launched (its previous op had ended)
+        and it started more than :data:`LAUNCH_BOUND_GAP_NS` after that op: its latency is the measured one,
+        capped at 3x the rank's median over such ops; every other op gets at most that median. An op
+        launched while its stream was still busy was *queued*: it waited for its predecessor (or for work on
+        another stream), not for its launch, and ``gap`` is how long after its predecessor's end it started
+        (-1 for the others). The replay of the recording keeps the gap; the prediction keeps at most 3x the
+        rank's median gap of queued ops (the GPU's own few µs between back-to-back kernels), not a long one
+        (an NCCL kernel queued behind another starts once a GEMM beside it frees SMs, which the replay does
+        not model; or an unmodelled wait on work the profiled CPU launched late). (Until 2026-11-28 an op
+        counted as
+        launch-bound whenever it started more than the threshold after its predecessor: collectives queued
+        behind each other with a few µs between them made the rank's median latency milliseconds, and a
+        faster network in a scenario could not move them earlier: docs/whatif.md.)"""
         prev_end = np.full(ts.size, np.iinfo(np.int64).min)
         order = np.lexsort((ts, stream))
         same = np.r_[False, stream[order][1:] == stream[order][:-1]]
         prev_end[order[same]] = end[order][np.flatnonzero(same) - 1]
         observed = np.where(pre, 0, ts - lts)
-        bound = ~pre & (ts - prev_end > LAUNCH_BOUND_GAP_NS) & (observed >= 0)
+        has_prev = prev_end > np.iinfo(np.int64).min
+        queued = ~pre & has_prev & (prev_end > lts)
+        bound = ~pre & ~queued & (ts - prev_end > LAUNCH_BOUND_GAP_NS) & (observed >= 0)
         typical = float(np.median(observed[bound])) if bound.any() else 5_000.0
         lat = np.where(bound, np.minimum(observed, 3 * typical), np.minimum(observed, typical))
-        return lat.astype(np.int64)
+        gap = np.where(queued, np.maximum(ts - prev_end, 0), -1)
+        return lat.astype(np.int64), gap.astype(np.int64)
 
     def _stream_wait_deps(self, stream: np.ndarray, lts: np.ndarray, ltid: np.ndarray,
                           pre: np.ndarray) -> dict[int, list[int]]:

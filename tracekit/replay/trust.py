@@ -72,9 +72,9 @@ class Regime:
 
 _B = GPU_BOUND_MAX_IDLE_PCT
 REGIMES: tuple[Regime, ...] = (
-    Regime("gpu-bound", 0.0, _B, 44, 1.1, 6.8, 0.0, _B),
-    Regime("gpu-bound-once-shed", 0.0, _B, 18, 6.7, 28.7, _B, _ANY[1]),
-    Regime("cpu-bound", _B, _ANY[1], 97, 10.4, 86.2),
+    Regime("gpu-bound", 0.0, _B, 44, 0.9, 3.8, 0.0, _B),
+    Regime("gpu-bound-once-shed", 0.0, _B, 16, 5.4, 27.0, _B, _ANY[1]),
+    Regime("cpu-bound", _B, _ANY[1], 101, 10.2, 87.7),
 )
 
 
