@@ -88,6 +88,9 @@ _X2B = "NCCL, 2 GPUs (another 2 x H200 host, 32 cores, 2026-11-28), CPU-bound st
 _X2B_HELD_OUT = ("the three CPU-bound shapes, recorded after every figure of the model was fitted and evaluated "
                  "before and after the launch work of 2026-11-28; GPT-2's trace not kept")
 _NCCL_X2B = ("whatif_scenarios_2026-11-28_h200x2_paired",)
+_H100X2 = "NCCL, 2 GPUs (a 2 x H100 host, 32 cores, 2026-11-28), CPU-bound steps"
+_H100X2_HELD_OUT = "the three CPU-bound shapes, recorded after every change of the model; traces not kept"
+_NCCL_H100X2 = ("whatif_scenarios_2026-11-28_h100x2_paired",)
 
 CHECKS: tuple[Check, ...] = (
     Check("no_graph_breaks", "inductor, GPU-bound step (GPU busy throughout), 1 GPU (H100, H200)", 3, 0.1, 0.9,
@@ -218,6 +221,21 @@ CHECKS: tuple[Check, ...] = (
           "1 rank measured -14.4, -17.3 and -20.0 % (GPT-2, transformer, toy MLP; -5.2, -7.0 and -23.5 % on the "
           "first 2 x H200 host), predicted -6.2, -3.3 and -3.4 % (the NCCL calls' CPU work that one rank sheds is "
           "not modelled)", _NCCL_X2B),
+    Check("bucket_cap_mb", f"{_H100X2}, {_NCCL_ONE_JOB} (caps 1, 5, 100 MB; {_H100X2_HELD_OUT})", 9, 3.0, 8.1,
+          CHECKED, "the transformer's and GPT-2's caps 1, 5 and 100 MB measured +16.4 / +21.8, +9.9 / +15.6 and "
+          "-11.5 / -7.8 %, predicted +22.8 / +22.5, +12.2 / +13.0 and -5.2 / -3.6 %; the toy MLP's cap 100 MB "
+          "-12.8 % measured, -4.7 % predicted (the largest error). With the model at the start of 2026-11-28: "
+          "median 6.0, max 12.2 points (GPT-2's caps 1 and 5 MB +9.6 and +5.4 % predicted)", _NCCL_H100X2),
+    Check("first_bucket_cap_mb", f"{_H100X2}, {_NCCL_ONE_JOB} (first bucket 5 MB; {_H100X2_HELD_OUT})", 3, 1.1,
+          2.3, CHECKED, "measured -2.3, -1.0 and -1.3 % (toy MLP, transformer, GPT-2), predicted 0.0, 0.0 and "
+          "-0.2 %", _NCCL_H100X2),
+    Check("comm_hook", f"{_H100X2}, {_NCCL_ONE_JOB} (bf16 hook; {_H100X2_HELD_OUT})", 3, 1.4, 3.1, CHECKED,
+          "measured +9.9, +1.7 and +1.6 % (toy MLP, transformer, GPT-2), predicted +6.8, +3.1 and +1.2 %",
+          _NCCL_H100X2),
+    Check("world_size", f"{_H100X2}, {_NCCL_ONE_JOB} (2 ranks -> 1; {_H100X2_HELD_OUT})", 3, 3.2, 17.7, NOISY,
+          "1 rank measured -18.5, -7.3 and -2.6 % (toy MLP, transformer, GPT-2; quartiles 17, 9 and 13 points "
+          "wide), predicted -0.8, -4.5 and -5.9 % (the NCCL calls' CPU work that one rank sheds is not "
+          "modelled)", _NCCL_H100X2),
     Check("bucket_cap_mb", f"{_NCCL}, separate runs (caps 1, 5, 25 again, 100 MB; {_ALL_SHAPES})", 15, 9.4, 46.8,
           NOISY, "the unchanged cap measured -0.3, +2.2, +11.2 and +5.8 % (GPT-2) apart, and the transformer's cap "
           "1 MB +67.8 % here against +24.6 % timed in one job, GPT-2's +45.0 against +23.3 %", _NCCL_SEPARATE),
@@ -321,6 +339,8 @@ RANKINGS: tuple[Ranking, ...] = (
     Ranking(f"bucket caps, first bucket, bf16 hook, 1 rank; {_X2B}, {_NCCL_ONE_JOB} ({_X2B_HELD_OUT})", 34, 33,
             "the toy MLP's cap 100 MB against 1 rank (-1.4 against -20.0 % measured, -13.5 against -3.2 % "
             "predicted)", _NCCL_X2B),
+    Ranking(f"bucket caps, first bucket, bf16 hook, 1 rank; {_H100X2}, {_NCCL_ONE_JOB} ({_H100X2_HELD_OUT})", 34,
+            34, "none", _NCCL_H100X2),
 )
 
 
