@@ -25,9 +25,10 @@ Nodes (one list per field, indexed by node id; times in integer ns):
     worker thread, matched across ranks (below).
 
 - **GPU operations** (kernels, copies, memsets), in order on their stream. One starts
-  when its stream is free, its launch call has started and the launch latency passed
-  (measured per operation, capped at the rank's typical latency where the operation
-  waited for something else), and the work it waits for across streams is done.
+  when its stream is free (plus, for an op queued behind the one before, the gap it
+  started after it: :meth:`RankBuilder._latencies`), its launch call has started and the
+  launch latency passed (measured per operation where the op was launch-bound, at most
+  the rank's typical latency otherwise), and the work it waits for across streams is done.
   Cross-stream waits come from ``cudaStreamWaitEvent``: the wait applies to the next
   launch of the same thread, and the event is the last ``cudaEventRecord`` of that
   thread before it; the launch then waits for the last operation enqueued before that
@@ -460,11 +461,12 @@ class RankBuilder:
         (-1 for the others). The replay of the recording keeps the gap; the prediction keeps at most 3x the
         rank's median gap of queued ops (the GPU's own few µs between back-to-back kernels), not a long one
         (an NCCL kernel queued behind another starts once a GEMM beside it frees SMs, which the replay does
-        not model; or an unmodelled wait on work the profiled CPU launched late). (Until 2026-11-28 an op
-        counted as
-        launch-bound whenever it started more than the threshold after its predecessor: collectives queued
-        behind each other with a few µs between them made the rank's median latency milliseconds, and a
-        faster network in a scenario could not move them earlier: docs/whatif.md.)"""
+        not model; or an unmodelled wait on work the profiled CPU launched late).
+
+        Until 2026-11-28 an op counted as launch-bound whenever it started more than the threshold after its
+        predecessor: collectives queued behind each other with a few µs between them made the rank's median
+        latency milliseconds, and a faster network in a scenario could not move them earlier (docs/whatif.md).
+        """
         prev_end = np.full(ts.size, np.iinfo(np.int64).min)
         order = np.lexsort((ts, stream))
         same = np.r_[False, stream[order][1:] == stream[order][:-1]]
