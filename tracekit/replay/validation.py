@@ -327,17 +327,17 @@ RANKINGS: tuple[Ranking, ...] = (
             f"({_GPUBOUND}; 2 sets)", 38, 28, "cap 100 MB measured 2.4 and 2.5 % faster than the baseline, caps 1 "
             "and 5 MB and the 5 MB first bucket, predicted 0.5 and 0.6 % slower (fewer, larger allreduces slowing "
             "the GEMMs beside them less is not modelled); and the bf16 hook against 4 ranks (+0.4 / +0.2 against "
-            "+1.2 / +1.1 % measured, +2.9 against +0.8 / +0.7 % predicted), in both sets", _NCCL_PAIRED, "gpubound"),
+            "+1.2 / +1.1 % measured, +2.9 against +0.6 / +0.7 % predicted), in both sets", _NCCL_PAIRED, "gpubound"),
     Ranking(f"bucket caps, first bucket, bf16 hook, 1 and 4 ranks; {_NCCL}, CPU-bound steps, {_NCCL_ONE_JOB} "
             f"({_NCCL_SHAPES})", 109, 108, "the toy MLP's cap 100 MB against 1 rank in set a (-15.9 against -33.4 % "
-            "measured, -7.3 against -3.2 % predicted; -6.0 before 2026-11-28). Before the hook's CPU work was modelled (2026-11-27), 103: "
+            "measured, -6.3 against -3.2 % predicted; -6.0 on 2026-11-27). Before the hook's CPU work was modelled (2026-11-27), 103: "
             "the toy MLP's hook (+10.1 % measured, -0.5 % predicted) against four variants in set a and against "
             "cap 100 MB in set c", _NCCL_PAIRED, _CPU_SHAPES),
     Ranking(f"bucket caps, first bucket, bf16 hook, 1 rank; {_X2}, {_NCCL_ONE_JOB} ({_X2_HELD_OUT})", 32, 31,
             "the toy MLP's cap 1 MB against the baseline (-4.1 % measured, quartiles -9.8 .. -1.8 %; predicted "
-            "0.0 %: every 64 MiB parameter is its own bucket under either cap)", _NCCL_X2),
+            "+0.1 %: every 64 MiB parameter is its own bucket under either cap)", _NCCL_X2),
     Ranking(f"bucket caps, first bucket, bf16 hook, 1 rank; {_X2B}, {_NCCL_ONE_JOB} ({_X2B_HELD_OUT})", 34, 33,
-            "the toy MLP's cap 100 MB against 1 rank (-1.4 against -20.0 % measured, -13.5 against -3.2 % "
+            "the toy MLP's cap 100 MB against 1 rank (-1.4 against -20.0 % measured, -13.3 against -3.4 % "
             "predicted)", _NCCL_X2B),
     Ranking(f"bucket caps, first bucket, bf16 hook, 1 rank; {_H100X2}, {_NCCL_ONE_JOB} ({_H100X2_HELD_OUT})", 34,
             34, "none", _NCCL_H100X2),
