@@ -7,10 +7,13 @@ import json
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import tracekit
-from tracekit.replay import hook
+from tracekit.analyses.classify import COMM, classify_gpu
+from tracekit.replay import costs as cost_model
+from tracekit.replay import hook, simulate
 from tracekit.replay import scenarios as sc
 from tracekit.runner.options import RunOptions
 from tracekit.runner.pipeline import load_and_analyze
@@ -137,10 +140,6 @@ def test_bucket_launch_work_is_the_windows_work_less_its_own_events_profiler_cos
     # Another parameter's window (ready, ready + 2] holds the hook's end only: 1.9 µs left. Launch work
     # 7.0 - 1.9 = 5.1 and 7.1 - 1.9 = 5.2 µs (the recorded excess, 6 µs, times the thread's average rate
     # would be another figure)
-    from tracekit.replay import costs as cost_model, simulate
-    from tracekit.analyses.classify import COMM, classify_gpu
-    import numpy as np
-
     costs = cost_model.ProfilerCosts(200.0, 200.0, "test", step_speed=False, scale=1.0, cut_quantile=None)
     traces, res = load_and_analyze([str(_run(tmp_path, launch_work_us=6))], RunOptions.of(keep_events=True))
     coll = res.tables.get("collectives")
