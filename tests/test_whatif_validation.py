@@ -105,3 +105,33 @@ def test_whatif_json_carries_the_rankings_with_scenarios_only(tmp_path) -> None:
     assert res.scenario_ranking == []
     res.scenarios = [{"name": "x", "changes": {"bucket_cap_mb": 5.0}}]
     assert [r["pairs"] for r in res.scenario_ranking] == [k.pairs for k in validation.RANKINGS]
+
+
+def test_checks_and_rankings_render_as_tables_in_text_and_markdown() -> None:
+    """The text report lists each check and ranking as a table row (the long settings wrapped in plain text,
+    not in Markdown, whose rows cannot span lines); the reasons stay in the JSON."""
+    import warnings
+
+    import tracekit
+    from tracekit.report.whatif_render import SETTING_WIDTH, render_text
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = tracekit.whatif(RESULTS.parent.parent / "sample_traces" / "h200x4_nccl_scenarios" / "toy4096" / "cap25",
+                            bucket_cap_mb=5)
+    checks = [c for c in validation.CHECKS if c.change == "bucket_cap_mb"]
+    text = render_text(r, "table")
+    block = text[text.index("How far these changes"):text.index("How often the predictions")]
+    lines = block.splitlines()
+    for c in checks:  # one row each, its verdict and figures at its end
+        tail = [*c.verdict.split(), str(c.runs), f"{c.delta_error_pp_median:.1f}", f"{c.delta_error_pp_max:.1f}"]
+        assert any(line.split()[-len(tail):] == tail for line in lines)
+        assert c.why[:40] not in text
+    assert max(len(line) for line in block.splitlines()[1:]) < SETTING_WIDTH + 80
+    assert "scenario_checks[].why in --format json" in text
+    md = render_text(r, "markdown")
+    rows = [line for line in md[md.index("How far these changes"):].splitlines() if line.startswith("| bucket-cap-mb")]
+    assert len(rows) == len(checks) and all(line.endswith("|") for line in rows)
+    ranking = md[md.index("How often the predictions"):]
+    assert sum(line.startswith("| ") for line in ranking.splitlines()) == len(validation.RANKINGS) + 1
+

@@ -142,26 +142,36 @@ def _advice_lines(found: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def _check_lines(checks: list[dict[str, Any]]) -> list[str]:
+#: width at which the long ``setting`` texts wrap in the check and ranking tables
+SETTING_WIDTH = 70
+
+
+def _wrapped(style: str, widths: list[int | None]) -> list[int | None] | None:
+    """Column widths to wrap at in a plain-text table; none in Markdown, whose rows cannot span lines."""
+    return widths if style == "simple" else None
+
+
+def _check_lines(checks: list[dict[str, Any]], style: str) -> list[str]:
+    """One row per check (the reasons, ``why``, are in the JSON and docs/whatif.md: one paragraph each)."""
     if not checks:
         return ["(no check recorded)"]
-    out = []
-    for c in checks:
-        name = c["change"].replace("_", "-")
-        if c["runs"]:
-            fig = (f"{c['runs']} run{'s' if c['runs'] != 1 else ''}, delta error median "
-                   f"{c['delta_error_pp_median']:.1f}, max {c['delta_error_pp_max']:.1f} points")
-        else:
-            fig = "no run"
-        out.append(f"- {name}, {c['setting']}: {c['verdict']} ({fig}): {c['why']}")
-    return out
+    rows = [{"change": c["change"].replace("_", "-"), "where it was made for real": c["setting"],
+             "verdict": c["verdict"], "runs": c["runs"] or "-",
+             "median pts": "-" if c["delta_error_pp_median"] is None else f"{c['delta_error_pp_median']:.1f}",
+             "max pts": "-" if c["delta_error_pp_max"] is None else f"{c['delta_error_pp_max']:.1f}"} for c in checks]
+    return [tabulate(rows, headers="keys", tablefmt=style, disable_numparse=True,
+                     maxcolwidths=_wrapped(style, [None, SETTING_WIDTH, None, None, None, None])),
+            "why each verdict: scenario_checks[].why in --format json, and docs/whatif.md"]
 
 
-def _ranking_lines(rankings: list[dict[str, Any]]) -> list[str]:
-    out = []
-    for k in rankings:
-        miss = "" if k["ranked"] == k["pairs"] else f"; not: {k['misses']}"
-        out.append(f"- {k['setting']}: {k['ranked']} of {k['pairs']} pairs{miss}")
+def _ranking_lines(rankings: list[dict[str, Any]], style: str) -> list[str]:
+    """One row per paired setting (which pairs were missed, and why: ``misses`` in the JSON)."""
+    rows = [{"paired timings": k["setting"], "ranked as measured": f"{k['ranked']} of {k['pairs']} pairs"}
+            for k in rankings]
+    out = [tabulate(rows, headers="keys", tablefmt=style, disable_numparse=True,
+                    maxcolwidths=_wrapped(style, [SETTING_WIDTH + 20, None]))]
+    if any(k["ranked"] != k["pairs"] for k in rankings):
+        out.append("the pairs not ranked as measured, and why: scenario_ranking[].misses in --format json")
     return out
 
 
@@ -193,10 +203,10 @@ def render_text(r: WhatifResult, fmt: str = "table") -> str:
                                              showindex=False, disable_numparse=True)]
     if r.scenarios:
         parts += ["", "How far these changes were checked (the same change made for real; delta error: |predicted "
-                      "- measured change|, points of the baseline step)", *_check_lines(r.scenario_checks),
+                      "- measured change|, points of the baseline step)", *_check_lines(r.scenario_checks, style),
                   "", "How often the predictions ranked variants as measured (pairs of variants of one baseline, "
                       "the baseline among them, whose paired timings differ beyond their quartiles over rounds; "
-                      "ranked: the predicted changes differ the same way)", *_ranking_lines(r.scenario_ranking)]
+                      "ranked: the predicted changes differ the same way)", *_ranking_lines(r.scenario_ranking, style)]
     if r.advice is not None:
         parts += ["", "Advice (analyze's findings; the replay's predicted saving per step where a scenario carries "
                       "them out)", *_advice_lines(r.advice)]
