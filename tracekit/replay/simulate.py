@@ -218,6 +218,7 @@ def _kahn_order(g: Graph) -> list[int]:
                 succ[p].append(v)
                 indeg[v] += 1
     order: list[int] = []
+    broken: list[int] = []
     queued = bytearray(n)
     queue = deque(v for v in range(n) if indeg[v] == 0)
     for v in queue:
@@ -225,7 +226,7 @@ def _kahn_order(g: Graph) -> list[int]:
     while len(order) < n:
         if not queue:  # a cycle: release the lowest pending node with what is known
             v = next(i for i in range(n) if not queued[i])
-            g.notes.append(f"dependency cycle at node {v} ({g.kind[v]}): evaluated without its unresolved edges")
+            broken.append(v)
             queued[v] = 1
             queue.append(v)
         v = queue.popleft()
@@ -235,4 +236,10 @@ def _kahn_order(g: Graph) -> list[int]:
             if indeg[w] == 0 and not queued[w]:
                 queued[w] = 1
                 queue.append(w)
+    if broken:  # one note per evaluation, not one per node: a scenario can break a cycle at every step
+        v = broken[0]
+        g.notes.append(f"dependency cycle at node {v} ({g.kind[v]}): evaluated without its unresolved edges"
+                       if len(broken) == 1 else
+                       f"dependency cycles at {len(broken)} nodes, the first at node {v} ({g.kind[v]}): evaluated "
+                       "without their unresolved edges")
     return order
