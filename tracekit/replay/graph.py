@@ -415,11 +415,8 @@ class RankBuilder:
         ts, end, stream = c["ts_ns"], c["end_ns"], c["stream"]
         pre, lts, ltid = c["pre_window"].astype(bool), c["launch_ts_ns"], c["launch_tid"]
         n = ts.size
-        lat_rec, gap_rec = self._latencies(ts, end, stream, pre, lts)
+        lat_rec, gap_rec, gap = self._latencies(ts, end, stream, pre, lts)
         lat = np.maximum(0, lat_rec - self.costs.launch_ns / 2).astype(np.int64)
-        queued_gaps = gap_rec[gap_rec >= 0]
-        cap = 3 * int(np.median(queued_gaps)) if queued_gaps.size else 0
-        gap = np.minimum(np.maximum(gap_rec, 0), cap)  # the prediction's: at most 3x the rank's median
         deps = self._stream_wait_deps(stream, lts, ltid, pre)
         g = self.g
         base = len(g.dur)
@@ -435,7 +432,7 @@ class RankBuilder:
         shed = np.where(pre, 0, lat_rec - lat)
         sps, recs = [], {}
         for i, (p, s_, d, sh, gp, gr) in enumerate(zip(prev.tolist(), src.tolist(), delay.tolist(), shed.tolist(),
-                                                        gap.tolist(), np.maximum(gap_rec, 0).tolist())):
+                                                        gap.tolist(), gap_rec.tolist())):
             sp = [(p, gp), (s_, d)] if p >= 0 else [(s_, d)]
             for j in deps.get(i, ()):
                 # the trace does not name the stream an event was recorded on: a candidate still running
@@ -450,15 +447,16 @@ class RankBuilder:
         g.sp_rec.update(recs)
 
     def _latencies(self, ts: np.ndarray, end: np.ndarray, stream: np.ndarray, pre: np.ndarray,
-                   lts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(latency, gap)`` per GPU op (module doc), as recorded (the caller sheds the profiler's cost).
+                   lts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(latency, gap, predicted gap)`` per GPU op (module doc), as recorded (the caller sheds the profiler's
+        cost from the latency).
 
         An op is *launch-bound* when its stream was idle when it was launched (its previous op had ended)
         and it started more than :data:`LAUNCH_BOUND_GAP_NS` after that op: its latency is the measured one,
         capped at 3x the rank's median over such ops; every other op gets at most that median. An op
         launched while its stream was still busy was *queued*: it waited for its predecessor (or for work on
         another stream), not for its launch, and ``gap`` is how long after its predecessor's end it started
-        (-1 for the others). The replay of the recording keeps the gap; the prediction keeps at most 3x the
+        (0 for the others). The replay of the recording keeps the gap; the prediction's is at most 3x the
         rank's median gap of queued ops (the GPU's own few µs between back-to-back kernels), not a long one
         (an NCCL kernel queued behind another starts once a GEMM beside it frees SMs, which the replay does
         not model; or an unmodelled wait on work the profiled CPU launched late).
@@ -477,8 +475,9 @@ class RankBuilder:
         bound = ~pre & ~queued & (ts - prev_end > LAUNCH_BOUND_GAP_NS) & (observed >= 0)
         typical = float(np.median(observed[bound])) if bound.any() else 5_000.0
         lat = np.where(bound, np.minimum(observed, 3 * typical), np.minimum(observed, typical))
-        gap = np.where(queued, np.maximum(ts - prev_end, 0), -1)
-        return lat.astype(np.int64), gap.astype(np.int64)
+        gap = np.where(queued, np.maximum(ts - prev_end, 0), 0).astype(np.int64)
+        cap = 3 * int(np.median(gap[queued])) if queued.any() else 0
+        return lat.astype(np.int64), gap, np.minimum(gap, cap)
 
     def _stream_wait_deps(self, stream: np.ndarray, lts: np.ndarray, ltid: np.ndarray,
                           pre: np.ndarray) -> dict[int, list[int]]:

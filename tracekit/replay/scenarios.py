@@ -206,7 +206,7 @@ def evaluate(base: Graph, ctx: Context, scenarios: list[Scenario], ref: pd.DataF
         rows.append(row)
         per = steps.groupby("rank")[["step_us", *MOVED]].mean().reset_index()
         ranks.append(per.rename(columns={"step_us": "predicted_step_us"}).assign(scenario=sc.name))
-        notes += list(dict.fromkeys(more + [n if n.startswith(f"{sc.name}:") else f"{sc.name}: {n}" for n in g.notes]))
+        notes += list(dict.fromkeys(more + [f"{sc.name}: {n}" for n in g.notes]))  # the evaluation's (cycles)
     if scenarios and not rows:
         raise ScenarioError("; ".join(failed))
     table = pd.concat(ranks, ignore_index=True) if ranks else pd.DataFrame(

@@ -151,14 +151,18 @@ def _wrapped(style: str, widths: list[int | None]) -> list[int | None] | None:
     return widths if style == "simple" else None
 
 
+def _pts(v: float | None) -> str:
+    return "-" if v is None else f"{v:.1f}"
+
+
 def _check_lines(checks: list[dict[str, Any]], style: str) -> list[str]:
     """One row per check (the reasons, ``why``, are in the JSON and docs/whatif.md: one paragraph each)."""
     if not checks:
         return ["(no check recorded)"]
     rows = [{"change": c["change"].replace("_", "-"), "where it was made for real": c["setting"],
              "verdict": c["verdict"], "runs": c["runs"] or "-",
-             "median pts": "-" if c["delta_error_pp_median"] is None else f"{c['delta_error_pp_median']:.1f}",
-             "max pts": "-" if c["delta_error_pp_max"] is None else f"{c['delta_error_pp_max']:.1f}"} for c in checks]
+             "median pts": _pts(c["delta_error_pp_median"]), "max pts": _pts(c["delta_error_pp_max"])}
+            for c in checks]
     return [tabulate(rows, headers="keys", tablefmt=style, disable_numparse=True,
                      maxcolwidths=_wrapped(style, [None, SETTING_WIDTH, None, None, None, None])),
             "why each verdict: scenario_checks[].why in --format json, and docs/whatif.md"]
