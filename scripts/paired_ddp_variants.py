@@ -39,11 +39,15 @@ from tracekit.profile.training import Trainer  # noqa: E402
 
 
 def _spec(text: str, ranks: int) -> dict:
-    """``bucket-cap-mb=1,first-bucket-cap-mb=5`` -> options; ``world_size`` defaults to ``ranks``."""
+    """``bucket-cap-mb=1,first-bucket-cap-mb=5`` -> options; ``world_size`` defaults to ``ranks``;
+    ``bucket-cap-mb=default`` leaves DDP's cap unset (25 MiB with a 1 MiB first bucket)."""
     out: dict = {"world_size": ranks, "bucket_cap_mb": 25.0, "first_bucket_cap_mb": None, "comm_hook": "none"}
     for part in filter(None, text.split(",")):
         key, _, value = part.partition("=")
         key = key.strip().replace("-", "_")
+        if key == "bucket_cap_mb" and value.strip() == "default":  # DDP's own default: 25 MiB, first bucket 1 MiB
+            out[key] = None
+            continue
         out[key] = int(value) if key == "world_size" else value.strip() if key == "comm_hook" else float(value)
     return out
 

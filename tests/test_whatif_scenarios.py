@@ -21,7 +21,7 @@ from tracekit.replay import costs as cost_model
 from tracekit.replay import ddp, network, simulate
 from tracekit.replay import scenarios as sc
 from tracekit.replay.api import whatif_traces
-from tracekit.replay.graph import GPU_OP
+from tracekit.replay.graph import COLL, GPU_OP
 
 from tests.test_replay import _late_rank_run, _step_us
 from tests.tracebuilder import TraceBuilder
@@ -268,6 +268,76 @@ def test_no_graph_breaks_removes_the_gap(tmp_path):
 
 
 @pytest.mark.slow
+def _gloo_bucket_run(tmp_path: Path) -> Path:
+    """Two identical CPU/gloo ranks, one step [0, 300]; backward [10, 200] makes 4 gradients of 1 MiB, ready at
+    40, 60, 80, 100. Recorded cap 2 MiB: buckets {p0, p1} and {p2, p3}, launched (``record_param_comms``) 1 µs
+    after their last gradient; one gloo worker runs them 2 µs later, 40 µs each: [63, 103], then the second,
+    queued behind the first, [105, 145] (its worker's 2 µs between them is work, not a wait)."""
+    for rank in (0, 1):
+        tb = TraceBuilder(rank=rank, world_size=2, backend="gloo")
+        tb.step(1, 0, 300)
+        tb.annotation("tracekit.backward", 10, 190)
+        for ready in (40, 60, 80, 100):
+            tb.cpu_op("torch::autograd::AccumulateGrad", ready - 5, 5)
+        for launch, start in ((61, 63), (101, 105)):
+            tb.collective("allreduce", start, 40, launch, MIB // 2, with_kernel=False, op_dur_us=1)
+            tb.annotation("gloo:all_reduce", start, 40, tid=2000)
+        tb.write(tmp_path / f"rank{rank}.trace.json.gz")
+    (tmp_path / "run.json").write_text(json.dumps({
+        "schema_version": 1, "run": {"world_size": 2, "device": "cpu", "backend": "gloo"},
+        "config": {"bucket_cap_mb": 2},
+        "buckets": {"reducer": {"bucket_cap_bytes": 2 * MIB, "rebuilt_bucket_sizes_bytes": [2 * MIB, 2 * MIB],
+                                "rebuilt_per_bucket_param_indices": "0 1, 2 3", "param_bytes": [MIB] * 4}}}))
+    return tmp_path
+
+
+def test_a_regrouped_gloo_bucket_is_not_launched_by_its_workers_queue(tmp_path):
+    """Cap 1 MiB: the new bucket {p3} completes the recorded second bucket, whose worker picked it up after the
+    first; the first, ending at 103, waits for the new buckets ready before then (all four). Taking the second's
+    start edges whole (the worker's segment after the first) made {p3} wait for itself: a dependency cycle.
+    Each new bucket is launched 1 µs after its gradient and starts 2 µs later (the recorded medians) or, once a
+    worker is free, 2 µs after the one before it ended (one worker recorded); 20 µs each (40 µs per 2 MiB, one
+    size: no latency term)."""
+    paths = [_gloo_bucket_run(tmp_path)]
+    base, out, start, end = _scenario(paths, sc.Scenario(bucket_cap_mb=1))
+    assert out.notes == []
+    new = [(start[v] / US, end[v] / US) for v in range(len(base.dur), len(out.dur))
+           if out.kind[v] == COLL and out.rank[v] == 0]
+    # one worker thread ran the recorded buckets: a new one starts 2 µs after the one before it ends, or later
+    assert new == [(40 + 3, 63), (63 + 2, 85), (85 + 2, 107), (107 + 2, 129)]
+    base, out, start, end = _scenario(paths, sc.Scenario(bucket_cap_mb=2))  # the recorded layout, as recorded
+    new = [(start[v] / US, end[v] / US) for v in range(len(base.dur), len(out.dur))
+           if out.kind[v] == COLL and out.rank[v] == 0]
+    assert new == [(63, 103), (105, 145)] and out.notes == []
+
+
+def test_ddp_default_caps_have_a_1_mib_first_bucket():
+    """DDP left at its default cap (run.json ``config.bucket_cap_mb`` null) cuts its first bucket at 1 MiB
+    (``torch.distributed._DEFAULT_FIRST_BUCKET_BYTES``); a cap given explicitly caps the first bucket too. Params
+    in ready order: a 2 KiB bias, a 1 MiB weight, three times: the default cuts {b, w} (1 MiB + 2 KiB >= 1 MiB)
+    and the rest (< 25 MiB)."""
+    from tracekit.replay.buckets import _scenario_first_cap
+    from tracekit.traces.manifest import Buckets, Manifest, Reducer
+
+    kib = 1024
+    sizes = [MIB + 2 * kib, 2 * (MIB + 2 * kib)]
+    red = Reducer(bucket_cap_bytes=25 * MIB, rebuilt_bucket_sizes_bytes=sizes,
+                  rebuilt_per_bucket_param_indices="5 4, 3 2 1 0", param_bytes=[MIB, 2 * kib] * 3)
+    lay = ddp.layout(Manifest(buckets=Buckets(reducer=red), config={"bucket_cap_mb": None}))
+    assert (lay.first_cap_bytes, lay.first_cap_default) == (MIB, True)
+    again = [sum(lay.param_bytes[k] for k in b) for b in ddp.assign(lay.param_bytes, lay.cap_bytes, lay.first_cap_bytes)]
+    assert again == sizes
+    # a scenario that gives a cap drops the default first bucket (as DDP does); one that gives the first cap keeps it
+    assert _scenario_first_cap(sc.Scenario(bucket_cap_mb=25), lay) is None
+    assert _scenario_first_cap(sc.Scenario(first_bucket_cap_mb=5), lay) == 5 * MIB
+    assert _scenario_first_cap(sc.Scenario(world_size=4), lay) == MIB
+    explicit = ddp.layout(Manifest(buckets=Buckets(reducer=red), config={"bucket_cap_mb": 25}))
+    assert (explicit.first_cap_bytes, explicit.first_cap_default) == (None, False)
+    assert ddp.first_cap([5, 25], {"bucket_cap_mb": 25}) == (5 * MIB, False)
+    assert ddp.first_cap(None, {"bucket_cap_mb": 25, "first_bucket_cap_mb": 2}) == (2 * MIB, False)
+    assert ddp.first_cap(None, {}) == (None, False)  # no config recorded: not assumed
+
+
 def test_gloo_two_rank_sweep(tmp_path):
     """A real 2-process gloo run with 2 buckets (cap 0.5 MiB over 4 layers of 0.5 MiB), swept over caps: run.json
     records the per-parameter sizes, DDP's rule reproduces the recorded layout, and every cap is predicted."""

@@ -14,8 +14,9 @@ On the graph of each rank and step whose DDP allreduces match run.json's layout
   median, over the recorded buckets, of launch − ready: DDP copies the gradients into the bucket first) and
   starts ``pickup`` later (median of start − max(launch, previous bucket's end, the compute it waited
   for)), on GPU no earlier than the previous bucket's allreduce ends (one process group runs its
-  collectives in order on one NCCL stream; gloo's worker threads run them side by side, as recorded)
-  and than the compute GPU work launched before it ends. Its transfer is the alpha-beta fit's
+  collectives in order on one NCCL stream), on gloo no earlier than ``pickup`` after the bucket W before it
+  ends (W: the worker threads that ran the rank's recorded buckets, a pool that runs them side by side),
+  and no earlier than the compute GPU work launched before it ends. Its transfer is the alpha-beta fit's
   (:mod:`tracekit.replay.network`) for its bytes, times the scenario's network factor; instances are
   linked across ranks like recorded ones (each ends at the last arrival plus its transfer).
 - **Recorded buckets** keep their place in the graph with no transfer of their own; each ends when
@@ -148,9 +149,10 @@ class _Rank:
                     for b, s, e in zip(r["bucket"], r["start_ns"], r["end_ns"])}
         own = {key[b]: d for b, d in self.recorded_delays(step).items()}
         # a new bucket whose last parameter completed a recorded bucket is launched where that one was
-        launch = {key[int(b)][-1]: self._launch_edges(self.coll[(int(s), int(e))][0])
+        launch = {key[int(b)][-1]: self._launch_edges(*self.coll[(int(s), int(e))])
                   for b, s, e in zip(r["bucket"], r["start_ns"], r["end_ns"])}
         nodes, prev, ready = [], None, []
+        workers = self._workers()
         for j, members in enumerate(new):
             t, tid = int(ends[members[-1]]), int(tids[members[-1]])
             ready.append(t)
@@ -158,11 +160,14 @@ class _Rank:
             seg = self.threads[tid].seg_ending_at(t)
             reused = launch.get(members[-1])
             sp = list(reused) if reused else ([(seg, b_off + b_pick)] if seg is not None else [])
-            if prev is not None and kind == GPU_OP:  # one NCCL stream; gloo's workers run them side by side
+            if prev is not None and kind == GPU_OP:  # one NCCL stream
                 sp.append((prev, 0))
-            elif not reused:  # the first: after what the first recorded bucket waited for on its stream, if done
-                sp += [(p, d) for p, d in g.start_edges(first_arrive) if p >= 0 and g.kind[p] in (GPU_OP, COLL, ARRIVE)
-                       and g.orig_end[p] <= t]
+            else:
+                if kind == COLL and j >= workers:  # gloo's pool of worker threads: wait for one to be free
+                    sp.append((nodes[j - workers][1], b_pick))
+                if not reused:  # after what the first recorded bucket waited for on its stream, if done
+                    sp += [(p, d) for p, d in g.start_edges(first_arrive)
+                           if p >= 0 and g.kind[p] in (GPU_OP, COLL, ARRIVE) and g.orig_end[p] <= t]
             c = None if reused else self._compute_before(t + b_off)  # the compute enqueued at the launch
             if c is not None:
                 sp.append((int(g.ranks[self.rank]["gpu_node"][c]), b_pick))
@@ -178,16 +183,44 @@ class _Rank:
             g.sp[node] = [(arrive, 0)] + [(c, 0) for c in joined]
         return nodes
 
-    def _launch_edges(self, arrive: int) -> list[tuple[int, int]]:
+    def _launch_edges(self, arrive: int, node: int) -> list[tuple[int, int]]:
         """A recorded bucket's launch: the start edges of its arrival from CPU segments and compute (not from
         other collectives, which the new buckets replace). A new bucket whose last parameter is that bucket's
         is launched by them (the same hook call launches it), so the recorded layout replays as the baseline
         does and merged buckets launch as the recorded ones did, with the launch segment's profiler cost
-        already shed; other new buckets get the median offset and pickup (module doc)."""
+        already shed; other new buckets get the median offset and pickup (module doc).
+
+        A gloo collective (``node`` a backend range on a worker thread) follows the worker's segment before it:
+        a wait that the launching thread ended (the worker was woken by the hook's call), or work after the
+        worker's previous collective (it was queued behind it). The first is launched by what ended the wait
+        (its end edges); the second's order is the recorded layout's, and that previous collective waits for
+        the new buckets ready before it ended, so keeping it would make a new bucket wait for itself: left out
+        (gloo's workers run the new buckets side by side)."""
         g = self.g
         colls = {v for pair in self.coll.values() for v in pair}
-        return [(p, d) for p, d in g.start_edges(arrive)
-                if p >= 0 and p not in colls and g.kind[p] in (CPU_SEG, SYNC_SEG, WAIT_SEG, GPU_OP)]
+        lo, hi = self._thread_nodes(node) if g.kind[node] == COLL else (0, 0)
+        edges = []
+        for p, d in g.start_edges(arrive):
+            if lo <= p < hi:  # the worker's own segment before the range
+                edges += [(q, e + d) for q, e in g.ep[p] if q >= 0] if g.kind[p] == WAIT_SEG else []
+            elif p >= 0:
+                edges.append((p, d))
+        return [(p, d) for p, d in edges if p not in colls and g.kind[p] in (CPU_SEG, SYNC_SEG, WAIT_SEG, GPU_OP)]
+
+    def _workers(self) -> int:
+        """How many worker threads ran the rank's recorded gloo buckets (0 on GPU runs)."""
+        if self.gpu is not None:
+            return 0
+        nodes = {self.coll[(int(s), int(e))][1] for r in self.rows.values()
+                 for s, e in zip(r["start_ns"], r["end_ns"])}
+        return max(1, len({self._thread_nodes(v) for v in nodes}))
+
+    def _thread_nodes(self, node: int) -> tuple[int, int]:
+        """The node range [first, end) of the CPU thread whose segment ``node`` is ((0, 0): none)."""
+        for th in self.threads.values():
+            if th.first_node <= node < th.first_node + max(th.cuts.size - 1, 0):
+                return th.first_node, th.first_node + th.cuts.size - 1
+        return 0, 0
 
     def _hook_windows(self, step: int) -> list[tuple[int, int, int]]:
         """Per parameter of ``step`` (layout order): (tid, start, end) of the CPU time DDP's autograd hook ran
@@ -260,7 +293,7 @@ def regroup(g: Graph, ctx: Context, comm: dict[int, np.ndarray], sc: Scenario, f
     if rows.empty:
         raise ScenarioError(f"{name}: no step's backward allreduces match run.json's {len(lay.sizes)} buckets")
     cap = int((sc.bucket_cap_mb if sc.bucket_cap_mb is not None else lay.cap_bytes / ddp.MB) * ddp.MB)
-    first = int(sc.first_bucket_cap_mb * ddp.MB) if sc.first_bucket_cap_mb is not None else lay.first_cap_bytes
+    first = _scenario_first_cap(sc, lay)
     new = ddp.assign(lay.param_bytes, cap, first)
     notes = _layout_notes(name, lay)
     nbytes = [sum(lay.param_bytes[k] for k in m) for m in new]
@@ -286,6 +319,16 @@ def regroup(g: Graph, ctx: Context, comm: dict[int, np.ndarray], sc: Scenario, f
     notes.append(f"{name}: {len(new)} bucket{'s' if len(new) > 1 else ''} of {', '.join(f'{b / ddp.MB:.1f}' for b in nbytes)} MiB "
                  f"(recorded: {len(lay.sizes)})")
     return replaced, notes
+
+
+def _scenario_first_cap(sc: Scenario, lay: ddp.Layout) -> int | None:
+    """The first bucket's cap under ``sc``: its own; else none of its own when ``sc`` gives a cap and the run's
+    first cap was DDP's default (DDP drops the 1 MiB first bucket once ``bucket_cap_mb`` is given); else the run's."""
+    if sc.first_bucket_cap_mb is not None:
+        return int(sc.first_bucket_cap_mb * ddp.MB)
+    if sc.bucket_cap_mb is not None and lay.first_cap_default:
+        return None
+    return lay.first_cap_bytes
 
 
 def _link(g: Graph, members: list[tuple[int, int, int | None]], fitted: int, alpha_ns: float, factor: float,

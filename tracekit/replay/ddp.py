@@ -8,8 +8,11 @@
   and cannot split one, and says so).
 - :func:`assign`: DDP's rule for cutting that sequence into buckets
   (``_compute_bucket_assignment_by_size``): parameters are added in order and a bucket is closed
-  as soon as its bytes reach its cap; the first bucket's cap is ``first_cap`` (DDP's
-  ``bucket_cap_mb_list[0]``), every other bucket's ``cap``.
+  as soon as its bytes reach its cap; the first bucket's cap is ``first_cap``, every other bucket's
+  ``cap``. DDP's first cap (:func:`first_cap`): ``bucket_cap_mb_list[0]`` when given; 1 MiB
+  (``torch.distributed._DEFAULT_FIRST_BUCKET_BYTES``) when ``bucket_cap_mb`` was left at its default;
+  the cap itself when ``bucket_cap_mb`` was given (torch's ``_BucketCapacityConfig``, the same since
+  torch 2.1). Its rebuilt buckets follow the same caps.
 - :func:`bucket_rows`: the trace's collectives that are those buckets: per rank and step, the
   backward-phase allreduces of the first process group that has them, in launch order, where
   their count is the layout's bucket count (bucket k = the k-th).
@@ -27,6 +30,7 @@ from tracekit.errors import ScenarioError
 from tracekit.traces.manifest import Manifest
 
 MB = 1024 * 1024  # DDP's bucket_cap_mb is MiB: int(bucket_cap_mb * 1024 * 1024)
+DEFAULT_FIRST_CAP = MB  # torch.distributed._DEFAULT_FIRST_BUCKET_BYTES: the first bucket under default caps
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,8 @@ class Layout:
     sizes: list[int]
     cap_bytes: int
     first_cap_bytes: int | None
+    #: the first cap is DDP's default 1 MiB (``bucket_cap_mb`` not given); a scenario that gives a cap drops it
+    first_cap_default: bool
     #: ``param_bytes`` recorded per parameter (False: each bucket's bytes at its last parameter, module doc)
     exact: bool
 
@@ -67,9 +73,22 @@ def layout(manifest: Manifest | None) -> Layout:
         last = {len(order) - 1 - order[::-1].index(g[-1]) for g in groups}
         pbytes = [int(sizes[b]) if k in last else 0 for k, b in enumerate(bucket_of)]
     applied = (manifest.run.parallel_applied or {}) if manifest.run is not None else {}
-    caps = applied.get("bucket_cap_mb_list")
-    first = int(float(caps[0]) * MB) if isinstance(caps, list) and len(caps) > 1 else None
-    return Layout(pbytes, bucket_of, [int(s) for s in sizes], int(red.bucket_cap_bytes), first, exact)
+    first, default = first_cap(applied.get("bucket_cap_mb_list"), manifest.config)
+    return Layout(pbytes, bucket_of, [int(s) for s in sizes], int(red.bucket_cap_bytes), first_cap_bytes=first,
+                  first_cap_default=default, exact=exact)
+
+
+def first_cap(caps: object, config: dict) -> tuple[int | None, bool]:
+    """DDP's first-bucket cap in bytes for a run (None: the same as the others) and whether it is
+    DDP's default (module doc). ``caps``: the applied ``bucket_cap_mb_list``; ``config``: run.json's
+    resolved options (``bucket_cap_mb``, ``first_bucket_cap_mb``)."""
+    if isinstance(caps, list) and len(caps) > 1 and caps[0] is not None:
+        return int(float(caps[0]) * MB), False
+    if config.get("first_bucket_cap_mb") is not None:
+        return int(float(config["first_bucket_cap_mb"]) * MB), False
+    if "bucket_cap_mb" in config and config["bucket_cap_mb"] is None:
+        return DEFAULT_FIRST_CAP, True
+    return None, False
 
 
 def assign(param_bytes: Sequence[int], cap: int, first_cap: int | None = None) -> list[list[int]]:
