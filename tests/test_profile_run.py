@@ -74,6 +74,7 @@ def _check_run(out: Path, world: int, device: str = "cpu") -> dict:
     assert len(m["timings"]["per_rank"]) == world
     assert m["versions"]["torch"] and m["versions"]["python"]
     assert len(m["hardware"]["ranks"]) == world
+    assert all(h["cpus"] >= 1 and h["torch_threads"] >= 1 for h in m["hardware"]["ranks"])
     return m
 
 

@@ -115,3 +115,21 @@ def test_idle_share_is_the_mean_over_ranks_of_mean_idle_over_mean_step() -> None
     window = steps.assign(window_idle_us=[80.0, 40.0, 0.0], window_step_us=[200.0, 100.0, 100.0])
     assert _idle_share(window, "window") == pytest.approx((40 + 0) / 2)
     assert _idle_share(window) == pytest.approx((20 + 50) / 2)
+
+
+def test_a_cpu_run_whose_threads_outnumber_its_cores_says_so() -> None:
+    """Two ranks of one compute thread each, plus a gloo worker each, on 2 cores: 2 x (1 + 1) > 2, a note for the
+    host; on 16 cores with 4 threads each, 2 x (4 + 1) <= 16: none; without the facts (older runs): none."""
+    from tracekit.replay.api import shared_cores_notes
+    from tracekit.traces.manifest import Hardware, Manifest, RankHost
+
+    def run(cpus, threads, hosts=("vm", "vm")):
+        return Manifest(hardware=Hardware(ranks=[RankHost(rank=r, hostname=h, cpus=cpus, torch_threads=threads)
+                                                 for r, h in enumerate(hosts)]))
+
+    (note,) = shared_cores_notes(run(2, 1))
+    assert note.startswith("2 ranks on vm ran 1 compute thread each and gloo's workers on 2 cores")
+    assert shared_cores_notes(run(16, 4)) == []
+    assert shared_cores_notes(run(None, 1)) == [] and shared_cores_notes(None) == []
+    assert len(shared_cores_notes(run(2, 1, hosts=("a", "b")))) == 0  # one rank a host: 1 x 2 <= 2
+    assert len(shared_cores_notes(run(1, 1, hosts=("a", "b")))) == 2

@@ -96,6 +96,16 @@ def _param_bytes(ddp: Any) -> list[int] | None:
         return None
 
 
+def usable_cpus() -> int | None:
+    """CPU cores this process may run on (its affinity mask where the OS has one, else the host's count)."""
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count()
+
+
 def rank_record(*, rank: int, local_rank: int, device: Any, warmup_s: list[float], step_s: list[float],
                 compile_facts: dict[str, Any], ddp: Any, applied: dict[str, Any], trace: dict[str, Any] | None,
                 backward_compiler: Any = None, profiled_step_s: list[float] | None = None,
@@ -120,6 +130,7 @@ def rank_record(*, rank: int, local_rank: int, device: Any, warmup_s: list[float
         "rank": rank, "local_rank": local_rank, "hostname": socket.gethostname(), "pid": os.getpid(),
         "device": str(device),
         "gpu_name": torch.cuda.get_device_name(device) if device.type == "cuda" else None,
+        "cpus": usable_cpus(), "torch_threads": torch.get_num_threads(),
         "warmup_step_s": warmup_s, "step_s": step_s,
         "compile": dict(rank=rank, **compile_facts),
         "reducer": reducer, "reducer_unavailable": reducer_why,
@@ -179,7 +190,8 @@ def build_manifest(config: ProfileConfig, ranks: list[dict[str, Any]], world: in
         },
         "versions": versions(),
         "hardware": {
-            "ranks": [{**{k: r[k] for k in ("rank", "local_rank", "hostname", "pid", "device", "gpu_name")},
+            "ranks": [{**{k: r.get(k) for k in ("rank", "local_rank", "hostname", "pid", "device", "gpu_name", "cpus",
+                                                "torch_threads")},
                        **({"gloo_threads": r["gloo_threads"]} if r.get("gloo_threads") else {})}
                       for r in ranks],
             "topology": topo,

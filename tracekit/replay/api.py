@@ -48,6 +48,7 @@ from tracekit.replay import trust
 from tracekit.replay import validation
 from tracekit.runner.options import RunOptions
 from tracekit.runner.pipeline import load_and_analyze
+from tracekit.traces.manifest import Manifest
 from tracekit.traces.traceset import TraceSet
 
 RANK_COLUMNS = ("rank", "window_step_us", "replayed_step_us", "replay_error_pct", "predicted_step_us",
@@ -181,6 +182,30 @@ def _check_replayable(traces: TraceSet) -> list[str]:
         raise ReplayError("nothing to predict: " + "; ".join(notes))
     if not traces.has_gpu_activity:
         notes.append("no GPU activity (CPU run): the replay covers CPU threads and collectives only")
+        notes += shared_cores_notes(traces.manifest)
+    return notes
+
+
+def shared_cores_notes(manifest: Manifest | None) -> list[str]:
+    """A CPU run whose ranks' threads outnumbered their host's cores (run.json ``hardware.ranks[].cpus`` and
+    ``torch_threads``: each rank's compute threads plus at least one gloo worker running a collective): the
+    replay gives every thread a core of its own, so communication that overlapped compute there competed with
+    it for the cores, which the prediction does not see. One note per such host."""
+    hosts: dict[str | None, list[Any]] = {}
+    for h in (manifest.hardware.ranks if manifest is not None and manifest.hardware is not None else []):
+        hosts.setdefault(h.hostname, []).append(h)
+    notes = []
+    for host, ranks in hosts.items():
+        if any(h.cpus is None or h.torch_threads is None for h in ranks):
+            continue
+        cpus, threads = min(h.cpus for h in ranks), max(h.torch_threads for h in ranks)
+        if len(ranks) * (threads + 1) > cpus:
+            notes.append(f"{len(ranks)} rank{'s' if len(ranks) > 1 else ''} on {host or 'one host'} ran "
+                         f"{threads} compute thread{'s' if threads > 1 else ''} each and gloo's workers on {cpus} "
+                         "cores: the replay gives every thread a core of its own, so communication that overlapped "
+                         "compute here competed with it for the cores; predicted changes of buckets, ranks or "
+                         "network are not checkable on such a host (README demo model on 2 cores: 18 points off, "
+                         "docs/whatif.md)")
     return notes
 
 

@@ -115,6 +115,12 @@ CHECKS: tuple[Check, ...] = (
           ("whatif_scenarios_2026-11-24_cpu_gloo_graph_break",)),
     Check("bucket_cap_mb", "CPU/gloo, 2 ranks (caps 1, 5, 25 again, 100 MB)", 11, 14.9, 55.3, NOISY,
           "the unchanged baseline measured 21 % and 55 % apart in two repeats", _GLOO),
+    Check("bucket_cap_mb", "CPU/gloo, 2 ranks on a 2-core host, DDP's default caps (the README's demo model), every "
+          "variant timed in one job, steps alternating, 16 rounds (caps 1, 25, 100 MB)", 3, 18.2, 19.5, NOISY,
+          "no two variants measured apart beyond their quartiles (cap 25 MB -1.5 %, 100 MB +4.9 %, 1 MB +7.9 %, "
+          "quartiles 4 to 20 % wide); predicted +16.7, +24.4 and +11.6 %: each rank's compute and gloo's worker "
+          "threads share the two cores, which the replay does not model (2026-11-28)",
+          ("whatif_scenarios_2026-11-28_cpu2_demo_paired",)),
     Check("first_bucket_cap_mb", "CPU/gloo, 2 ranks (first bucket 5 MB)", 3, 37.5, 65.8, NOISY,
           "the unchanged baseline measured 21 % and 55 % apart in two repeats", _GLOO),
     Check("world_size", "CPU/gloo, 2 ranks -> 1", 3, 41.4, 68.7, NOISY,

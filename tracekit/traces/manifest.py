@@ -19,6 +19,7 @@ Top-level keys (``schema_version`` 1)::
     versions         {"tracekit", "python", "torch", "cuda", "nccl", "cudnn", "platform"}
                      (null when not applicable, e.g. cuda on a CPU build)
     hardware         {"ranks": [{"rank", "local_rank", "hostname", "pid", "device", "gpu_name",
+                                 "cpus" (cores its process could run on), "torch_threads",
                                  "gloo_threads" (gloo with --tp: {thread id: group name})}],
                       "topology": str|None, "topology_unavailable": str|None}
     timings          {"method": str, "warmup_step_s": {rank: [..]},
@@ -167,6 +168,10 @@ class RankHost(_S):
     pid: int | None = None
     device: str | None = None
     gpu_name: str | None = None
+    #: CPU cores the rank's process could run on (its affinity mask; since 2026-11-28)
+    cpus: int | None = None
+    #: torch's intra-op threads in the rank (``torch.get_num_threads()``; since 2026-11-28)
+    torch_threads: int | None = None
     #: gloo with --tp: OS thread id -> process group name (tracekit.profile.pg_probe)
     gloo_threads: dict[str, str] | None = None
 
