@@ -474,3 +474,60 @@ def test_profiler_probe_option_picks_a_recorded_probe_or_fails_in_one_line():
     res = CliRunner().invoke(main, ["whatif", str(run), "--profiler-probe", "nope"])
     assert res.exit_code == 2
     assert res.output.strip() == "error: run.json has no profiler calibration probe 'nope' (it has: eager, inductor)"
+
+
+def _one_rank_ddp_run(tmp_path: Path) -> Path:
+    """One rank of DDP over NCCL (H200), step [0, 300]: gradient kernels [30, 35], [50, 55], [70, 75], [90, 95]
+    (launched 2 µs before), DDP's allreduce calls of 2 MiB (``record_param_comms``, group of one: no kernel)
+    at [61, 62] and [101, 102], the optimizer's kernel launched at 110 running [115, 125], a device synchronize
+    at [127, 128]."""
+    tb = TraceBuilder(rank=0, world_size=1)
+    tb.step(1, 0, 300)
+    for start in (30, 50, 70, 90):
+        tb.kernel("gemm_bwd", start, 5, launch_at_us=start - 2)
+    for at in (61, 101):
+        tb.collective("allreduce", 0, 0, at, MIB // 2, with_kernel=False, op_dur_us=1, group_size=1, pg_ranks=[0])
+    tb.kernel("sgd", 115, 10, launch_at_us=110)
+    tb.launch(127, 990, name="cudaDeviceSynchronize", dur_us=1)
+    tb.write(tmp_path / "rank0.trace.json.gz")
+    (tmp_path / "run.json").write_text(json.dumps({
+        "schema_version": 1, "run": {"world_size": 1, "device": "cuda", "backend": "nccl"},
+        "hardware": {"ranks": [{"rank": 0, "gpu_name": "NVIDIA H200"}]}}))
+    return tmp_path
+
+
+def test_one_rank_grown_to_two_gets_its_allreduces(tmp_path, monkeypatch):
+    """``--world-size 2`` from one rank: a new NCCL kernel per allreduce call, 20 µs per 2 MiB at 2 ranks (the
+    interconnect default patched to no latency and 2 MiB / 20 µs of bus bandwidth; x 1.5 at 4 ranks). Each
+    starts when its call returns, after the one before and the compute launched before the call: [62, 82],
+    [102, 122]; the optimizer's kernel, the first launched after the last call, waits for them: [122, 132].
+    The gradient kernel [70, 75] ran wholly beside the first: 5 µs x 1.28."""
+    from tracekit.replay import grow
+
+    monkeypatch.setattr(grow, "NVLINK4_ALLREDUCE", {2: (0.0, 2 * MIB / 20_000)})
+    base, out, start, end = _scenario([_one_rank_ddp_run(tmp_path)], sc.Scenario(world_size=2))
+    new = [(start[v] / US, end[v] / US) for v in range(len(base.dur), len(out.dur))]
+    assert new == [(62, 82), (102, 122)]
+    assert _kernel_end(out, end, 0, 115) == 122 + 10
+    gemm = next(v for v in range(len(base.dur)) if out.kind[v] == GPU_OP and out.orig_start[v] - min(out.orig_start)
+                == 70 * US)
+    assert out.dur[gemm] == round(5 * US * grow.CONTENTION_SLOWDOWN) and base.dur[gemm] == 5 * US
+    base, out, start, end = _scenario([tmp_path], sc.Scenario(world_size=4))  # more ranks than measured: the largest
+    assert [(start[v] / US, end[v] / US) for v in range(len(base.dur), len(out.dur))] == [(62, 92), (102, 132)]
+    res = CliRunner().invoke(main, ["whatif", str(tmp_path), "--world-size", "2", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output[res.output.index("{"):])
+    # the synchronize waits for the optimizer's kernel, now later: so does the step (the CLI sheds the default
+    # profiler cost, so the figure is not the graph's above)
+    assert doc["scenarios"][0]["delta_us"] > 0 and any("1-rank trace" in n for n in doc["notes"])
+
+
+def test_one_rank_grown_without_a_known_interconnect_says_why(tmp_path):
+    run = _one_rank_ddp_run(tmp_path)
+    doc = json.loads((run / "run.json").read_text())
+    doc["hardware"]["ranks"][0]["gpu_name"] = "NVIDIA A10"
+    (run / "run.json").write_text(json.dumps(doc))
+    res = CliRunner().invoke(main, ["whatif", str(run), "--world-size", "2"])
+    assert res.exit_code == 2 and "allreduce speed of NVIDIA A10 is not known here" in res.output
+    res = CliRunner().invoke(main, ["whatif", str(run), "--world-size", "2", "--bucket-cap-mb", "5"])
+    assert res.exit_code == 2

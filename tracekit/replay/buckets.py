@@ -310,7 +310,7 @@ def regroup(g: Graph, ctx: Context, comm: dict[int, np.ndarray], sc: Scenario, f
             for j, pair in enumerate(pairs):
                 groups.setdefault((step, j), []).append(pair)
             replaced[rk.rows[step].index.to_numpy()] = True
-            _extend_comm(g, comm, int(rank), step, [c for _, c, _ in pairs])
+            extend_comm(g, comm, int(rank), step, [c for _, c, _ in pairs])
     if not replaced.any():
         raise ScenarioError(f"{name}: the trace's AccumulateGrad ops do not match run.json's {len(lay.param_bytes)} "
                             "parameters in any step (gradient-ready times unknown)")
@@ -362,7 +362,7 @@ def _layout_notes(name: str, lay: ddp.Layout) -> list[str]:
     return notes
 
 
-def _extend_comm(g: Graph, comm: dict[int, np.ndarray], rank: int, step: int, nodes: list[int]) -> None:
+def extend_comm(g: Graph, comm: dict[int, np.ndarray], rank: int, step: int, nodes: list[int]) -> None:
     """Count the new GPU collectives in the step figures: appended to the rank's GPU nodes as communication."""
     info = g.ranks[rank]
     if info["gpu"] is None or not nodes:

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from tracekit.errors import ConfigError, ScenarioError
-from tracekit.replay import breaks, buckets, contention, ddp, figures, hook as hook_mod, network, simulate
+from tracekit.replay import breaks, buckets, contention, ddp, figures, grow, hook as hook_mod, network, simulate
 from tracekit.replay.graph import Graph
 from tracekit.replay.scenario_spec import Context, Scenario
 from tracekit.traces.traceset import TraceSet
@@ -121,6 +121,8 @@ def apply(base: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.
     """The graph of scenario ``sc`` (module doc), the communication mask per rank and notes."""
     g, comm, notes = clone(base), dict(ctx.comm), []
     bw = 1.0 / sc.bandwidth_x if sc.bandwidth_x else 1.0
+    if sc.world_size and sc.world_size > 1 and ctx.world_size == 1 and not len(ctx.colls):
+        return _grown(g, ctx, sc)
     wf = network.world_factor(sc.world_size, ctx.world_size)
     hook = network.hook_factor(sc.comm_hook, ctx.backend, ctx.applied_hook)
     if (sc.bandwidth_x or sc.world_size or sc.comm_hook) and not len(ctx.colls):
@@ -149,6 +151,22 @@ def apply(base: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.
         if beside:
             notes.append(f"{sc.name}: {done} of {beside} compute kernels that ran beside communication get their "
                          "duration without it (the slowdown of the same kernel measured in the trace)")
+    if sc.no_graph_breaks:
+        notes += breaks.remove(g, ctx)
+    return g, comm, notes
+
+
+def _grown(g: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.ndarray], list[str]]:
+    """A 1-rank run grown to ``sc.world_size`` ranks (:mod:`tracekit.replay.grow`); the other changes of ``sc``
+    need recorded collectives, except ``bandwidth_x`` and ``no_graph_breaks``."""
+    if sc.bucket_cap_mb is not None or sc.first_bucket_cap_mb is not None or sc.comm_hook:
+        raise ScenarioError(f"{sc.name}: a 1-rank run grown to {sc.world_size} ranks takes no bucket or hook "
+                            "change with it (its buckets have no recorded transfer)")
+    comm = dict(ctx.comm)
+    per_step, notes = grow.add_allreduces(g, ctx, int(sc.world_size), sc.bandwidth_x, sc.name)
+    rank = next(iter(ctx.traces)).rank
+    for step, nodes in per_step.items():
+        buckets.extend_comm(g, comm, rank, step, nodes)
     if sc.no_graph_breaks:
         notes += breaks.remove(g, ctx)
     return g, comm, notes
