@@ -531,3 +531,27 @@ def test_one_rank_grown_without_a_known_interconnect_says_why(tmp_path):
     assert res.exit_code == 2 and "allreduce speed of NVIDIA A10 is not known here" in res.output
     res = CliRunner().invoke(main, ["whatif", str(run), "--world-size", "2", "--bucket-cap-mb", "5"])
     assert res.exit_code == 2
+
+
+def test_a_bus_bandwidth_given_replaces_the_fitted_or_default_one(tmp_path, monkeypatch):
+    """``--busbw-gbps X``: the late-rank run's 4 MiB allreduce takes 10 µs (one size: all bandwidth, 4 MiB / 10 µs
+    of bus bandwidth at 2 ranks), so X = 4 MiB / 20 µs makes it 20 µs; from one rank of an unknown GPU, X = 2 MiB /
+    20 µs gives its 2 MiB allreduces 20 µs each (latency patched to 0)."""
+    from tracekit.replay import grow
+
+    (tmp_path / "late").mkdir()
+    (tmp_path / "one").mkdir()
+    paths = _late_rank_run(tmp_path / "late")
+    _, out, start, end = _scenario(paths, sc.Scenario(busbw_gbps=4 * MIB / 20_000))
+    assert _kernel_end(out, end, 0, 12) == _kernel_end(out, end, 1, 52) == pytest.approx(52 + 20)
+    monkeypatch.setattr(grow, "NVLINK4_ALLREDUCE", {2: (0.0, 1.0)})
+    run = _one_rank_ddp_run(tmp_path / "one")
+    doc = json.loads((run / "run.json").read_text())
+    doc["hardware"]["ranks"][0]["gpu_name"] = "NVIDIA A10"
+    (run / "run.json").write_text(json.dumps(doc))
+    base, out, start, end = _scenario([run], sc.Scenario(world_size=2, busbw_gbps=2 * MIB / 20_000))
+    assert [(start[v] / US, end[v] / US) for v in range(len(base.dur), len(out.dur))] == [(62, 82), (102, 122)]
+    res = CliRunner().invoke(main, ["whatif", str(run), "--world-size", "2", "--busbw-gbps", "100"])
+    assert res.exit_code == 0 and "bus bandwidth 100 GB/s as given" in res.output
+    res = CliRunner().invoke(main, ["whatif", str(run), "--busbw-gbps", "100", "--bandwidth-x", "2"])
+    assert res.exit_code == 2 and "give one" in res.output

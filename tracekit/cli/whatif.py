@@ -21,6 +21,9 @@ def _scenario_options(f):  # noqa: ANN001, ANN202 - a click decorator
                      help="DDP compress hook: fp32 allreduces move half the bytes (NCCL runs only)."),
         click.option("--bandwidth-x", type=float, default=None, metavar="K",
                      help="K times the network bandwidth (alpha-beta model fitted to the run's collectives)."),
+        click.option("--busbw-gbps", type=float, default=None, metavar="GBPS",
+                     help="The network's allreduce bus bandwidth (nccl-tests' busbw, GB/s) instead of the run's fitted "
+                     "one; from a 1-rank run, instead of the NVLink default."),
         click.option("--world-size", type=int, default=None, metavar="N",
                      help="N ranks: ring factor 2(N-1)/N on the bandwidth term, same per-rank compute."),
         click.option("--sweep", multiple=True, metavar="OPTION=V1,V2",
@@ -47,7 +50,7 @@ def _scenario_options(f):  # noqa: ANN001, ANN202 - a click decorator
 @run_guarded
 def whatif_command(paths: tuple[str, ...], fmt: str, output: str | None, comm_regex: str | None,
                    bucket_cap_mb: float | None, first_bucket_cap_mb: float | None, no_graph_breaks: bool,
-                   comm_hook: str | None, bandwidth_x: float | None, world_size: int | None,
+                   comm_hook: str | None, bandwidth_x: float | None, busbw_gbps: float | None, world_size: int | None,
                    sweep: tuple[str, ...], advice: bool, html_path: str | None, profiler_probe: str | None) -> None:
     """Predict the step the profiler did not disturb, and what a change would buy: replay every rank's
     CPU threads, GPU streams and collectives from the traces, with the profiler's own cost per event
@@ -64,6 +67,7 @@ def whatif_command(paths: tuple[str, ...], fmt: str, output: str | None, comm_re
       tracekit whatif runs/demo
       tracekit whatif runs/demo --sweep bucket-cap-mb=1,5,25,100
       tracekit whatif runs/demo --bandwidth-x 2 --world-size 4 --format json -o whatif.json
+      tracekit whatif runs/one-gpu --world-size 8 --busbw-gbps 45
       tracekit whatif runs/compiled --no-graph-breaks
       tracekit whatif runs/demo --advice
       tracekit whatif runs/demo --sweep bucket-cap-mb=1,25,100 --html whatif.html
@@ -76,7 +80,8 @@ def whatif_command(paths: tuple[str, ...], fmt: str, output: str | None, comm_re
     result = whatif(list(paths) if len(paths) > 1 else paths[0], comm_pattern=comm_regex,
                     bucket_cap_mb=bucket_cap_mb, first_bucket_cap_mb=first_bucket_cap_mb,
                     no_graph_breaks=no_graph_breaks, comm_hook=comm_hook, bandwidth_x=bandwidth_x,
-                    world_size=world_size, sweep=sweep, advice=advice, profiler_probe=profiler_probe)
+                    world_size=world_size, busbw_gbps=busbw_gbps, sweep=sweep, advice=advice,
+                    profiler_probe=profiler_probe)
     emit(render(result, fmt), output)
     if html_path:
         from tracekit.report.whatif_html import render_html

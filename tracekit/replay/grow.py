@@ -11,7 +11,8 @@ ones). Here each allreduce call of the trace gets a new NCCL kernel:
   current stream at the call);
 - it lasts the transfer of its bytes (``In msg nelems`` x the dtype's size) over N ranks by the default
   alpha-beta of the GPUs' interconnect (:data:`NVLINK4_ALLREDUCE`, measured with NCCL, not on this run:
-  the run has no transfer to fit), its bandwidth term divided by ``bandwidth_x``;
+  the run has no transfer to fit), or of the bus bandwidth given (``busbw_gbps``, NVLink 4's latency), its
+  bandwidth term divided by ``bandwidth_x``;
 - the first GPU operation launched after a step's last call waits for the step's new kernels (DDP's
   finalize makes the current stream wait for the allreduces before the optimizer reads the gradients).
 
@@ -54,14 +55,19 @@ NVLINK4_GPUS = ("H100", "H200")
 CONTENTION_SLOWDOWN = 1.28
 
 
-def link(gpu_name: str | None, n: int) -> tuple[float, float, str]:
+def link(gpu_name: str | None, n: int, busbw: float | None = None) -> tuple[float, float, str]:
     """(alpha ns, bus bandwidth GB/s, what they are) for an allreduce over ``n`` GPUs named ``gpu_name``;
-    :class:`ScenarioError` where no default is known."""
+    ``busbw``: the bus bandwidth given (``--busbw-gbps``; the latency stays NVLink 4's). :class:`ScenarioError`
+    where neither is known."""
+    k = max([m for m in NVLINK4_ALLREDUCE if m <= n] or [min(NVLINK4_ALLREDUCE)])
+    if busbw:
+        alpha = NVLINK4_ALLREDUCE[k][0]
+        return alpha, busbw, (f"bus bandwidth {busbw:g} GB/s as given, the latency of NVLink 4 measured on {k} x H200 "
+                              f"(alpha {alpha / 1e3:.1f} us)")
     if not gpu_name or not any(k in gpu_name for k in NVLINK4_GPUS):
         raise ScenarioError(f"--world-size {n}: a 1-rank run has no transfer to scale, and the allreduce speed of "
                             f"{gpu_name or 'its GPU (not in run.json)'} is not known here (measured: "
-                            f"{', '.join(NVLINK4_GPUS)} over NVLink)")
-    k = max([m for m in NVLINK4_ALLREDUCE if m <= n] or [min(NVLINK4_ALLREDUCE)])
+                            f"{', '.join(NVLINK4_GPUS)} over NVLink; give --busbw-gbps)")
     alpha, busbw = NVLINK4_ALLREDUCE[k]
     return alpha, busbw, f"NVLink 4, {k} x H200 measured (alpha {alpha / 1e3:.1f} us, bus bandwidth {busbw:.0f} GB/s)"
 
@@ -79,8 +85,8 @@ def allreduce_calls(ctx: Context) -> dict[str, np.ndarray]:
             "bytes": rows["in_nelems"].to_numpy(dtype=float) * size}
 
 
-def add_allreduces(g: Graph, ctx: Context, n: int, bandwidth_x: float | None, name: str
-                   ) -> tuple[dict[int, list[int]], list[str]]:
+def add_allreduces(g: Graph, ctx: Context, n: int, bandwidth_x: float | None, name: str, *,
+                   busbw: float | None = None) -> tuple[dict[int, list[int]], list[str]]:
     """Add the new NCCL kernels of a 1-rank run grown to ``n`` ranks to ``g`` (module doc); returns the new
     nodes per step and notes. :class:`ScenarioError` where it cannot apply."""
     if ctx.backend != "nccl" or not ctx.traces.has_gpu_activity:
@@ -88,7 +94,7 @@ def add_allreduces(g: Graph, ctx: Context, n: int, bandwidth_x: float | None, na
                             "only NCCL over NVLink has a default here")
     rank = next(iter(ctx.traces)).rank
     hosts = ctx.traces.manifest.hardware.ranks if ctx.traces.manifest and ctx.traces.manifest.hardware else []
-    alpha, busbw, what = link(hosts[0].gpu_name if hosts else None, n)
+    alpha, busbw, what = link(hosts[0].gpu_name if hosts else None, n, busbw)
     calls = allreduce_calls(ctx)
     ok = np.isfinite(calls["bytes"]) & (calls["bytes"] > 0)
     if not ok.any():

@@ -8,6 +8,8 @@ run, from run.json's bucket layout. A scenario multiplies the bandwidth term of 
 measured time kept: ``t' = a + (t - a) * f`` with ``a = min(alpha, t)``, where ``f`` is
 
 - ``1 / K`` for ``bandwidth_x = K`` (K times the bandwidth, same latency);
+- ``B / X`` for ``busbw_gbps = X``: the network's allreduce bus bandwidth (nccl-tests' busbw, GB/s), with
+  ``B = ring(n0) / ns_per_byte`` the run's own, fitted;
 - ``ring(n) / ring(n0)`` for ``world_size = n`` (recorded ``n0`` ranks), ``ring(n) = 2(n-1)/n``:
   a ring allreduce moves ``2(n-1)/n`` times the message per rank (reduce-scatter and all-gather
   move half of that: the ratio is the same). Assumed: each rank keeps its per-rank compute and

@@ -28,6 +28,8 @@ class Scenario:
     comm_hook: str | None = None
     bandwidth_x: float | None = None
     world_size: int | None = None
+    #: the network's allreduce bus bandwidth, GB/s (nccl-tests' busbw: bytes x 2(n-1)/n per second)
+    busbw_gbps: float | None = None
 
     def changes(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None and v is not False}
@@ -38,12 +40,14 @@ class Scenario:
                         if isinstance(v, float) else f"{k.replace('_', '-')}={v}" for k, v in self.changes().items())
 
     def validate(self) -> None:
-        for k in ("bucket_cap_mb", "first_bucket_cap_mb", "bandwidth_x"):
+        for k in ("bucket_cap_mb", "first_bucket_cap_mb", "bandwidth_x", "busbw_gbps"):
             v = getattr(self, k)
             if v is not None and not v > 0:
                 raise ConfigError(f"--{k.replace('_', '-')} must be > 0, got {v}")
         if self.world_size is not None and self.world_size < 1:
             raise ConfigError(f"--world-size must be >= 1, got {self.world_size}")
+        if self.bandwidth_x is not None and self.busbw_gbps is not None:
+            raise ConfigError("--bandwidth-x and --busbw-gbps both set the network's bandwidth: give one")
         if self.comm_hook not in (None, "bf16", "fp16"):
             raise ConfigError(f"--comm-hook must be bf16 or fp16, got {self.comm_hook}")
 

@@ -5,8 +5,9 @@ A :class:`Scenario` is a set of changes applied together to a copy of the graph
 
 1. ``bucket_cap_mb`` / ``first_bucket_cap_mb``: DDP's gradients regrouped into other buckets
    (:mod:`tracekit.replay.buckets`);
-2. ``bandwidth_x``, ``world_size``, ``comm_hook``: every collective's transfer scaled
-   (:mod:`tracekit.replay.network`; the regrouped buckets get the same factors), the hook's cast kernels
+2. ``bandwidth_x`` or ``busbw_gbps``, ``world_size``, ``comm_hook``: every collective's transfer scaled
+   (:mod:`tracekit.replay.network`; the regrouped buckets get the same factors); a 1-rank run grown to
+   more ranks gets the allreduces it issued (:mod:`tracekit.replay.grow`); the hook's cast kernels
    added (:mod:`tracekit.replay.hook`), and with one rank the compute that ran beside communication
    given its duration without it (:mod:`tracekit.replay.contention`);
 3. ``no_graph_breaks``: the CPU work between compiled graphs at each graph break removed
@@ -41,7 +42,7 @@ MOVED = ("compute_us", "exposed_comm_us", "idle_us", "wait_us")
 
 
 _TYPES = {"bucket_cap_mb": float, "first_bucket_cap_mb": float, "bandwidth_x": float, "world_size": int,
-          "comm_hook": str}
+          "comm_hook": str, "busbw_gbps": float}
 
 
 def expand(base: Scenario, sweeps: list[str] | tuple[str, ...] = ()) -> list[Scenario]:
@@ -120,12 +121,12 @@ def _fp32_allreduce(colls: pd.DataFrame) -> np.ndarray:
 def apply(base: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.ndarray], list[str]]:
     """The graph of scenario ``sc`` (module doc), the communication mask per rank and notes."""
     g, comm, notes = clone(base), dict(ctx.comm), []
-    bw = 1.0 / sc.bandwidth_x if sc.bandwidth_x else 1.0
     if sc.world_size and sc.world_size > 1 and ctx.world_size == 1 and not len(ctx.colls):
         return _grown(g, ctx, sc)
+    bw = _bandwidth_factor(ctx, sc)
     wf = network.world_factor(sc.world_size, ctx.world_size)
     hook = network.hook_factor(sc.comm_hook, ctx.backend, ctx.applied_hook)
-    if (sc.bandwidth_x or sc.world_size or sc.comm_hook) and not len(ctx.colls):
+    if (sc.bandwidth_x or sc.busbw_gbps or sc.world_size or sc.comm_hook) and not len(ctx.colls):
         raise ScenarioError(f"{sc.name}: no collective matched across ranks in the trace to scale")
     fp32 = _fp32_allreduce(ctx.colls) if len(ctx.colls) else np.zeros(0, dtype=bool)
     if hook != 1.0 and not fp32.any():
@@ -136,6 +137,9 @@ def apply(base: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.
         replaced, more = buckets.regroup(g, ctx, comm, sc, bw * wf * (hook if grads_fp32 else 1.0),
                                          drop=sc.world_size == 1)
         notes += more
+    if sc.busbw_gbps:
+        notes.append(f"{sc.name}: the run's collectives fit a bus bandwidth of "
+                     f"{network.ring(ctx.world_size) / ctx.fit.ns_per_byte:.1f} GB/s ({ctx.world_size} ranks)")
     if len(ctx.colls) and (bw != 1.0 or wf != 1.0 or hook != 1.0):
         f = np.full(len(ctx.colls), bw * wf)
         if hook != 1.0:
@@ -156,6 +160,19 @@ def apply(base: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.
     return g, comm, notes
 
 
+def _bandwidth_factor(ctx: Context, sc: Scenario) -> float:
+    """The factor on every collective's bandwidth term for ``sc``'s network: ``1 / bandwidth_x``, or the run's
+    fitted bus bandwidth over ``busbw_gbps`` (:mod:`tracekit.replay.network`), else 1."""
+    if sc.bandwidth_x:
+        return 1.0 / sc.bandwidth_x
+    if not sc.busbw_gbps:
+        return 1.0
+    if ctx.world_size < 2 or not np.isfinite(ctx.fit.ns_per_byte) or ctx.fit.ns_per_byte <= 0:
+        raise ScenarioError(f"--busbw-gbps {sc.busbw_gbps:g}: no collective of known size to fit the run's own bus "
+                            "bandwidth to")
+    return network.ring(ctx.world_size) / ctx.fit.ns_per_byte / sc.busbw_gbps
+
+
 def _grown(g: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.ndarray], list[str]]:
     """A 1-rank run grown to ``sc.world_size`` ranks (:mod:`tracekit.replay.grow`); the other changes of ``sc``
     need recorded collectives, except ``bandwidth_x`` and ``no_graph_breaks``."""
@@ -163,7 +180,7 @@ def _grown(g: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.nd
         raise ScenarioError(f"{sc.name}: a 1-rank run grown to {sc.world_size} ranks takes no bucket or hook "
                             "change with it (its buckets have no recorded transfer)")
     comm = dict(ctx.comm)
-    per_step, notes = grow.add_allreduces(g, ctx, int(sc.world_size), sc.bandwidth_x, sc.name)
+    per_step, notes = grow.add_allreduces(g, ctx, int(sc.world_size), sc.bandwidth_x, sc.name, busbw=sc.busbw_gbps)
     rank = next(iter(ctx.traces)).rank
     for step, nodes in per_step.items():
         buckets.extend_comm(g, comm, rank, step, nodes)

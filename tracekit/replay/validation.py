@@ -269,6 +269,13 @@ CHECKS: tuple[Check, ...] = (
     Check("world_size", f"{_NCCL}, separate runs (2 ranks -> 1 and -> 4; {_ALL_SHAPES})", 8, 6.4, 30.0, NOISY,
           "the transformer's 1 and 4 ranks measured +0.2 and -6.1 % here, -14.6 and +3.2 % timed in one job",
           _NCCL_SEPARATE),
+    Check("busbw_gbps", f"{_NCCL}, the network's bus bandwidth given as timed by scripts/nccl_busbw.py (305 GB/s "
+          f"default, 41.8 GB/s with NCCL_MAX_NCHANNELS=2) between the default and the slower network made for real, "
+          f"separate runs ({_ALL_SHAPES}; 2026-11-28)", 6, 7.5, 14.7, CHECKED,
+          "as --bandwidth-x with the ratio of the two runs' own fitted bus bandwidths (37.7-40.6 and 267-305 GB/s, "
+          "the timed 41.8 and 305 GB/s within 10 %): toy MLP +192.6 / -63.9 % predicted, +201.2 / -66.8 % "
+          "measured; GPU-bound MLP +57.5 / -41.8 %, +64.0 / -39.0 %; transformer +31.2 / -0.9 %, +18.6 / -15.7 %",
+          ("whatif_scenarios_2026-11-28_h200x4_busbw",)),
     Check("bandwidth_x", f"{_NCCL}, a slower network made for real (NCCL_MAX_NCHANNELS=2: 7.30x less all-reduce "
           f"bandwidth, scripts/nccl_busbw.py) and back, separate runs ({_ALL_SHAPES})", 6, 11.7, 18.9, CHECKED,
           "the change (+19 to +201 %) is far above the runs' noise; toy MLP measured +201.2 / -66.8 %, predicted "
