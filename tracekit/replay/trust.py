@@ -73,9 +73,9 @@ class Regime:
 
 _B = GPU_BOUND_MAX_IDLE_PCT
 REGIMES: tuple[Regime, ...] = (
-    Regime("gpu-bound", 0.0, _B, 46, 0.9, 3.8, 0.0, _B),
+    Regime("gpu-bound", 0.0, _B, 48, 1.0, 3.8, 0.0, _B),
     Regime("gpu-bound-once-shed", 0.0, _B, 16, 5.4, 27.0, _B, _ANY[1]),
-    Regime("cpu-bound", _B, _ANY[1], 109, 10.5, 87.7),
+    Regime("cpu-bound", _B, _ANY[1], 112, 10.4, 87.7),
 )
 
 
