@@ -25,7 +25,8 @@ def _scenario_options(f):  # noqa: ANN001, ANN202 - a click decorator
                      help="The network's allreduce bus bandwidth (nccl-tests' busbw, GB/s) instead of the run's fitted "
                      "one; from a 1-rank run, instead of the NVLink default."),
         click.option("--world-size", type=int, default=None, metavar="N",
-                     help="N ranks: ring factor 2(N-1)/N on the bandwidth term, same per-rank compute."),
+                     help="N ranks: ring factor 2(N-1)/N on the bandwidth term, same per-rank compute; from a "
+                     "1-rank NCCL run, DDP's allreduce calls get kernels of the NVLink default (or --busbw-gbps)."),
         click.option("--sweep", multiple=True, metavar="OPTION=V1,V2",
                      help="One scenario per value, e.g. bucket-cap-mb=1,5,25,100 (repeatable: every combination)."),
         click.option("--advice", is_flag=True, help="Also list analyze's findings; those that advise a change quote "
