@@ -471,3 +471,30 @@ def test_the_first_step_starts_after_the_backlog_launched_before_the_window(tmp_
     base = tracekit.whatif(tmp_path).baseline
     assert base["profiled_step_us"] == pytest.approx((30 + 30) / 2)
     assert base["replayed_step_us"] == pytest.approx(30.0)
+
+
+def test_one_slow_step_in_the_window_is_named_with_the_median_over_steps(tmp_path):
+    """Three profiled steps of 100, 100 and 300 µs (one CPU op each filling it): the slowest is 3.0x the median,
+    a note names it with the median over steps of the prediction; steps of 100, 120 and 110 µs get none."""
+    from tracekit.replay.api import UNEVEN_STEP_RATIO
+
+    def run(folder, lengths):
+        folder.mkdir()
+        tb = TraceBuilder(rank=0, world_size=1)
+        t = 0
+        for n, length in enumerate(lengths):
+            tb.step(n, t, t + length)
+            tb.cpu_op("aten::mm", t + 1, length - 2)
+            t += length
+        tb.write(folder / "rank0.trace.json.gz")
+        return tracekit.whatif(folder)
+
+    r = run(tmp_path / "uneven", (100, 100, 300))
+    per = r.steps.groupby("step")["predicted_step_us"].max()
+    assert r.baseline["window_step_ratio"] == pytest.approx(300 / 100) and 300 / 100 >= UNEVEN_STEP_RATIO
+    assert r.baseline["window_slowest_step"] == 2
+    assert r.baseline["predicted_step_median_us"] == pytest.approx(float(per.median()))
+    assert any(n.startswith("profiled step 2 took 3.0x the median of the window's 3 steps") for n in r.notes)
+    r = run(tmp_path / "even", (100, 120, 110))
+    assert r.baseline["window_step_ratio"] == pytest.approx(120 / 110)
+    assert not any("the median of the window's" in n for n in r.notes)
