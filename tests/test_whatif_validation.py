@@ -66,6 +66,14 @@ def test_result_lists_the_checks_of_its_scenarios_only() -> None:
     assert {c["change"] for c in r.scenario_checks} == {"bucket_cap_mb"}
     assert r.to_dict()["scenario_checks"] == r.scenario_checks
     assert WhatifResult(baseline={}, profiler_cost={}, ranks=empty, steps=empty).scenario_checks == []
+    # world size: a run of one rank gets the checks of runs grown from one rank, a run of several the others
+    ws = [{"name": "world-size=2", "changes": {"world_size": 2}}]
+    one = WhatifResult(baseline={}, profiler_cost={}, ranks=pd.DataFrame({"rank": [0]}), steps=empty, scenarios=ws)
+    two = WhatifResult(baseline={}, profiler_cost={}, ranks=pd.DataFrame({"rank": [0, 1]}), steps=empty, scenarios=ws)
+    grown = [c for c in validation.CHECKS if c.change == "world_size" and c.from_one_rank]
+    assert len(grown) == 2 and [c["setting"] for c in one.scenario_checks] == [c.setting for c in grown]
+    assert {c["setting"] for c in two.scenario_checks} == {c.setting for c in validation.CHECKS
+                                                           if c.change == "world_size" and not c.from_one_rank}
 
 
 def _ranking_rows(k: validation.Ranking) -> list[dict]:

@@ -58,6 +58,8 @@ class Check(_FromResults):
     #: result files under benchmarks/results/ (name fragments) and the regex picking the variant runs in them
     sources: tuple[str, ...] = ()
     variants: str = "."
+    #: a ``world_size`` check of runs of one rank grown to more (:mod:`tracekit.replay.grow`), not of runs of several
+    from_one_rank: bool = False
 
 
 _GB = ("whatif_scenarios_2026-11-24_h100_graph_break", "whatif_scenarios_2026-11-25_h200_graph_break")
@@ -258,7 +260,7 @@ CHECKS: tuple[Check, ...] = (
           "beside the allreduces (1.28x slower, set before these runs) is most of it; the transformer +0.3 and 0.0 %, "
           "predicted +1.1 %",
           ("whatif_scenarios_2026-11-28_h200x4_grow", "whatif_scenarios_2026-11-28_h200x2_grow",
-           "whatif_scenarios_2026-11-28_h200x2b_grow"), "gpubound|tfmbig"),
+           "whatif_scenarios_2026-11-28_h200x2b_grow"), "gpubound|tfmbig", from_one_rank=True),
     Check("world_size", "NCCL, 1 GPU grown to 2 and 4 (a 1-rank run; the paired truth timed in one job, 40 rounds), "
           "CPU-bound steps (toy MLP 8 x 4096 fp32 batch 64 on all three hosts, a bf16 transformer batch 8 and HF GPT-2 "
           "bf16 on the two 2 x H200 hosts; 2026-11-28)", 8, 16.5, 30.2, NOISY,
@@ -268,7 +270,7 @@ CHECKS: tuple[Check, ...] = (
           "predicted)",
           ("whatif_scenarios_2026-11-28_h200x4_grow", "whatif_scenarios_2026-11-28_h200x2_grow",
            "whatif_scenarios_2026-11-28_h200x2b_grow"),
-          "toy4096|tfm1024/|gpt2bf16"),
+          "toy4096|tfm1024/|gpt2bf16", from_one_rank=True),
     Check("world_size", f"{_NCCL}, separate runs (2 ranks -> 1 and -> 4; {_ALL_SHAPES})", 8, 6.4, 30.0, NOISY,
           "the transformer's 1 and 4 ranks measured +0.2 and -6.1 % here, -14.6 and +3.2 % timed in one job",
           _NCCL_SEPARATE),
@@ -289,10 +291,12 @@ CHECKS: tuple[Check, ...] = (
 )
 
 
-def checks_for(changes: list[str]) -> list[Check]:
-    """The checks of the scenario fields in ``changes``, in :data:`CHECKS` order."""
+def checks_for(changes: list[str], one_rank: bool | None = None) -> list[Check]:
+    """The checks of the scenario fields in ``changes``, in :data:`CHECKS` order; with ``one_rank`` (the run has one
+    rank, or several) the ``world_size`` checks of that kind of run only (:attr:`Check.from_one_rank`)."""
     wanted = set(changes)
-    return [c for c in CHECKS if c.change in wanted]
+    return [c for c in CHECKS if c.change in wanted
+            and (one_rank is None or c.change != "world_size" or c.from_one_rank == one_rank)]
 
 
 # -- ranking: do the predictions order the variants as the paired timings do? ----------------------------------
