@@ -74,6 +74,13 @@ def test_result_lists_the_checks_of_its_scenarios_only() -> None:
     assert len(grown) == 2 and [c["setting"] for c in one.scenario_checks] == [c.setting for c in grown]
     assert {c["setting"] for c in two.scenario_checks} == {c.setting for c in validation.CHECKS
                                                            if c.change == "world_size" and not c.from_one_rank}
+    # and the checks of runs over the same backend (and single GPUs): a gloo run sees no NCCL row
+    bc = [{"name": "bucket-cap-mb=5", "changes": {"bucket_cap_mb": 5.0}}]
+    gloo = WhatifResult(baseline={}, profiler_cost={}, ranks=empty, steps=empty, scenarios=bc, backend="gloo")
+    nccl = WhatifResult(baseline={}, profiler_cost={}, ranks=empty, steps=empty, scenarios=bc, backend="nccl")
+    assert gloo.scenario_checks and all("CPU/gloo" in c["setting"] for c in gloo.scenario_checks)
+    assert nccl.scenario_checks and all(c["setting"].startswith("NCCL") for c in nccl.scenario_checks)
+    assert len(gloo.scenario_checks) + len(nccl.scenario_checks) == len(r.scenario_checks)
 
 
 def _ranking_rows(k: validation.Ranking) -> list[dict]:
@@ -127,8 +134,9 @@ def test_checks_and_rankings_render_as_tables_in_text_and_markdown() -> None:
         warnings.simplefilter("ignore")
         r = tracekit.whatif(RESULTS.parent.parent / "sample_traces" / "h200x4_nccl_scenarios" / "toy4096" / "cap25",
                             bucket_cap_mb=5)
-    checks = [c for c in validation.CHECKS if c.change == "bucket_cap_mb"]
+    checks = [c for c in validation.CHECKS if c.change == "bucket_cap_mb" and c.backend in (None, "nccl")]
     text = render_text(r, "table")
+    assert "CPU/gloo" not in text[text.index("How far these changes"):text.index("How often the predictions")]
     block = text[text.index("How far these changes"):text.index("How often the predictions")]
     lines = block.splitlines()
     for c in checks:  # one row each, its verdict and figures at its end

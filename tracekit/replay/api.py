@@ -81,6 +81,9 @@ class WhatifResult:
     advice: list[dict[str, Any]] | None = None
     #: one step of the window and of the prediction, to draw (tracekit.replay.timeline; not in the JSON)
     timeline: pd.DataFrame | None = None
+    #: the run's communication backend (``gloo`` for a CPU run, ``nccl`` for a GPU one without run.json): the
+    #: checks listed are those of runs like it
+    backend: str | None = None
 
     @property
     def scenario_checks(self) -> list[dict[str, Any]]:
@@ -88,7 +91,7 @@ class WhatifResult:
         (:mod:`tracekit.replay.validation`); empty without scenarios."""
         changes = list(dict.fromkeys(k for s in self.scenarios for k in s.get("changes", {})))
         one_rank = bool(len(self.ranks) == 1) if "rank" in self.ranks else None
-        return [c.to_dict() for c in validation.checks_for(changes, one_rank)]
+        return [c.to_dict() for c in validation.checks_for(changes, one_rank, self.backend)]
 
     @property
     def scenario_ranking(self) -> list[dict[str, Any]]:
@@ -248,7 +251,7 @@ def whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, A
                           profiler_cost={"cpu_op_ns": costs.cpu_op_ns, "runtime_ns": costs.runtime_ns,
                                          "scale": costs.scale, "cut_quantile": costs.cut_quantile,
                                          "source": costs.source},
-                          timeline=timeline_mod.one_step(gp, p_start, p_end, comm))
+                          timeline=timeline_mod.one_step(gp, p_start, p_end, comm), backend=_backend(traces))
     if scenarios:  # edits of the predicted graph, re-evaluated (tracekit.replay.scenarios)
         ctx = scenario_mod.context(gp, traces, coll, offsets, comm)
         result.scenarios, result.scenario_ranks, more = scenario_mod.evaluate(gp, ctx, scenarios, ref=predicted)
@@ -261,6 +264,14 @@ def whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, A
 UNCHECKED_NOTE = ("no unprofiled step time in run.json to check the prediction against: on the {} committed "
                   "CPU (gloo) benchmark runs its error was a median of {:.1f} %, at most {:.1f} % "
                   "(docs/whatif.md)").format(*trust.CPU_RUNS)
+
+
+def _backend(traces: TraceSet) -> str:
+    """run.json's backend, else ``nccl`` for a trace with GPU activity and ``gloo`` for one without."""
+    run = traces.manifest.run if traces.manifest is not None else None
+    if run is not None and run.backend:
+        return str(run.backend)
+    return "nccl" if traces.has_gpu_activity else "gloo"
 
 
 def unchecked_note(baseline: dict[str, Any]) -> str:

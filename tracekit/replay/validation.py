@@ -61,6 +61,12 @@ class Check(_FromResults):
     #: a ``world_size`` check of runs of one rank grown to more (:mod:`tracekit.replay.grow`), not of runs of several
     from_one_rank: bool = False
 
+    @property
+    def backend(self) -> str | None:
+        """The backend of the runs checked, from the setting's wording: ``gloo`` (CPU/gloo), ``nccl``, or None
+        (one GPU: no collective)."""
+        return "gloo" if "CPU/gloo" in self.setting else "nccl" if "NCCL" in self.setting else None
+
 
 _GB = ("whatif_scenarios_2026-11-24_h100_graph_break", "whatif_scenarios_2026-11-25_h200_graph_break")
 _GLOO = ("whatif_scenarios_2026-11-24_cpu_gloo_a", "whatif_scenarios_2026-11-24_cpu_gloo_b",
@@ -291,12 +297,14 @@ CHECKS: tuple[Check, ...] = (
 )
 
 
-def checks_for(changes: list[str], one_rank: bool | None = None) -> list[Check]:
+def checks_for(changes: list[str], one_rank: bool | None = None, backend: str | None = None) -> list[Check]:
     """The checks of the scenario fields in ``changes``, in :data:`CHECKS` order; with ``one_rank`` (the run has one
-    rank, or several) the ``world_size`` checks of that kind of run only (:attr:`Check.from_one_rank`)."""
+    rank, or several) the ``world_size`` checks of that kind of run only (:attr:`Check.from_one_rank`); with
+    ``backend`` those of runs over it and of single GPUs (:attr:`Check.backend`)."""
     wanted = set(changes)
     return [c for c in CHECKS if c.change in wanted
-            and (one_rank is None or c.change != "world_size" or c.from_one_rank == one_rank)]
+            and (one_rank is None or c.change != "world_size" or c.from_one_rank == one_rank)
+            and (backend is None or c.backend in (None, backend))]
 
 
 # -- ranking: do the predictions order the variants as the paired timings do? ----------------------------------
