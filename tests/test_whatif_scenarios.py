@@ -555,3 +555,39 @@ def test_a_bus_bandwidth_given_replaces_the_fitted_or_default_one(tmp_path, monk
     assert res.exit_code == 0 and "bus bandwidth 100 GB/s as given" in res.output
     res = CliRunner().invoke(main, ["whatif", str(run), "--busbw-gbps", "100", "--bandwidth-x", "2"])
     assert res.exit_code == 2 and "give one" in res.output
+
+
+def test_a_regrouped_gloo_bucket_launched_late_is_not_awaited_by_a_recorded_one_that_ended_before(tmp_path):
+    """One gloo worker ran bucket {p0, p1} over [63, 120]; the main thread waited for it (idle [102, 125], woken by
+    its end), ran an op [125, 127], and that woke the worker for bucket {p2, p3} ([130, 170]). Cap 1 MiB: {p3} is
+    launched as that recorded bucket was, after the main thread's op, so it could start at 130 in the recording;
+    the first recorded bucket (ended at 120) must not wait for it, or the main thread's wait for that bucket would
+    come before the op that launches {p3}: a cycle."""
+    for rank in (0, 1):
+        tb = TraceBuilder(rank=rank, world_size=2, backend="gloo")
+        tb.step(1, 0, 300)
+        tb.annotation("tracekit.backward", 10, 190)
+        for ready in (40, 60, 80, 100):
+            tb.cpu_op("torch::autograd::AccumulateGrad", ready - 5, 5)
+        tb.collective("allreduce", 63, 57, 61, MIB // 2, with_kernel=False, op_dur_us=1)
+        tb.annotation("gloo:all_reduce", 63, 57, tid=2000)
+        tb.collective("allreduce", 130, 40, 101, MIB // 2, with_kernel=False, op_dur_us=1)
+        tb.cpu_op("aten::add", 125, 2)
+        tb.annotation("gloo:all_reduce", 130, 40, tid=2000)
+        tb.write(tmp_path / f"rank{rank}.trace.json.gz")
+    (tmp_path / "run.json").write_text(json.dumps({
+        "schema_version": 1, "run": {"world_size": 2, "device": "cpu", "backend": "gloo"},
+        "config": {"bucket_cap_mb": 2},
+        "buckets": {"reducer": {"bucket_cap_bytes": 2 * MIB, "rebuilt_bucket_sizes_bytes": [2 * MIB, 2 * MIB],
+                                "rebuilt_per_bucket_param_indices": "0 1, 2 3", "param_bytes": [MIB] * 4}}}))
+    base, out, start, end = _scenario([tmp_path], sc.Scenario(bucket_cap_mb=1))
+    assert out.notes == []
+    new = [(start[v] / US, end[v] / US) for v in range(len(base.dur), len(out.dur))
+           if out.kind[v] == COLL and out.rank[v] == 0]
+    # transfer 24.25 µs per MiB (57 and 40 µs per 2 MiB, one size); launched 1 µs after the gradient, picked up
+    # 6 µs later (median of 2 and 10), one worker: each new bucket after the one before; {p3} as the recorded
+    # bucket: the main thread's wait ends 5 µs after the first recorded bucket, which now ends with the new
+    # buckets that could start before 120 ({p2}: 131.75), its op takes 2 µs, the worker wakes 3 µs after it
+    xfer = 48.5 / 2
+    assert new == [(40 + 1 + 6, 47 + xfer), (71.25 + 6, 77.25 + xfer), (101.5 + 6, 107.5 + xfer),
+                   (131.75 + 5 + 2 + 3, 141.75 + xfer)]

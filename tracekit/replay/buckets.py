@@ -20,11 +20,13 @@ On the graph of each rank and step whose DDP allreduces match run.json's layout
   (:mod:`tracekit.replay.network`) for its bytes, times the scenario's network factor; instances are
   linked across ranks like recorded ones (each ends at the last arrival plus its transfer).
 - **Recorded buckets** keep their place in the graph with no transfer of their own; each ends when
-  the new buckets that were ready before it ended in the recording have ended, and the last one when
-  every new bucket has, so what waited for the backward's allreduces (DDP's finalize, the optimizer,
-  a stream wait, the main thread's wait for a gloo worker) waits for the new ones. (Joining a
-  recorded bucket to a new bucket ready after it ended would make work that waited for it wait for
-  gradients it launched itself: a cycle.)
+  the new buckets that could start before it ended in the recording have ended (a new bucket could start
+  when its last gradient was ready, or later where it is launched as a recorded bucket that was, its gloo
+  worker woken late, or queued behind a new bucket that could), and the last one when every new bucket has,
+  so what waited for the backward's allreduces (DDP's finalize, the optimizer, a stream wait, the main
+  thread's wait for a gloo worker) waits for the new ones. (Joining a recorded bucket to a new bucket that
+  could only start after it ended would make work that waited for it wait for work it launched itself: a
+  cycle.)
 
 - **The CPU cost of launching a bucket**: DDP's autograd hook runs after each parameter's
   ``READY_OP``, inside the engine's :data:`HOOK_OP` for it; for the parameter that completes a bucket it
@@ -155,22 +157,27 @@ class _Rank:
         workers = self._workers()
         for j, members in enumerate(new):
             t, tid = int(ends[members[-1]]), int(tids[members[-1]])
-            ready.append(t)
             b_off, b_pick = own.get(tuple(members), (off, pick))
             seg = self.threads[tid].seg_ending_at(t)
             reused = launch.get(members[-1])
             sp = list(reused) if reused else ([(seg, b_off + b_pick)] if seg is not None else [])
+            # the recorded time it could start at: its gradient, or later where it is launched as a recorded bucket
+            # that was (its worker woken late), or follows a new bucket that is
+            start = max([t, *(g.orig_end[p] + d for p, d in reused or [])])
             if prev is not None and kind == GPU_OP:  # one NCCL stream
                 sp.append((prev, 0))
+                start = max(start, ready[-1])
             else:
                 if kind == COLL and j >= workers:  # gloo's pool of worker threads: wait for one to be free
                     sp.append((nodes[j - workers][1], b_pick))
+                    start = max(start, ready[j - workers])
                 if not reused:  # after what the first recorded bucket waited for on its stream, if done
                     sp += [(p, d) for p, d in g.start_edges(first_arrive)
                            if p >= 0 and g.kind[p] in (GPU_OP, COLL, ARRIVE) and g.orig_end[p] <= t]
             c = None if reused else self._compute_before(t + b_off)  # the compute enqueued at the launch
             if c is not None:
                 sp.append((int(g.ranks[self.rank]["gpu_node"][c]), b_pick))
+            ready.append(start)
             arrive = g.add(0, ARRIVE, self.rank, t, t, sp)
             prev = g.add(0, kind, self.rank, t, t, [(arrive, 0)])
             nodes.append((arrive, prev, measured.get(tuple(members))))
