@@ -267,27 +267,38 @@ def test_no_graph_breaks_removes_the_gap(tmp_path):
     assert _step_us(out, start, end) == [100.0 - 30.0 + 5.0]
 
 
-@pytest.mark.slow
+def _gloo_bucket_manifest(tmp_path: Path) -> None:
+    """run.json of the two-rank gloo runs below: cap 2 MiB given, buckets {p0, p1} and {p2, p3} of 1 MiB each."""
+    (tmp_path / "run.json").write_text(json.dumps({
+        "schema_version": 1, "run": {"world_size": 2, "device": "cpu", "backend": "gloo"},
+        "config": {"bucket_cap_mb": 2},
+        "buckets": {"reducer": {"bucket_cap_bytes": 2 * MIB, "rebuilt_bucket_sizes_bytes": [2 * MIB, 2 * MIB],
+                                "rebuilt_per_bucket_param_indices": "0 1, 2 3", "param_bytes": [MIB] * 4}}}))
+
+
+def _gloo_backward(rank: int) -> TraceBuilder:
+    """One of two CPU/gloo ranks, one step [0, 300]; backward [10, 200] makes 4 gradients of 1 MiB (the
+    ``AccumulateGrad`` ops end at 40, 60, 80, 100)."""
+    tb = TraceBuilder(rank=rank, world_size=2, backend="gloo")
+    tb.step(1, 0, 300)
+    tb.annotation("tracekit.backward", 10, 190)
+    for ready in (40, 60, 80, 100):
+        tb.cpu_op("torch::autograd::AccumulateGrad", ready - 5, 5)
+    return tb
+
+
 def _gloo_bucket_run(tmp_path: Path) -> Path:
     """Two identical CPU/gloo ranks, one step [0, 300]; backward [10, 200] makes 4 gradients of 1 MiB, ready at
     40, 60, 80, 100. Recorded cap 2 MiB: buckets {p0, p1} and {p2, p3}, launched (``record_param_comms``) 1 µs
     after their last gradient; one gloo worker runs them 2 µs later, 40 µs each: [63, 103], then the second,
     queued behind the first, [105, 145] (its worker's 2 µs between them is work, not a wait)."""
     for rank in (0, 1):
-        tb = TraceBuilder(rank=rank, world_size=2, backend="gloo")
-        tb.step(1, 0, 300)
-        tb.annotation("tracekit.backward", 10, 190)
-        for ready in (40, 60, 80, 100):
-            tb.cpu_op("torch::autograd::AccumulateGrad", ready - 5, 5)
+        tb = _gloo_backward(rank)
         for launch, start in ((61, 63), (101, 105)):
             tb.collective("allreduce", start, 40, launch, MIB // 2, with_kernel=False, op_dur_us=1)
             tb.annotation("gloo:all_reduce", start, 40, tid=2000)
         tb.write(tmp_path / f"rank{rank}.trace.json.gz")
-    (tmp_path / "run.json").write_text(json.dumps({
-        "schema_version": 1, "run": {"world_size": 2, "device": "cpu", "backend": "gloo"},
-        "config": {"bucket_cap_mb": 2},
-        "buckets": {"reducer": {"bucket_cap_bytes": 2 * MIB, "rebuilt_bucket_sizes_bytes": [2 * MIB, 2 * MIB],
-                                "rebuilt_per_bucket_param_indices": "0 1, 2 3", "param_bytes": [MIB] * 4}}}))
+    _gloo_bucket_manifest(tmp_path)
     return tmp_path
 
 
@@ -338,6 +349,7 @@ def test_ddp_default_caps_have_a_1_mib_first_bucket():
     assert ddp.first_cap(None, {}) == (None, False)  # no config recorded: not assumed
 
 
+@pytest.mark.slow
 def test_gloo_two_rank_sweep(tmp_path):
     """A real 2-process gloo run with 2 buckets (cap 0.5 MiB over 4 layers of 0.5 MiB), swept over caps: run.json
     records the per-parameter sizes, DDP's rule reproduces the recorded layout, and every cap is predicted."""
@@ -564,22 +576,14 @@ def test_a_regrouped_gloo_bucket_launched_late_is_not_awaited_by_a_recorded_one_
     the first recorded bucket (ended at 120) must not wait for it, or the main thread's wait for that bucket would
     come before the op that launches {p3}: a cycle."""
     for rank in (0, 1):
-        tb = TraceBuilder(rank=rank, world_size=2, backend="gloo")
-        tb.step(1, 0, 300)
-        tb.annotation("tracekit.backward", 10, 190)
-        for ready in (40, 60, 80, 100):
-            tb.cpu_op("torch::autograd::AccumulateGrad", ready - 5, 5)
+        tb = _gloo_backward(rank)
         tb.collective("allreduce", 63, 57, 61, MIB // 2, with_kernel=False, op_dur_us=1)
         tb.annotation("gloo:all_reduce", 63, 57, tid=2000)
         tb.collective("allreduce", 130, 40, 101, MIB // 2, with_kernel=False, op_dur_us=1)
         tb.cpu_op("aten::add", 125, 2)
         tb.annotation("gloo:all_reduce", 130, 40, tid=2000)
         tb.write(tmp_path / f"rank{rank}.trace.json.gz")
-    (tmp_path / "run.json").write_text(json.dumps({
-        "schema_version": 1, "run": {"world_size": 2, "device": "cpu", "backend": "gloo"},
-        "config": {"bucket_cap_mb": 2},
-        "buckets": {"reducer": {"bucket_cap_bytes": 2 * MIB, "rebuilt_bucket_sizes_bytes": [2 * MIB, 2 * MIB],
-                                "rebuilt_per_bucket_param_indices": "0 1, 2 3", "param_bytes": [MIB] * 4}}}))
+    _gloo_bucket_manifest(tmp_path)
     base, out, start, end = _scenario([tmp_path], sc.Scenario(bucket_cap_mb=1))
     assert out.notes == []
     new = [(start[v] / US, end[v] / US) for v in range(len(base.dur), len(out.dur))
