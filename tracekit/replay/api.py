@@ -90,7 +90,7 @@ class WhatifResult:
         """How far the changes of :attr:`scenarios` were checked against the same change made for real
         (:mod:`tracekit.replay.validation`); empty without scenarios."""
         changes = list(dict.fromkeys(k for s in self.scenarios for k in s.get("changes", {})))
-        one_rank = bool(len(self.ranks) == 1) if "rank" in self.ranks else None
+        one_rank = len(self.ranks) == 1 if "rank" in self.ranks else None
         return [c.to_dict() for c in validation.checks_for(changes, one_rank, self.backend)]
 
     @property

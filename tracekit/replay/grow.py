@@ -38,6 +38,7 @@ from tracekit.errors import ScenarioError
 from tracekit.replay import network, simulate
 from tracekit.replay.graph import GPU_OP, Graph
 from tracekit.traces import schema
+from tracekit.traces.traceset import assign_steps
 
 if TYPE_CHECKING:
     from tracekit.replay.scenario_spec import Context
@@ -74,15 +75,15 @@ def link(gpu_name: str | None, n: int, busbw: float | None = None) -> tuple[floa
 
 def allreduce_calls(ctx: Context) -> dict[str, np.ndarray]:
     """The 1-rank trace's allreduce calls (``record_param_comms``, collective ``allreduce``) by end:
-    ``ts_ns``, ``end_ns``, ``tid``, ``bytes``."""
+    ``ts_ns``, ``end_ns``, ``tid``, ``bytes``, ``step`` (the ProfilerStep its end falls in, -1 for none)."""
     (rt,) = list(ctx.traces)
     ev = rt.events
     rows = ev[(ev["name"] == "record_param_comms") & (ev["coll_name"].astype(str) == "allreduce")
               & (ev["kind"] == schema.CPU_OP)].sort_values("end_ns")
     size = rows["dtype"].astype(str).map(schema.DTYPE_BYTES).astype(float).to_numpy()
-    return {"ts_ns": rows["ts_ns"].to_numpy(dtype=np.int64), "end_ns": rows["end_ns"].to_numpy(dtype=np.int64),
-            "tid": rows["tid"].to_numpy(dtype=np.int64),
-            "bytes": rows["in_nelems"].to_numpy(dtype=float) * size}
+    end = rows["end_ns"].to_numpy(dtype=np.int64)
+    return {"ts_ns": rows["ts_ns"].to_numpy(dtype=np.int64), "end_ns": end, "tid": rows["tid"].to_numpy(dtype=np.int64),
+            "bytes": rows["in_nelems"].to_numpy(dtype=float) * size, "step": assign_steps(rt.step_arrays(), end)}
 
 
 def add_allreduces(g: Graph, ctx: Context, n: int, bandwidth_x: float | None, name: str, *,
@@ -96,7 +97,7 @@ def add_allreduces(g: Graph, ctx: Context, n: int, bandwidth_x: float | None, na
     hosts = ctx.traces.manifest.hardware.ranks if ctx.traces.manifest and ctx.traces.manifest.hardware else []
     alpha, busbw, what = link(hosts[0].gpu_name if hosts else None, n, busbw)
     calls = allreduce_calls(ctx)
-    ok = np.isfinite(calls["bytes"]) & (calls["bytes"] > 0)
+    ok = np.isfinite(calls["bytes"]) & (calls["bytes"] > 0) & (calls["step"] >= 0)
     if not ok.any():
         raise ScenarioError(f"--world-size {n}: no allreduce call of known size in the trace (record_param_comms)")
     info = g.ranks[rank]
@@ -105,14 +106,10 @@ def add_allreduces(g: Graph, ctx: Context, n: int, bandwidth_x: float | None, na
     lts = np.asarray(gpu["launch_ts_ns"])
     order = np.flatnonzero(valid)[np.argsort(lts[valid], kind="stable")]
     lts_sorted = lts[order]
-    bounds = _step_bounds(g, info["steps"])
     per_step: dict[int, list[int]] = {}
     prev = None
-    for ts, end, tid, nbytes in zip(calls["ts_ns"][ok].tolist(), calls["end_ns"][ok].tolist(),
-                                    calls["tid"][ok].tolist(), calls["bytes"][ok].tolist()):
-        step = next((s for s, a, b in bounds if a <= end < b), None)
-        if step is None:
-            continue
+    keys = ("ts_ns", "end_ns", "tid", "bytes", "step")
+    for ts, end, tid, nbytes, step in zip(*(calls[k][ok].tolist() for k in keys)):
         th = threads.get(tid)
         seg = th.seg_ending_at(end) if th is not None else None
         sp = [(seg, 0)] if seg is not None else []
@@ -132,8 +129,8 @@ def add_allreduces(g: Graph, ctx: Context, n: int, bandwidth_x: float | None, na
             g.sp[v] = list(g.start_edges(v)) + [(c, 0) for c in nodes]
     added = sum(len(v) for v in per_step.values())
     slowed = _slow_beside(g, gpu_node[valid], [v for nodes in per_step.values() for v in nodes])
-    notes = [f"{name}: {added} allreduces of the 1-rank trace given their transfer over {n} ranks by the default "
-             f"of its GPUs' interconnect ({what}; not measured on this run), every rank taken to be this one "
+    notes = [f"{name}: {added} allreduces of the 1-rank trace given their transfer over {n} ranks ({what}; not "
+             "measured on this run), every rank taken to be this one "
              f"(no skew between ranks); {slowed} GPU operations beside them {CONTENTION_SLOWDOWN:.2f}x slower for "
              "the time they overlap (measured on 2 x H200, not on this run)"]
     return per_step, notes
@@ -145,12 +142,9 @@ def _slow_beside(g: Graph, ops: np.ndarray, new: list[int]) -> int:
     if not new or not ops.size:
         return 0
     start, end = simulate.evaluate(g)
-    cs, ce = start[new], end[new]
-    order = np.argsort(cs, kind="stable")
-    cs, ce = cs[order], ce[order]
     s, e = start[ops], end[ops]
     overlap = np.zeros(ops.size)
-    for a, b in zip(cs.tolist(), ce.tolist()):  # one stream: the new kernels do not overlap each other
+    for a, b in zip(start[new].tolist(), end[new].tolist()):  # one stream: the new kernels do not overlap each other
         overlap += np.clip(np.minimum(e, b) - np.maximum(s, a), 0, None)
     frac = np.where(e > s, overlap / np.maximum(e - s, 1), 0.0)
     hit = np.flatnonzero(frac > 0)
@@ -158,9 +152,3 @@ def _slow_beside(g: Graph, ops: np.ndarray, new: list[int]) -> int:
         v = int(ops[i])
         g.dur[v] = int(round(g.dur[v] * (1.0 + (CONTENTION_SLOWDOWN - 1.0) * frac[i])))
     return int(hit.size)
-
-
-def _step_bounds(g: Graph, steps: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
-    """(step, recorded start ns, recorded end ns) of the rank's steps (``Graph.ranks[r]["steps"]``: start and
-    end nodes)."""
-    return [(s, g.orig_start[a], g.orig_end[b]) for s, a, b in steps]
