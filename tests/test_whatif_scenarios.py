@@ -567,6 +567,8 @@ def test_a_bus_bandwidth_given_replaces_the_fitted_or_default_one(tmp_path, monk
     assert res.exit_code == 0 and "bus bandwidth 100 GB/s as given" in res.output
     res = CliRunner().invoke(main, ["whatif", str(run), "--busbw-gbps", "100", "--bandwidth-x", "2"])
     assert res.exit_code == 2 and "give one" in res.output
+    res = CliRunner().invoke(main, ["whatif", str(run), "--busbw-gbps", "0"])
+    assert res.exit_code == 2 and "--busbw-gbps must be > 0" in res.output and "Traceback" not in res.output
 
 
 def test_a_regrouped_gloo_bucket_launched_late_is_not_awaited_by_a_recorded_one_that_ended_before(tmp_path):
