@@ -182,3 +182,27 @@ def test_random_against_brute_force(seed):
     window = np.zeros(n + 60, dtype=bool)
     window[lo:hi] = True
     assert np.array_equal(_mask(cs, ce, n + 60), ma & window)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_union_small_and_vectorised_paths_agree_with_brute_force(seed):
+    """union merges up to iv._SMALL intervals in a Python loop and more with numpy: both give the grid's
+    merged runs (sizes on either side of the switch)."""
+    rng = np.random.default_rng(100 + seed)
+    n = 200
+    for k in (0, 1, 2, iv._SMALL - 1, iv._SMALL, iv._SMALL + 1, 3 * iv._SMALL):
+        s = rng.integers(0, n - 20, k)
+        e = s + rng.integers(-2, 25, k)  # zero- and negative-length ones are dropped
+        us_, ue = iv.union(s, e)
+        assert us_.dtype == ue.dtype == np.int64
+        assert (ue > us_).all() and (us_[1:] > ue[:-1]).all()
+        assert np.array_equal(_mask(us_, ue, n + 40), _mask(s, e, n + 40))
+
+
+def test_isin_sorted_is_np_isin_for_a_sorted_distinct_table():
+    rng = np.random.default_rng(7)
+    for k in (0, 1, 5, 40):
+        table = np.unique(rng.integers(-5, 50, k))
+        values = rng.integers(-10, 60, 30)
+        assert iv.isin_sorted(values, table).tolist() == np.isin(values, table).tolist()
+    assert iv.isin_sorted(np.array([], dtype=np.int64), np.array([3])).tolist() == []

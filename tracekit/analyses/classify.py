@@ -111,7 +111,7 @@ def _inside_ops(rt: RankTrace, pattern: str) -> np.ndarray:
         ok[ok] = lts[sel][ok] <= e[i[ok]]
         hit[sel[ok]] = True
     ext = rt.column("external_id")[m]
-    hit |= ~launched & np.isin(rt.gpu_column("external_id"), ext[ext >= 0])
+    hit |= ~launched & iv.isin_sorted(rt.gpu_column("external_id"), np.unique(ext[ext >= 0]))
     return hit
 
 
@@ -152,7 +152,7 @@ def _hits(rt: RankTrace, by: str, pattern: str) -> np.ndarray:
     if by == "kernel":
         return _name_hits(rt, pattern)
     if by == "op_id":
-        return np.isin(rt.gpu_column("external_id"), collective_external_ids(rt, pattern))
+        return iv.isin_sorted(rt.gpu_column("external_id"), collective_external_ids(rt, pattern))
     return _inside_ops(rt, pattern)
 
 

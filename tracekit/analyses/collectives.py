@@ -141,7 +141,7 @@ def _in_any(ts: np.ndarray, window: tuple[np.ndarray, np.ndarray]) -> np.ndarray
     if s.size == 0:
         return np.zeros(ts.size, dtype=bool)
     i = np.searchsorted(s, ts, side="right") - 1
-    return (i >= 0) & (e[np.clip(i, 0, None)] > ts)
+    return (i >= 0) & (e[np.maximum(i, 0)] > ts)
 
 
 def label_phases(rt: RankTrace, launch_ts: np.ndarray) -> np.ndarray:
@@ -494,7 +494,7 @@ def bucket_table(rt: RankTrace, coll: Columnar, tp: int = 1, world_size: int | N
     rows, step, launch = rows[order], step[order], launch[order]
     bws, _ = phase_windows(rt)["backward"]
     i = np.searchsorted(bws, launch, side="right") - 1  # the backward span the launch falls in
-    start = np.where(i >= 0, bws[np.clip(i, 0, None)] if bws.size else launch, launch)
+    start = np.where(i >= 0, bws[np.maximum(i, 0)] if bws.size else launch, launch)
     kstart, kend = np.asarray(coll["start_ns"])[rows], np.asarray(coll["end_ns"])[rows]
     out = {c: np.asarray(coll[c])[rows] for c in BUCKET_COLUMNS if c in coll}
     out["bucket"] = _cumcount(step)
@@ -569,7 +569,7 @@ def _group_series_sums(values: np.ndarray, groups: np.ndarray, n: int, *, mean: 
         return out
     order = np.argsort(groups, kind="stable")  # the rows of each group in their order, as groupby hands them
     v, k = values[order], groups[order]
-    bounds = np.flatnonzero(np.r_[True, k[1:] != k[:-1], True])
+    bounds = np.flatnonzero(np.concatenate(([True], k[1:] != k[:-1], [True])))
     valid = ~np.isnan(v)
     filled = np.where(valid, v, 0.0)
     for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):

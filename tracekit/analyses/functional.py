@@ -55,7 +55,7 @@ def launch_ops(rt: RankTrace, launch_ts: np.ndarray) -> np.ndarray:
         return out
     i = np.searchsorted(ts, launch_ts, side="right") - 1
     ok = (i >= 0) & (launch_ts >= 0)
-    j = np.clip(i, 0, None)
+    j = np.maximum(i, 0)
     ok &= end[j] >= launch_ts
     out[ok] = names[j[ok]]
     return out

@@ -61,7 +61,7 @@ def idle_rows(gpu: Columnar, steps: Columnar, rank: int) -> dict[str, np.ndarray
     busy_ns = covered((np.asarray(gpu["ts_ns"], dtype=np.int64), np.asarray(gpu["end_ns"], dtype=np.int64)))
     launch_ns = covered(launch_gaps(gpu))
     k_steps, k_counts = np.unique(np.asarray(gpu["step"]), return_counts=True)
-    pos = np.clip(np.searchsorted(k_steps, step), 0, max(k_steps.size - 1, 0))
+    pos = np.minimum(np.searchsorted(k_steps, step), max(k_steps.size - 1, 0))
     kernels = np.where(k_steps[pos] == step, k_counts[pos], 0) if k_steps.size else np.zeros(step.size, np.int64)
 
     def pct(x: np.ndarray) -> np.ndarray:

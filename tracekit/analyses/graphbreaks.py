@@ -94,7 +94,8 @@ def compiled_arrays(rt: RankTrace) -> Compiled:
     """The rank's compiled-code CPU ops as :class:`Compiled` arrays (once per rank, shared by every table)."""
     def build() -> Compiled:
         ops = cpu_ops(rt)
-        w = np.array([_what_of(n) for n in ops.names] + [-1], dtype=np.int64)[ops.code]  # code -1: no name
+        w = ops.per_name(lambda names: np.array([_what_of(n) for n in names] + [-1], dtype=np.int64),
+                         "compiled_what")[ops.code]  # code -1: no name
         keep = np.flatnonzero(w >= 0)
         step = assign_steps(rt.step_arrays(), ops.ts_ns[keep])
         keep, step = keep[step >= 0], step[step >= 0]

@@ -55,6 +55,7 @@ import pkgutil
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -138,8 +139,9 @@ class Table:
     #: a paragraph for the table reference above the column list (optional)
     doc: str = ""
 
-    @property
+    @cached_property
     def column_names(self) -> list[str]:
+        """The column names in declared order (read per rank and table: built once; do not mutate)."""
         return [c.name for c in self.columns]
 
     def is_enabled(self, options: AnalyzeOptions) -> bool:

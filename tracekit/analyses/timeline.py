@@ -31,7 +31,7 @@ offsets in µs from ``bwd_start_ns``, the CPU start of the step's first backward
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -76,10 +76,29 @@ class CpuOps(NamedTuple):
     end_ns: np.ndarray
     tid: np.ndarray
 
-    def name_mask(self, test: Callable[[str], bool]) -> np.ndarray:
-        """Ops whose name passes ``test`` (run once per distinct name, broadcast by code)."""
-        hit = np.array([bool(test(n)) for n in self.names] + [False], dtype=bool)  # code -1 -> False
-        return hit[self.code]
+    def name_mask(self, test: Callable[[str], bool], key: Hashable | None = None) -> np.ndarray:
+        """Ops whose name passes ``test`` (run once per distinct name, broadcast by code). With a ``key``
+        naming the test, its per-name result is kept for the process: ranks of one run share their names."""
+        return self.per_name(lambda names: np.array([bool(test(n)) for n in names] + [False], dtype=bool),
+                             key)[self.code]  # code -1 -> the trailing False
+
+    def per_name(self, fn: Callable[[list[str]], np.ndarray], key: Hashable | None = None) -> np.ndarray:
+        """``fn(names)``: an array with one entry per distinct name and one for code -1; with a ``key``
+        naming ``fn``, computed once per process and name list (do not mutate)."""
+        if key is None:
+            return fn(self.names)
+        k = (key, tuple(self.names))
+        out = _PER_NAME.get(k)
+        if out is None:
+            if len(_PER_NAME) > _PER_NAME_MAX:
+                _PER_NAME.clear()
+            out = _PER_NAME[k] = fn(self.names)
+        return out
+
+
+#: :meth:`CpuOps.per_name` results by (key, name list), bounded
+_PER_NAME: dict[tuple[Hashable, tuple[str, ...]], np.ndarray] = {}
+_PER_NAME_MAX = 256
 
 
 def cpu_ops(rt: RankTrace) -> CpuOps:
@@ -103,11 +122,11 @@ def _masks_of(rt: RankTrace) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
     over :func:`cpu_ops`."""
     def build() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         ops = cpu_ops(rt)
-        comp = ops.name_mask(re.compile(f"^{re.escape(COMPILED_BWD)}$").search)
-        cag = ops.name_mask(lambda n: n.startswith(COMPILED_AUTOGRAD_PREFIX))
-        acc = ops.name_mask(re.compile(f"^{re.escape(ACCUMULATE)}$").search)
+        comp = ops.name_mask(re.compile(f"^{re.escape(COMPILED_BWD)}$").search, "compiled_bwd")
+        cag = ops.name_mask(lambda n: n.startswith(COMPILED_AUTOGRAD_PREFIX), "compiled_autograd")
+        acc = ops.name_mask(re.compile(f"^{re.escape(ACCUMULATE)}$").search, "accumulate_grad")
         not_acc = re.compile("AccumulateGrad$")
-        evalf = ops.name_mask(lambda n: n.startswith(EVAL_PREFIX) and not not_acc.search(n))
+        evalf = ops.name_mask(lambda n: n.startswith(EVAL_PREFIX) and not not_acc.search(n), "eager_autograd")
         return comp, cag, evalf, acc
 
     return rt.memo("timeline_masks", build)
@@ -115,7 +134,7 @@ def _masks_of(rt: RankTrace) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
 
 def _last_before(sorted_ends: np.ndarray, t: np.ndarray) -> np.ndarray:
     i = np.searchsorted(sorted_ends, t, side="right") - 1
-    return np.where(i >= 0, sorted_ends[np.clip(i, 0, None)] if sorted_ends.size else -1, -1)
+    return np.where(i >= 0, sorted_ends[np.maximum(i, 0)] if sorted_ends.size else -1, -1)
 
 
 def _compute_launched(rt: RankTrace, cls: pd.Series | np.ndarray) -> np.ndarray:
@@ -139,7 +158,7 @@ def backward_bounds(rt: RankTrace, cls: pd.Series | np.ndarray) -> tuple[np.ndar
     k = _compute_launched(rt, cls)
     lt = rt.gpu_column("launch_ts_ns")[k]
     i = np.searchsorted(s, lt, side="right") - 1
-    inside = (i >= 0) & (e[np.clip(i, 0, None)] > lt) if s.size else np.zeros(lt.size, dtype=bool)
+    inside = (i >= 0) & (e[np.maximum(i, 0)] > lt) if s.size else np.zeros(lt.size, dtype=bool)
     end_steps, ends = iv.group_reduce(rt.gpu_column("step")[k][inside], rt.gpu_column("end_ns")[k][inside],
                                       np.maximum)
     st = assign_steps(rt.step_arrays(), ts)
@@ -152,7 +171,7 @@ def _per_step(steps: np.ndarray, values: np.ndarray, at: np.ndarray) -> np.ndarr
     """``values`` (keyed by sorted ``steps``) at each step of ``at``; -1 where absent."""
     if not steps.size:
         return np.full(at.size, -1, dtype=np.int64)
-    i = np.clip(np.searchsorted(steps, at), 0, steps.size - 1)
+    i = np.minimum(np.searchsorted(steps, at), steps.size - 1)
     return np.where(steps[i] == at, values[i], -1)
 
 
@@ -168,7 +187,7 @@ def _ready_gpu(rt: RankTrace, cls: pd.Series | np.ndarray, launch: np.ndarray) -
     order = np.argsort(lt, kind="stable")
     cummax = np.maximum.accumulate(rt.gpu_column("end_ns")[k][order]) if lt.size else np.empty(0, np.int64)
     j = np.searchsorted(lt[order], launch, side="right") - 1
-    return np.where(j >= 0, cummax[np.clip(j, 0, None)] if cummax.size else -1, -1)
+    return np.where(j >= 0, cummax[np.maximum(j, 0)] if cummax.size else -1, -1)
 
 
 def _ready_cpu(rt: RankTrace, step: np.ndarray, launch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -176,7 +195,8 @@ def _ready_cpu(rt: RankTrace, step: np.ndarray, launch: np.ndarray) -> tuple[np.
     ops = cpu_ops(rt)
     comp, _, evalf, acc = _masks_of(rt)
     comp_ends, eager_ends = np.sort(ops.end_ns[comp]), np.sort(ops.end_ns[evalf | acc])
-    is_comp = np.isin(step, assign_steps(rt.step_arrays(), comp_ends)) if comp_ends.size else np.zeros(step.size, bool)
+    is_comp = (iv.isin_sorted(step, np.unique(assign_steps(rt.step_arrays(), comp_ends))) if comp_ends.size
+               else np.zeros(step.size, bool))
     return (np.where(is_comp, "compiled_subgraph", "autograd_op"),
             np.where(is_comp, _last_before(comp_ends, launch), _last_before(eager_ends, launch)))
 
@@ -198,15 +218,15 @@ def bucket_timeline(rt: RankTrace, cls: pd.Series | np.ndarray, coll: Columnar, 
     order = np.lexsort((col["launch_ts_ns"], col["step"]))  # by step, then launch; stable
     col = {c: v[order] for c, v in col.items()}
     step, launch, start, end = (col["step"].astype(np.int64), col["launch_ts_ns"], col["start_ns"], col["end_ns"])
-    first = np.flatnonzero(np.r_[True, step[1:] != step[:-1]])
-    bucket = np.arange(step.size) - np.repeat(first, np.diff(np.r_[first, step.size]))
+    first = np.flatnonzero(np.concatenate(([True], step[1:] != step[:-1])))
+    bucket = np.arange(step.size) - np.repeat(first, np.diff(np.append(first, step.size)))
     source, ready_cpu = _ready_cpu(rt, step, launch)
     ready_gpu = _ready_gpu(rt, cls, launch)
     steps, starts, ends = backward_bounds(rt, cls)
     bwd_start, bend = _per_step(steps, starts, step), _per_step(steps, ends, step)
     base = np.where(bwd_start >= 0, bwd_start.astype(float), np.nan)
     has_end = bend >= 0
-    tail = np.clip(end - np.maximum(start, bend), 0, None)
+    tail = np.maximum(end - np.maximum(start, bend), 0)
     return {
         "rank": np.full(step.size, rt.rank, dtype=np.int64), "step": step, "bucket": bucket, "bytes": col["bytes"],
         "ready_source": source, "ready_cpu_ns": ready_cpu, "ready_gpu_ns": ready_gpu, "launch_ns": launch,

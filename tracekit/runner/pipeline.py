@@ -106,6 +106,9 @@ def _analyze_mapped(paths: list[str], clock: PhaseTimer, opts: RunOptions) -> tu
     from tracekit.runner.engine import map_paths
     from tracekit.runner.run import analyze
 
+    from tracekit.analyses import registry
+
+    registry.tables()  # every analysis module, imported once here rather than in each forked worker
     for name in opts.preload:
         importlib.import_module(name)
     clock.lap("import")

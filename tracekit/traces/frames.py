@@ -183,9 +183,11 @@ def _stackable(parts: list[Mapping[str, np.ndarray]]) -> bool:
     """Same columns, all numpy, one dtype per column across ``parts``, and for object columns one
     string inference (:func:`_inferred`): stacking the arrays then gives ``pd.concat``'s frame."""
     keys = list(parts[0])
+    if any(list(p) != keys for p in parts):
+        return False
     for k in keys:
-        cols = [p.get(k) for p in parts]
-        if any(not isinstance(c, np.ndarray) or c.ndim != 1 for c in cols) or any(list(p) != keys for p in parts):
+        cols = [p[k] for p in parts]
+        if any(not isinstance(c, np.ndarray) or c.ndim != 1 for c in cols):
             return False
         if len({c.dtype for c in cols}) != 1:
             return False
