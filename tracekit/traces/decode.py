@@ -578,6 +578,14 @@ def _event_slices(path: Path, chunk_bytes: int) -> Any:
             view.release()
 
 
+def _small_plain(path: Path, chunk_bytes: int) -> bool:
+    """An uncompressed file smaller than one slice (a gzip file, whatever its size, streams)."""
+    try:
+        return path.suffix != ".gz" and path.stat().st_size < chunk_bytes
+    except OSError:
+        return False
+
+
 def decode_columns(path: Path, chunk_bytes: int = CHUNK_BYTES) -> tuple[dict[str, Any], Columns]:
     """Read and decode one trace file into ``(meta, columns)``; numpy and msgspec only.
 
@@ -588,12 +596,15 @@ def decode_columns(path: Path, chunk_bytes: int = CHUNK_BYTES) -> tuple[dict[str
     once. Anything unusual (odd layout,
     type mismatches, NaN literals, broken JSON or gzip) falls back to
     :func:`decode` of the whole document, which also produces the precise
-    one-line error message.
+    one-line error message. An uncompressed file smaller than ``chunk_bytes`` takes that
+    path directly (the same result; slicing one slice out of it only costs).
     """
     parts: list[Columns] = []
     names = _NameCodes()
     notes: Notes = {}
     try:
+        if _small_plain(path, chunk_bytes):
+            raise _NotChunkable  # one slice anyway: the whole-document decode costs less (no slicing)
         for kind, data in _event_slices(path, chunk_bytes):
             if kind == "events":
                 parts.append(_arrays(path, _EVENT_LIST.decode(data), names, notes))
