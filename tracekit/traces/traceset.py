@@ -201,6 +201,10 @@ class RankTrace:
 
     def column(self, name: str) -> np.ndarray:
         """``events[name]`` as a numpy array, the codes of a Categorical column (once per rank; do not mutate)."""
+        hit = self._memo.get(("column", name))  # (read dozens of times per rank: skip building the closure)
+        if hit is not None:
+            return hit
+
         def build() -> np.ndarray:
             src = self.source
             if isinstance(src, Columns):
@@ -253,7 +257,8 @@ class RankTrace:
 
     def gpu_column(self, name: str) -> np.ndarray:
         """``gpu[name]`` as a numpy array, the codes of a Categorical column (once per rank; do not mutate)."""
-        return self.gpu_arrays()[name]
+        g = self._memo.get("gpu_arrays")
+        return (g if g is not None else self.gpu_arrays())[name]
 
     def name_categories(self) -> list[str]:
         """The names the codes of ``column("name")`` index: the categories of ``events["name"]``
