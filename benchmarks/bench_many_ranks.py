@@ -7,7 +7,8 @@
    annotations, and every CPU event in a stretch of the backward pass that
    holds DDP allreduces, plus the GPU kernels/memcpys those CPU launches
    started and their flow events) is written once per rank with
-   ``distributedInfo.rank`` and ``world_size`` rewritten, as
+   ``distributedInfo.rank`` and ``world_size`` rewritten and, as torch writes it, the default
+   process group listing all N ranks in ``pg_config`` (every rank's file repeats the job's rank list), as
    uncompressed ``rank<N>.trace.json``. Every copy carries the same collectives,
    so the cross-rank step matches each allreduce over all N ranks. Files are
    cached in ``.bench/`` (git-ignored) and removed at the end unless ``--keep``.
@@ -104,14 +105,17 @@ def build(out_dir: Path, ranks: int, target_bytes: int = 40_000) -> dict[str, An
     header = {k: v for k, v in doc.items() if k != "traceEvents"}
     out_dir.mkdir(parents=True, exist_ok=True)
     total = 0
+    # as torch writes it (``_get_all_pg_configs``): the default group with every rank of the job, in every
+    # rank's file (the events' "Process Group Ranks" args are kept as recorded)
+    world = [dict(g, pg_size=ranks, ranks=list(range(ranks))) for g in header["distributedInfo"]["pg_config"]]
     for r in range(ranks):
-        # pg_config is kept as recorded (the events' "Process Group Ranks" args say the same)
-        info = dict(header["distributedInfo"], rank=r, world_size=ranks)
+        info = dict(header["distributedInfo"], rank=r, world_size=ranks, pg_config=world)
         text = json.dumps(dict(header, distributedInfo=info))[:-1] + ', "traceEvents": ' + events + "}"
         (out_dir / f"rank{r}.trace.json").write_text(text)
         total += len(text)
     facts = {"ranks": ranks, "bytes_total": total, "bytes_per_rank": total // ranks,
-             "build_s": round(time.perf_counter() - t0, 2), "source": str(SOURCE.relative_to(REPO))}
+             "build_s": round(time.perf_counter() - t0, 2), "source": str(SOURCE.relative_to(REPO)),
+             "pg_config": f"default group with all {ranks} ranks"}
     (out_dir / "bench_info.txt").write_text(json.dumps(facts))  # not a trace (.txt)
     return facts
 
@@ -175,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     names = ["tracekit"] + (["tracekit-dask"] if a.dask else []) + ([] if a.skip_hta else ["hta"])
     rows: list[dict[str, Any]] = []
     for n in a.ranks:
-        d = a.cache_dir / f"many_ranks_{n}x{a.kb}kb"
+        d = a.cache_dir / f"many_ranks_{n}x{a.kb}kb_pgworld"  # (files before 2026-11-28 listed 2 ranks)
         info_path = d / "bench_info.txt"
         if info_path.exists() and len(list(d.glob("rank*.trace.json"))) == n:
             facts = json.loads(info_path.read_text())

@@ -108,6 +108,40 @@ META_KEYS = ("distributedInfo", "deviceProperties", "baseTimeNanoseconds", "trac
              "schemaVersion", "cuda_runtime_version", "cuda_driver_version")
 
 
+#: a process group's ``ranks`` list from this many members on is kept as the equal ``range`` (below)
+COMPACT_RANKS_MIN = 64
+
+
+def meta_of(doc: Any) -> dict[str, Any]:
+    """The header facts (:data:`META_KEYS`) of a decoded document, with the long rank lists compacted.
+
+    torch writes every process group of the process with *all* its member ranks into each rank's
+    ``distributedInfo.pg_config`` (``_get_all_pg_configs``): on a 16384-rank job the world group alone is a
+    list of 16384 ints in every file, about 0.6 MB of Python objects per rank, some 10 GB over the job's
+    files in the process that gathers their headers. A group whose ranks are an arithmetic progression (a
+    device mesh's world, data-parallel, tensor-parallel and pipeline groups all are) of at least
+    :data:`COMPACT_RANKS_MIN` members keeps them as the equal ``range`` (``len``, ``in``, indexing and
+    iteration as the list; a few bytes, pickled as such). Other lists are kept as they are.
+    """
+    meta = {k: getattr(doc, k) for k in META_KEYS}
+    info = meta.get("distributedInfo")
+    cfg = info.get("pg_config") if isinstance(info, dict) else None
+    for g in cfg if isinstance(cfg, list) else ():
+        ranks = g.get("ranks") if isinstance(g, dict) else None
+        if isinstance(ranks, list) and len(ranks) >= COMPACT_RANKS_MIN:
+            g["ranks"] = _as_range(ranks)
+    return meta
+
+
+def _as_range(ranks: list[Any]) -> list[Any] | range:
+    """``ranks`` as the ``range`` it equals (distinct ints, increasing by a fixed step), else ``ranks``."""
+    first, second = ranks[0], ranks[1]
+    if type(first) is not int or type(second) is not int or second <= first:
+        return ranks
+    r = range(first, ranks[-1] + 1, second - first)
+    return r if len(r) == len(ranks) and all(type(x) is int for x in ranks) and ranks == list(r) else ranks
+
+
 def read_bytes(path: Path) -> bytes:
     """Read a trace file, gunzipping ``*.gz`` (or any file with the gzip magic)."""
     try:
@@ -168,8 +202,7 @@ def decode(path: Path, raw: bytes | None = None) -> tuple[dict[str, Any], list[A
     events = doc.traceEvents
     if not events:
         raise TraceInputError(path, "'traceEvents' is empty")
-    meta = {k: getattr(doc, k) for k in META_KEYS}
-    return meta, events, typed
+    return meta_of(doc), events, typed
 
 
 TOO_DEEP = "JSON nested too deeply to be a profiler trace (recursion limit reached)"
@@ -617,7 +650,7 @@ def decode_columns(path: Path, chunk_bytes: int = CHUNK_BYTES) -> tuple[dict[str
         meta, events, _typed = decode(path)
         cols = columns(path, events, notes)
     else:
-        meta, cols = {k: getattr(head, k) for k in META_KEYS}, _concat(parts, names)
+        meta, cols = meta_of(head), _concat(parts, names)
     if notes:
         meta[NOTES_KEY] = [f"dropped {n} {what}" + (f", {detail}" if detail else "")
                            for what, (n, detail) in notes.items()]

@@ -144,7 +144,16 @@ def single_file_note(rt: RankTrace) -> str | None:
 def _pg_ranks(rt: RankTrace) -> dict[str, str]:
     """Process group name -> its ranks, as this trace declares them."""
     pgs = rt.distributed_info.get("pg_config") or []
-    return {str(pg.get("pg_name")): str(pg.get("ranks")) for pg in pgs if isinstance(pg, dict)}
+    return {str(pg.get("pg_name")): _ranks_text(pg.get("ranks")) for pg in pgs if isinstance(pg, dict)}
+
+
+def _ranks_text(ranks: Any) -> str:
+    """A group's member ranks as compared between files and named in errors (a long list is kept as a
+    ``range`` by the decoder, :func:`tracekit.traces.decode.meta_of`)."""
+    if isinstance(ranks, range):
+        step = f" step {ranks.step}" if ranks.step != 1 else ""
+        return f"[{ranks.start}..{ranks[-1]}{step}] ({len(ranks)} ranks)" if ranks else "[]"
+    return str(ranks)
 
 
 def _declared_world_size(rt: RankTrace) -> int | None:
