@@ -134,12 +134,13 @@ def meta_of(doc: Any) -> dict[str, Any]:
 
 
 def _as_range(ranks: list[Any]) -> list[Any] | range:
-    """``ranks`` as the ``range`` it equals (distinct ints, increasing by a fixed step), else ``ranks``."""
-    first, second = ranks[0], ranks[1]
-    if type(first) is not int or type(second) is not int or second <= first:
+    """``ranks`` as the ``range`` it equals (increasing by a fixed step), else ``ranks``. (Compared in C,
+    element by element: a rank written ``1.0`` counts as 1.)"""
+    first, second, last = ranks[0], ranks[1], ranks[-1]
+    if type(first) is not int or type(second) is not int or type(last) is not int or second <= first:
         return ranks
-    r = range(first, ranks[-1] + 1, second - first)
-    return r if len(r) == len(ranks) and all(type(x) is int for x in ranks) and ranks == list(r) else ranks
+    r = range(first, last + 1, second - first)
+    return r if len(r) == len(ranks) and ranks == list(r) else ranks
 
 
 def read_bytes(path: Path) -> bytes:
