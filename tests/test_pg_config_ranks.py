@@ -24,8 +24,9 @@ def _group(name: str, ranks: list[int]) -> dict:
             "ranks": ranks}
 
 
-def _trace(tmp_path: Path, rank: int, world: int, groups: list[dict], name: str | None = None) -> Path:
-    b = TraceBuilder(rank=rank, world_size=world, pg_config=groups)
+def _trace(tmp_path: Path, rank: int, world: int, groups: list[dict], name: str | None = None,
+           device: int | None = None) -> Path:
+    b = TraceBuilder(rank=rank, world_size=world, pg_config=groups, device=device)
     b.step(1, 0, 100)
     b.kernel("gemm", 10, 20, launch_at_us=5)
     b.nccl_allreduce(40, 20, launch_at_us=30, nelems=1024)
@@ -78,3 +79,24 @@ def test_a_differing_long_group_is_still_a_different_run(tmp_path: Path) -> None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             load(tmp_path)
+
+
+def test_a_batch_sends_the_ranks_shared_header_parts_once(tmp_path: Path) -> None:
+    """The engine's batch makes equal device lists and group lists of its ranks one object, which pickle
+    sends once (each rank's own facts, its rank, stay its own)."""
+    from tracekit.analyses import registry
+    from tracekit.runner import engine
+
+    world = 2 * MIN
+    # (one GPU seen by every rank: the same device list in each header)
+    paths = [_trace(tmp_path, r, world, [_group("0", list(range(world))), _group("1", [0, 1])], device=0)
+             for r in (0, 1, 2)]
+    job = engine.RankJob(options=registry.AnalyzeOptions(), world_size=world, n_files=world)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        batch = engine.rank_batch([(str(p), p.stat().st_size) for p in paths], job)
+    metas = [f.meta for f in pickle.loads(pickle.dumps(batch)).files]
+    assert metas[0]["deviceProperties"] is metas[2]["deviceProperties"]
+    assert metas[0]["distributedInfo"]["pg_config"] is metas[1]["distributedInfo"]["pg_config"]
+    assert [m["distributedInfo"]["rank"] for m in metas] == [0, 1, 2]
+    assert metas[1]["distributedInfo"]["pg_config"][1]["ranks"] == [0, 1]

@@ -129,13 +129,34 @@ def rank_batch(files: list[tuple[str, int]], job: RankJob) -> BatchOutcome:
     specs = [t for t in registry.selected(job.options) if t.scope == "rank"]
     outcomes: list[FileOutcome] = []
     per_rank: list[dict[str, pd.DataFrame]] = []
+    shared: dict[str, Any] = {}
     for p, n in files:
         o, t = rank_tables(p, n, job, specs)
+        if o.meta is not None:
+            _share_header_parts(o.meta, shared)
         outcomes.append(o)
         if t is not None:
             per_rank.append(t)
     return BatchOutcome(outcomes, {t.name: stack([r[t.name] for r in per_rank], tuple(t.column_names))
                                    for t in specs})
+
+
+def _share_header_parts(meta: dict[str, Any], shared: dict[str, Any]) -> None:
+    """Make ``meta``'s device list and process-group list the very objects an earlier rank of the batch
+    had, where they are equal: the ranks of a job repeat them (every GPU of the host; every group with its
+    members), and pickle sends a shared object once, so the batch's headers reach the main process as one
+    copy instead of one per rank."""
+    info = meta.get("distributedInfo")
+    parts = (("deviceProperties", meta), ("pg_config", info if isinstance(info, dict) else {}))
+    for key, holder in parts:
+        value = holder.get(key)
+        if not value:
+            continue
+        before = shared.get(key)
+        if before is not None and before is not value and before == value:
+            holder[key] = before
+        else:
+            shared[key] = value
 
 
 def batches(files: list[tuple[str, int]], n: int) -> list[list[tuple[str, int]]]:
