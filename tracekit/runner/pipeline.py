@@ -103,10 +103,9 @@ def _check(opts: RunOptions) -> None:
 
 def _analyze_mapped(paths: list[str], clock: PhaseTimer, opts: RunOptions) -> tuple[TraceSet, AnalysisResult]:
     """:func:`load_and_analyze` on the engine path (see there)."""
+    from tracekit.analyses import registry
     from tracekit.runner.engine import map_paths
     from tracekit.runner.run import analyze
-
-    from tracekit.analyses import registry
 
     registry.tables()  # every analysis module, imported once here rather than in each forked worker
     for name in opts.preload:
