@@ -100,3 +100,17 @@ def test_a_batch_sends_the_ranks_shared_header_parts_once(tmp_path: Path) -> Non
     assert metas[0]["distributedInfo"]["pg_config"] is metas[1]["distributedInfo"]["pg_config"]
     assert [m["distributedInfo"]["rank"] for m in metas] == [0, 1, 2]
     assert metas[1]["distributedInfo"]["pg_config"][1]["ranks"] == [0, 1]
+
+
+@pytest.mark.parametrize("ranks", [
+    [str(i) for i in range(MIN)],       # strings
+    [True] + list(range(1, MIN)),       # a bool first
+    list(range(MIN - 1)) + [None],      # a null last
+    [[i] for i in range(MIN)],          # nested lists
+    list(range(MIN, 0, -1)),            # decreasing
+])
+def test_odd_long_rank_lists_are_kept_as_written(tmp_path: Path, ranks: list) -> None:
+    path = _trace(tmp_path, 0, 2 * MIN, [_group("0", ranks)])
+    for meta in (decode.decode(path)[0], decode.decode_columns(path)[0]):
+        assert meta["distributedInfo"]["pg_config"][0]["ranks"] == ranks
+        assert isinstance(meta["distributedInfo"]["pg_config"][0]["ranks"], list)
