@@ -114,3 +114,76 @@ def test_odd_long_rank_lists_are_kept_as_written(tmp_path: Path, ranks: list) ->
     for meta in (decode.decode(path)[0], decode.decode_columns(path)[0]):
         assert meta["distributedInfo"]["pg_config"][0]["ranks"] == ranks
         assert isinstance(meta["distributedInfo"]["pg_config"][0]["ranks"], list)
+
+
+# -- the header's text: long rank lists read as text (decode._info_of) -----------------------------
+
+BIG = 4096  # a list of this many ranks makes distributedInfo longer than decode._INFO_PLAIN_BYTES
+
+
+def _both(info: bytes) -> tuple[object, object]:
+    """``distributedInfo`` (its text ``info``) as the typed decode reads it (its text, decode._info_of) and as
+    the loose decode does (decoded, then compacted): both through meta_of."""
+    text = b'{"distributedInfo": ' + info + b', "traceEvents": []}'
+    typed, loose = decode._TYPED.decode(text), decode._LOOSE.decode(text)
+    return decode.meta_of(typed)["distributedInfo"], decode.meta_of(loose)["distributedInfo"]
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal, with ranges where the reference has ranges and lists where it has lists."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def _ranks_text(ranks: list, sep: str = ", ") -> str:
+    return "[" + sep.join(str(r) for r in ranks) + "]"
+
+
+@pytest.mark.parametrize("ranks_text", [
+    _ranks_text(list(range(BIG))),                          # the world, as json.dumps writes it
+    _ranks_text(list(range(BIG)), ","),                     # no space
+    _ranks_text(list(range(3, 3 + 8 * BIG, 8)), ",  "),     # strided, two spaces
+    _ranks_text(list(range(BIG - 1)) + [BIG + 5]),          # the last one off: no progression
+    _ranks_text(list(range(BIG // 2)) + [BIG // 2 + 1] + list(range(BIG // 2 + 1, BIG))),  # a middle one off
+    _ranks_text(list(range(BIG))).replace("1, 2,", "1.0, 2,"),   # a float: equal as a number, so a range
+    _ranks_text(list(range(BIG))).replace("[0, 1", "[ 0, 1"),     # odd spacing: decoded, then compacted
+    _ranks_text(list(range(BIG))).replace(", 7,", ",7,"),         # mixed separators
+    _ranks_text(list(range(BIG, 0, -1))),                   # decreasing: kept as a list
+    _ranks_text(list(range(-5, BIG))),                      # negative ranks
+    _ranks_text([[i] for i in range(BIG)]),                 # nested lists
+    _ranks_text([str(i) for i in range(BIG)]),              # strings
+    "[]",
+])
+def test_rank_lists_read_from_the_text_equal_the_decoded_ones(ranks_text: str) -> None:
+    other = _ranks_text(list(range(BIG)))
+    text = ('{"backend": "nccl", "rank": 3, "ranks": ' + other + ', "pg_config": [{"pg_name": "0", "ranks": '
+            + ranks_text + '}, {"pg_name": "1", "ranks": [0, 1]}, {"pg_name": "\\"ranks\\": [0, 1", "ranks": '
+            + other + '}], "note": "x", "nccl_version": "2.21.5"}').encode()
+    got, want = _both(text)
+    assert _same(got, want)
+    assert isinstance(got["pg_config"][2]["ranks"], range)
+    assert got["ranks"] == list(range(BIG)) and isinstance(got["ranks"], list)  # outside pg_config: a list
+    # a user's string that looks like the text path's marker: the plain path, the same value
+    got, want = _both(text.replace(b'"x"', b'"\\u0000tracekit-ranks:0"'))
+    assert _same(got, want) and got["note"] == "\x00tracekit-ranks:0"
+
+
+def test_a_16384_rank_world_is_read_without_decoding_its_ints(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The world's list is compared as text: decode._as_range (the decoded lists' path) never sees it."""
+    import msgspec
+
+    seen: list[int] = []
+    real = decode._as_range
+    monkeypatch.setattr(decode, "_as_range", lambda ranks: seen.append(len(ranks)) or real(ranks))
+    text = ('{"distributedInfo": {"rank": 1, "pg_config": [{"pg_name": "0", "ranks": '
+            + _ranks_text(list(range(16384))) + '}, {"pg_name": "1", "ranks": ' + _ranks_text(list(range(1, 16384, 8)))
+            + '}]}, "traceEvents": []}').encode()
+    meta = decode.meta_of(msgspec.json.decode(text, type=decode._TypedTrace))
+    cfg = meta["distributedInfo"]["pg_config"]
+    assert cfg[0]["ranks"] == range(16384) and cfg[1]["ranks"] == range(1, 16384, 8)
+    assert seen == []
