@@ -429,7 +429,8 @@ def machine_facts() -> dict[str, Any]:
             versions[dist] = None
     commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip() or None
-    return {"cpu": cpu, "cpus": os.cpu_count(), "load_avg_1_5_15": list(os.getloadavg()),
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return {"cpu": cpu, "cpus": os.cpu_count(), "usable_cpus": usable, "load_avg_1_5_15": list(os.getloadavg()),
             "mem_gb": round(mem_kb / 2**20, 1), "python": platform.python_version(),
             "platform": platform.platform(), "versions": versions, "tracekit_commit": commit,
             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}

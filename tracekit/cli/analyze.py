@@ -23,7 +23,7 @@ from tracekit.cli.common import (comm_pattern_option, debug_option, emit, finish
 @click.option("--hta", is_flag=True, help="Add HTA's overlap and temporal breakdown per rank (needs holistictraceanalysis).")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Processes for parsing and for the per-rank analyses (default: one per rank, at most one per "
-                   "CPU, 1 for small inputs).")
+                   "CPU this process may use (taskset, cpuset, Slurm), 1 for small inputs).")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Also write the self-contained HTML report (as `tracekit report`) to FILE.")
 @click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from tracekit.cpus import usable_cpus
 from tracekit.profile.env import CHILD_MARKER
 
 
@@ -78,7 +79,7 @@ def launch_module(nproc: int, module: str, env: dict[str, str], timeout_s: float
     lc = local_launch_config(nproc, timeout_s, run_prefix)
     child_env = {
         CHILD_MARKER: "1",
-        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // nproc))),
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", str(max(1, usable_cpus() // nproc))),
         "PYTHONUNBUFFERED": "1",
         **env,
     }

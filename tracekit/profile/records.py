@@ -15,6 +15,7 @@ import subprocess
 import sys
 from typing import Any
 
+from tracekit.cpus import usable_cpus
 from tracekit.version import version
 from tracekit.profile import bucket_events, calibrate
 from tracekit.profile.config import ProfileConfig
@@ -94,16 +95,6 @@ def _param_bytes(ddp: Any) -> list[int] | None:
         return [int(p.numel() * p.element_size()) for p in ddp.module.parameters() if p.requires_grad]
     except Exception:  # noqa: BLE001 - FSDP/replicate wrappers without .module: no layout to record
         return None
-
-
-def usable_cpus() -> int | None:
-    """CPU cores this process may run on (its affinity mask where the OS has one, else the host's count)."""
-    import os
-
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count()
 
 
 def rank_record(*, rank: int, local_rank: int, device: Any, warmup_s: list[float], step_s: list[float],

@@ -27,7 +27,6 @@ events, an unreadable ``run.json``) are collected there and re-issued here.
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -40,6 +39,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from tracekit import progress
+from tracekit.cpus import usable_cpus
 from tracekit.analyses import registry
 from tracekit.errors import ConfigError, MissingDependencyError, TraceInputError
 from tracekit.traces.frames import stack
@@ -208,7 +208,7 @@ def map_local(files: list[tuple[str, int]], job: RankJob, workers: int | None = 
               show_progress: bool | None = None) -> list[BatchOutcome]:
     """The per-rank map of ``files`` in forked processes of this host, in input order."""
     total = sum(b for _, b in files)
-    n = workers if workers is not None else min(len(files), os.cpu_count() or 1)
+    n = workers if workers is not None else min(len(files), usable_cpus())
     if workers is None and total < PARALLEL_MIN_BYTES and len(files) < PARALLEL_MIN_FILES:
         n = 1
     ctx = loader.fork_context()
@@ -252,7 +252,7 @@ def dask_client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
         with client:
             yield client
         return
-    n = workers or os.cpu_count() or 1
+    n = workers or usable_cpus()
     with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             Client(cluster) as client:
         yield client

@@ -15,7 +15,8 @@ class RunOptions:
     number; the rest changes where the work happens, what comes back and what is shown on the way.
 
     ``skip_bad``: skip unreadable rank files (listed in ``meta``) instead of failing. ``workers``: processes
-    for parsing and the per-rank pass (None: one per rank, at most one per CPU, 1 for small inputs).
+    for parsing and the per-rank pass (None: one per rank, at most one per CPU this process may use
+    (:func:`tracekit.cpus.usable_cpus`: its affinity mask), 1 for small inputs).
     ``engine`` / ``scheduler``: where the per-rank map runs (:mod:`tracekit.runner.engine`). ``progress``:
     progress bars on stderr (None: when stderr is a terminal; :mod:`tracekit.progress`). ``keep_events``: the
     returned traces must hold every rank's events (a caller that reads them; the HTML report decodes the few

@@ -10,12 +10,12 @@ platforms without ``fork`` run serially.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, TypeVar
 
 
+from tracekit.cpus import usable_cpus
 from tracekit.traces.loader import fork_context
 from tracekit.traces.traceset import RankTrace, TraceSet
 
@@ -42,7 +42,7 @@ def map_ranks(traces: TraceSet, fn: Callable[[RankTrace], T], workers: int | Non
     """
     global _traces, _fn
     ranks = list(traces.ranks)
-    n = workers if workers is not None else min(len(ranks), os.cpu_count() or 1)
+    n = workers if workers is not None else min(len(ranks), usable_cpus())
     if workers is None and sum(rt.n_events for rt in traces) < PARALLEL_MIN_EVENTS:
         n = 1
     ctx = fork_context()

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tracekit import progress
+from tracekit.cpus import usable_cpus
 from tracekit.errors import NotATraceError, TraceInputError, TraceLoadWarning, TraceSetError
 from tracekit.traces import decode, shared
 
@@ -333,7 +334,7 @@ def start_load(
     """
     files = find_trace_files(paths)
     total = sum(f.stat().st_size for f in files)
-    n_workers = workers if workers is not None else min(len(files), os.cpu_count() or 1)
+    n_workers = workers if workers is not None else min(len(files), usable_cpus())
     parallel = n_workers > 1 and len(files) > 1 and (workers is not None or total >= PARALLEL_MIN_BYTES)
     return PendingLoad(paths, files, skip_bad, min(n_workers, len(files)) if parallel else 1, progress)
 
