@@ -534,6 +534,25 @@ def test_one_rank_grown_to_two_gets_its_allreduces(tmp_path, monkeypatch):
     assert doc["scenarios"][0]["delta_us"] > 0 and any("1-rank trace" in n for n in doc["notes"])
 
 
+def test_the_runs_own_world_size_is_the_reference_row_of_a_sweep(tmp_path):
+    """``--sweep world-size=1,2`` on one rank (and ``world-size=2`` on two): the run's own world size changes
+    nothing, so its row is the baseline prediction (delta 0), not a scenario that cannot be predicted."""
+    (tmp_path / "one").mkdir()
+    res = CliRunner().invoke(main, ["whatif", str(_one_rank_ddp_run(tmp_path / "one")), "--sweep", "world-size=1,4",
+                                    "--format", "json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output[res.output.index("{"):])
+    rows = {r["name"]: r for r in doc["scenarios"]}
+    assert set(rows) == {"world-size=1", "world-size=4"}
+    assert rows["world-size=1"]["predicted_step_us"] == doc["baseline"]["predicted_step_us"]
+    assert rows["world-size=1"]["delta_us"] == 0 and rows["world-size=4"]["delta_us"] > 0
+    assert any("world-size=1 is the run's own world size" in n for n in doc["notes"])
+    (tmp_path / "two").mkdir()
+    paths = _late_rank_run(tmp_path / "two")
+    base, out, start, end = _scenario(paths, sc.Scenario(world_size=2))
+    assert out.dur == base.dur and _kernel_end(out, end, 0, 12) == 62  # the recorded transfer: [52, 62]
+
+
 def test_one_rank_grown_without_a_known_interconnect_says_why(tmp_path):
     run = _one_rank_ddp_run(tmp_path)
     doc = json.loads((run / "run.json").read_text())

@@ -121,6 +121,9 @@ def _fp32_allreduce(colls: pd.DataFrame) -> np.ndarray:
 def apply(base: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.ndarray], list[str]]:
     """The graph of scenario ``sc`` (module doc), the communication mask per rank and notes."""
     g, comm, notes = clone(base), dict(ctx.comm), []
+    if sc.world_size is not None and sc.world_size == ctx.world_size:  # the run's own: a sweep's reference row
+        notes.append(f"{sc.name}: world-size={sc.world_size} is the run's own world size: nothing to change there")
+        sc = replace(sc, world_size=None)
     if sc.world_size and sc.world_size > 1 and ctx.world_size == 1 and not len(ctx.colls):
         return _grown(g, ctx, sc)
     bw = _bandwidth_factor(ctx, sc)
