@@ -3,6 +3,7 @@
 # unprofiled step times and the profiler cost calibration in run.json. Usage (device, repo root):
 #   OUT=/some/dir PART=a bash scripts/gpu_whatif.sh     # PART a: eager runs, b: inductor runs, c: runs of shapes none of a/b has (held out: checked after the model was set)
 #   PART d: shapes none of a/b/c has, recorded after the per-cut bound of 2026-11-27 was fitted (held out from it)
+#   PART e: programs none of a-d has, recorded on 2026-11-28 after every figure of the model was set (held out)
 #   DEADLINE=S: start no run after S seconds (the runs done so far are still packed)
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
@@ -35,6 +36,14 @@ if [ "$PART" = a ]; then RUNS=(
   "midmlp-inductor|--model toy --width 1024 --depth 24 --batch-size 128 --dynamo inductor"
   "transformer-inductor-bf16|--model transformer --width 1024 --depth 8 --seq-len 512 --batch-size 8 --amp bf16 --dynamo inductor"
   "efficientnet-eager|--model efficientnet_b0 --batch-size 64"
+); elif [ "$PART" = e ]; then RUNS=(
+  "densenet121-eager|--model densenet121 --batch-size 32"
+  "swin-t-eager|--model swin_t --batch-size 32"
+  "regnet-eager|--model regnet_y_400mf --batch-size 64"
+  "gpt2-seq128-eager|--model gpt2 --seq-len 128 --batch-size 16"
+  "transformer-512x4-bf16-eager|--model transformer --width 512 --depth 4 --seq-len 128 --batch-size 32 --amp bf16"
+  "resnet18-bf16-inductor|--model resnet18 --batch-size 128 --amp bf16 --dynamo inductor"
+  "widemlp-eager|--model toy --width 2048 --depth 8 --batch-size 512"
 ); else RUNS=(
   "gpt2-inductor-bf16|--model gpt2 --seq-len 512 --batch-size 8 --amp bf16 --dynamo inductor"
   "vit-inductor-bf16|--model vit_b_16 --batch-size 32 --amp bf16 --dynamo inductor"
