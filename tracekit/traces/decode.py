@@ -19,6 +19,7 @@ import zlib
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any, Union
 
 import msgspec
@@ -148,8 +149,6 @@ def _as_range(ranks: list[Any]) -> list[Any] | range:
     return r if len(r) == len(ranks) and ranks == list(r) else ranks
 
 
-#: ``"ranks": [`` in ``distributedInfo``'s text
-_RANKS_KEY = re.compile(rb'"ranks"\s*:\s*\[')
 #: below this many bytes ``distributedInfo`` is decoded as it is (no list long enough to matter)
 _INFO_PLAIN_BYTES = 4096
 #: what a compacted list stands as while its group is decoded (a string JSON escapes: never in the text)
@@ -170,8 +169,7 @@ def _info_of(raw: msgspec.Raw) -> Any:
     pieces: list[bytes] = []
     ranges: list[range] = []
     pos = 0
-    for m in _RANKS_KEY.finditer(text):
-        start = m.end() - 1
+    for start in _ranks_lists(text):
         end = text.find(b"]", start)
         r = _progression(text[start:end + 1]) if end > 0 else None
         if r is not None:
@@ -204,23 +202,41 @@ def _unmark(value: Any, ranges: list[range]) -> Any:
     return value
 
 
+def _ranks_lists(text: bytes) -> Iterator[int]:
+    """Where each ``"ranks": [`` list of ``text`` starts (the ``[``); ``bytes.find``, not a regex: the text is
+    mostly the lists' digits."""
+    pos = text.find(b'"ranks"')
+    while pos >= 0:
+        j = pos + 7
+        while text[j:j + 1].isspace():
+            j += 1
+        if text[j:j + 1] == b":":
+            j += 1
+            while text[j:j + 1].isspace():
+                j += 1
+            if text[j:j + 1] == b"[":
+                yield j
+        pos = text.find(b'"ranks"', j)
+
+
 def _progression(text: bytes) -> range | None:
     """The ``range`` a JSON list's text ``[a, b, ...]`` is, when it is exactly the increasing arithmetic
     progression of :data:`COMPACT_RANKS_MIN` or more ints written with one separator, else None."""
-    n = text.count(b",") + 1
-    if n < COMPACT_RANKS_MIN:
-        return None
     c1 = text.find(b",")
     c2 = text.find(b",", c1 + 1)
+    if c1 < 0 or c2 < 0:
+        return None
     try:
         first, second, last = int(text[1:c1]), int(text[c1 + 1:c2]), int(text[text.rfind(b",") + 1:-1])
     except ValueError:
         return None
-    sep = text[c1:c1 + 1 + len(text[c1 + 1:c2]) - len(text[c1 + 1:c2].lstrip())]
-    r = range(first, last + 1, second - first) if second > first else range(0)
-    if len(r) != n or text[:c1] != b"[%d" % first:
+    step = second - first
+    if step <= 0 or (last - first) % step or (last - first) // step + 1 < COMPACT_RANKS_MIN:
         return None
-    return r if text == _progression_text(first, second - first, n, sep) else None
+    second_text = text[c1 + 1:c2]
+    sep = text[c1:c1 + 1 + len(second_text) - len(second_text.lstrip())]
+    n = (last - first) // step + 1
+    return range(first, last + 1, step) if text == _progression_text(first, step, n, sep) else None
 
 
 @functools.lru_cache(maxsize=8)
