@@ -146,15 +146,20 @@ def gpu_idle_findings(result: Any, waiting: list[Any]) -> list[GpuIdle]:
                                    kernels=("kernels", "mean"))
     agg = agg[(agg["idle_pct"] >= GPU_IDLE_PCT) & (agg["idle_us"] >= GPU_IDLE_MIN_US)]
     out = []
-    for rank, a in agg.to_dict("index").items():  # (iterrows builds a Series per rank)
-        idle_us, step_us, idle_pct, launch_pct = (float(a[k]) for k in ("idle_us", "step_us", "idle_pct", "launch_pct"))
-        kernels = float(a["kernels"])
+    victims_of: dict[int, list[int]] = {}  # straggler -> the ranks that wait for it (one pass, not one per rank)
+    for f in waiting:
+        victims_of.setdefault(f.straggler, []).append(f.rank)
+    victims_of = {k: sorted(v) for k, v in victims_of.items()}
+    # plain floats per column (to_dict/iterrows cost tens of µs a rank: seconds at 16384 ranks)
+    cols = zip(agg.index.tolist(), *(agg[k].astype(float).tolist()
+                                     for k in ("idle_us", "step_us", "idle_pct", "launch_pct", "kernels")))
+    for rank, idle_us, step_us, idle_pct, launch_pct, kernels in cols:
         bound = launch_pct >= LAUNCH_BOUND_SHARE * idle_pct
         what = (f"{launch_pct:.0f}% of the step waiting for the CPU to launch the next kernel ({kernels:.0f} "
                 f"kernels per step): the rank is CPU-bound" if bound else
                 f"only {launch_pct:.0f}% of the step in launch gaps: the rest waits on synchronizes, other streams "
                 f"or the step's end")
-        victims = sorted(f.rank for f in waiting if f.straggler == int(rank))
+        victims = victims_of.get(int(rank), [])
         hurts = (f"; rank{'s' if len(victims) > 1 else ''} {', '.join(map(str, victims))} wait{'' if len(victims) > 1 else 's'} "
                  f"for it at the collectives (rank_waiting)") if victims else ""
         msg = (f"rank {int(rank)}'s GPU is idle {idle_pct:.0f}% of each step ({idle_us:.0f} of {step_us:.0f} µs), "
