@@ -16,10 +16,10 @@ import math
 import mmap
 import re
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
-from collections.abc import Iterator
 from typing import Any, Union
 
 import msgspec
@@ -131,12 +131,17 @@ def meta_of(doc: Any) -> dict[str, Any]:
     info = meta.get("distributedInfo")
     if isinstance(info, msgspec.Raw):  # the typed decode keeps its text
         meta["distributedInfo"] = info = _info_of(info)
-    cfg = info.get("pg_config") if isinstance(info, dict) else None
-    for g in cfg if isinstance(cfg, list) else ():
-        ranks = g.get("ranks") if isinstance(g, dict) else None
+    for g in _groups(info):
+        ranks = g.get("ranks")
         if isinstance(ranks, list) and len(ranks) >= COMPACT_RANKS_MIN:
             g["ranks"] = _as_range(ranks)
     return meta
+
+
+def _groups(info: Any) -> Iterator[dict[str, Any]]:
+    """The process groups (dicts) of a ``distributedInfo``'s ``pg_config``; none where it is not a list."""
+    cfg = info.get("pg_config") if isinstance(info, dict) else None
+    return (g for g in (cfg if isinstance(cfg, list) else ()) if isinstance(g, dict))
 
 
 def _as_range(ranks: list[Any]) -> list[Any] | range:
@@ -180,9 +185,8 @@ def _info_of(raw: msgspec.Raw) -> Any:
     if not ranges:
         return msgspec.json.decode(text)
     info = msgspec.json.decode(b"".join([*pieces, text[pos:]]))
-    cfg = info.get("pg_config") if isinstance(info, dict) else None
-    for g in cfg if isinstance(cfg, list) else ():  # where meta_of compacts the lists
-        ranks = g.get("ranks") if isinstance(g, dict) else None
+    for g in _groups(info):  # where meta_of compacts the lists
+        ranks = g.get("ranks")
         if isinstance(ranks, str) and ranks.startswith(_MARK):
             g["ranks"] = ranges[int(ranks[len(_MARK):])]
     return _unmark(info, ranges)
@@ -196,8 +200,8 @@ def _unmark(value: Any, ranges: list[range]) -> Any:
                 value[k] = list(ranges[int(v[len(_MARK):])])
             elif isinstance(v, (dict, list)):
                 _unmark(v, ranges)
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
+    elif isinstance(value, list):  # (a marker only ever stands as a "ranks" value: a dict's)
+        for v in value:
             if isinstance(v, (dict, list)):
                 _unmark(v, ranges)
     return value
@@ -232,11 +236,11 @@ def _progression(text: bytes) -> range | None:
     except ValueError:
         return None
     step = second - first
-    if step <= 0 or (last - first) % step or (last - first) // step + 1 < COMPACT_RANKS_MIN:
+    n = (last - first) // step + 1 if step > 0 else 0
+    if n < COMPACT_RANKS_MIN or (last - first) % step:
         return None
     second_text = text[c1 + 1:c2]
     sep = text[c1:c1 + 1 + len(second_text) - len(second_text.lstrip())]
-    n = (last - first) // step + 1
     return range(first, last + 1, step) if text == _progression_text(first, step, n, sep) else None
 
 
