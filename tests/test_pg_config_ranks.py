@@ -187,3 +187,31 @@ def test_a_16384_rank_world_is_read_without_decoding_its_ints(monkeypatch: pytes
     cfg = meta["distributedInfo"]["pg_config"]
     assert cfg[0]["ranks"] == range(16384) and cfg[1]["ranks"] == range(1, 16384, 8)
     assert seen == []
+
+
+@pytest.mark.parametrize("info", ["oops", [1, 2], 5, None, {"pg_config": "not a list"}, {"pg_config": [3, "x"]}])
+def test_an_odd_distributed_info_is_kept_as_written(tmp_path: Path, info: object) -> None:
+    """The header's text path (decode._info_of) takes any JSON value: kept as it is, on both decode paths."""
+    import json
+
+    path = _trace(tmp_path, 0, 2, [_group("0", [0, 1])])
+    doc = json.loads(path.read_text())
+    doc["distributedInfo"] = info
+    path.write_text(json.dumps(doc))
+    for meta in (decode.decode(path)[0], decode.decode_columns(path)[0], decode.decode_columns(path, 1024)[0]):
+        assert meta["distributedInfo"] == info
+
+
+def test_a_file_cut_inside_the_worlds_rank_list_is_a_one_line_error(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from tracekit.cli import main
+
+    path = _trace(tmp_path, 0, 16384, [_group("0", list(range(16384)))])
+    text = path.read_text()
+    cut = text.index("8191, 8192")
+    path.write_text(text[:cut])
+    res = CliRunner().invoke(main, ["analyze", str(path)])
+    assert res.exit_code == 2
+    assert res.output.strip().startswith(f"error: {path}: truncated JSON") and "Traceback" not in res.output
+    assert len(res.output.strip().splitlines()) == 1
