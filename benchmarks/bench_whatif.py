@@ -53,6 +53,16 @@ alternating); every variant but the first (the baseline, as ``BASELINE`` was pro
 
     python benchmarks/bench_whatif.py --paired-variants sample_traces/cpu16_paired/a/cap25 \
         --out benchmarks/results/whatif_scenarios_cpu16_paired.jsonl
+
+**Every bucket layout from every other** (``--cross SET...``): ``SET/capN`` are the same model profiled with
+``--bucket-cap-mb N`` (``SET/cap25_again`` a second cap-25 run, if any) and ``SET/cap25/paired.jsonl`` times those
+caps in one job (``scripts/gpu_bucket_layouts.sh``). From each profiled layout, every other cap of the paired job
+is predicted (``tracekit whatif SET/capN --sweep bucket-cap-mb=...``) and checked against the paired change
+between the two caps (median and quartiles over the job's rounds of target step / source step - 1). Rows are
+scenario rows (``variant`` = ``SET/capN:bucket-cap-mb=M``): a what-if inherits the speed of the run it is
+predicted from, and this shows it from both sides of each change::
+
+    python benchmarks/bench_whatif.py --cross runs/layouts/* --out benchmarks/results/whatif_cross.jsonl
 """
 
 from __future__ import annotations
@@ -236,6 +246,66 @@ def _print_scenarios(rows: list[dict]) -> None:
               f"  measured order:  {by_meas}")
 
 
+def _cap_of(run: Path) -> float:
+    """The bucket cap (MB) a ``capN`` / ``capN_again`` folder was profiled with."""
+    return float(run.name[3:].split("_")[0])
+
+
+def _round_change(target: list[float], source: list[float]) -> tuple[float, float, float]:
+    """Median and quartiles, %, over the paired rounds of target / source - 1 (as scripts/paired_ddp_variants.py
+    gives each variant against the first)."""
+    ratios = [t / s - 1 for t, s in zip(target, source)]
+    q = statistics.quantiles(ratios, n=4)
+    return 100 * statistics.median(ratios), 100 * q[0], 100 * q[2]
+
+
+def cross_rows(sets: list[Path]) -> list[dict]:
+    """Every paired cap predicted from every profiled layout of each set (module doc, ``--cross``)."""
+    rows = []
+    for sd in sets:
+        paired = json.loads((sd / "cap25" / "paired.jsonl").read_text())
+        steps = {float(v["variant"].split("=")[1]): v["step_ms"]
+                 for v in paired["variants"] if v["variant"].startswith("bucket-cap-mb=")}
+        for src in sorted(p for p in sd.iterdir() if p.name.startswith("cap") and (p / "run.json").exists()):
+            own = _cap_of(src)
+            if own not in steps:
+                continue
+            targets = [c for c in sorted(steps) if c != own]
+            t0 = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                r = tracekit.whatif(src, sweep=[f"bucket-cap-mb={','.join(f'{c:g}' for c in targets)}"])
+            for sc in r.scenarios:
+                c = sc["changes"]["bucket_cap_mb"]
+                med, q1, q3 = _round_change(steps[c], steps[own])
+                rows.append({"variant": f"{_name(src)}:bucket-cap-mb={c:g}", "changes": f"bucket-cap-mb={c:g}",
+                             "from_cap_mb": own, "predicted_ms": sc["predicted_step_us"] / 1e3,
+                             "predicted_delta_pct": sc["delta_pct"], "measured_delta_pct": med,
+                             "measured_delta_q1_pct": q1, "measured_delta_q3_pct": q3,
+                             "rounds": len(steps[c]), "seconds": time.perf_counter() - t0})
+    return rows
+
+
+def _print_cross(rows: list[dict], out: Path | None) -> None:
+    from tabulate import tabulate
+
+    from tracekit.replay.validation import ranked_pairs
+
+    print(tabulate(rows, headers="keys", floatfmt=".2f"))
+    pairs, ok, _ = ranked_pairs(rows)
+    print(f"pairs whose paired timings differ beyond their quartiles (the source included): {pairs}; ordered as "
+          f"measured by the predictions: {ok}")
+    for label, sel in (("merges (fewer, larger buckets)", lambda r: float(r["changes"].split("=")[1]) > r["from_cap_mb"]),
+                       ("splits (more, smaller buckets)", lambda r: float(r["changes"].split("=")[1]) < r["from_cap_mb"]),
+                       ("all", lambda r: True)):
+        errs = [abs(r["predicted_delta_pct"] - r["measured_delta_pct"]) for r in rows if sel(r)]
+        if errs:
+            print(f"{label}: delta error (points of the source's step) median {statistics.median(errs):.1f}, "
+                  f"max {max(errs):.1f} over {len(errs)}")
+    if out:
+        out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="*", type=Path, help="run folders (default: the committed samples)")
@@ -247,7 +317,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="graph-break runs, each with RUN/paired.jsonl (module doc)")
     ap.add_argument("--paired-variants", type=Path, default=None, metavar="BASELINE",
                     help="a profiled baseline run with BASELINE/paired.jsonl: DDP variants timed in one job (module doc)")
+    ap.add_argument("--cross", nargs="+", type=Path, default=None, metavar="SET",
+                    help="sets of one model profiled at several bucket caps, with SET/cap25/paired.jsonl (module doc)")
     args = ap.parse_args(argv)
+    if args.cross:
+        _print_cross(cross_rows([p.resolve() for p in args.cross]), args.out)
+        return 0
     if args.paired or args.paired_variants:
         rows = (paired_rows([p.resolve() for p in args.paired]) if args.paired else
                 paired_variant_rows(args.paired_variants.resolve()))

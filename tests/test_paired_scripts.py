@@ -48,3 +48,29 @@ def test_paired_twin_rows_check_the_committed_prediction():
                  (ROOT / "benchmarks/results/whatif_scenarios_2026-11-25_h100_paired_twins.jsonl").read_text().splitlines()]
     (same,) = [r for r in committed if r["variant"].endswith("c/transformer-320-break")]
     assert row["predicted_delta_pct"] == pytest.approx(same["predicted_delta_pct"], abs=1e-9)
+
+
+def test_cross_rows_predict_each_paired_cap_from_each_profiled_layout(tmp_path):
+    """bench_whatif --cross on a set of one committed cap-25 run (twice, as ``cap25`` and ``cap25_again``): a row per
+    other bucket cap of the paired job and per source, none for its other variants; the predicted change is whatif's
+    sweep, the measured one the median and quartiles over rounds of target / source - 1, which for the job's own
+    baseline are the job's paired figures."""
+    import bench_whatif
+
+    import tracekit
+
+    run = ROOT / "sample_traces/h200x2_nccl_scenarios/tfm1024/cap25"
+    (tmp_path / "cap25").symlink_to(run)
+    (tmp_path / "cap25_again").symlink_to(run)
+    rows = bench_whatif.cross_rows([tmp_path])
+    paired = {v["variant"]: v for v in json.loads((run / "paired.jsonl").read_text())["variants"]}
+    assert [r["variant"].rsplit("/", 1)[1] for r in rows] == [
+        f"{src}:bucket-cap-mb={c}" for src in ("cap25", "cap25_again") for c in (1, 5, 100)]
+    sweep = tracekit.whatif(run, sweep=["bucket-cap-mb=1,5,100"]).scenarios
+    for r, sc in zip(rows, sweep * 2):
+        v = paired[r["changes"]]
+        assert r["from_cap_mb"] == 25.0 and r["rounds"] == len(v["step_ms"])
+        assert r["predicted_delta_pct"] == pytest.approx(sc["delta_pct"], abs=1e-9)
+        assert r["measured_delta_pct"] == pytest.approx(v["paired_delta_pct_median"], abs=1e-9)
+        assert (r["measured_delta_q1_pct"], r["measured_delta_q3_pct"]) == pytest.approx(
+            (v["paired_delta_pct_q1"], v["paired_delta_pct_q3"]), abs=1e-9)

@@ -99,6 +99,13 @@ _NCCL_X2B = ("whatif_scenarios_2026-11-28_h200x2_paired",)
 _H100X2 = "NCCL, 2 GPUs (a 2 x H100 host, 32 cores, 2026-11-28), CPU-bound steps"
 _H100X2_HELD_OUT = "the three CPU-bound shapes, recorded after every change of the model; traces not kept"
 _NCCL_H100X2 = ("whatif_scenarios_2026-11-28_h100x2_paired",)
+_CROSS = ("every bucket layout (caps 1, 5, 25, 100 MB) profiled and each predicted from every other, the four timed "
+          "in one job, 40 rounds (benchmarks/bench_whatif.py --cross)")
+_CROSS_X4 = ("whatif_scenarios_2026-11-27_h200x4_layouts_cross",)
+_CROSS_X2 = ("whatif_scenarios_2026-11-28_h200x2_layouts_cross",)
+_X2C = "NCCL, 2 GPUs (a 2 x H200 host, 32 cores, 2026-11-28, fifth session), CPU-bound steps"
+_X2C_SHAPES = ("bf16 transformers 1024 x 8 and 768 x 12, HF GPT-2 bf16, toy MLPs 8 x 4096 and 16 x 2048; recorded after "
+               "every figure of the model was set; traces not kept")
 
 CHECKS: tuple[Check, ...] = (
     Check("no_graph_breaks", "inductor, GPU-bound step (GPU busy throughout), 1 GPU (H100, H200)", 3, 0.1, 0.9,
@@ -250,6 +257,23 @@ CHECKS: tuple[Check, ...] = (
           "1 rank measured -18.5, -7.3 and -2.6 % (toy MLP, transformer, GPT-2; quartiles 17, 9 and 13 points "
           "wide), predicted -0.8, -4.5 and -5.9 % (the NCCL calls' CPU work that one rank sheds is not "
           "modelled)", _NCCL_H100X2),
+    Check("bucket_cap_mb", f"{_NCCL}, CPU-bound steps, {_CROSS} (toy MLP, transformer, GPT-2 of the first set; "
+          "2026-11-27)", 42, 3.8, 37.3, CHECKED,
+          "a what-if inherits the speed of the run it is predicted from: from the transformer's cap-100 run (its "
+          "backward thread 1.4x slower per operator than the cap-1 run's) cap 1 MB is predicted +79 %, measured "
+          "+42 %; from the toy MLP's cap-100 run every smaller cap is predicted 2.5 % faster, measured 17-19 % slower "
+          "(the GEMMs beside more overlapped allreduces run slower: not modelled)", _CROSS_X4, "toy4096|tfm1024|gpt2bf16"),
+    Check("bucket_cap_mb", f"{_NCCL}, GPU-bound step, {_CROSS} ({_GPUBOUND}; 2026-11-27)", 15, 0.3, 2.7, CHECKED,
+          "every change within 2.7 points; cap 100 MB measured 2.3-2.4 % faster than the others, predicted 0.1-0.4 % "
+          "slower (fewer, larger allreduces slowing the GEMMs beside them less is not modelled)", _CROSS_X4,
+          "gpubound"),
+    Check("bucket_cap_mb", f"{_X2C}, {_CROSS} ({_X2C_SHAPES})", 60, 3.6, 19.8, CHECKED,
+          "merges (fewer, larger buckets) median 2.4, max 15.3 points; splits 5.0 / 19.8: splits predicted from "
+          "the transformers' cap-100 runs are too large (+58 and +53 % for cap 1 MB, measured +38 and +37 %), merges "
+          "from GPT-2's and the 16 x 2048 MLP's cap-1 and cap-5 runs too small (cap 5 -> 100 MB: -8 and -17 % "
+          "predicted, -23 and -33 % measured). One launch work per bucket for the whole run (the mean, or a clipped "
+          "mean, instead of each bucket's own) helped the first set and not these (mean error 5.9 -> 6.2 / 6.4 "
+          "points): not adopted", _CROSS_X2),
     Check("bucket_cap_mb", f"{_NCCL}, separate runs (caps 1, 5, 25 again, 100 MB; {_ALL_SHAPES})", 15, 9.5, 46.8,
           NOISY, "the unchanged cap measured -0.3, +2.2, +11.2 and +5.8 % (GPT-2) apart, and the transformer's cap "
           "1 MB +67.8 % here against +24.6 % timed in one job, GPT-2's +45.0 against +23.3 %", _NCCL_SEPARATE),
@@ -385,6 +409,17 @@ RANKINGS: tuple[Ranking, ...] = (
             "predicted)", _NCCL_X2B),
     Ranking(f"bucket caps, first bucket, bf16 hook, 1 rank; {_H100X2}, {_NCCL_ONE_JOB} ({_H100X2_HELD_OUT})", 34,
             34, "none", _NCCL_H100X2),
+    Ranking(f"bucket caps from every profiled layout; {_NCCL}, CPU-bound steps, {_CROSS} (toy MLP, transformer, GPT-2 "
+            "of the first set; 2026-11-27)", 65, 62, "from the toy MLP's cap-100 run, caps 1, 5 and 25 MB against "
+            "the run's own (measured 17-19 % slower, predicted 2.5 % faster)", _CROSS_X4, "toy4096|tfm1024|gpt2bf16"),
+    Ranking(f"bucket caps from every profiled layout; {_NCCL}, GPU-bound step, {_CROSS} ({_GPUBOUND}; 2026-11-27)",
+            15, 0, "every separated pair is cap 100 MB against a smaller cap: measured 2.3-2.4 % faster, predicted "
+            "0.1-0.4 % slower (fewer, larger allreduces slowing the GEMMs beside them less is not modelled)",
+            _CROSS_X4, "gpubound"),
+    Ranking(f"bucket caps from every profiled layout; {_X2C}, {_CROSS} ({_X2C_SHAPES})", 89, 88,
+            "from the toy MLP 8 x 4096's cap-1 run, cap 100 MB against the run's own (-12.0 % measured, +0.2 % "
+            "predicted; from its cap-25 run, with the same eight 64 MiB buckets, -16.4 %: a what-if inherits the "
+            "run it is predicted from)", _CROSS_X2),
 )
 
 
