@@ -210,3 +210,39 @@ def test_progress_wanted_follows_the_terminal(monkeypatch: pytest.MonkeyPatch) -
     assert progress.wanted(None) and not progress.wanted(False)
     monkeypatch.setattr(sys, "stderr", object())
     assert not progress.wanted(None) and progress.wanted(True)
+
+
+def test_the_engine_path_lists_the_folder_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """analyze_paths decides on the engine path by the number of files and hands that listing on (16384 files
+    take 0.2 s to list); the tables are those of a fresh listing."""
+    from tracekit.traces import loader
+
+    d = _skewed_ranks(tmp_path / "run")
+    want = _report(analyze_paths([str(d)]))
+    calls = []
+    real = loader.find_trace_files
+    monkeypatch.setattr(loader, "find_trace_files", lambda paths: calls.append(paths) or real(paths))
+    assert _report(analyze_paths([str(d)])) == want
+    assert len(calls) == 1
+
+
+def test_folder_listing_as_rglob(tmp_path: Path) -> None:
+    """find_trace_files walks a folder as Path.rglob did: nested files, symlinked files, not symlinked folders nor
+    broken links nor run.json / other suffixes, in Path order (``a-b/`` sorts after ``a/`` as a path, before it as
+    text)."""
+    from tracekit.traces.loader import find_trace_files
+
+    root = tmp_path / "run"
+    for rel in ("rank1.json", "a/rank0.json.gz", "a-b/rank2.json", "a/b/c/rank3.json", "real/x.json", "run.json",
+                "a/notes.txt", "a/manifest.json"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("{}")
+    (root / "dirlink").symlink_to(root / "real", target_is_directory=True)
+    (root / "filelink.json").symlink_to(root / "real" / "x.json")
+    (root / "broken.json").symlink_to(root / "nowhere.json")
+    want = sorted(f for f in root.rglob("*") if f.is_file() and f.name.endswith((".json", ".json.gz"))
+                  and f.name not in ("run.json", "manifest.json"))
+    got = find_trace_files(root)
+    assert got == want
+    assert [str(p.relative_to(root)) for p in got] == [
+        "a/b/c/rank3.json", "a/rank0.json.gz", "a-b/rank2.json", "filelink.json", "rank1.json", "real/x.json"]

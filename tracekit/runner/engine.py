@@ -186,12 +186,14 @@ class Survey:
     warnings: list[tuple[str, type[Warning]]]
 
 
-def survey(paths: list[str]) -> Survey:
-    """``(path, bytes)`` of every trace file under ``paths`` (:func:`loader.find_trace_files`) and,
-    when ``paths`` is one run folder, the folder and its manifest (run where the files are)."""
+def survey(paths: list[str], listed: list[Path] | None = None) -> Survey:
+    """``(path, bytes)`` of every trace file under ``paths`` (:func:`loader.find_trace_files`, or ``listed``: its
+    result, where the caller has it) and, when ``paths`` is one run folder, the folder and its manifest (run where
+    the files are)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        files = [(str(p), p.stat().st_size) for p in loader.find_trace_files(paths)]
+        found = listed if listed is not None else loader.find_trace_files(paths)
+        files = [(str(p), p.stat().st_size) for p in found]
         root = paths[0] if len(paths) == 1 and Path(paths[0]).is_dir() else None
         manifest = read_manifest(Path(root)) if root else None
     return Survey(files, root, manifest, [(str(w.message), w.category) for w in caught])
@@ -325,8 +327,10 @@ def _rank_ordered(df: pd.DataFrame) -> pd.DataFrame:
 
 def map_paths(paths: list[str], *, engine: Engine = "local", scheduler: str | None = None, skip_bad: bool = False,
               options: registry.AnalyzeOptions | None = None, workers: int | None = None,
-              show_progress: bool | None = None) -> tuple[TraceSet, dict[str, pd.DataFrame]]:
-    """Find the rank files under ``paths`` and run the per-rank map on ``engine``.
+              show_progress: bool | None = None, listed: list[Path] | None = None
+              ) -> tuple[TraceSet, dict[str, pd.DataFrame]]:
+    """Find the rank files under ``paths`` (``listed``: :func:`loader.find_trace_files`'s result, where the caller
+    has it; the dask engine lists them where the files are) and run the per-rank map on ``engine``.
 
     Returns the header-only :class:`TraceSet` and the rank tables stacked over ranks, for
     :func:`tracekit.runner.run.analyze` (``tables=``) with the same ``options``.
@@ -337,7 +341,7 @@ def map_paths(paths: list[str], *, engine: Engine = "local", scheduler: str | No
     if scheduler and engine != "dask":
         raise ConfigError("--scheduler needs --engine dask")
     if engine == "local":
-        found = survey(paths)
+        found = survey(paths, listed)
         outcomes = map_local(found.files, _job(found, options), workers, show_progress)
     else:
         with dask_client(scheduler, workers) as client:
