@@ -3,27 +3,22 @@
 # (1, 5, 25, 100 MB; `tracekit profile`, 2 ranks over NCCL) and one job that times the four layouts with steps
 # alternating (scripts/paired_ddp_variants.py: the truth). `benchmarks/bench_whatif.py --cross SET` then
 # predicts every layout from every profiled one and compares with the paired change.
-# Usage (device machine, repo root): OUT=dir SHAPES="tfm1024 gpt2bf16" [DEADLINE=540] bash scripts/gpu_bucket_layouts.sh
+# Shapes by name: scripts/gpu_shapes.sh.
+# Usage (device machine, repo root): OUT=dir NAMES="tfm1024 gpt2bf16" [DEADLINE=540] bash scripts/gpu_bucket_layouts.sh
 # Runs in order and skips what would start after DEADLINE seconds.
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-OUT=${OUT:-gpu_out}; SHAPES=${SHAPES:-tfm1024}; ROUNDS=${ROUNDS:-40}; DEADLINE=${DEADLINE:-540}
-declare -A OPTS=(
-  [tfm1024]="--model transformer --width 1024 --depth 8 --seq-len 512 --batch-size 8 --amp bf16"
-  [tfm768x12]="--model transformer --width 768 --depth 12 --seq-len 512 --batch-size 8 --amp bf16"
-  [gpt2bf16]="--model gpt2 --seq-len 512 --batch-size 4 --amp bf16"
-  [toy4096]="--model toy --width 4096 --depth 8 --batch-size 64"
-  [toy2048x16]="--model toy --width 2048 --depth 16 --batch-size 64"
-)
+OUT=${OUT:-gpu_out}; NAMES=${NAMES:-tfm1024}; ROUNDS=${ROUNDS:-40}; DEADLINE=${DEADLINE:-540}
+source "$(dirname "$0")/gpu_shapes.sh"  # SHAPES
 TK="python3 -m tracekit profile --warmup 5 --steps 20 --profile-steps 3 --timeout 120 --nproc 2"
 T0=$(date +%s); mkdir -p "$OUT"
 left() { local t=$(( $(date +%s) - T0 )); if [ $t -gt "$DEADLINE" ]; then echo "### skipped $1 (at $t s)"; return 1; fi
          echo "### $1 (at $t s)"; }
 {
   nvidia-smi -L; python3 -c "import torch, os; print('torch', torch.__version__, 'gpus', torch.cuda.device_count(), 'cpus', os.cpu_count())"
-  for shape in $SHAPES; do
-    R="$OUT/layouts/$shape"; mkdir -p "$R"; o=${OPTS[$shape]}
+  for shape in $NAMES; do
+    R="$OUT/layouts/$shape"; mkdir -p "$R"; o=${SHAPES[$shape]}
     for cap in 25 100 1 5; do
       left "$shape profile cap$cap" && timeout 150 $TK $o --bucket-cap-mb $cap --out "$R/cap$cap" 2>&1 | grep -v "^USDT" | tail -1
     done
@@ -33,5 +28,5 @@ left() { local t=$(( $(date +%s) - T0 )); if [ $t -gt "$DEADLINE" ]; then echo "
         --json "$R/cap25/paired.jsonl" 2>&1 | grep -v "^USDT" | grep "paired change\|Error\|error" | head -8
   done
   echo "### done at $(( $(date +%s) - T0 )) s"
-} 2>&1 | tee "$OUT/log_layouts_${SHAPES// /_}.txt"
-tar czf "$OUT/layouts_${SHAPES// /_}.tar.gz" -C "$OUT" layouts && rm -rf "$OUT/layouts"
+} 2>&1 | tee "$OUT/log_layouts_${NAMES// /_}.txt"
+tar czf "$OUT/layouts_${NAMES// /_}.tar.gz" -C "$OUT" layouts && rm -rf "$OUT/layouts"

@@ -9,13 +9,7 @@ export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 OUT=${OUT:-gpu_out}; DEADLINE=${DEADLINE:-420}; ROUNDS=${ROUNDS:-40}; R="$OUT/grow"; mkdir -p "$R"; T0=$(date +%s)
 TK="python3 -m tracekit profile --warmup 5 --steps 20 --profile-steps 3 --timeout 120 --bucket-cap-mb 25"
 TR="python3 -m torch.distributed.run --standalone"
-declare -A SHAPES=(
-  [toy4096]="--model toy --width 4096 --depth 8 --batch-size 64"
-  [gpubound]="--model toy --width 4096 --depth 16 --batch-size 512"
-  [tfm1024]="--model transformer --width 1024 --depth 8 --seq-len 512 --batch-size 8 --amp bf16"
-  [tfmbig]="--model transformer --width 1024 --depth 8 --seq-len 512 --batch-size 64 --amp bf16"
-  [gpt2bf16]="--model gpt2 --seq-len 512 --batch-size 4 --amp bf16"
-)
+source "$(dirname "$0")/gpu_shapes.sh"  # SHAPES
 left() { local t=$(( $(date +%s) - T0 )); if [ $t -gt "$DEADLINE" ]; then echo "### skipped $1 (at $t s)"; return 1; fi
          echo "### $1 (at $t s)"; }
 {
