@@ -259,10 +259,10 @@ CHECKS: tuple[Check, ...] = (
           "modelled)", _NCCL_H100X2),
     Check("bucket_cap_mb", f"{_NCCL}, CPU-bound steps, {_CROSS} (toy MLP, transformer, GPT-2 of the first set; "
           "2026-11-27)", 42, 3.8, 37.3, CHECKED,
-          "a what-if inherits the speed of the run it is predicted from: from the transformer's cap-100 run (its "
-          "backward thread 1.4x slower per operator than the cap-1 run's) cap 1 MB is predicted +79 %, measured "
-          "+42 %; from the toy MLP's cap-100 run every smaller cap is predicted 2.5 % faster, measured 17-19 % slower "
-          "(the GEMMs beside more overlapped allreduces run slower: not modelled)", _CROSS_X4, "toy4096|tfm1024|gpt2bf16"),
+          "from the transformer's cap-100 run cap 1 MB is predicted +79 %, measured +42 % (splits from a cap-100 run "
+          "are over-predicted on every transformer run, whether its backward thread ran faster or slower than the "
+          "cap-1 run's: not located); from the toy MLP's cap-100 run every smaller cap is predicted 2.5 % faster, "
+          "measured 17-19 % slower (not located)", _CROSS_X4, "toy4096|tfm1024|gpt2bf16"),
     Check("bucket_cap_mb", f"{_NCCL}, GPU-bound step, {_CROSS} ({_GPUBOUND}; 2026-11-27)", 15, 0.3, 2.7, CHECKED,
           "every change within 2.7 points; cap 100 MB measured 2.3-2.4 % faster than the others, predicted 0.1-0.4 % "
           "slower (fewer, larger allreduces slowing the GEMMs beside them less is not modelled)", _CROSS_X4,
