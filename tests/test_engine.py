@@ -246,3 +246,27 @@ def test_folder_listing_as_rglob(tmp_path: Path) -> None:
     assert got == want
     assert [str(p.relative_to(root)) for p in got] == [
         "a/b/c/rank3.json", "a/rank0.json.gz", "a-b/rank2.json", "filelink.json", "rank1.json", "real/x.json"]
+
+
+def test_an_unreadable_folder_is_named_not_dropped_silently(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder the walk cannot open is skipped with a TraceLoadWarning naming it; the others are listed. (As root,
+    a chmod does not stop reading: os.scandir is made to fail for that folder instead.)"""
+    import os
+
+    from tracekit.traces import loader
+
+    root = tmp_path / "run"
+    for rel in ("rank0.json", "locked/rank1.json"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("{}")
+    real = os.scandir
+
+    def scandir(path):  # noqa: ANN001, ANN202
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(loader.os, "scandir", scandir)
+    with pytest.warns(TraceLoadWarning, match=r"locked: cannot read this folder \(Permission denied\)"):
+        got = loader.find_trace_files(root)
+    assert got == [root / "rank0.json"]
