@@ -74,6 +74,9 @@ from typing import Any
 import msgspec
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tracekit.cpus import usable_cpus  # noqa: E402 - the count tracekit's worker defaults use
 REF_DIRS = (REPO / "tests" / "data" / "reference" / "inductor",
             Path("/work/shared/reference_traces/h200x2_mlp16_fp32/inductor"))
 GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
@@ -429,8 +432,7 @@ def machine_facts() -> dict[str, Any]:
             versions[dist] = None
     commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip() or None
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return {"cpu": cpu, "cpus": os.cpu_count(), "usable_cpus": usable, "load_avg_1_5_15": list(os.getloadavg()),
+    return {"cpu": cpu, "cpus": os.cpu_count(), "usable_cpus": usable_cpus(), "load_avg_1_5_15": list(os.getloadavg()),
             "mem_gb": round(mem_kb / 2**20, 1), "python": platform.python_version(),
             "platform": platform.platform(), "versions": versions, "tracekit_commit": commit,
             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
