@@ -78,11 +78,11 @@ def _walk(root: str) -> list[str]:
                           TraceLoadWarning, stacklevel=3)
             continue
         with entries:
-            for e in entries:
-                if e.is_dir(follow_symlinks=False):
-                    todo.append(e.path)
-                elif e.name.endswith(TRACE_SUFFIXES) and e.name not in NON_TRACE_NAMES and e.is_file():
-                    out.append(e.path)
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    todo.append(entry.path)
+                elif entry.name.endswith(TRACE_SUFFIXES) and entry.name not in NON_TRACE_NAMES and entry.is_file():
+                    out.append(entry.path)
     return out
 
 
