@@ -185,9 +185,15 @@ def test_killed_parse_worker_is_a_clean_error(tmp_path: Path) -> None:
     assert r.stdout.startswith("ERR ") and "parse worker process died" in r.stdout and "rank0" in r.stdout
 
 
+@pytest.mark.parametrize("share_min", [0, None])
 @pytest.mark.parametrize("run", ["eager", "inductor"])
-def test_pool_load_equals_serial_load(run: str) -> None:
-    """Columns handed over through shared buffers (or pickled) give the serial tables exactly."""
+def test_pool_load_equals_serial_load(run: str, share_min: int | None, monkeypatch) -> None:
+    """Columns handed over through shared buffers (``share_min`` 0: every trace shared; these small ones are
+    otherwise pickled) give the serial tables exactly."""
+    from tracekit.traces import shared
+
+    if share_min is not None:
+        monkeypatch.setattr(shared, "SHARE_MIN_BYTES", share_min)
     serial, pooled = tracekit.load(REF / run, workers=1), tracekit.load(REF / run, workers=2)
     for r in serial.ranks:
         pd.testing.assert_frame_equal(pooled.ranks[r].events, serial.ranks[r].events)
@@ -195,6 +201,43 @@ def test_pool_load_equals_serial_load(run: str) -> None:
     ev = pooled.ranks[0].events
     ev.loc[0, "ts_ns"] = -5  # mapped copy-on-write: the tables are ordinary writable frames
     assert ev.loc[0, "ts_ns"] == -5
+
+
+def test_only_large_traces_are_shared_within_the_open_file_budget(monkeypatch) -> None:
+    from tracekit.traces import shared
+
+    mb = 1 << 20
+    monkeypatch.setattr(shared, "fd_budget", lambda: 2)
+    # below SHARE_MIN_BYTES never; of the rest the two largest (the budget)
+    assert shared.shareable([mb - 1, 3 * mb, mb, 5 * mb, 0]) == [False, True, False, True, False]
+    monkeypatch.setattr(shared, "fd_budget", lambda: 10)
+    assert shared.shareable([mb - 1, 3 * mb, mb]) == [False, True, True]
+    assert shared.open_buffers_for([False, False]) is None
+
+
+def test_many_rank_files_load_under_a_low_open_file_limit(tmp_path) -> None:
+    """40 rank files, every one shared (SHARE_MIN_BYTES 0), with 64 descriptors allowed: a buffer and a map
+    for each would need 80; a quarter of the limit (16 traces) is shared, the rest pickled, and the load
+    equals the serial one."""
+    for r in range(40):
+        tb = TraceBuilder(rank=r, world_size=40)
+        tb.step(1, 0, 100)
+        tb.cpu_op("op", 1 + r, 10)
+        tb.kernel("k", 20, 30, launch_at_us=2 + r)
+        tb.write(tmp_path / f"rank{r}.trace.json")
+    code = (
+        "import resource\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))\n"
+        "from tracekit.traces import loader, shared\n"
+        "shared.SHARE_MIN_BYTES = 0\n"
+        f"pooled = loader.load({str(tmp_path)!r}, workers=2)\n"
+        f"serial = loader.load({str(tmp_path)!r}, workers=1)\n"
+        "assert all(pooled.ranks[r].events.equals(serial.ranks[r].events) for r in serial.ranks)\n"
+        "print(len(pooled.ranks), shared.fd_budget())\n"
+    )
+    r = _py(code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["40", "16"]
 
 
 def test_shared_columns_round_trip_and_fallbacks() -> None:

@@ -232,10 +232,10 @@ class PendingLoad:
         self._progress = show_progress
         self._pool: ProcessPoolExecutor | None = None
         self._futures: list[Future] = []
-        self._buffers: list[int] | None = None
+        self._buffers: list[int | None] | None = None
         if n_workers > 1:
             # opened before the workers fork, so each inherits every buffer
-            self._buffers = shared.open_buffers(len(files))
+            self._buffers = shared.open_buffers_for(shared.shareable([_size(f) for f in files]))
             self._pool = ProcessPoolExecutor(max_workers=n_workers, mp_context=fork_context())
             try:
                 self._futures = [self._pool.submit(_guarded_decode, f, fd) for f, fd in zip(files, self._fds())]
@@ -245,7 +245,7 @@ class PendingLoad:
                 raise
 
     def _fds(self) -> list[int | None]:
-        """The shared buffer of each file (None each: columns come back pickled)."""
+        """The shared buffer of each file (None: its columns come back pickled)."""
         return list(self._buffers) if self._buffers else [None] * len(self._files)
 
     def result(self) -> TraceSet:
