@@ -15,7 +15,7 @@ from tracekit.runner.pipeline import load_and_analyze
 from tracekit.cli import main
 from tracekit.replay import costs as cost_model
 from tracekit.replay import simulate
-from tracekit.replay.graph import GPU_OP, SYNC_SEG, WAIT_SEG
+from tracekit.replay.graph import GPU_OP, GROUP, SYNC_SEG, WAIT_SEG
 from tracekit.replay.graph import cpu_events as graph_cpu_events
 
 from tests.tracebuilder import TraceBuilder
@@ -120,6 +120,31 @@ def test_collective_waits_for_the_last_rank_and_wait_is_not_baked_in(tmp_path):
     k0, k1 = _gpu_node(g, 0, 12), _gpu_node(g, 1, 52)
     assert start[k1] < 52 * US
     assert end[k0] == end[k1] == start[k1] + 10 * US
+
+
+def test_a_collective_across_four_ranks_meets_at_one_group_node(tmp_path):
+    """Four ranks, step [0, 100]: rank r works until 10r + 9 and launches its allreduce at 10 + 10r (kernel
+    [12 + 10r, 92]). The latest start is rank 3's, 42: every transfer is 92 - 42 = 50 µs, every kernel ends
+    at 92 (the latest arrival plus its transfer), and rank r waited 42 - (12 + 10r) = 30 - 10r µs. The ranks
+    meet at one group node (2N edges, not N^2)."""
+    paths = []
+    for rank in range(4):
+        tb = TraceBuilder(rank=rank, world_size=4)
+        tb.step(1, 0, 100)
+        if rank:
+            tb.cpu_op("work", 1, 10 * rank + 8)
+        tb.nccl_allreduce(12 + 10 * rank, 80 - 10 * rank, launch_at_us=10 + 10 * rank, nelems=1 << 20, op_dur_us=1)
+        tb.launch(95, 990, name="cudaDeviceSynchronize", dur_us=1)
+        paths.append(tb.write(tmp_path / f"rank{rank}.trace.json.gz"))
+    g, start, end = _graph(paths)
+    kernels = [_gpu_node(g, r, 12 + 10 * r) for r in range(4)]
+    assert [g.dur[k] for k in kernels] == [50 * US] * 4
+    assert [end[k] for k in kernels] == [92 * US] * 4
+    groups = [v for v in range(len(g.dur)) if g.kind[v] == GROUP]
+    assert len(groups) == 1 and len(g.sp[groups[0]]) == 4 and end[groups[0]] == 42 * US
+    assert [g.ep[k] for k in kernels] == [[(groups[0], 50 * US)]] * 4
+    ranks = tracekit.whatif(tmp_path).ranks.set_index("rank")
+    assert list(ranks["window_wait_us"]) == pytest.approx([30.0, 20.0, 10.0, 0.0])
 
 
 def test_whatif_figures_of_the_late_rank(tmp_path):

@@ -183,7 +183,7 @@ def _check_replayable(traces: TraceSet) -> list[str]:
         if rt.has_gpu_activity and bool(rt.gpu_column("pre_window").all()):
             notes.append(f"rank {rt.rank} ({rt.path.name}): GPU activity without CPU launch calls (a cuda-only "
                          "capture?): the CPU side that issues the work is missing")
-        elif rt.steps.empty:
+        elif not rt.step_arrays()["step"].size:
             notes.append(f"rank {rt.rank} ({rt.path.name}): no ProfilerStep ranges: its step cannot be replayed")
         else:
             usable += 1

@@ -342,6 +342,7 @@ def _link(g: Graph, members: list[tuple[int, int, int | None]], fitted: int, alp
           drop: bool) -> None:
     """One new bucket's instance across ranks: each rank's node ends at the last arrival plus its transfer:
     the fitted one, or a recorded bucket's measured one with its bandwidth term scaled by ``factor``."""
+    linked = []
     for arrive, node, measured in members:
         if drop:
             t = 0
@@ -351,7 +352,12 @@ def _link(g: Graph, members: list[tuple[int, int, int | None]], fitted: int, alp
             a = min(alpha_ns, measured)
             t = int(round(a + (measured - a) * factor))
         g.dur[node] = t
-        g.ep[node] = [] if drop else [(a_, t) for a_, _, _ in members if a_ != arrive]
+        linked.append((arrive, node, t))
+    if drop:
+        for _, node, _ in linked:
+            g.ep[node] = []
+    else:
+        g.link(linked)
 
 
 def _layout_notes(name: str, lay: ddp.Layout) -> list[str]:

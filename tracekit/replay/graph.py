@@ -41,7 +41,8 @@ Nodes (one list per field, indexed by node id; times in integer ns):
   becomes one *arrive* node per rank (when that rank's kernel or range could start) and
   the kernel/range itself, which ends at the latest arrival of all ranks plus this
   rank's measured transfer time (its end minus the latest start across ranks): waiting
-  for a late peer is never baked into the replay.
+  for a late peer is never baked into the replay. The arrivals meet at one *group* node
+  per instance (:meth:`Graph.link`), so an instance across N ranks has 2N edges, not N².
 
 Every dependency is an edge ``(pred, delay)``: a node starts at the latest
 ``end(pred) + delay`` of its *start* edges; it ends at ``start + duration`` or, if later,
@@ -96,8 +97,8 @@ CLOCK_SLACK_NS = 1_000
 #: a GPU op is launch-bound when it starts this long after its stream's previous op ended
 LAUNCH_BOUND_GAP_NS = 1_000
 
-CPU_SEG, SYNC_SEG, WAIT_SEG, GPU_OP, ARRIVE, COLL = range(6)
-KIND_NAMES = ("cpu", "sync", "wait", "gpu", "arrive", "collective")
+CPU_SEG, SYNC_SEG, WAIT_SEG, GPU_OP, ARRIVE, COLL, GROUP = range(7)
+KIND_NAMES = ("cpu", "sync", "wait", "gpu", "arrive", "collective", "group")
 
 
 @dataclass
@@ -184,6 +185,26 @@ class Graph:
         self.rank.extend([rank] * n)
         self.orig_start.extend(np.asarray(start, dtype=np.int64).tolist())
         self.orig_end.extend(np.asarray(end, dtype=np.int64).tolist())
+
+    def link(self, members: list[tuple[int, int, int]]) -> None:
+        """One collective instance across ranks: the node of each member ``(arrive, node, transfer)`` ends at
+        the latest arrival of all members plus its ``transfer`` (its end edges; the caller sets its duration to
+        ``transfer``). The arrivals meet at one zero-length *group* node (kind :data:`GROUP`, recorded at the
+        latest arrival, the first member's rank) that each node waits for: 2N edges for N ranks, where an edge
+        from every arrival to every node would be N² (4 million per instance at 2048 ranks). A member's own
+        arrival among the group's changes nothing: its node starts at that arrival and lasts its transfer.
+        A member alone has no end edge."""
+        if len(members) < 2:
+            for _, node, _ in members:
+                self.ep[node] = []
+            return
+        arrives = [a for a, _, _ in members]
+        # recorded at the latest arrival: the evaluation's recorded order puts it after every arrival and, like
+        # the per-pair edges before it, before each member's node (which ended after that arrival)
+        t = max(self.orig_end[a] for a in arrives)
+        group = self.add(0, GROUP, self.rank[members[0][1]], t, t, [(a, 0) for a in arrives])
+        for _, node, transfer in members:
+            self.ep[node] = [(group, transfer)]
 
     def start_edges(self, v: int) -> list[tuple[int, int]]:
         """``sp[v]`` with :data:`CHAIN` resolved: the node before it, no delay."""

@@ -83,9 +83,9 @@ def build(traces: TraceSet, coll: pd.DataFrame | None, costs: ProfilerCosts,
             if nodes is not None:
                 members.setdefault(key, []).append((nodes[0], nodes[1], int(transfer)))
     for group in members.values():
-        for arrive, node, transfer in group:
+        for _, node, transfer in group:
             g.dur[node] = g.dur_rec[node] = transfer
-            g.ep[node] = [(other, transfer) for other, _, _ in group if other != arrive]
+        g.link(group)
     return g
 
 

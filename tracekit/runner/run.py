@@ -76,7 +76,7 @@ def _meta(traces: TraceSet, tables: dict[str, pd.DataFrame], options: AnalyzeOpt
     if "steps" in tables:
         steps = sorted({int(s) for s in tables["steps"]["step"]})
     else:
-        steps = sorted({int(s) for rt in traces for s in rt.steps["step"]})
+        steps = sorted({int(s) for rt in traces for s in rt.step_arrays()["step"].tolist()})  # no frame per rank
     if "rank_totals" in tables:
         totals = tables["rank_totals"]
         pre_window = int(totals["pre_window_kernels"].sum()) if len(totals) else 0
