@@ -206,6 +206,41 @@ def test_whatif_sweep_json_and_csv(tmp_path):
     assert text.count("Plotly.newPlot") == 2 and "bucket-cap-mb=4" in text
 
 
+def test_scenarios_in_forked_processes_equal_the_serial_ones(monkeypatch):
+    """A committed 2-rank NCCL run (bucket layout in run.json): the scenarios of a sweep spread over two
+    processes (the node threshold set to 0; the CPU count to 2) give exactly the serial result: figures,
+    per-rank table and notes."""
+    run = next(p for p in sorted((Path(__file__).parents[1] / "sample_traces").rglob("run.json"))
+               if "h200x2_nccl_scenarios" in str(p)).parent
+    opts = {"sweep": ["bucket-cap-mb=1,5,100", "comm-hook=bf16,fp16"]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        serial = tracekit.whatif(run, **opts).to_dict()
+        monkeypatch.setattr(sc, "PARALLEL_MIN_NODES", 0)
+        monkeypatch.setattr(sc, "usable_cpus", lambda: 2)
+        calls = []
+        real = sc.map_forked
+        monkeypatch.setattr(sc, "map_forked", lambda fn, items, workers: calls.append(workers) or real(fn, items, workers))
+        forked = tracekit.whatif(run, **opts).to_dict()
+    assert calls == [2]
+    assert json.dumps(forked, sort_keys=True, default=str) == json.dumps(serial, sort_keys=True, default=str)
+    assert len(forked["scenarios"]) == 6
+
+
+def test_map_forked_keeps_order_and_raises_as_serially():
+    from tracekit.runner.per_rank import map_forked
+
+    assert map_forked(lambda x: (x, x * x), list(range(7)), 3) == [(x, x * x) for x in range(7)]
+    assert map_forked(lambda x: x + 1, [5], 4) == [6]
+
+    def boom(x: int) -> int:
+        if x == 3:
+            raise ScenarioError(f"no {x}")
+        return x
+    with pytest.raises(ScenarioError, match="no 3"):
+        map_forked(boom, list(range(6)), 2)  # item 3 runs in the child (this process takes 0, 2 and 4)
+
+
 def test_scenarios_that_cannot_apply(tmp_path):
     (tmp_path / "b").mkdir()
     run = _bucket_run(tmp_path / "b")

@@ -5,7 +5,8 @@ graph breaks) are independent across ranks. On large traces they are spread
 over forked processes: the children inherit the loaded traces (nothing is
 pickled on the way in) and send back only their small result tables, while
 this process works on its own share. Small inputs, one rank, one CPU or
-platforms without ``fork`` run serially.
+platforms without ``fork`` run serially. :func:`map_forked` is the same for any
+list of independent items (the replay's what-if scenarios).
 """
 
 from __future__ import annotations
@@ -20,17 +21,40 @@ from tracekit.traces.loader import fork_context
 from tracekit.traces.traceset import RankTrace, TraceSet
 
 T = TypeVar("T")
+R = TypeVar("R")
 #: below this many events over all ranks, forking costs more than it saves
 PARALLEL_MIN_EVENTS = 200_000
 
 # set only while a pool is alive; forked children read them
-_traces: TraceSet | None = None
-_fn: Callable[[RankTrace], Any] | None = None
+_items: list[Any] | None = None
+_fn: Callable[[Any], Any] | None = None
 
 
-def _run(rank: int) -> Any:
-    assert _traces is not None and _fn is not None
-    return _fn(_traces.ranks[rank])
+def _run(i: int) -> Any:
+    assert _items is not None and _fn is not None
+    return _fn(_items[i])
+
+
+def map_forked(fn: Callable[[T], R], items: list[T], workers: int) -> list[R]:
+    """``[fn(x) for x in items]``, spread over ``workers`` processes, this one included: forked children
+    inherit ``fn`` and ``items`` (nothing is pickled on the way in; the results must be picklable) while this
+    process works on every ``workers``-th item. Serial with one worker, one item, no ``fork`` or inside a
+    child. Exceptions propagate as if run serially."""
+    global _items, _fn
+    ctx = fork_context()
+    n = min(workers, len(items))
+    if n <= 1 or ctx is None or _items is not None:  # (no nested pools)
+        return [fn(x) for x in items]
+    mine = set(range(0, len(items), n))
+    _items, _fn = items, fn
+    try:
+        with ProcessPoolExecutor(max_workers=n - 1, mp_context=ctx) as pool:
+            futures = {i: pool.submit(_run, i) for i in range(len(items)) if i not in mine}
+            out = {i: fn(items[i]) for i in sorted(mine)}
+            out |= {i: f.result() for i, f in futures.items()}
+    finally:
+        _items = _fn = None
+    return [out[i] for i in range(len(items))]
 
 
 def map_ranks(traces: TraceSet, fn: Callable[[RankTrace], T], workers: int | None = None) -> dict[int, T]:
@@ -40,23 +64,8 @@ def map_ranks(traces: TraceSet, fn: Callable[[RankTrace], T], workers: int | Non
     most the CPU count, and 1 for inputs under :data:`PARALLEL_MIN_EVENTS`).
     ``fn``'s results must be picklable. Exceptions propagate as if run serially.
     """
-    global _traces, _fn
     ranks = list(traces.ranks)
     n = workers if workers is not None else min(len(ranks), usable_cpus())
     if workers is None and sum(rt.n_events for rt in traces) < PARALLEL_MIN_EVENTS:
         n = 1
-    ctx = fork_context()
-    if n <= 1 or len(ranks) <= 1 or ctx is None or _traces is not None:  # (no nested pools)
-        return {r: fn(traces.ranks[r]) for r in ranks}
-    n = min(n, len(ranks))
-    mine = ranks[::n]  # this process takes every n-th rank; the children the rest
-    theirs = [r for r in ranks if r not in mine]
-    _traces, _fn = traces, fn
-    try:
-        with ProcessPoolExecutor(max_workers=n - 1, mp_context=ctx) as pool:
-            futures = {r: pool.submit(_run, r) for r in theirs}
-            out = {r: fn(traces.ranks[r]) for r in mine}
-            out |= {r: f.result() for r, f in futures.items()}
-    finally:
-        _traces = _fn = None
-    return {r: out[r] for r in ranks}
+    return dict(zip(ranks, map_forked(lambda r: fn(traces.ranks[r]), ranks, n)))
