@@ -192,8 +192,9 @@ class Graph:
         ``transfer``). The arrivals meet at one zero-length *group* node (kind :data:`GROUP`, recorded at the
         latest arrival, the first member's rank) that each node waits for: 2N edges for N ranks, where an edge
         from every arrival to every node would be N² (4 million per instance at 2048 ranks). A member's own
-        arrival among the group's changes nothing: its node starts at that arrival and lasts its transfer.
-        A member alone has no end edge."""
+        arrival among the group's changes nothing as long as its node starts at that arrival and lasts at least
+        the delay of its end edge: every edit keeps the two equal (:func:`~tracekit.replay.network.scale`, the
+        comm hook's casts). A member alone has no end edge."""
         if len(members) < 2:
             for _, node, _ in members:
                 self.ep[node] = []
