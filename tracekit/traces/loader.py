@@ -227,15 +227,17 @@ class PendingLoad:
     """
 
     def __init__(self, paths: Any, files: list[Path], skip_bad: bool, n_workers: int,
-                 show_progress: bool | None = None) -> None:
+                 show_progress: bool | None = None, sizes: list[int] | None = None) -> None:
         self._paths, self._files, self._skip_bad = paths, files, skip_bad
+        #: each file's bytes (0 where it cannot be read: the decode reports it), listed once
+        self._sizes = sizes if sizes is not None else [_size(f) for f in files]
         self._progress = show_progress
         self._pool: ProcessPoolExecutor | None = None
         self._futures: list[Future] = []
         self._buffers: list[int | None] | None = None
         if n_workers > 1:
             # opened before the workers fork, so each inherits every buffer
-            self._buffers = shared.open_buffers_for(shared.shareable([_size(f) for f in files]))
+            self._buffers = shared.open_buffers_for(shared.shareable(self._sizes))
             self._pool = ProcessPoolExecutor(max_workers=n_workers, mp_context=fork_context())
             try:
                 self._futures = [self._pool.submit(_guarded_decode, f, fd) for f, fd in zip(files, self._fds())]
@@ -252,7 +254,7 @@ class PendingLoad:
         """Wait for every file, build the per-rank tables and check they form one run."""
         from tracekit.traces.traceset import RankTrace
 
-        sizes = [_size(f) for f in self._files]
+        sizes = self._sizes
         try:
             with progress.bar(sum(sizes), "decoding", self._progress) as bar:
                 if self._pool is not None:
@@ -354,10 +356,10 @@ def start_load(
     Missing paths and empty directories raise here, before any worker starts.
     """
     files = find_trace_files(paths)
-    total = sum(f.stat().st_size for f in files)
+    sizes = [_size(f) for f in files]
     n_workers = workers if workers is not None else min(len(files), usable_cpus())
-    parallel = n_workers > 1 and len(files) > 1 and (workers is not None or total >= PARALLEL_MIN_BYTES)
-    return PendingLoad(paths, files, skip_bad, min(n_workers, len(files)) if parallel else 1, progress)
+    parallel = n_workers > 1 and len(files) > 1 and (workers is not None or sum(sizes) >= PARALLEL_MIN_BYTES)
+    return PendingLoad(paths, files, skip_bad, min(n_workers, len(files)) if parallel else 1, progress, sizes)
 
 
 def load(
