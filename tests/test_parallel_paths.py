@@ -258,6 +258,20 @@ def test_shared_columns_round_trip_and_fallbacks() -> None:
             assert back.dense[k].dtype == ref.dense[k].dtype
         np.testing.assert_array_equal(back.name_codes, ref.name_codes)
         assert back.names == ref.names
+        # no descriptor left for a map: the buffer is read instead (a writable copy, the same arrays)
+        _, again = decode.decode_columns(path)
+        item = shared.share(again, fds[1])
+
+        def no_map(*a, **k):
+            raise OSError(24, "Too many open files")
+
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(shared.mmap, "mmap", no_map)
+            read = shared.attach(item, fds[1])
+        for k in decode.DENSE_COLUMNS:
+            np.testing.assert_array_equal(read.dense[k], ref.dense[k])
+        np.testing.assert_array_equal(read.name_codes, ref.name_codes)
+        assert read.name_codes.flags.writeable
         # a failed write (a closed fd) hands back the columns to be pickled; attach passes them through
         closed = os.dup(fds[1])
         os.close(closed)
