@@ -651,3 +651,43 @@ def test_a_regrouped_gloo_bucket_launched_late_is_not_awaited_by_a_recorded_one_
     xfer = 48.5 / 2
     assert new == [(40 + 1 + 6, 47 + xfer), (71.25 + 6, 77.25 + xfer), (101.5 + 6, 107.5 + xfer),
                    (131.75 + 5 + 2 + 3, 141.75 + xfer)]
+
+
+def _nccl_launch_block_run(tmp_path: Path) -> list[Path]:
+    """Two identical ranks, step [0, 200] µs, CPU-bound: ``record_param_comms`` [10, 50] with NCCL's range
+    ``nccl:all_reduce`` [10, 45] holding its launch block -- the launch ``cuLaunchKernelEx`` [11, 13] of the
+    allreduce (kernel [60, 70]) and NCCL's join ``cudaEventRecord`` [20, 21] + ``cudaStreamWaitEvent`` [22, 23]
+    -- then PyTorch's own ``cudaStreamIsCapturing`` [30, 31]; op ``work`` [50, 190] launches a kernel at 185
+    (it runs [187, 189]) and the step's last CPU work ends at 200."""
+    paths = []
+    for rank in (0, 1):
+        tb = TraceBuilder(rank=rank, world_size=2)
+        tb.step(1, 0, 200)
+        tb.nccl_allreduce(60, 10, launch_at_us=10, nelems=1 << 20, op_dur_us=40)
+        tb.annotation("nccl:all_reduce", 10, 35)
+        tb.launch(20, 901, name="cudaEventRecord", dur_us=1)
+        tb.launch(22, 902, name="cudaStreamWaitEvent", dur_us=1)
+        tb.launch(30, 903, name="cudaStreamIsCapturing", dur_us=1)
+        tb.cpu_op("work", 50, 140)
+        tb.kernel("gemm", 187, 2, launch_at_us=185)
+        paths.append(tb.write(tmp_path / f"rank{rank}.trace.json.gz"))
+    return paths
+
+
+def test_one_rank_sheds_nccls_kernel_launch_from_the_cpu(tmp_path):
+    from tracekit.replay import enqueue
+
+    paths = _nccl_launch_block_run(tmp_path)
+    traces, _ = _loaded(paths)
+    rt = traces.ranks[0]
+    t0 = int(rt.column("ts_ns").min())  # the step's start: 0 µs
+    # the block: from the range's first runtime call (the launch, 11) through the join right after it (23)
+    blocks = enqueue.launch_blocks(rt, np.asarray(classify_gpu(rt).array == COMM))
+    assert [(b.lo - t0, b.hi - t0) for b in blocks] == [(11 * US, 23 * US)]
+    base, out, start, end = _scenario(paths, sc.Scenario(world_size=1))
+    b_start, b_end = simulate.evaluate(base)
+    assert _step_us(base, b_start, b_end) == [200.0]
+    # 12 µs of CPU work gone from the block ([11, 23]); PyTorch's call at [30, 31] stays; no transfer left
+    assert _step_us(out, start, end, 0) == _step_us(out, start, end, 1) == [200.0 - 12]
+    _, out2, start2, end2 = _scenario(paths, sc.Scenario(world_size=4))  # more ranks: the launches stay
+    assert _step_us(out2, start2, end2) == [200.0]

@@ -32,7 +32,7 @@ import pandas as pd
 
 from tracekit.cpus import usable_cpus
 from tracekit.errors import ConfigError, ScenarioError
-from tracekit.replay import breaks, buckets, contention, ddp, figures, grow, hook as hook_mod, network, simulate
+from tracekit.replay import breaks, buckets, contention, ddp, enqueue, figures, grow, hook as hook_mod, network, simulate
 from tracekit.replay.graph import Graph
 from tracekit.replay.scenario_spec import Context, Scenario
 from tracekit.runner.per_rank import map_forked
@@ -158,6 +158,8 @@ def apply(base: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.
             notes.append(f"{sc.name}: alpha-beta fit: {ctx.fit.note}")
         if sc.comm_hook:
             notes += _casts(g, ctx, keep & fp32, fp32, sc.name)
+    if sc.world_size == 1 and ctx.traces.has_gpu_activity:
+        notes += enqueue.shed(g, ctx, sc.name)
     if sc.world_size == 1:
         done, beside = contention.relieve(g, ctx.traces, ctx.comm)
         if beside:

@@ -96,6 +96,10 @@ _X2B = "NCCL, 2 GPUs (another 2 x H200 host, 32 cores, 2026-11-28), CPU-bound st
 _X2B_HELD_OUT = ("the three CPU-bound shapes, recorded after every figure of the model was fitted and evaluated "
                  "before and after the launch work of 2026-11-28; GPT-2's trace not kept")
 _NCCL_X2B = ("whatif_scenarios_2026-11-28_h200x2_paired",)
+_X2W = "NCCL, 2 GPUs (a third 2 x H200 host, 32 cores, 2026-11-28, sixth session), CPU-bound steps"
+_X2W_HELD_OUT = ("five CPU-bound shapes (toy MLPs 8 x 4096 and 16 x 2048, bf16 transformers 1024 x 8 and 768 x 12, HF "
+                 "GPT-2 bf16), recorded after NCCL's launches were shed; traces not kept")
+_NCCL_X2W = ("whatif_scenarios_2026-11-28_h200x2_ws1_heldout",)
 _H100X2 = "NCCL, 2 GPUs (a 2 x H100 host, 32 cores, 2026-11-28), CPU-bound steps"
 _H100X2_HELD_OUT = "the three CPU-bound shapes, recorded after every change of the model; traces not kept"
 _NCCL_H100X2 = ("whatif_scenarios_2026-11-28_h100x2_paired",)
@@ -207,12 +211,14 @@ CHECKS: tuple[Check, ...] = (
           "bucket) over-predicted the change 2-8x and was not adopted: docs/whatif.md",
           _NCCL_PAIRED, _CPU_SHAPES),
     Check("world_size", f"{_NCCL}, CPU-bound steps, {_NCCL_ONE_JOB} (2 ranks -> 1 and -> 4; {_NCCL_SHAPES})",
-          16, 2.4, 30.2, NOISY, "the same change measured -33.4 and -16.6 % (toy MLP, 1 rank), -14.6 and -3.3 % "
-          "(transformer, 1 rank), +7.3 and +12.9 % (toy MLP, 4 ranks) in the two sets; predicted -3.2 / -0.5, "
-          "-3.3 / -4.5 and +6.5 / +7.7 % (the NCCL calls' CPU work that one rank sheds is not modelled); GPT-2 "
-          "-3.2 and +3.3 % measured, -3.8 and +1.7 % predicted; the third sets (1 and 4 ranks): toy MLP -8.5 / +1.6 % "
-          "measured, -9.9 / +16.6 % predicted, transformer -9.2 / +6.3 and -7.8 / +0.8 %, GPT-2's second -5.6 / +2.5 "
-          "and -1.3 / +1.0 %", _NCCL_PAIRED, _CPU_SHAPES),
+          16, 3.2, 28.0, NOISY, "the same change measured -33.4 and -16.6 % (toy MLP, 1 rank), -14.6 and -3.3 % "
+          "(transformer, 1 rank), +7.3 and +12.9 % (toy MLP, 4 ranks) in the two sets; predicted -5.4 / -2.8, "
+          "-4.5 / -5.7 and +6.5 / +7.7 % (one rank sheds NCCL's kernel launches since 2026-11-28, sixth session: "
+          "-3.2 / -0.5 and -3.3 / -4.5 % before; the rest of its measured gain, every CPU operator faster, is not "
+          "modelled); GPT-2 -3.2 and +3.3 % measured, -4.8 and +1.7 % predicted; the third sets (1 and 4 ranks): "
+          "toy MLP -8.5 / +1.6 % measured, -11.9 / +16.6 % predicted, transformer -9.2 / +6.3 and -8.7 / +0.8 %, "
+          "GPT-2's second -5.6 / +2.5 and -1.8 / +1.0 % (median 2.4, max 30.2 points before the launches were "
+          "shed)", _NCCL_PAIRED, _CPU_SHAPES),
     Check("bucket_cap_mb", f"{_X2}, {_NCCL_ONE_JOB} (caps 1, 5, 100 MB; {_X2_HELD_OUT})", 9, 4.3, 12.8, CHECKED,
           "the transformer's and GPT-2's caps 1 and 5 MB measured +21.1 / +12.8 and +22.1 / +14.5 %, predicted "
           "+26.7 / +15.2 and +29.4 / +18.2 % (+14.4 / +8.2 and +13.0 / +8.0 % with the launch work of before "
@@ -224,9 +230,11 @@ CHECKS: tuple[Check, ...] = (
           "measured +4.6 (toy MLP), +0.8 and +0.6 %, predicted +7.7, +3.1 and +1.5 % with the hook's CPU work of "
           "the 4 x H200 host (59.6 us a bucket; without it -0.5, 0.0 and -0.2 %: errors 5.1, 0.8 and 0.8 points): "
           "this host's hook cost less per bucket", _NCCL_X2),
-    Check("world_size", f"{_X2}, {_NCCL_ONE_JOB} (2 ranks -> 1; {_X2_HELD_OUT})", 3, 4.3, 21.3, NOISY,
+    Check("world_size", f"{_X2}, {_NCCL_ONE_JOB} (2 ranks -> 1; {_X2_HELD_OUT})", 3, 3.1, 19.1, NOISY,
           "1 rank measured -23.5 % (toy MLP; -33.4, -16.6 and -8.5 % in the 4 x H200 sets), -7.0 and -5.2 %, "
-          "predicted -2.2, -2.7 and -2.5 % (the NCCL calls' CPU work that one rank sheds is not modelled)", _NCCL_X2),
+          "predicted -4.4, -4.0 and -2.5 % (NCCL's kernel launches shed since 2026-11-28, sixth session: -2.2 and "
+          "-2.7 % before, median 4.3, max 21.3 points; GPT-2's trace not kept: its prediction is the model's before; "
+          "the rest of the measured gain, every CPU operator faster, is not modelled)", _NCCL_X2),
     Check("bucket_cap_mb", f"{_X2B}, {_NCCL_ONE_JOB} (caps 1, 5, 100 MB; {_X2B_HELD_OUT})", 9, 3.4, 11.9, CHECKED,
           "the transformer's and GPT-2's caps 1, 5 and 100 MB measured +23.8 / +20.4, +13.8 / +13.8 and -14.2 / "
           "-9.4 %, predicted +26.2 / +17.1, +13.5 / +9.4 and -2.6 / -1.4 %; the toy MLP's cap 100 MB measured "
@@ -238,10 +246,16 @@ CHECKS: tuple[Check, ...] = (
     Check("comm_hook", f"{_X2B}, {_NCCL_ONE_JOB} (bf16 hook; {_X2B_HELD_OUT})", 3, 1.5, 4.5, CHECKED,
           "measured +0.1, +1.2 and +1.1 %, predicted +0.7, +2.7 and +5.6 % (GPT-2, transformer, toy MLP): as on the "
           "first 2 x H200 host, the hook cost less CPU per bucket than the 59.6 us of the 4 x H200 host", _NCCL_X2B),
-    Check("world_size", f"{_X2B}, {_NCCL_ONE_JOB} (2 ranks -> 1; {_X2B_HELD_OUT})", 3, 14.0, 16.6, NOISY,
+    Check("world_size", f"{_X2B}, {_NCCL_ONE_JOB} (2 ranks -> 1; {_X2B_HELD_OUT})", 3, 12.8, 14.7, NOISY,
           "1 rank measured -14.4, -17.3 and -20.0 % (GPT-2, transformer, toy MLP; -5.2, -7.0 and -23.5 % on the "
-          "first 2 x H200 host), predicted -6.2, -3.3 and -3.4 % (the NCCL calls' CPU work that one rank sheds is "
-          "not modelled)", _NCCL_X2B),
+          "first 2 x H200 host), predicted -6.2, -4.5 and -5.3 % (NCCL's kernel launches shed since 2026-11-28, "
+          "sixth session: -3.3 and -3.4 % before, median 14.0, max 16.6 points; GPT-2's trace not kept: its "
+          "prediction is the model's before; the rest of the measured gain is not modelled)", _NCCL_X2B),
+    Check("world_size", f"{_X2W}, {_NCCL_ONE_JOB} (2 ranks -> 1; {_X2W_HELD_OUT})", 5, 1.7, 25.1, NOISY,
+          "1 rank measured -9.1, -27.6 (toy MLPs 8 x 4096, 16 x 2048), -13.4, -2.2 (transformers) and -1.0 % (GPT-2), "
+          "predicted -10.4, -2.4, -4.1, -2.0 and -2.6 % (-9.1, -0.4, -3.2, -0.9 and -2.2 % without the shed "
+          "launches: median 1.3, max 27.2 points); the toy MLP 16 x 2048 and the transformer 1024 x 8 gain more "
+          "than their NCCL launches, every CPU operator faster, which is not modelled", _NCCL_X2W),
     Check("bucket_cap_mb", f"{_H100X2}, {_NCCL_ONE_JOB} (caps 1, 5, 100 MB; {_H100X2_HELD_OUT})", 9, 3.0, 8.1,
           CHECKED, "the transformer's and GPT-2's caps 1, 5 and 100 MB measured +16.4 / +21.8, +9.9 / +15.6 and "
           "-11.5 / -7.8 %, predicted +22.8 / +22.5, +12.2 / +13.0 and -5.2 / -3.6 %; the toy MLP's cap 100 MB "
@@ -255,8 +269,8 @@ CHECKS: tuple[Check, ...] = (
           _NCCL_H100X2),
     Check("world_size", f"{_H100X2}, {_NCCL_ONE_JOB} (2 ranks -> 1; {_H100X2_HELD_OUT})", 3, 3.2, 17.7, NOISY,
           "1 rank measured -18.5, -7.3 and -2.6 % (toy MLP, transformer, GPT-2; quartiles 17, 9 and 13 points "
-          "wide), predicted -0.8, -4.5 and -5.9 % (the NCCL calls' CPU work that one rank sheds is not "
-          "modelled)", _NCCL_H100X2),
+          "wide), predicted -0.8, -4.5 and -5.9 % by the model before NCCL's kernel "
+          "launches were shed (2026-11-28, sixth session; traces not kept: not recomputed)", _NCCL_H100X2),
     Check("bucket_cap_mb", f"{_NCCL}, CPU-bound steps, {_CROSS} (toy MLP, transformer, GPT-2 of the first set; "
           "2026-11-27)", 42, 3.8, 37.3, CHECKED,
           "from the transformer's cap-100 run cap 1 MB is predicted +79 %, measured +42 % (splits from a cap-100 run "
@@ -302,7 +316,7 @@ CHECKS: tuple[Check, ...] = (
           ("whatif_scenarios_2026-11-28_h200x4_grow", "whatif_scenarios_2026-11-28_h200x2_grow",
            "whatif_scenarios_2026-11-28_h200x2b_grow", "whatif_scenarios_2026-11-28_h200x2c_grow"),
           "toy4096|tfm1024/|gpt2bf16", from_one_rank=True),
-    Check("world_size", f"{_NCCL}, separate runs (2 ranks -> 1 and -> 4; {_ALL_SHAPES})", 8, 6.4, 30.0, NOISY,
+    Check("world_size", f"{_NCCL}, separate runs (2 ranks -> 1 and -> 4; {_ALL_SHAPES})", 8, 6.4, 27.8, NOISY,
           "the transformer's 1 and 4 ranks measured +0.2 and -6.1 % here, -14.6 and +3.2 % timed in one job",
           _NCCL_SEPARATE),
     Check("busbw_gbps", f"{_NCCL}, the network's bus bandwidth given as timed by scripts/nccl_busbw.py (305 GB/s "
