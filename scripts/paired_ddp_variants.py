@@ -8,6 +8,9 @@ job: the same model (``tracekit profile``'s builder, same weights) wrapped in DD
 (``tracekit.profile.parallel.wrap_ddp``: its bucket cap, first bucket, and process group: ``world_size=N``
 runs on the first N ranks of the job, the others wait), each warmed up, then timed for ``--rounds``
 rounds of one step each, the variants' order rotating from round to round, a barrier before every step.
+``solo=1`` (with ``world-size=1``): every rank trains its own copy on a group of one at the same time, and
+rank 0's step is timed: one rank beside an independent one, to tell the cost of sharing the host from that of
+communicating (``scripts/gpu_ws1_solo.sh``).
 A step's time is its slowest rank's (as run.json's ``timings.overall``). The measured change of a
 variant is the median over rounds of (its step / the first variant's step in the same round − 1).
 
@@ -41,12 +44,16 @@ from tracekit.profile.training import Trainer  # noqa: E402
 def _spec(text: str, ranks: int) -> dict:
     """``bucket-cap-mb=1,first-bucket-cap-mb=5`` -> options; ``world_size`` defaults to ``ranks``;
     ``bucket-cap-mb=default`` leaves DDP's cap unset (25 MiB with a 1 MiB first bucket)."""
-    out: dict = {"world_size": ranks, "bucket_cap_mb": 25.0, "first_bucket_cap_mb": None, "comm_hook": "none"}
+    out: dict = {"world_size": ranks, "bucket_cap_mb": 25.0, "first_bucket_cap_mb": None, "comm_hook": "none",
+                 "solo": False}
     for part in filter(None, text.split(",")):
         key, _, value = part.partition("=")
         key = key.strip().replace("-", "_")
         if key == "bucket_cap_mb" and value.strip() == "default":  # DDP's own default: 25 MiB, first bucket 1 MiB
             out[key] = None
+            continue
+        if key == "solo":  # every rank trains its own copy on a group of one, all at once; rank 0's step timed
+            out[key] = value.strip() not in ("0", "")
             continue
         out[key] = int(value) if key == "world_size" else value.strip() if key == "comm_hook" else float(value)
     return out
@@ -93,6 +100,10 @@ def run(args: argparse.Namespace) -> dict | None:
         n = opts["world_size"]
         if n > world:
             raise SystemExit(f"world-size={n} needs {n} processes (this job has {world})")
+        if opts["solo"]:  # groups of one for every rank, created by all ranks in the same order
+            groups = [dist.new_group([r]) for r in range(world)]
+            trainers.append(_variant(args, opts, groups[rank], device))
+            continue
         group = dist.new_group(list(range(n)))
         trainers.append(_variant(args, opts, group, device) if rank < n else None)
     times: list[list[float]] = [[] for _ in specs]
@@ -101,6 +112,8 @@ def run(args: argparse.Namespace) -> dict | None:
             i = (k + r) % len(specs)  # rotate the order from round to round
             dist.barrier()
             t = time_steps(trainers[i].step, 1, sync)[0] if trainers[i] is not None else 0.0
+            if specs[i][1]["solo"] and rank != 0:
+                t = 0.0  # the others ran beside rank 0, which is timed (no max over independent ranks)
             t = _slowest(t, device)
             if r >= 0:
                 times[i].append(t)

@@ -22,12 +22,15 @@ def test_paired_ddp_variants_times_every_variant_in_one_job(tmp_path):
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
            str(ROOT / "scripts" / "paired_ddp_variants.py"), "--width", "64", "--depth", "2", "--batch-size", "4",
            "--rounds", "4", "--warmup", "1", "--variant", "bucket-cap-mb=25", "--variant", "bucket-cap-mb=0.01",
-           "--variant", "world-size=1", "--json", str(out)]
+           "--variant", "world-size=1", "--variant", "world-size=1,solo=1", "--json", str(out)]
     subprocess.run(cmd, check=True, env=env, capture_output=True, timeout=240)
     res = json.loads(out.read_text())
     names = [v["variant"] for v in res["variants"]]
-    assert names == ["bucket-cap-mb=25", "bucket-cap-mb=0.01", "world-size=1"] and res["world"] == 2
-    base, small, one = res["variants"]
+    assert names == ["bucket-cap-mb=25", "bucket-cap-mb=0.01", "world-size=1", "world-size=1,solo=1"]
+    assert res["world"] == 2
+    base, small, one, solo = res["variants"]
+    assert solo["options"]["solo"] and solo["options"]["world_size"] == 1 and not one["options"]["solo"]
+    assert len(solo["step_ms"]) == 4 and min(solo["step_ms"]) > 0
     assert base["paired_delta_pct_median"] == 0.0 and len(base["step_ms"]) == 4
     assert one["options"]["world_size"] == 1 and small["options"]["bucket_cap_mb"] == 0.01
     # the paired change is the median over rounds of the per-round ratio to the baseline
