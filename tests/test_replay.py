@@ -523,3 +523,24 @@ def test_one_slow_step_in_the_window_is_named_with_the_median_over_steps(tmp_pat
     r = run(tmp_path / "even", (100, 120, 110))
     assert r.baseline["window_step_ratio"] == pytest.approx(120 / 110)
     assert not any("the median of the window's" in n for n in r.notes)
+
+
+def test_the_replay_runs_with_the_cyclic_collector_off_and_restores_it(tmp_path, monkeypatch):
+    import gc
+
+    from tracekit.replay import simulate as sim
+
+    seen = []
+    build = sim.build
+    monkeypatch.setattr(sim, "build", lambda *a, **k: seen.append(gc.isenabled()) or build(*a, **k))
+    paths = _late_rank_run(tmp_path)
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        tracekit.whatif([str(p) for p in paths])
+        assert seen == [False] and gc.isenabled()
+        gc.disable()  # the CLI's state: left as it was
+        tracekit.whatif([str(p) for p in paths])
+        assert seen == [False, False] and not gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()

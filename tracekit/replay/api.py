@@ -224,6 +224,14 @@ def whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, A
                   quiet: list[scenario_mod.Scenario] | None = None,
                   profiler_probe: str | None = None) -> WhatifResult:
     """:func:`whatif` on traces already loaded and analysed (``coll``: the ``collectives`` table)."""
+    with simulate.paused_gc():  # the graph is millions of lists and tuples, and no cycles (simulate.paused_gc)
+        return _whatif_traces(traces, coll, meta, comm_pattern=comm_pattern, scenarios=scenarios, quiet=quiet,
+                              profiler_probe=profiler_probe)
+
+
+def _whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, Any], *,
+                   comm_pattern: str | None, scenarios: list[scenario_mod.Scenario] | None,
+                   quiet: list[scenario_mod.Scenario] | None, profiler_probe: str | None) -> WhatifResult:
     notes = _check_replayable(traces)
     offsets = {int(r): 1000.0 * float(v) for r, v in (meta.get("clock_offsets_us") or {}).items()}
     costs = cost_model.ProfilerCosts.of(traces.manifest, probe=profiler_probe)
