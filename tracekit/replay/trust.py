@@ -41,7 +41,8 @@ GPU_BOUND_MAX_IDLE_PCT = 15.0
 
 _SOURCES = ("whatif_2026-11-27_committed_all.jsonl", "whatif_2026-11-27_h100_unsynced.jsonl",
             "whatif_2026-11-27_h100x2_unsynced.jsonl", "whatif_2026-11-28_nccl_baselines_not_kept.jsonl",
-            "whatif_2026-11-28_h200_heldout_e_not_kept.jsonl", "whatif_2026-11-28_h200x2_layouts_not_kept.jsonl")
+            "whatif_2026-11-28_h200_heldout_e_not_kept.jsonl", "whatif_2026-11-28_h200x2_layouts_not_kept.jsonl",
+            "whatif_2026-11-28_h200x2_ws1_baselines_not_kept.jsonl")
 _ANY = (0.0, 100.0 + 1e-9)
 
 
@@ -78,7 +79,7 @@ _B = GPU_BOUND_MAX_IDLE_PCT
 REGIMES: tuple[Regime, ...] = (
     Regime("gpu-bound", 0.0, _B, 48, 1.0, 3.8, 0.0, _B),
     Regime("gpu-bound-once-shed", 0.0, _B, 17, 5.8, 27.0, _B, _ANY[1]),
-    Regime("cpu-bound", _B, _ANY[1], 138, 11.1, 87.7),
+    Regime("cpu-bound", _B, _ANY[1], 143, 11.3, 87.7),
 )
 
 
