@@ -64,31 +64,30 @@ def launch_blocks(rt: RankTrace, comm: np.ndarray) -> list[Block]:
     calls = np.flatnonzero(kind == schema.LAUNCH)
     ts, end = rt.column("ts_ns"), rt.column("end_ns")
     calls = calls[np.lexsort((ts[calls], tid[calls]))]  # by thread, then start
+    c_tid, c_ts, c_end = tid[calls], ts[calls], end[calls]
     launches_comm = np.isin(rt.column("correlation")[calls], comm_corr[comm_corr >= 0])
     joins = rt.name_hits(JOIN_PATTERN.pattern)[calls]
     out = []
     for r in ranges.tolist():
         t = int(tid[r])
-        a = int(np.searchsorted(tid[calls], t, side="left"))
-        b = int(np.searchsorted(tid[calls], t, side="right"))
-        lo_i = a + int(np.searchsorted(ts[calls[a:b]], ts[r], side="left"))
-        hi_i = a + int(np.searchsorted(ts[calls[a:b]], end[r], side="right"))
-        inside = np.arange(lo_i, hi_i)
-        inside = inside[end[calls[inside]] <= end[r]]
+        a, b = int(np.searchsorted(c_tid, t, side="left")), int(np.searchsorted(c_tid, t, side="right"))
+        inside = np.arange(a + int(np.searchsorted(c_ts[a:b], ts[r], side="left")),
+                           a + int(np.searchsorted(c_ts[a:b], end[r], side="right")))
+        inside = inside[c_end[inside] <= end[r]]
         hit = np.flatnonzero(launches_comm[inside])
         if not hit.size:
             continue
         k = int(hit[0])
         while k + 1 < inside.size and joins[inside[k + 1]]:
             k += 1
-        out.append(Block(t, int(ts[calls[inside[0]]]), int(end[calls[inside[k]]])))
+        out.append(Block(t, int(c_ts[inside[0]]), int(c_end[inside[k]])))
     return out
 
 
 def shed(g: Graph, ctx: Context, name: str) -> list[str]:
     """Set the CPU work inside every launch block of every rank to zero, in place (``g`` is a scenario's
     copy); returns the scenario's note."""
-    removed = block_work(g, ctx)
+    removed = _zero_blocks(g, ctx)
     if not removed.size:
         return [f"{name}: no NCCL kernel launched inside a nccl: range of the trace: the CPU work of enqueueing "
                 "collectives, which a group of one does not do, is kept"]
@@ -97,9 +96,9 @@ def shed(g: Graph, ctx: Context, name: str) -> list[str]:
             "launches none"]
 
 
-def block_work(g: Graph, ctx: Context, *, zero: bool = True) -> np.ndarray:
-    """The predicted CPU work (ns) inside each launch block of every rank of ``g``, set to zero when ``zero``
-    (in place: ``g`` is a scenario's copy)."""
+def _zero_blocks(g: Graph, ctx: Context) -> np.ndarray:
+    """Zero the CPU work inside each launch block of every rank of ``g``, in place; returns the predicted work
+    (ns) each block held."""
     out = []
     for rt in ctx.traces:
         threads = g.ranks.get(rt.rank, {}).get("threads", {})
@@ -113,7 +112,6 @@ def block_work(g: Graph, ctx: Context, *, zero: bool = True) -> np.ndarray:
             for v in range(th.first_node + lo, th.first_node + hi):
                 if g.kind[v] == CPU_SEG:
                     work += g.dur[v]
-                    if zero:
-                        g.dur[v] = 0
+                    g.dur[v] = 0
             out.append(work)
     return np.asarray(out, dtype=np.int64)

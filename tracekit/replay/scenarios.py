@@ -32,7 +32,8 @@ import pandas as pd
 
 from tracekit.cpus import usable_cpus
 from tracekit.errors import ConfigError, ScenarioError
-from tracekit.replay import breaks, buckets, contention, ddp, enqueue, figures, grow, hook as hook_mod, network, simulate
+from tracekit.replay import (breaks, buckets, contention, ddp, enqueue, figures, grow, hook as hook_mod, network,
+                             simulate)
 from tracekit.replay.graph import Graph
 from tracekit.replay.scenario_spec import Context, Scenario
 from tracekit.runner.per_rank import map_forked
