@@ -289,8 +289,9 @@ def unchecked_note(baseline: dict[str, Any]) -> str:
     regime = trust.regime_of(idle, baseline.get("window_gpu_idle_pct"))
     if regime is None:
         return UNCHECKED_NOTE
-    return (f"no unprofiled step time in run.json to check the prediction against: {trust.describe(regime, idle)} "
-            "(docs/whatif.md)")
+    several = bool((baseline.get("regime") or {}).get("multi_rank"))
+    return ("no unprofiled step time in run.json to check the prediction against: "
+            f"{trust.describe(regime, idle, several_ranks=several)} (docs/whatif.md)")
 
 
 def _steps_table(window: pd.DataFrame, replayed: pd.DataFrame, predicted: pd.DataFrame) -> pd.DataFrame:
@@ -332,7 +333,8 @@ def _baseline(steps: pd.DataFrame, traces: TraceSet) -> dict[str, Any]:
             "measured_spread_pct": _measured_spread(traces), "measured_drift_pct": _measured_drift(traces),
             "window_vs_measured_pct": _pct(prof, measured), "steps": int(steps["step"].nunique()),
             "predicted_gpu_idle_pct": idle, "window_gpu_idle_pct": window_idle,
-            "regime": regime.to_dict() if regime is not None else None, **_step_spread(steps)}
+            "regime": regime.to_dict(several_ranks=len(traces) > 1) if regime is not None else None,
+            **_step_spread(steps)}
 
 
 #: the window's slowest step over its median step from which a note says one step carries the mean: on the committed

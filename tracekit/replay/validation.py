@@ -96,7 +96,7 @@ _X2B = "NCCL, 2 GPUs (another 2 x H200 host, 32 cores, 2026-11-28), CPU-bound st
 _X2B_HELD_OUT = ("the three CPU-bound shapes, recorded after every figure of the model was fitted and evaluated "
                  "before and after the launch work of 2026-11-28; GPT-2's trace not kept")
 _NCCL_X2B = ("whatif_scenarios_2026-11-28_h200x2_paired",)
-_X2W = "NCCL, 2 GPUs (a third 2 x H200 host, 32 cores, 2026-11-28, sixth session), CPU-bound steps"
+_X2W = "NCCL, 2 GPUs (a third 2 x H200 host, 32 cores, 2026-11-28, seventh session), CPU-bound steps"
 _X2W_HELD_OUT = ("five CPU-bound shapes (toy MLPs 8 x 4096 and 16 x 2048, bf16 transformers 1024 x 8 and 768 x 12, HF "
                  "GPT-2 bf16), recorded after NCCL's launches were shed; traces not kept")
 _NCCL_X2W = ("whatif_scenarios_2026-11-28_h200x2_ws1_heldout",)
@@ -213,7 +213,7 @@ CHECKS: tuple[Check, ...] = (
     Check("world_size", f"{_NCCL}, CPU-bound steps, {_NCCL_ONE_JOB} (2 ranks -> 1 and -> 4; {_NCCL_SHAPES})",
           16, 3.2, 28.0, NOISY, "the same change measured -33.4 and -16.6 % (toy MLP, 1 rank), -14.6 and -3.3 % "
           "(transformer, 1 rank), +7.3 and +12.9 % (toy MLP, 4 ranks) in the two sets; predicted -5.4 / -2.8, "
-          "-4.5 / -5.7 and +6.5 / +7.7 % (one rank sheds NCCL's kernel launches since 2026-11-28, sixth session: "
+          "-4.5 / -5.7 and +6.5 / +7.7 % (one rank sheds NCCL's kernel launches since 2026-11-28, seventh session: "
           "-3.2 / -0.5 and -3.3 / -4.5 % before; the rest of its measured gain, every CPU operator faster, is not "
           "modelled); GPT-2 -3.2 and +3.3 % measured, -4.8 and +1.7 % predicted; the third sets (1 and 4 ranks): "
           "toy MLP -8.5 / +1.6 % measured, -11.9 / +16.6 % predicted, transformer -9.2 / +6.3 and -8.7 / +0.8 %, "
@@ -232,7 +232,7 @@ CHECKS: tuple[Check, ...] = (
           "this host's hook cost less per bucket", _NCCL_X2),
     Check("world_size", f"{_X2}, {_NCCL_ONE_JOB} (2 ranks -> 1; {_X2_HELD_OUT})", 3, 3.1, 19.1, NOISY,
           "1 rank measured -23.5 % (toy MLP; -33.4, -16.6 and -8.5 % in the 4 x H200 sets), -7.0 and -5.2 %, "
-          "predicted -4.4, -4.0 and -2.5 % (NCCL's kernel launches shed since 2026-11-28, sixth session: -2.2 and "
+          "predicted -4.4, -4.0 and -2.5 % (NCCL's kernel launches shed since 2026-11-28, seventh session: -2.2 and "
           "-2.7 % before, median 4.3, max 21.3 points; GPT-2's trace not kept: its prediction is the model's before; "
           "the rest of the measured gain, every CPU operator faster, is not modelled)", _NCCL_X2),
     Check("bucket_cap_mb", f"{_X2B}, {_NCCL_ONE_JOB} (caps 1, 5, 100 MB; {_X2B_HELD_OUT})", 9, 3.4, 11.9, CHECKED,
@@ -249,7 +249,7 @@ CHECKS: tuple[Check, ...] = (
     Check("world_size", f"{_X2B}, {_NCCL_ONE_JOB} (2 ranks -> 1; {_X2B_HELD_OUT})", 3, 12.8, 14.7, NOISY,
           "1 rank measured -14.4, -17.3 and -20.0 % (GPT-2, transformer, toy MLP; -5.2, -7.0 and -23.5 % on the "
           "first 2 x H200 host), predicted -6.2, -4.5 and -5.3 % (NCCL's kernel launches shed since 2026-11-28, "
-          "sixth session: -3.3 and -3.4 % before, median 14.0, max 16.6 points; GPT-2's trace not kept: its "
+          "seventh session: -3.3 and -3.4 % before, median 14.0, max 16.6 points; GPT-2's trace not kept: its "
           "prediction is the model's before; the rest of the measured gain is not modelled)", _NCCL_X2B),
     Check("world_size", f"{_X2W}, {_NCCL_ONE_JOB} (2 ranks -> 1; {_X2W_HELD_OUT})", 5, 1.7, 25.1, NOISY,
           "1 rank measured -9.1, -27.6 (toy MLPs 8 x 4096, 16 x 2048), -13.4, -2.2 (transformers) and -1.0 % (GPT-2), "
@@ -270,7 +270,7 @@ CHECKS: tuple[Check, ...] = (
     Check("world_size", f"{_H100X2}, {_NCCL_ONE_JOB} (2 ranks -> 1; {_H100X2_HELD_OUT})", 3, 3.2, 17.7, NOISY,
           "1 rank measured -18.5, -7.3 and -2.6 % (toy MLP, transformer, GPT-2; quartiles 17, 9 and 13 points "
           "wide), predicted -0.8, -4.5 and -5.9 % by the model before NCCL's kernel "
-          "launches were shed (2026-11-28, sixth session; traces not kept: not recomputed)", _NCCL_H100X2),
+          "launches were shed (2026-11-28, seventh session; traces not kept: not recomputed)", _NCCL_H100X2),
     Check("bucket_cap_mb", f"{_NCCL}, CPU-bound steps, {_CROSS} (toy MLP, transformer, GPT-2 of the first set; "
           "2026-11-27)", 42, 3.8, 37.3, CHECKED,
           "from the transformer's cap-100 run cap 1 MB is predicted +79 %, measured +42 % (splits from a cap-100 run "

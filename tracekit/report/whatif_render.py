@@ -43,10 +43,11 @@ def trust_lines(b: dict[str, Any]) -> list[str]:
     reg, idle = b.get("regime"), b.get("predicted_gpu_idle_pct")
     if not reg or idle is None:
         return []
+    lean = trust.lean_clause(reg.get("multi_rank"))
     return [f"how far to trust the prediction: a {trust.label(reg['name'])} (GPU idle {idle:.1f} % of the "
             f"predicted step); on "
             f"{reg['runs']} benchmark runs of that kind the predicted step was off by a median of "
-            f"{reg['error_pct_median']:.1f} %, at most {reg['error_pct_max']:.1f} % (docs/whatif.md)", ""]
+            f"{reg['error_pct_median']:.1f} %, at most {reg['error_pct_max']:.1f} %{lean} (docs/whatif.md)", ""]
 
 
 def _truth_note(b: dict[str, Any]) -> str:
