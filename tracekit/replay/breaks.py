@@ -34,7 +34,7 @@ import numpy as np
 from tracekit.analyses.graphbreaks import WHATS, compiled_arrays, rank_in_group, boundary_table
 from tracekit.errors import ScenarioError
 from tracekit.replay import resplit
-from tracekit.replay.graph import CPU_SEG, Graph
+from tracekit.replay.graph import Graph, work_segments
 from tracekit.traces import schema
 
 if TYPE_CHECKING:
@@ -202,12 +202,10 @@ def _scale(g: Graph, th: Any, rt: RankTrace, b: Gap, keep: float) -> float:
     without the break too); returns the ns removed."""
     ks, ke = _kept(rt, b.tid, b.lo, b.hi)
     cuts = th.cuts
-    lo, hi = int(np.searchsorted(cuts, b.lo)), int(np.searchsorted(cuts, b.hi))
     removed = 0.0
-    for k in range(lo, hi):
-        v = th.first_node + k
-        inside = ((ks <= cuts[k]) & (ke >= cuts[k + 1])).any()
-        if g.kind[v] == CPU_SEG and not inside:
+    for v in work_segments(g, th, b.lo, b.hi):
+        k = v - th.first_node
+        if not ((ks <= cuts[k]) & (ke >= cuts[k + 1])).any():
             new = int(round(g.dur[v] * keep))
             removed += g.dur[v] - new
             g.dur[v] = new

@@ -54,7 +54,7 @@ import pandas as pd
 
 from tracekit.errors import ScenarioError
 from tracekit.replay import ddp
-from tracekit.replay.graph import ARRIVE, COLL, CPU_SEG, GPU_OP, SYNC_SEG, WAIT_SEG, Graph
+from tracekit.replay.graph import ARRIVE, COLL, CPU_SEG, GPU_OP, SYNC_SEG, WAIT_SEG, Graph, work_segments
 from tracekit.traces import schema
 
 if TYPE_CHECKING:
@@ -248,8 +248,7 @@ class _Rank:
         th = self.threads.get(tid)
         if th is None or e <= s:
             return []
-        lo, hi = np.searchsorted(th.cuts, [s, e])
-        return [v for v in range(th.first_node + int(lo), th.first_node + int(hi)) if self.g.kind[v] == CPU_SEG]
+        return work_segments(self.g, th, s, e)
 
     def _scale_launch_work(self, step: int, f: float) -> None:
         """Scale the bucket launch work of ``step`` by ``f`` (module doc, "The CPU cost of launching a bucket");

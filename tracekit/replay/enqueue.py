@@ -24,13 +24,12 @@ there, recorded), and anything of PyTorch's around the call. Ranges without a la
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tracekit.replay.graph import CPU_SEG, Graph
+from tracekit.replay.graph import Graph, work_segments
 from tracekit.traces import schema
 
 if TYPE_CHECKING:
@@ -40,7 +39,7 @@ if TYPE_CHECKING:
 #: the annotation ProcessGroupNCCL (and RCCL's build of it) opens around a collective call
 RANGE_PREFIX = "nccl:"
 #: calls right after the launch that still belong to the block: NCCL joins its stream back to the caller's
-JOIN_PATTERN = re.compile(r"^(?:cuda|hip)(?:EventRecord|StreamWaitEvent)$")
+JOIN_PATTERN = r"^(?:cuda|hip)(?:EventRecord|StreamWaitEvent)$"
 
 
 @dataclass(frozen=True)
@@ -66,7 +65,7 @@ def launch_blocks(rt: RankTrace, comm: np.ndarray) -> list[Block]:
     calls = calls[np.lexsort((ts[calls], tid[calls]))]  # by thread, then start
     c_tid, c_ts, c_end = tid[calls], ts[calls], end[calls]
     launches_comm = np.isin(rt.column("correlation")[calls], comm_corr[comm_corr >= 0])
-    joins = rt.name_hits(JOIN_PATTERN.pattern)[calls]
+    joins = rt.name_hits(JOIN_PATTERN)[calls]
     out = []
     for r in ranges.tolist():
         t = int(tid[r])
@@ -107,11 +106,8 @@ def _zero_blocks(g: Graph, ctx: Context) -> np.ndarray:
             th = threads.get(b.tid)
             if th is None:
                 continue
-            lo, hi = int(np.searchsorted(th.cuts, b.lo)), int(np.searchsorted(th.cuts, b.hi))
-            work = 0
-            for v in range(th.first_node + lo, th.first_node + hi):
-                if g.kind[v] == CPU_SEG:
-                    work += g.dur[v]
-                    g.dur[v] = 0
-            out.append(work)
+            segs = work_segments(g, th, b.lo, b.hi)
+            out.append(sum(g.dur[v] for v in segs))
+            for v in segs:
+                g.dur[v] = 0
     return np.asarray(out, dtype=np.int64)

@@ -269,6 +269,12 @@ class _Thread:
 GPU_COLUMNS = ("step", "pre_window", "launch_ts_ns", "end_ns")
 
 
+def work_segments(g: Graph, th: _Thread, s: int, e: int) -> list[int]:
+    """The nodes of the CPU work segments (kind :data:`CPU_SEG`) of thread ``th`` inside ``[s, e]``, in order."""
+    lo, hi = int(np.searchsorted(th.cuts, s)), int(np.searchsorted(th.cuts, e))
+    return [v for v in range(th.first_node + lo, th.first_node + hi) if g.kind[v] == CPU_SEG]
+
+
 def cpu_events(rt: RankTrace) -> pd.DataFrame:
     """The rank's CPU-side events (operators, annotations, runtime calls) with their kind and name."""
     return rt.events.iloc[cpu_rows(rt)][["kind", "ts_ns", "end_ns", "tid", "correlation", "name"]]

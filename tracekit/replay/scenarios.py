@@ -159,9 +159,9 @@ def apply(base: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.
             notes.append(f"{sc.name}: alpha-beta fit: {ctx.fit.note}")
         if sc.comm_hook:
             notes += _casts(g, ctx, keep & fp32, fp32, sc.name)
-    if sc.world_size == 1 and ctx.traces.has_gpu_activity:
-        notes += enqueue.shed(g, ctx, sc.name)
     if sc.world_size == 1:
+        if ctx.traces.has_gpu_activity:
+            notes += enqueue.shed(g, ctx, sc.name)
         done, beside = contention.relieve(g, ctx.traces, ctx.comm)
         if beside:
             notes.append(f"{sc.name}: {done} of {beside} compute kernels that ran beside communication get their "

@@ -79,9 +79,13 @@ class Regime:
         rank (``several_ranks`` False) or a regime without multi-rank runs."""
         d = asdict(self)
         d["sources"] = list(self.sources)
-        m = self.multi_rank if several_ranks else None
-        d["multi_rank"] = dict(zip(("runs", "below", "error_pct_median"), m)) if m else None
+        d["multi_rank"] = self.multi_rank_dict() if several_ranks else None
         return d
+
+    def multi_rank_dict(self) -> dict[str, Any] | None:
+        """``multi_rank`` as ``{"runs", "below", "error_pct_median"}`` (None without it)."""
+        m = self.multi_rank
+        return dict(zip(("runs", "below", "error_pct_median"), m)) if m else None
 
 
 _B = GPU_BOUND_MAX_IDLE_PCT
@@ -121,7 +125,7 @@ def describe(regime: Regime, idle_pct: float, *, several_ranks: bool = False) ->
     return (f"{label(regime.name)} (the GPU idle {idle_pct:.1f} % of the predicted step): on {regime.runs} "
             f"benchmark runs of that kind the prediction was off by a median of {regime.error_pct_median:.1f} %, "
             f"at most {regime.error_pct_max:.1f} %"
-            + lean_clause(regime.to_dict(several_ranks=several_ranks)["multi_rank"]))
+            + lean_clause(regime.multi_rank_dict() if several_ranks else None))
 
 
 def lean_clause(multi_rank: dict[str, Any] | None) -> str:
