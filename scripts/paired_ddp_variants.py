@@ -53,7 +53,9 @@ def _spec(text: str, ranks: int) -> dict:
             out[key] = None
             continue
         if key == "solo":  # every rank trains its own copy on a group of one, all at once; rank 0's step timed
-            out[key] = value.strip() not in ("0", "")
+            if value.strip() not in ("0", "1"):
+                raise SystemExit(f"--variant {text}: solo takes 0 or 1, not {value.strip()!r}")
+            out[key] = value.strip() == "1"
             continue
         out[key] = int(value) if key == "world_size" else value.strip() if key == "comm_hook" else float(value)
     return out

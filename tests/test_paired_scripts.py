@@ -77,3 +77,15 @@ def test_cross_rows_predict_each_paired_cap_from_each_profiled_layout(tmp_path):
         assert r["measured_delta_pct"] == pytest.approx(v["paired_delta_pct_median"], abs=1e-9)
         assert (r["measured_delta_q1_pct"], r["measured_delta_q3_pct"]) == pytest.approx(
             (v["paired_delta_pct_q1"], v["paired_delta_pct_q3"]), abs=1e-9)
+
+
+def test_a_variants_solo_flag_is_0_or_1():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("paired_ddp_variants", ROOT / "scripts" / "paired_ddp_variants.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod._spec("world-size=1,solo=1", 2)["solo"] is True
+    assert mod._spec("world-size=1,solo=0", 2)["solo"] is False and mod._spec("bucket-cap-mb=5", 2)["solo"] is False
+    with pytest.raises(SystemExit, match="solo takes 0 or 1, not 'yes'"):
+        mod._spec("world-size=1,solo=yes", 2)
