@@ -121,12 +121,17 @@ def test_odd_long_rank_lists_are_kept_as_written(tmp_path: Path, ranks: list) ->
 BIG = 4096  # a list of this many ranks makes distributedInfo longer than decode._INFO_PLAIN_BYTES
 
 
-def _both(info: bytes) -> tuple[object, object]:
-    """``distributedInfo`` (its text ``info``) as the typed decode reads it (its text, decode._info_of) and as
-    the loose decode does (decoded, then compacted): both through meta_of."""
-    text = b'{"distributedInfo": ' + info + b', "traceEvents": []}'
+def _both(info: bytes, events: bytes = b"[]") -> tuple[object, object]:
+    """``distributedInfo`` (its text ``info``) as the typed decode reads it and as the loose decode does
+    (decoded, then compacted): both through meta_of. The typed one two ways, which must agree: the lists
+    cut out of the whole document's text before decoding it (decode.typed_decode, what the loaders call),
+    and read from ``distributedInfo``'s own text (decode._info_of)."""
+    text = b'{"distributedInfo": ' + info + b', "traceEvents": ' + events + b'}'
+    cut, ranges = decode.typed_decode(text)
     typed, loose = decode._TYPED.decode(text), decode._LOOSE.decode(text)
-    return decode.meta_of(typed)["distributedInfo"], decode.meta_of(loose)["distributedInfo"]
+    got = decode.meta_of(cut, ranges)["distributedInfo"]
+    assert _same(got, decode.meta_of(typed)["distributedInfo"])
+    return got, decode.meta_of(loose)["distributedInfo"]
 
 
 def _same(a: object, b: object) -> bool:
@@ -171,6 +176,31 @@ def test_rank_lists_read_from_the_text_equal_the_decoded_ones(ranks_text: str) -
     # a user's string that looks like the text path's marker: the plain path, the same value
     got, want = _both(text.replace(b'"x"', b'"\\u0000tracekit-ranks:0"'))
     assert _same(got, want) and got["note"] == "\x00tracekit-ranks:0"
+    # an event's own "ranks" list right after the header (within the cut's window): read as written
+    event = ('[{"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 1, "ts": 1.0, "dur": 2.0, "args": '
+             '{"ranks": ' + _ranks_text(list(range(BIG))) + '}}]').encode()
+    got, want = _both(text, event)
+    assert _same(got, want) and isinstance(got["pg_config"][2]["ranks"], range)
+
+
+def test_the_cut_before_decoding_takes_the_world_and_its_groups_and_nothing_else() -> None:
+    """decode.typed_decode cuts the progression lists of distributedInfo's groups (the world and a strided
+    group), follows group to group within its window, and leaves the events' text alone."""
+    groups = ('[{"pg_name": "0", "ranks": ' + _ranks_text(list(range(BIG))) + '}, {"pg_name": "1", "pg_desc": "'
+              + "d" * 200 + '", "ranks": ' + _ranks_text(list(range(1, BIG * 4, 4))) + '}]')
+    text = ('{"schemaVersion": 1, "distributedInfo": {"rank": 1, "pg_config": ' + groups + '}, "traceEvents": '
+            '[{"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 1, "ts": 1.0, "dur": 2.0}]}').encode()
+    doc, ranges = decode.typed_decode(text)
+    assert ranges == [range(BIG), range(1, BIG * 4, 4)]
+    assert len(bytes(doc.distributedInfo)) < 500  # the lists (~20 KB each) are not in the text msgspec scanned
+    cfg = decode.meta_of(doc, ranges)["distributedInfo"]["pg_config"]
+    assert cfg[0]["ranks"] == range(BIG) and cfg[1]["ranks"] == range(1, BIG * 4, 4)
+    assert len(doc.traceEvents) == 1
+    # a group farther than the window from the one before: not cut first, still a range (from its own text)
+    far = text.replace(b"d" * 200, b"d" * (decode._GROUP_WINDOW + 100))
+    doc, ranges = decode.typed_decode(far)
+    assert ranges == [range(BIG)]
+    assert decode.meta_of(doc, ranges)["distributedInfo"]["pg_config"][1]["ranks"] == range(1, BIG * 4, 4)
 
 
 def test_a_16384_rank_world_is_read_without_decoding_its_ints(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -116,7 +116,7 @@ META_KEYS = ("distributedInfo", "deviceProperties", "baseTimeNanoseconds", "trac
 COMPACT_RANKS_MIN = 64
 
 
-def meta_of(doc: Any) -> dict[str, Any]:
+def meta_of(doc: Any, ranges: list[range] | None = None) -> dict[str, Any]:
     """The header facts (:data:`META_KEYS`) of a decoded document, with the long rank lists compacted.
 
     torch writes every process group of the process with *all* its member ranks into each rank's
@@ -125,18 +125,39 @@ def meta_of(doc: Any) -> dict[str, Any]:
     files in the process that gathers their headers. A group whose ranks are an arithmetic progression (a
     device mesh's world, data-parallel, tensor-parallel and pipeline groups all are) of at least
     :data:`COMPACT_RANKS_MIN` members keeps them as the equal ``range`` (``len``, ``in``, indexing and
-    iteration as the list; a few bytes, pickled as such). Other lists are kept as they are.
+    iteration as the list; a few bytes, pickled as such). Other lists are kept as they are. ``ranges``: the
+    lists :func:`typed_decode` cut out of the text before decoding it (their markers stand in the text).
     """
     meta = {k: getattr(doc, k) for k in META_KEYS}
     info = meta.get("distributedInfo")
     if isinstance(info, msgspec.Raw):  # the typed decode keeps its text
-        meta["distributedInfo"] = info = _info_of(info)
+        meta["distributedInfo"] = info = _info_of(info, ranges)
     for g in _groups(info):
         ranks = g.get("ranks")
         if isinstance(ranks, list) and len(ranks) >= COMPACT_RANKS_MIN:
             g["ranks"] = _as_range(ranks)
     return meta
 
+
+def typed_decode(raw: bytes) -> tuple[Any, list[range]]:
+    """``_TYPED.decode(raw)``, with the long ``"ranks"`` lists of ``distributedInfo``'s process groups cut
+    out of the text first (:func:`_cut_rank_lists`; a marker string stands in for each) and returned as
+    ranges for :func:`meta_of`. msgspec skips a ``Raw`` value by scanning it: ~90 us for a 16384-rank list,
+    which the cut (a few memchr and one copy of the rest) avoids. Where the cut text's ``distributedInfo``
+    does not hold exactly the markers (a cut landed elsewhere, or the header has its own escaped NUL), the
+    text is decoded as written.
+    """
+    start = raw.find(b'"distributedInfo"') if len(raw) >= _INFO_PLAIN_BYTES else -1
+    if start < 0:
+        return _TYPED.decode(raw), []
+    cut, ranges = _cut_rank_lists(raw, start, _GROUP_WINDOW)
+    if not ranges:
+        return _TYPED.decode(raw), []
+    doc = _TYPED.decode(cut)
+    info = bytes(doc.distributedInfo)
+    if info.count(b"\\u0000") != len(ranges) or info.count(_MARK_JSON) != len(ranges):
+        return _TYPED.decode(raw), []
+    return doc, ranges
 
 def _groups(info: Any) -> Iterator[dict[str, Any]]:
     """The process groups (dicts) of a ``distributedInfo``'s ``pg_config``; none where it is not a list."""
@@ -161,36 +182,54 @@ _MARK = "\x00tracekit-ranks:"
 _MARK_JSON = _MARK.encode().replace(b"\x00", b"\\u0000")  # as it stands in the text
 
 
-def _info_of(raw: msgspec.Raw) -> Any:
+#: how far after ``distributedInfo`` (or the previous group's ``"ranks"`` list) :func:`typed_decode` looks
+#: for the next ``"ranks"`` key: a process group's other fields are a few hundred bytes; a list beyond the
+#: window is compacted later (by :func:`_info_of` or :func:`meta_of`), at their cost
+_GROUP_WINDOW = 4096
+
+
+def _info_of(raw: msgspec.Raw, ranges: list[range] | None = None) -> Any:
     """``distributedInfo`` decoded from its text, each long ``"ranks"`` list written as the plain
     arithmetic progression it is (``[0, 1, 2, ...]`` as ``json.dumps`` writes it) taken as the ``range``
     without decoding its ints; any other list is decoded and left to :func:`meta_of`. The same value as
     decoding the text and compacting the lists: a 16384-int list cost ~0.7 ms to decode and compare, its
-    text well under 0.1 ms to find and compare with the progression's (built once per process and shape)."""
+    text well under 0.1 ms to find and compare with the progression's (built once per process and shape).
+    ``ranges``: the lists already cut out of the text (:func:`typed_decode`), whose markers it holds."""
     text = bytes(raw)
     if not text:
         return None
-    if len(text) < _INFO_PLAIN_BYTES or b"\\u0000" in text:
-        return msgspec.json.decode(text)
-    pieces: list[bytes] = []
-    ranges: list[range] = []
-    pos = 0
-    for start in _ranks_lists(text):
-        end = text.find(b"]", start)
-        r = _progression(text[start:end + 1]) if end > 0 else None
-        if r is not None:
-            pieces += [text[pos:start], b'"%s%d"' % (_MARK_JSON, len(ranges))]
-            ranges.append(r)
-            pos = end + 1
     if not ranges:
-        return msgspec.json.decode(text)
-    info = msgspec.json.decode(b"".join([*pieces, text[pos:]]))
+        # ``b"\\" in text`` is a memchr; ``b"\\u0000" in text`` alone scans a long digit list ~50x slower
+        if len(text) < _INFO_PLAIN_BYTES or (b"\\" in text and b"\\u0000" in text):
+            return msgspec.json.decode(text)
+        text, ranges = _cut_rank_lists(text, 0, None)
+        if not ranges:
+            return msgspec.json.decode(text)
+    info = msgspec.json.decode(text)
     for g in _groups(info):  # where meta_of compacts the lists
         ranks = g.get("ranks")
         if isinstance(ranks, str) and ranks.startswith(_MARK):
             g["ranks"] = ranges[int(ranks[len(_MARK):])]
     return _unmark(info, ranges)
 
+
+def _cut_rank_lists(text: bytes, start: int, window: int | None) -> tuple[bytes, list[range]]:
+    """``text`` with each ``"ranks"`` list from ``start`` on that is a plain progression (:func:`_progression`)
+    replaced by a marker string (:data:`_MARK` and its index in the returned ranges); with ``window``, each
+    next ``"ranks"`` key is looked for only that many bytes after the previous one's list (or ``start``)."""
+    pieces: list[bytes] = []
+    ranges: list[range] = []
+    pos = 0
+    for begin in _ranks_lists(text, start, window):
+        end = text.find(b"]", begin)
+        r = _progression(text[begin:end + 1]) if end > 0 else None
+        if r is not None:
+            pieces += [text[pos:begin], b'"%s%d"' % (_MARK_JSON, len(ranges))]
+            ranges.append(r)
+            pos = end + 1
+    if not ranges:
+        return text, ranges
+    return b"".join([*pieces, text[pos:]]), ranges
 
 def _unmark(value: Any, ranges: list[range]) -> Any:
     """``value`` with every other marker of :func:`_info_of` back as the list it was."""
@@ -207,10 +246,15 @@ def _unmark(value: Any, ranges: list[range]) -> Any:
     return value
 
 
-def _ranks_lists(text: bytes) -> Iterator[int]:
-    """Where each ``"ranks": [`` list of ``text`` starts (the ``[``); ``bytes.find``, not a regex: the text is
-    mostly the lists' digits."""
-    pos = text.find(b'"ranks"')
+def _ranks_lists(text: bytes, start: int = 0, window: int | None = None) -> Iterator[int]:
+    """Where each ``"ranks": [`` list of ``text`` from ``start`` on starts (the ``[``); ``bytes.find``, not a
+    regex: the text is mostly the lists' digits. The next key is looked for after the list's ``]`` (a
+    memchr): searching a long digit list for ``"ranks"`` itself is slow (its letters share the search's
+    filter bits with digits). ``window``: see :func:`_cut_rank_lists`."""
+    def find(at: int) -> int:
+        return text.find(b'"ranks"', at) if window is None else text.find(b'"ranks"', at, at + window)
+
+    pos = find(start)
     while pos >= 0:
         j = pos + 7
         while text[j:j + 1].isspace():
@@ -221,8 +265,9 @@ def _ranks_lists(text: bytes) -> Iterator[int]:
                 j += 1
             if text[j:j + 1] == b"[":
                 yield j
-        pos = text.find(b'"ranks"', j)
-
+                close = text.find(b"]", j)  # a list of ints holds no "]" before its own
+                j = close if close > 0 else j
+        pos = find(j)
 
 def _progression(text: bytes) -> range | None:
     """The ``range`` a JSON list's text ``[a, b, ...]`` is, when it is exactly the increasing arithmetic
@@ -285,14 +330,12 @@ def decode(path: Path, raw: bytes | None = None) -> tuple[dict[str, Any], list[A
     if raw is None:
         raw = read_bytes(path)
     try:
-        doc = _TYPED.decode(raw)
+        doc, ranges = typed_decode(raw)
         typed = True
     except msgspec.ValidationError:
-        typed = False
-        doc = None
+        typed, doc, ranges = False, None, []
     except (msgspec.DecodeError, UnicodeDecodeError) as e:  # invalid UTF-8 in a string: the latter
-        doc = _decode_fallback(path, raw, e)
-        typed = False
+        doc, typed, ranges = _decode_fallback(path, raw, e), False, []
     except RecursionError:
         raise TraceInputError(path, TOO_DEEP) from None
     if doc is None:
@@ -309,7 +352,7 @@ def decode(path: Path, raw: bytes | None = None) -> tuple[dict[str, Any], list[A
     events = doc.traceEvents
     if not events:
         raise TraceInputError(path, "'traceEvents' is empty")
-    return meta_of(doc), events, typed
+    return meta_of(doc, ranges), events, typed
 
 
 TOO_DEEP = "JSON nested too deeply to be a profiler trace (recursion limit reached)"
@@ -749,7 +792,7 @@ def decode_columns(path: Path, chunk_bytes: int = CHUNK_BYTES) -> tuple[dict[str
             if kind == "events":
                 parts.append(_arrays(path, _EVENT_LIST.decode(data), names, notes))
             else:
-                head = _TYPED.decode(data)
+                head, ranges = typed_decode(data)
     except (_NotChunkable, msgspec.DecodeError, msgspec.ValidationError, OSError, EOFError, zlib.error,
             RecursionError, UnicodeDecodeError):
         parts.clear()
@@ -757,7 +800,7 @@ def decode_columns(path: Path, chunk_bytes: int = CHUNK_BYTES) -> tuple[dict[str
         meta, events, _typed = decode(path)
         cols = columns(path, events, notes)
     else:
-        meta, cols = meta_of(head), _concat(parts, names)
+        meta, cols = meta_of(head, ranges), _concat(parts, names)
     if notes:
         meta[NOTES_KEY] = [f"dropped {n} {what}" + (f", {detail}" if detail else "")
                            for what, (n, detail) in notes.items()]
