@@ -199,6 +199,22 @@ def test_union_small_and_vectorised_paths_agree_with_brute_force(seed):
         assert np.array_equal(_mask(us_, ue, n + 40), _mask(s, e, n + 40))
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_intersect_small_and_sweep_paths_agree_with_brute_force(seed):
+    """intersect walks two merged sets of up to iv._SMALL intervals each in Python and sweeps larger ones
+    with numpy: both give the grid's common runs, merged (sizes on either side of the switch)."""
+    rng = np.random.default_rng(200 + seed)
+    n = 400
+    for ka, kb in ((1, 1), (3, iv._SMALL), (iv._SMALL, iv._SMALL), (iv._SMALL + 1, 4), (4 * iv._SMALL, 2 * iv._SMALL)):
+        a_s = rng.integers(0, n - 20, ka)
+        b_s = rng.integers(0, n - 20, kb)
+        a, b = (a_s, a_s + rng.integers(0, 12, ka)), (b_s, b_s + rng.integers(0, 12, kb))
+        s, e = iv.intersect(a, b)
+        assert s.dtype == e.dtype == np.int64
+        assert (e > s).all() and (s[1:] > e[:-1]).all()  # disjoint, not touching
+        assert np.array_equal(_mask(s, e, n + 40), _mask(*a, n + 40) & _mask(*b, n + 40))
+
+
 def test_isin_sorted_is_np_isin_for_a_sorted_distinct_table():
     rng = np.random.default_rng(7)
     for k in (0, 1, 5, 40):

@@ -73,6 +73,8 @@ def intersect(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]
     if a_s.size == 0 or b_s.size == 0:
         empty = np.empty(0, dtype=np.int64)
         return empty, empty
+    if a_s.size <= _SMALL and b_s.size <= _SMALL:
+        return _intersect_small(a_s, a_e, b_s, b_e)
     # Sweep: +1/-1 per set; a point is in both where the running count is 2.
     pts = np.concatenate([a_s, a_e, b_s, b_e])
     delta = np.concatenate([np.ones(a_s.size), -np.ones(a_e.size), np.ones(b_s.size), -np.ones(b_e.size)]).astype(np.int8)
@@ -84,6 +86,27 @@ def intersect(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]
     seg_end = pts[1:][inside[:-1]]
     keep = seg_end > seg_start
     return union(seg_start[keep], seg_end[keep])
+
+
+def _intersect_small(a_s: np.ndarray, a_e: np.ndarray, b_s: np.ndarray,
+                     b_e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`intersect` of two merged sets of a few intervals each, by a two-pointer walk in Python (the
+    sweep's dozen numpy calls cost ~20 µs; the walk a few). Pieces of one merged set are separated by gaps,
+    so the pieces found are disjoint and never touch: the result is already merged."""
+    xs, xe, ys, ye = a_s.tolist(), a_e.tolist(), b_s.tolist(), b_e.tolist()
+    out_s: list[int] = []
+    out_e: list[int] = []
+    i = j = 0
+    while i < len(xs) and j < len(ys):
+        lo, hi = max(xs[i], ys[j]), min(xe[i], ye[j])
+        if hi > lo:
+            out_s.append(lo)
+            out_e.append(hi)
+        if xe[i] < ye[j]:
+            i += 1
+        else:
+            j += 1
+    return np.array(out_s, dtype=np.int64), np.array(out_e, dtype=np.int64)
 
 
 def intersect_length(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> int:
