@@ -364,6 +364,25 @@ def test_bucket_table_with_backward_ops_outside_steps(tmp_path):
     _check_buckets(res.buckets)
 
 
+def test_gradients_ready_on_the_gpu_ignores_a_side_stream_kernel_still_running(tmp_path):
+    """ready_gpu_ns: the latest end of the compute launched before the allreduce that had ended when its
+    kernel started. A comm hook's callback kernel on a pool stream, launched earlier but still running at
+    the NCCL kernel's start, was not waited for (it made queue_us negative on bf16-hook runs)."""
+    tb = TraceBuilder(rank=0, world_size=2)
+    tb.step(1, 0, 1000)
+    tb.cpu_op(BWD, 200, 20)
+    tb.kernel("gemm", 230, 50, launch_at_us=205)                     # compute stream: ends at 280
+    tb.kernel("copy_callback", 260, 140, stream=23, launch_at_us=210)  # pool stream: runs 260-400
+    tb.kernel("gemm_early", 100, 20, launch_at_us=90)                # ends at 120, long before
+    tb.cpu_op(BWD, 380, 20)
+    tb.nccl_allreduce(300, 40, launch_at_us=250, nelems=1000)
+    with pytest.warns(TraceLoadWarning):
+        t = run(tmp_path, tb).tables["bucket_timeline"]
+    r = row(t, step=1, bucket=0)
+    assert r.start_ns - r.ready_gpu_ns == 20_000        # the gemm's end (280 us), not the callback's (400 us)
+    assert r.queue_us == pytest.approx(300 - max(280, 250))  # start - max(ready_gpu, launch)
+
+
 # -- cross-rank ---------------------------------------------------------------------------
 #: per instance: (launch, rank0 start, rank0 dur, rank1 start, rank1 dur)
 INSTANCES = [(10, 100, 50, 130, 20), (200, 300, 10, 290, 20), (400, 500, 20, 505, 17)]

@@ -14,7 +14,10 @@ offsets in µs from ``bwd_start_ns``, the CPU start of the step's first backward
   AccumulateGrad, or the inner ``torch::autograd::AccumulateGrad``) before the
   launch. ``ready_source`` says which (``compiled_subgraph`` / ``autograd_op``).
 - ``ready_gpu_ns``: the latest end of any compute kernel launched before the
-  allreduce: the earliest the NCCL kernel could start, as the stream waits on them.
+  allreduce that had ended when the NCCL kernel started: the earliest the NCCL kernel
+  could start, as its stream waits on them. A compute kernel still running then (on
+  another stream: a comm hook's callback runs on a pool stream) cannot have been
+  waited for; without that rule ``queue_us`` came out negative on bf16-hook runs.
 - ``launch_ns``: CPU time of the collective op (``record_param_comms``).
 - ``start_ns`` / ``end_ns`` / ``dur_us``: the NCCL kernel.
 - ``launch_delay_us`` = launch − ready_cpu; ``queue_us`` = start − max(ready_gpu, launch).
@@ -180,14 +183,33 @@ def _us_from(t: np.ndarray, base: np.ndarray) -> np.ndarray:
     return (np.where(t >= 0, t.astype(float), np.nan) - base) / NS_PER_US
 
 
-def _ready_gpu(rt: RankTrace, cls: pd.Series | np.ndarray, launch: np.ndarray) -> np.ndarray:
-    """Per launch time: the latest end of any compute kernel launched at or before it (-1: none)."""
+def _ready_gpu(rt: RankTrace, cls: pd.Series | np.ndarray, launch: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """Per collective (CPU ``launch``, kernel ``start``): the latest end of any compute kernel launched at or
+    before the launch that had ended by the start (-1: none); see the module doc."""
     k = _compute_launched(rt, cls)
-    lt = rt.gpu_column("launch_ts_ns")[k]
+    lt, end = rt.gpu_column("launch_ts_ns")[k], rt.gpu_column("end_ns")[k]
     order = np.argsort(lt, kind="stable")
-    cummax = np.maximum.accumulate(rt.gpu_column("end_ns")[k][order]) if lt.size else np.empty(0, np.int64)
+    cummax = np.maximum.accumulate(end[order]) if lt.size else np.empty(0, np.int64)
     j = np.searchsorted(lt[order], launch, side="right") - 1
-    return np.where(j >= 0, cummax[np.maximum(j, 0)] if cummax.size else -1, -1)
+    out = np.where(j >= 0, cummax[np.maximum(j, 0)] if cummax.size else -1, -1)
+    late = np.flatnonzero(out > start)  # the latest such kernel still ran when the collective started
+    if late.size:
+        by_end = np.argsort(end, kind="stable")
+        for i in late.tolist():
+            out[i] = _latest_end_before(lt, end, by_end, int(launch[i]), int(start[i]))
+    return out
+
+
+def _latest_end_before(lt: np.ndarray, end: np.ndarray, by_end: np.ndarray, launch: int, start: int) -> int:
+    """The latest ``end`` of a kernel launched at or before ``launch`` that ended at or before ``start``
+    (-1: none): walked back from the latest end up to ``start`` (``by_end`` sorts ``end``), the first
+    kernel launched early enough; a masked maximum if none is among the 64 nearest."""
+    p = int(np.searchsorted(end[by_end], start, side="right")) - 1
+    for q in range(p, max(p - 64, -1), -1):
+        if lt[by_end[q]] <= launch:
+            return int(end[by_end[q]])
+    ok = (lt <= launch) & (end <= start)
+    return int(end[ok].max()) if ok.any() else -1
 
 
 def _ready_cpu(rt: RankTrace, step: np.ndarray, launch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -221,7 +243,7 @@ def bucket_timeline(rt: RankTrace, cls: pd.Series | np.ndarray, coll: Columnar, 
     first = np.flatnonzero(np.concatenate(([True], step[1:] != step[:-1])))
     bucket = np.arange(step.size) - np.repeat(first, np.diff(np.append(first, step.size)))
     source, ready_cpu = _ready_cpu(rt, step, launch)
-    ready_gpu = _ready_gpu(rt, cls, launch)
+    ready_gpu = _ready_gpu(rt, cls, launch, start)
     steps, starts, ends = backward_bounds(rt, cls)
     bwd_start, bend = _per_step(steps, starts, step), _per_step(steps, ends, step)
     base = np.where(bwd_start >= 0, bwd_start.astype(float), np.nan)
@@ -402,7 +424,8 @@ TABLES = [
                                            "CompiledFunctionBackward before the launch) or autograd_op (end of the "
                                            "last autograd op / AccumulateGrad before the launch)"),
             Column("ready_cpu_ns", "ns", "gradients ready on the CPU side (see ready_source)"),
-            Column("ready_gpu_ns", "ns", "latest end of a compute kernel launched before the allreduce"),
+            Column("ready_gpu_ns", "ns", "latest end of a compute kernel launched before the allreduce that had "
+                                         "ended when its kernel started"),
             Column("launch_ns", "ns", "CPU time of the collective op (record_param_comms)"),
             Column("start_ns", "ns", "NCCL kernel start"),
             Column("end_ns", "ns", "NCCL kernel end"),

@@ -11,7 +11,7 @@ rank's clock offset). Lanes of one rank in one step:
   and last end, so the lane sums to the step row's ``idle_us``.
 - buckets: each backward allreduce of the step (bucket timeline) from
   gradient-ready (``ready_gpu_ns``: the latest end of the compute launched before
-  it; ``ready_cpu_ns`` when unknown) to the end of its kernel; ``exposed`` are the
+  it that had ended when its kernel started; ``ready_cpu_ns`` when unknown) to the end of its kernel; ``exposed`` are the
   parts of the kernel no compute kernel of the rank covers (they sum to the
   collective table's ``exposed_us``).
 - compiled: compiled subgraphs and regions (CPU ranges) and the gaps between
