@@ -32,6 +32,7 @@ from tracekit.analyses import intervals as iv
 from tracekit.analyses.comm_kernels import COLLECTIVE_OP_PATTERN, COMM_RULES, CommRule, with_user_patterns
 from tracekit.analyses.registry import Column, Table, View
 from tracekit.traces import schema
+from tracekit.traces.arrays import unique
 from tracekit.traces.frames import records_columns
 from tracekit.traces.traceset import RankTrace
 
@@ -57,7 +58,7 @@ def collective_external_ids(rt: RankTrace, pattern: str = COLLECTIVE_OP_PATTERN)
     """External ids of the CPU ops whose name matches ``pattern`` (default: the c10d collectives)."""
     ext = rt.column("external_id")
     hit = (rt.column("kind") == schema.CPU_OP) & (ext >= 0) & rt.name_hits(pattern)
-    return np.unique(ext[hit])
+    return unique(ext[hit])
 
 
 def classify_gpu(rt: RankTrace, comm_pattern: str | None = None) -> pd.Series:
@@ -102,7 +103,7 @@ def _inside_ops(rt: RankTrace, pattern: str) -> np.ndarray:
     op_tid, op_ts, op_end = rt.column("tid")[m], rt.column("ts_ns")[m], rt.column("end_ns")[m]
     lts, ltid = rt.gpu_column("launch_ts_ns"), rt.gpu_column("launch_tid")
     launched = ~rt.gpu_column("pre_window")
-    for tid in np.unique(op_tid):  # a handful of threads
+    for tid in unique(op_tid):  # a handful of threads
         on = op_tid == tid
         s, e = iv.union(op_ts[on], op_end[on])
         sel = np.flatnonzero(launched & (ltid == tid))
@@ -111,7 +112,7 @@ def _inside_ops(rt: RankTrace, pattern: str) -> np.ndarray:
         ok[ok] = lts[sel][ok] <= e[i[ok]]
         hit[sel[ok]] = True
     ext = rt.column("external_id")[m]
-    hit |= ~launched & iv.isin_sorted(rt.gpu_column("external_id"), np.unique(ext[ext >= 0]))
+    hit |= ~launched & iv.isin_sorted(rt.gpu_column("external_id"), unique(ext[ext >= 0]))
     return hit
 
 
@@ -172,10 +173,10 @@ def comm_rules_table(ctx) -> pd.DataFrame:  # noqa: ANN001 - a RankContext
     rule = comm_rule(rt, ctx.options.comm_pattern)
     dur_all = rt.gpu_column("dur_ns")
     rows: list[dict[str, Any]] = []
-    for i in np.unique(rule[rule >= 0]):
+    for i in unique(rule[rule >= 0]):
         sel = rule == i
         dur = dur_all[sel]
-        names, inv = np.unique(_gpu_names(rt, sel), return_inverse=True)  # sorted, as a groupby's keys
+        names, inv = unique(_gpu_names(rt, sel), return_inverse=True)  # sorted, as a groupby's keys
         total = np.zeros(names.size, dtype=dur.dtype)
         np.add.at(total, inv, dur)
         # the first of pandas' descending quicksort (sort_values(ascending=False)), ties included

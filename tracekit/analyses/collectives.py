@@ -49,6 +49,7 @@ from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import COMM, COMPUTE, class_codes, class_mask
 from tracekit.analyses.findings import Finding, FindingContext, rank_step_us, rounded, step_means
 from tracekit.analyses.registry import Column, RankContext, Table, View
+from tracekit.traces.arrays import unique
 from tracekit.traces.frames import NO_ROWS, Columnar, n_rows
 from tracekit.traces.manifest import Manifest
 from tracekit.traces import schema
@@ -244,7 +245,7 @@ def _bus_factors(coll: np.ndarray, n: np.ndarray) -> np.ndarray:
     """:func:`bus_factor` per row, computed once per distinct (collective, group size)."""
     codes, names = _factorize(coll)
     key = (codes.astype(np.int64) + 1) * (int(n.max()) + 1) + n
-    _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    _, first, inv = unique(key, return_index=True, return_inverse=True)
     f = [bus_factor(names[codes[i]] if codes[i] >= 0 and isinstance(names[codes[i]], str) else None, int(n[i]))
          for i in first]
     return np.asarray(f, dtype=float)[inv.reshape(-1)]
@@ -310,7 +311,7 @@ def _gpu_instances(rt: RankTrace, cls: pd.Series | np.ndarray, op_rows: np.ndarr
     # the launching record_param_comms op: the first one with the kernel's External id
     ext = rt.gpu_column("external_id")[k]
     op_ext = rt.column("external_id")[op_rows]
-    uniq, first = np.unique(op_ext, return_index=True)
+    uniq, first = unique(op_ext, return_index=True)
     pos = np.minimum(np.searchsorted(uniq, ext), max(uniq.size - 1, 0))
     found = uniq[pos] == ext if uniq.size else np.zeros(k.size, dtype=bool)
     src = op_rows[first[pos]] if uniq.size else np.zeros(k.size, dtype=np.int64)

@@ -25,6 +25,7 @@ import numpy as np
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.findings import Finding, FindingContext, rounded
 from tracekit.analyses.registry import Column, RankContext, Table
+from tracekit.traces.arrays import unique
 from tracekit.traces.frames import NO_ROWS, Columnar
 
 NS_PER_US = 1000.0
@@ -60,7 +61,7 @@ def idle_rows(gpu: Columnar, steps: Columnar, rank: int) -> dict[str, np.ndarray
 
     busy_ns = covered((np.asarray(gpu["ts_ns"], dtype=np.int64), np.asarray(gpu["end_ns"], dtype=np.int64)))
     launch_ns = covered(launch_gaps(gpu))
-    k_steps, k_counts = np.unique(np.asarray(gpu["step"]), return_counts=True)
+    k_steps, k_counts = unique(np.asarray(gpu["step"]), return_counts=True)
     pos = np.minimum(np.searchsorted(k_steps, step), max(k_steps.size - 1, 0))
     kernels = np.where(k_steps[pos] == step, k_counts[pos], 0) if k_steps.size else np.zeros(step.size, np.int64)
 

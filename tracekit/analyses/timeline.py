@@ -45,6 +45,7 @@ from tracekit.analyses.classify import COMPUTE, class_codes, class_mask
 from tracekit.analyses.collectives import gradient_allreduce_mask, manifest_tp
 from tracekit.analyses.findings import Finding, FindingContext, rank_step_us, rounded, step_means
 from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
+from tracekit.traces.arrays import unique
 from tracekit.traces.frames import NO_ROWS, Columnar, n_rows
 from tracekit.traces.manifest import CompileFacts, Manifest
 from tracekit.traces import schema
@@ -217,7 +218,7 @@ def _ready_cpu(rt: RankTrace, step: np.ndarray, launch: np.ndarray) -> tuple[np.
     ops = cpu_ops(rt)
     comp, _, evalf, acc = _masks_of(rt)
     comp_ends, eager_ends = np.sort(ops.end_ns[comp]), np.sort(ops.end_ns[evalf | acc])
-    is_comp = (iv.isin_sorted(step, np.unique(assign_steps(rt.step_arrays(), comp_ends))) if comp_ends.size
+    is_comp = (iv.isin_sorted(step, unique(assign_steps(rt.step_arrays(), comp_ends))) if comp_ends.size
                else np.zeros(step.size, bool))
     return (np.where(is_comp, "compiled_subgraph", "autograd_op"),
             np.where(is_comp, _last_before(comp_ends, launch), _last_before(eager_ends, launch)))

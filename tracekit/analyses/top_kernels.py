@@ -22,6 +22,7 @@ from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import CLASSES, class_codes
 from tracekit.analyses.registry import Column, RankContext, Table, View, ViewOptions
 from tracekit.traces import schema
+from tracekit.traces.arrays import unique
 from tracekit.traces.frames import NO_ROWS, Columnar
 
 #: kernel names kept per rank
@@ -64,7 +65,7 @@ def top_kernels(ctx: RankContext) -> Columnar:
     name, names = _codes(rt.gpu_column("name"), rt.categories("name") or [])
     cls, classes = _codes(class_codes(rt, ctx.options.comm_pattern), list(CLASSES))
     # groups in order of first appearance, as a groupby(sort=False)
-    _, first, group = np.unique(name[k], return_index=True, return_inverse=True)
+    _, first, group = unique(name[k], return_index=True, return_inverse=True)
     rank_of = np.argsort(np.argsort(first, kind="stable"), kind="stable")
     group, first = rank_of[group], np.sort(first)
     count = np.bincount(group, minlength=first.size).astype(np.int64)

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from tracekit.errors import TraceLoadWarning
+from tracekit.traces.arrays import unique
 from tracekit.traces.frames import Columnar, frame
 from tracekit.traces.manifest import Manifest
 from tracekit.traces import schema
@@ -319,7 +320,7 @@ class RankTrace:
         hit = np.flatnonzero((self.column("kind") == schema.ANNOTATION) & self.name_hits(STEP_PREFIX, prefix=True))
         code = self.column("name")[hit]
         # the step number of each matching name, parsed once per distinct name
-        ucode, inv = np.unique(code, return_inverse=True)
+        ucode, inv = unique(code, return_inverse=True)
         cats = self.name_categories()
         parsed, step_of = _step_numbers([cats[c][len(STEP_PREFIX):] for c in ucode])
         rows = hit[parsed[inv]]
@@ -332,7 +333,7 @@ class RankTrace:
         ts, end, dur = self.column("ts_ns")[rows], self.column("end_ns")[rows], self.column("dur_ns")[rows]
         # the longest range of a step wins; the sorts are pandas' (sort_values: quicksort, longest first)
         by_dur = np.arange(dur.size)[::-1][dur[::-1].argsort(kind="quicksort")][::-1]
-        _, first = np.unique(step[by_dur], return_index=True)
+        _, first = unique(step[by_dur], return_index=True)
         keep = by_dur[np.sort(first)]
         keep = keep[ts[keep].argsort(kind="quicksort")]
         return {"step": step[keep], "ts_ns": ts[keep], "end_ns": end[keep], "dur_ns": dur[keep]}
@@ -389,7 +390,7 @@ class RankTrace:
         # launches: runtime calls with a correlation id, the first one per correlation
         corr = self.column("correlation")
         la = np.flatnonzero((self.column("kind") == schema.LAUNCH) & (corr >= 0))
-        la_corr, first = np.unique(corr[la], return_index=True)
+        la_corr, first = unique(corr[la], return_index=True)
         la = la[first]
         pos = np.searchsorted(la_corr, g["correlation"])
         pos_c = np.minimum(pos, max(la.size - 1, 0))
