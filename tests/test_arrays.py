@@ -1,5 +1,6 @@
 """tracekit.traces.arrays.unique is np.unique (values, dtypes, shapes) for every return combination, on the
-dtypes it sorts itself, and hands the others (floats with NaN, objects, 2-D) to np.unique."""
+dtypes and sizes it sorts itself, and hands the others (floats with NaN, objects, 2-D, long arrays) to
+np.unique."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ CASES = {
     "floats with NaN": np.array([2.0, np.nan, 1.0, np.nan, 2.0]),
     "objects": np.array(["b", None, "a", None], dtype=object)[[0, 2, 0]],
     "2-D": _rng.integers(0, 3, (4, 3)),
+    "at the size limit": _rng.integers(0, 40, 512),
+    "past it (np.unique's path)": _rng.integers(0, 40, 513),
 }
 
 
