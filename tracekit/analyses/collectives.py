@@ -116,11 +116,11 @@ def phase_windows(rt: RankTrace) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 def _phase_windows(rt: RankTrace) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     kind, ts, end = rt.column("kind"), rt.column("ts_ns"), rt.column("end_ns")
     ann = (kind == schema.ANNOTATION) | (kind == schema.CPU_OP)
-    fwd = np.flatnonzero(ann & rt.name_hits(FORWARD_PATTERN))
-    opt = np.flatnonzero(ann & rt.name_hits(OPTIMIZER_PATTERN))
-    bw = np.flatnonzero((kind == schema.CPU_OP) & rt.name_hits(BACKWARD_OP_PREFIX, prefix=True))
+    fwd = (ann & rt.name_hits(FORWARD_PATTERN)).nonzero()[0]
+    opt = (ann & rt.name_hits(OPTIMIZER_PATTERN)).nonzero()[0]
+    bw = ((kind == schema.CPU_OP) & rt.name_hits(BACKWARD_OP_PREFIX, prefix=True)).nonzero()[0]
     bws, bwe = _step_spans(rt.step_arrays(), ts[bw], end[bw])
-    ranges = np.flatnonzero(ann & rt.name_hits(BACKWARD_RANGE_PATTERN))
+    ranges = (ann & rt.name_hits(BACKWARD_RANGE_PATTERN)).nonzero()[0]
     bws, bwe = iv.union(np.concatenate([bws, ts[ranges]]), np.concatenate([bwe, end[ranges]]))
     return {"forward": (ts[fwd], end[fwd]), "optimizer": (ts[opt], end[opt]), "backward": (bws, bwe)}
 
@@ -133,7 +133,7 @@ def _step_spans(steps: Columnar, ts: np.ndarray, end: np.ndarray) -> tuple[np.nd
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
     order = np.argsort(step[keep], kind="stable")
     st = step[keep][order]
-    first = np.flatnonzero(np.concatenate([[True], st[1:] != st[:-1]]))
+    first = (np.concatenate([[True], st[1:] != st[:-1]])).nonzero()[0]
     return np.minimum.reduceat(ts[keep][order], first), np.maximum.reduceat(end[keep][order], first)
 
 
@@ -164,7 +164,7 @@ RECORD_PARAM_COMMS = r"^record_param_comms\Z"
 
 def _collective_op_rows(rt: RankTrace) -> np.ndarray:
     """Event rows of the ``record_param_comms`` CPU ops, in event order."""
-    return np.flatnonzero((rt.column("kind") == schema.CPU_OP) & rt.name_hits(RECORD_PARAM_COMMS))
+    return ((rt.column("kind") == schema.CPU_OP) & rt.name_hits(RECORD_PARAM_COMMS)).nonzero()[0]
 
 
 def _category_values(rt: RankTrace, col: str, codes: np.ndarray) -> np.ndarray:
@@ -255,7 +255,7 @@ def _sequence_numbers(pg_name: np.ndarray, step: np.ndarray, launch: np.ndarray,
                       pre_window: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(seq, step_seq)``: ordinals per process group (and step) in launch order; -1 for pre-window rows."""
     seq, step_seq = np.full(step.size, -1, dtype=np.int64), np.full(step.size, -1, dtype=np.int64)
-    win = np.flatnonzero(~pre_window)
+    win = (~pre_window).nonzero()[0]
     win = win[np.argsort(launch[win], kind="stable")]
     if win.size == 0:
         return seq, step_seq
@@ -279,7 +279,7 @@ def _two_rank_peers(rt: RankTrace, kinds: np.ndarray, pg_name: np.ndarray, peer:
     groups = {str(g.get("pg_name")): g.get("ranks") for g in rt.distributed_info.get("pg_config") or []
               if isinstance(g, dict) and isinstance(g.get("ranks"), list)}
     out = peer.copy()
-    for i in np.flatnonzero(miss):
+    for i in miss.nonzero()[0]:
         name = pg_name[i]
         ranks = groups.get(str(name)) if isinstance(name, str) else None
         if ranks is None and world_size == 2:
@@ -293,7 +293,7 @@ def _p2p_sequence(kinds: np.ndarray, peer: np.ndarray, launch: np.ndarray, pre_w
     """Per send (recv) with a known peer launched in the window: its ordinal among this rank's sends to
     (recvs from) that peer, in launch order; -1 for every other row."""
     out = np.full(kinds.size, -1, dtype=np.int64)
-    ok = np.flatnonzero(((kinds == "send") | (kinds == "recv")) & (peer >= 0) & ~pre_window)
+    ok = (((kinds == "send") | (kinds == "recv")) & (peer >= 0) & ~pre_window).nonzero()[0]
     if ok.size:
         ok = ok[np.argsort(launch[ok], kind="stable")]
         key = peer[ok].astype(np.int64) * 2 + (kinds[ok] == "recv")
@@ -303,7 +303,7 @@ def _p2p_sequence(kinds: np.ndarray, peer: np.ndarray, launch: np.ndarray, pre_w
 
 def _gpu_instances(rt: RankTrace, cls: pd.Series | np.ndarray, op_rows: np.ndarray) -> dict[str, np.ndarray]:
     """Columns of the communication kernels (``cls``) of ``rt.gpu``, args filled from ``op_rows``."""
-    k = np.flatnonzero(class_mask(cls, COMM))
+    k = (class_mask(cls, COMM)).nonzero()[0]
     comp = class_mask(cls, COMPUTE)
     gts, gend = rt.gpu_column("ts_ns"), rt.gpu_column("end_ns")
     ts, end, dur = gts[k], gend[k], rt.gpu_column("dur_ns")[k]
@@ -382,11 +382,11 @@ def _cpu_instances(rt: RankTrace, gloo_threads: dict[str, str] | None = None) ->
     Overlap with compute is not defined on CPU (NaN).
     """
     kind, ts, end = rt.column("kind"), rt.column("ts_ns"), rt.column("end_ns")
-    rng = _by_start(rt, np.flatnonzero((kind == schema.ANNOTATION) & rt.name_hits(BACKEND_RANGE_PATTERN)))
+    rng = _by_start(rt, ((kind == schema.ANNOTATION) & rt.name_hits(BACKEND_RANGE_PATTERN)).nonzero()[0])
     ops = _collective_op_rows(rt)
     by_op = ops.size > 0  # record_param_comms carries the args; else the c10d ops, which carry no name
     if not by_op:
-        ops = np.flatnonzero((kind == schema.CPU_OP) & rt.name_hits(r"^c10d::"))
+        ops = ((kind == schema.CPU_OP) & rt.name_hits(r"^c10d::")).nonzero()[0]
     ops = _by_start(rt, ops)
     n = rng.size if rng.size else ops.size
     paired = rng.size == 0 or rng.size == ops.size
@@ -487,7 +487,7 @@ def bucket_table(rt: RankTrace, coll: Columnar, tp: int = 1, world_size: int | N
     ``wait_offset_us`` / ``wait_cpu_us``: where ``wait_tensor`` waits on it (see
     :func:`tracekit.analyses.functional.wait_columns`; NaN without ``wait_tensor`` ops).
     """
-    rows = np.flatnonzero(gradient_allreduce_mask(coll, tp, world_size)) if n_rows(coll) else np.empty(0, np.int64)
+    rows = (gradient_allreduce_mask(coll, tp, world_size)).nonzero()[0] if n_rows(coll) else np.empty(0, np.int64)
     if rows.size == 0:
         return NO_ROWS
     step, launch = np.asarray(coll["step"])[rows], np.asarray(coll["launch_ts_ns"])[rows]
@@ -570,7 +570,7 @@ def _group_series_sums(values: np.ndarray, groups: np.ndarray, n: int, *, mean: 
         return out
     order = np.argsort(groups, kind="stable")  # the rows of each group in their order, as groupby hands them
     v, k = values[order], groups[order]
-    bounds = np.flatnonzero(np.concatenate(([True], k[1:] != k[:-1], [True])))
+    bounds = (np.concatenate(([True], k[1:] != k[:-1], [True]))).nonzero()[0]
     valid = ~np.isnan(v)
     filled = np.where(valid, v, 0.0)
     for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):

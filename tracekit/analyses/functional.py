@@ -37,7 +37,7 @@ def _functional_ops(rt: RankTrace, wait: bool) -> tuple[np.ndarray, np.ndarray, 
     """``(name, ts_ns, end_ns, tid)`` of the ``wait_tensor`` ops (``wait``) or the other functional
     ops, sorted by start (stable); once per rank."""
     def build() -> dict[bool, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
-        rows = np.flatnonzero((rt.column("kind") == schema.CPU_OP) & rt.name_hits(FUNCTIONAL_PREFIX, prefix=True))
+        rows = ((rt.column("kind") == schema.CPU_OP) & rt.name_hits(FUNCTIONAL_PREFIX, prefix=True)).nonzero()[0]
         rows = rows[np.argsort(rt.column("ts_ns")[rows], kind="stable")]
         names = np.array(rt.name_categories(), dtype=object)[rt.column("name")[rows]]
         is_wait = names == WAIT_OP

@@ -96,7 +96,7 @@ def compiled_arrays(rt: RankTrace) -> Compiled:
         ops = cpu_ops(rt)
         w = ops.per_name(lambda names: np.array([_what_of(n) for n in names] + [-1], dtype=np.int64),
                          "compiled_what")[ops.code]  # code -1: no name
-        keep = np.flatnonzero(w >= 0)
+        keep = (w >= 0).nonzero()[0]
         step = assign_steps(rt.step_arrays(), ops.ts_ns[keep])
         keep, step = keep[step >= 0], step[step >= 0]
         order = np.argsort(ops.ts_ns[keep], kind="stable")
@@ -158,7 +158,7 @@ def _kernel_edges(rt: RankTrace, ts: np.ndarray, end: np.ndarray, tid: np.ndarra
 
 def _group_starts(step: np.ndarray) -> np.ndarray:
     """Positions where a run of equal ``step`` values begins (``step`` grouped, e.g. sorted)."""
-    return np.flatnonzero(np.r_[True, step[1:] != step[:-1]]) if step.size else np.empty(0, np.int64)
+    return (np.r_[True, step[1:] != step[:-1]]).nonzero()[0] if step.size else np.empty(0, np.int64)
 
 
 def rank_in_group(step: np.ndarray) -> np.ndarray:
@@ -179,7 +179,7 @@ def _boundaries(rt: RankTrace, c: Compiled, rows: np.ndarray, region: np.ndarray
     step, ts, end = c.step[rows], c.ts_ns[rows], c.end_ns[rows]
     first, last = _kernel_edges(rt, ts, end, c.tid[rows])
     has = np.r_[step[1:] == step[:-1], False]  # the next subgraph is in the same step
-    nxt = np.flatnonzero(has) + 1
+    nxt = has.nonzero()[0] + 1
     b_step = step[has]
     # the next start as float, as the groupby shift that introduced NaN made it
     gap = (ts[nxt].astype(float) - end[has]) / NS_PER_US
@@ -225,10 +225,10 @@ def boundary_table(rt: RankTrace) -> tuple[np.ndarray, pd.DataFrame]:
     region = np.full(c.what.size, -1, dtype=np.int64)
     if not c.what.size:  # an eager rank: nothing compiled, no boundaries (the common case, kept cheap)
         return region, NO_ROWS
-    fwd = np.flatnonzero(c.what == _FWD)
-    region[fwd] = _innermost_region(c, fwd, np.flatnonzero(c.what == _REGION))
+    fwd = (c.what == _FWD).nonzero()[0]
+    region[fwd] = _innermost_region(c, fwd, (c.what == _REGION).nonzero()[0])
     fb = _boundaries(rt, c, fwd, region[fwd], None)
-    bb = _boundaries(rt, c, np.flatnonzero(c.what == _BWD), None, fb)
+    bb = _boundaries(rt, c, (c.what == _BWD).nonzero()[0], None, fb)
     both = pd.concat([fb.assign(**{"pass": "forward"}), bb.assign(**{"pass": "backward"})], ignore_index=True)
     both["rank"] = rt.rank
     return region, both[list(BOUNDARY_COLUMNS)] if len(both) else empty_frame(BOUNDARY_COLUMNS)

@@ -30,7 +30,7 @@ def union(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     new = np.empty(s.size, dtype=bool)
     new[0] = True
     np.greater(s[1:], run_end[:-1], out=new[1:])
-    first = np.flatnonzero(new)
+    first = new.nonzero()[0]
     last = np.empty_like(first)
     last[:-1] = first[1:] - 1
     last[-1] = s.size - 1
@@ -213,7 +213,7 @@ def group_reduce(keys: np.ndarray, values: np.ndarray, ufunc: np.ufunc) -> tuple
         return keys, values
     order = np.argsort(keys, kind="stable")
     k, v = keys[order], values[order]
-    first = np.flatnonzero(np.concatenate(([True], k[1:] != k[:-1])))
+    first = (np.concatenate(([True], k[1:] != k[:-1]))).nonzero()[0]
     return k[first], ufunc.reduceat(v, first)
 
 

@@ -109,7 +109,7 @@ def cpu_ops(rt: RankTrace) -> CpuOps:
     """The rank's CPU ops and annotations (:class:`CpuOps`, computed once per rank)."""
     def build() -> CpuOps:
         kind = rt.column("kind")
-        rows = np.flatnonzero((kind == schema.CPU_OP) | (kind == schema.ANNOTATION))
+        rows = ((kind == schema.CPU_OP) | (kind == schema.ANNOTATION)).nonzero()[0]
         if rt.categories("name") is not None:
             names, code = rt.name_categories(), rt.column("name")
         else:
@@ -193,7 +193,7 @@ def _ready_gpu(rt: RankTrace, cls: pd.Series | np.ndarray, launch: np.ndarray, s
     cummax = np.maximum.accumulate(end[order]) if lt.size else np.empty(0, np.int64)
     j = np.searchsorted(lt[order], launch, side="right") - 1
     out = np.where(j >= 0, cummax[np.maximum(j, 0)] if cummax.size else -1, -1)
-    late = np.flatnonzero(out > start)  # the latest such kernel still ran when the collective started
+    late = (out > start).nonzero()[0]  # the latest such kernel still ran when the collective started
     if late.size:
         by_end = np.argsort(end, kind="stable")
         for i in late.tolist():
@@ -232,8 +232,8 @@ def bucket_timeline(rt: RankTrace, cls: pd.Series | np.ndarray, coll: Columnar, 
     group only: tensor-parallel allreduces are not buckets; ``tp`` from the manifest)."""
     if not n_rows(coll) or not rt.has_gpu_activity:
         return NO_ROWS
-    sel = np.flatnonzero((np.asarray(coll["rank"]) == rt.rank) & (np.asarray(coll["start_ns"]) >= 0)
-                         & gradient_allreduce_mask(coll, tp, world_size))
+    sel = ((np.asarray(coll["rank"]) == rt.rank) & (np.asarray(coll["start_ns"]) >= 0)
+                         & gradient_allreduce_mask(coll, tp, world_size)).nonzero()[0]
     if not sel.size:
         return NO_ROWS
     col = {c: np.asarray(coll[c])[sel] for c in ("step", "launch_ts_ns", "bytes", "start_ns", "end_ns", "dur_us",
@@ -241,7 +241,7 @@ def bucket_timeline(rt: RankTrace, cls: pd.Series | np.ndarray, coll: Columnar, 
     order = np.lexsort((col["launch_ts_ns"], col["step"]))  # by step, then launch; stable
     col = {c: v[order] for c, v in col.items()}
     step, launch, start, end = (col["step"].astype(np.int64), col["launch_ts_ns"], col["start_ns"], col["end_ns"])
-    first = np.flatnonzero(np.concatenate(([True], step[1:] != step[:-1])))
+    first = (np.concatenate(([True], step[1:] != step[:-1]))).nonzero()[0]
     bucket = np.arange(step.size) - np.repeat(first, np.diff(np.append(first, step.size)))
     source, ready_cpu = _ready_cpu(rt, step, launch)
     ready_gpu = _ready_gpu(rt, cls, launch, start)

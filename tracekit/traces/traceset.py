@@ -317,7 +317,7 @@ class RankTrace:
         return self.memo("step_arrays", self._step_arrays)
 
     def _step_arrays(self) -> dict[str, np.ndarray]:
-        hit = np.flatnonzero((self.column("kind") == schema.ANNOTATION) & self.name_hits(STEP_PREFIX, prefix=True))
+        hit = ((self.column("kind") == schema.ANNOTATION) & self.name_hits(STEP_PREFIX, prefix=True)).nonzero()[0]
         code = self.column("name")[hit]
         # the step number of each matching name, parsed once per distinct name
         ucode, inv = unique(code, return_inverse=True)
@@ -384,12 +384,12 @@ class RankTrace:
         return self.memo("gpu_arrays", self._gpu_arrays)
 
     def _gpu_arrays(self) -> dict[str, np.ndarray]:
-        sel = np.flatnonzero(self.gpu_mask())
+        sel = (self.gpu_mask()).nonzero()[0]
         sel = sel[np.lexsort((self.column("end_ns")[sel], self.column("ts_ns")[sel]))]  # stable: by start, end
         g: dict[str, Any] = {c: self.column(c)[sel] for c in GPU_EVENT_COLUMNS}
         # launches: runtime calls with a correlation id, the first one per correlation
         corr = self.column("correlation")
-        la = np.flatnonzero((self.column("kind") == schema.LAUNCH) & (corr >= 0))
+        la = ((self.column("kind") == schema.LAUNCH) & (corr >= 0)).nonzero()[0]
         la_corr, first = unique(corr[la], return_index=True)
         la = la[first]
         pos = np.searchsorted(la_corr, g["correlation"])
