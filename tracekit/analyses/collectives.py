@@ -133,7 +133,7 @@ def _step_spans(steps: Columnar, ts: np.ndarray, end: np.ndarray) -> tuple[np.nd
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
     order = np.argsort(step[keep], kind="stable")
     st = step[keep][order]
-    first = (np.concatenate([[True], st[1:] != st[:-1]])).nonzero()[0]
+    first = np.concatenate([[True], st[1:] != st[:-1]]).nonzero()[0]
     return np.minimum.reduceat(ts[keep][order], first), np.maximum.reduceat(end[keep][order], first)
 
 
@@ -303,7 +303,7 @@ def _p2p_sequence(kinds: np.ndarray, peer: np.ndarray, launch: np.ndarray, pre_w
 
 def _gpu_instances(rt: RankTrace, cls: pd.Series | np.ndarray, op_rows: np.ndarray) -> dict[str, np.ndarray]:
     """Columns of the communication kernels (``cls``) of ``rt.gpu``, args filled from ``op_rows``."""
-    k = (class_mask(cls, COMM)).nonzero()[0]
+    k = class_mask(cls, COMM).nonzero()[0]
     comp = class_mask(cls, COMPUTE)
     gts, gend = rt.gpu_column("ts_ns"), rt.gpu_column("end_ns")
     ts, end, dur = gts[k], gend[k], rt.gpu_column("dur_ns")[k]
@@ -487,7 +487,7 @@ def bucket_table(rt: RankTrace, coll: Columnar, tp: int = 1, world_size: int | N
     ``wait_offset_us`` / ``wait_cpu_us``: where ``wait_tensor`` waits on it (see
     :func:`tracekit.analyses.functional.wait_columns`; NaN without ``wait_tensor`` ops).
     """
-    rows = (gradient_allreduce_mask(coll, tp, world_size)).nonzero()[0] if n_rows(coll) else np.empty(0, np.int64)
+    rows = gradient_allreduce_mask(coll, tp, world_size).nonzero()[0] if n_rows(coll) else np.empty(0, np.int64)
     if rows.size == 0:
         return NO_ROWS
     step, launch = np.asarray(coll["step"])[rows], np.asarray(coll["launch_ts_ns"])[rows]
@@ -570,7 +570,7 @@ def _group_series_sums(values: np.ndarray, groups: np.ndarray, n: int, *, mean: 
         return out
     order = np.argsort(groups, kind="stable")  # the rows of each group in their order, as groupby hands them
     v, k = values[order], groups[order]
-    bounds = (np.concatenate(([True], k[1:] != k[:-1], [True]))).nonzero()[0]
+    bounds = np.concatenate(([True], k[1:] != k[:-1], [True])).nonzero()[0]
     valid = ~np.isnan(v)
     filled = np.where(valid, v, 0.0)
     for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):

@@ -158,7 +158,7 @@ def _kernel_edges(rt: RankTrace, ts: np.ndarray, end: np.ndarray, tid: np.ndarra
 
 def _group_starts(step: np.ndarray) -> np.ndarray:
     """Positions where a run of equal ``step`` values begins (``step`` grouped, e.g. sorted)."""
-    return (np.r_[True, step[1:] != step[:-1]]).nonzero()[0] if step.size else np.empty(0, np.int64)
+    return np.r_[True, step[1:] != step[:-1]].nonzero()[0] if step.size else np.empty(0, np.int64)
 
 
 def rank_in_group(step: np.ndarray) -> np.ndarray:

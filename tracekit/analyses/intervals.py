@@ -213,7 +213,7 @@ def group_reduce(keys: np.ndarray, values: np.ndarray, ufunc: np.ufunc) -> tuple
         return keys, values
     order = np.argsort(keys, kind="stable")
     k, v = keys[order], values[order]
-    first = (np.concatenate(([True], k[1:] != k[:-1]))).nonzero()[0]
+    first = np.concatenate(([True], k[1:] != k[:-1])).nonzero()[0]
     return k[first], ufunc.reduceat(v, first)
 
 

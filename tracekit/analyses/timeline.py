@@ -233,7 +233,7 @@ def bucket_timeline(rt: RankTrace, cls: pd.Series | np.ndarray, coll: Columnar, 
     if not n_rows(coll) or not rt.has_gpu_activity:
         return NO_ROWS
     sel = ((np.asarray(coll["rank"]) == rt.rank) & (np.asarray(coll["start_ns"]) >= 0)
-                         & gradient_allreduce_mask(coll, tp, world_size)).nonzero()[0]
+           & gradient_allreduce_mask(coll, tp, world_size)).nonzero()[0]
     if not sel.size:
         return NO_ROWS
     col = {c: np.asarray(coll[c])[sel] for c in ("step", "launch_ts_ns", "bytes", "start_ns", "end_ns", "dur_us",
@@ -241,7 +241,7 @@ def bucket_timeline(rt: RankTrace, cls: pd.Series | np.ndarray, coll: Columnar, 
     order = np.lexsort((col["launch_ts_ns"], col["step"]))  # by step, then launch; stable
     col = {c: v[order] for c, v in col.items()}
     step, launch, start, end = (col["step"].astype(np.int64), col["launch_ts_ns"], col["start_ns"], col["end_ns"])
-    first = (np.concatenate(([True], step[1:] != step[:-1]))).nonzero()[0]
+    first = np.concatenate(([True], step[1:] != step[:-1])).nonzero()[0]
     bucket = np.arange(step.size) - np.repeat(first, np.diff(np.append(first, step.size)))
     source, ready_cpu = _ready_cpu(rt, step, launch)
     ready_gpu = _ready_gpu(rt, cls, launch, start)

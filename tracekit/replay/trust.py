@@ -43,7 +43,8 @@ GPU_BOUND_MAX_IDLE_PCT = 15.0
 _SOURCES = ("whatif_2026-11-27_committed_all.jsonl", "whatif_2026-11-27_h100_unsynced.jsonl",
             "whatif_2026-11-27_h100x2_unsynced.jsonl", "whatif_2026-11-28_nccl_baselines_not_kept.jsonl",
             "whatif_2026-11-28_h200_heldout_e_not_kept.jsonl", "whatif_2026-11-28_h200x2_layouts_not_kept.jsonl",
-            "whatif_2026-11-28_h200x2_ws1_baselines_not_kept.jsonl", "whatif_2026-11-28_h200x2_hooks_baselines_not_kept.jsonl")
+            "whatif_2026-11-28_h200x2_ws1_baselines_not_kept.jsonl",
+            "whatif_2026-11-28_h200x2_hooks_baselines_not_kept.jsonl")
 _ANY = (0.0, 100.0 + 1e-9)
 
 

@@ -159,6 +159,7 @@ def typed_decode(raw: bytes) -> tuple[Any, list[range]]:
         return _TYPED.decode(raw), []
     return doc, ranges
 
+
 def _groups(info: Any) -> Iterator[dict[str, Any]]:
     """The process groups (dicts) of a ``distributedInfo``'s ``pg_config``; none where it is not a list."""
     cfg = info.get("pg_config") if isinstance(info, dict) else None
@@ -220,8 +221,7 @@ def _cut_rank_lists(text: bytes, start: int, window: int | None) -> tuple[bytes,
     pieces: list[bytes] = []
     ranges: list[range] = []
     pos = 0
-    for begin in _ranks_lists(text, start, window):
-        end = text.find(b"]", begin)
+    for begin, end in _ranks_lists(text, start, window):
         r = _progression(text[begin:end + 1]) if end > 0 else None
         if r is not None:
             pieces += [text[pos:begin], b'"%s%d"' % (_MARK_JSON, len(ranges))]
@@ -230,6 +230,7 @@ def _cut_rank_lists(text: bytes, start: int, window: int | None) -> tuple[bytes,
     if not ranges:
         return text, ranges
     return b"".join([*pieces, text[pos:]]), ranges
+
 
 def _unmark(value: Any, ranges: list[range]) -> Any:
     """``value`` with every other marker of :func:`_info_of` back as the list it was."""
@@ -246,11 +247,11 @@ def _unmark(value: Any, ranges: list[range]) -> Any:
     return value
 
 
-def _ranks_lists(text: bytes, start: int = 0, window: int | None = None) -> Iterator[int]:
-    """Where each ``"ranks": [`` list of ``text`` from ``start`` on starts (the ``[``); ``bytes.find``, not a
-    regex: the text is mostly the lists' digits. The next key is looked for after the list's ``]`` (a
-    memchr): searching a long digit list for ``"ranks"`` itself is slow (its letters share the search's
-    filter bits with digits). ``window``: see :func:`_cut_rank_lists`."""
+def _ranks_lists(text: bytes, start: int = 0, window: int | None = None) -> Iterator[tuple[int, int]]:
+    """Where each ``"ranks": [`` list of ``text`` from ``start`` on starts (the ``[``) and where its first ``]``
+    is (-1: none); ``bytes.find``, not a regex: the text is mostly the lists' digits. The next key is looked for
+    after that ``]`` (a memchr): searching a long digit list for ``"ranks"`` itself is slow (its letters share
+    the search's filter bits with digits). ``window``: see :func:`_cut_rank_lists`."""
     def find(at: int) -> int:
         return text.find(b'"ranks"', at) if window is None else text.find(b'"ranks"', at, at + window)
 
@@ -264,10 +265,11 @@ def _ranks_lists(text: bytes, start: int = 0, window: int | None = None) -> Iter
             while text[j:j + 1].isspace():
                 j += 1
             if text[j:j + 1] == b"[":
-                yield j
                 close = text.find(b"]", j)  # a list of ints holds no "]" before its own
+                yield j, close
                 j = close if close > 0 else j
         pos = find(j)
+
 
 def _progression(text: bytes) -> range | None:
     """The ``range`` a JSON list's text ``[a, b, ...]`` is, when it is exactly the increasing arithmetic

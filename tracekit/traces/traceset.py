@@ -384,7 +384,7 @@ class RankTrace:
         return self.memo("gpu_arrays", self._gpu_arrays)
 
     def _gpu_arrays(self) -> dict[str, np.ndarray]:
-        sel = (self.gpu_mask()).nonzero()[0]
+        sel = self.gpu_mask().nonzero()[0]
         sel = sel[np.lexsort((self.column("end_ns")[sel], self.column("ts_ns")[sel]))]  # stable: by start, end
         g: dict[str, Any] = {c: self.column(c)[sel] for c in GPU_EVENT_COLUMNS}
         # launches: runtime calls with a correlation id, the first one per correlation
