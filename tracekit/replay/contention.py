@@ -8,19 +8,42 @@ From the trace, per rank and compute kernel name: the median duration of its ins
 no communication kernel of the rank (*alone*) and of those that overlapped one (*beside*), each from at
 least :data:`MIN_INSTANCES` instances; the kernel's slowdown is beside / alone where that exceeds 1 (else
 1: no slowdown shown). ``--world-size 1`` (no peer, no collective) gives each instance that ran beside
-communication its duration divided by its kernel's slowdown. Not modelled: the slowdown's change under
-scenarios that keep the collectives but move or shorten them (bucket caps, the comm hook, bandwidth,
-more ranks), and kernels that only ever ran beside communication (no alone duration to compare with).
+communication its duration divided by its kernel's slowdown (:func:`relieve`).
+
+**Scenarios that keep the collectives but move, merge or shorten them** (bucket caps, the first bucket,
+the comm hook, bandwidth, more ranks) change which compute kernels run beside communication and for how
+much of their length (:func:`readjust`, since 2026-11-28). Per rank and compute kernel name, from the
+recorded window (where durations and overlaps belong together), a :class:`Profile`: the slowdown ``s``
+(median duration beside / alone, as above, compute kernels only) and ``f0``, the median share of a beside
+instance's duration that overlapped communication. A kernel overlapped for the share ``f`` of its length
+runs ``1 + (s - 1) min(1, f / f0)`` times its alone duration: as slow as the recorded beside instances from
+the share they typically had up, less below it (a sliver of overlap costs a sliver). The scenario is
+evaluated once with the recorded durations; each modelled kernel's duration is then multiplied by its
+factor at its share in the scenario's timeline over its factor at its share in the baseline prediction's
+(so a change that moves nothing changes nothing), and the scenario is evaluated again. One pass: a second
+and third moved the GPU-bound predictions of the committed 4 x H200 runs away from the measurement (the bf16
+hook from +1.3 / +1.7 to +4.8 / +3.6 and +6.0 / +5.4 %, measured +0.4 / +0.2 %): the re-timed kernels move the
+collectives onto other kernels, which the next pass slows in turn; the passes do not settle. A ratio above :data:`MAX_SLOWDOWN` is taken as one kernel name run at several sizes (an elementwise
+kernel of 1.2 us alone and ~32 us beside gave 26x on a 2 x H200 run), not as contention, and not used; the
+largest slowdown of one GEMM beside an allreduce measured on 2 and 4 x H200 was 1.46 (docs/whatif.md).
+Not modelled: kernels that only ever ran beside communication, or never did (no alone or no beside duration
+to compare), and a network change's own effect on the slowdown (fewer NCCL channels take fewer SMs).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+from tracekit.analyses import intervals as iv
 from tracekit.replay.graph import Graph
+from tracekit.replay.scenario_spec import Context
 from tracekit.traces.traceset import TraceSet
 
 MIN_INSTANCES = 2
+#: the largest per-name slowdown :func:`readjust` takes as contention (module doc)
+MAX_SLOWDOWN = 1.5
 
 
 def beside_comm(start: np.ndarray, end: np.ndarray, comm: np.ndarray) -> np.ndarray:
@@ -70,3 +93,84 @@ def relieve(g: Graph, traces: TraceSet, comm: dict[int, np.ndarray]) -> tuple[in
                 g.dur[v] = int(round(g.dur[v] / s))
                 done += 1
     return done, total
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How one compute kernel name ran beside communication in the recorded window (module doc)."""
+
+    #: median duration of the instances that overlapped communication / of those that did not (> 1)
+    slowdown: float
+    #: median share of an overlapping instance's duration during which communication ran, (0, 1]
+    share: float
+
+    def factor(self, f: np.ndarray) -> np.ndarray:
+        """Duration / alone duration at overlapped share ``f``: 1 at 0, ``slowdown`` from ``share`` up."""
+        return 1.0 + (self.slowdown - 1.0) * np.minimum(1.0, f / self.share)
+
+
+def overlap_share(start: np.ndarray, end: np.ndarray, comm: np.ndarray) -> np.ndarray:
+    """Per GPU operation: the share of its duration ``[start, end)`` covered by the union of the
+    operations flagged in ``comm`` (0 for an operation of no length)."""
+    cs, ce = iv.union(start[comm], end[comm])
+    if cs.size == 0:
+        return np.zeros(start.size)
+    before = np.concatenate([[0], np.cumsum(ce - cs)])  # union length of the intervals before each one
+
+    def covered(t: np.ndarray) -> np.ndarray:  # union length in (-inf, t)
+        k = np.searchsorted(cs, t, side="right") - 1
+        j = np.maximum(k, 0)
+        return np.where(k >= 0, before[j] + np.clip(np.minimum(t, ce[j]) - cs[j], 0, None), 0)
+
+    length = end - start
+    return np.where(length > 0, (covered(end) - covered(start)) / np.maximum(length, 1), 0.0)
+
+
+def profiles(names: np.ndarray, dur: np.ndarray, share: np.ndarray, compute: np.ndarray) -> dict[int, Profile]:
+    """Kernel name code -> :class:`Profile`, from one rank's recorded compute kernels (``compute``: which rows
+    are; ``share``: each row's overlapped share). Names with fewer than :data:`MIN_INSTANCES` instances on either
+    side, or a slowdown outside (1, :data:`MAX_SLOWDOWN`], get none."""
+    beside = compute & (share > 0)
+    out: dict[int, Profile] = {}
+    for code in np.unique(names[beside]).tolist():
+        mine = compute & (names == code)
+        a, b = dur[mine & ~beside], dur[mine & beside]
+        if a.size < MIN_INSTANCES or b.size < MIN_INSTANCES or not np.median(a) > 0:
+            continue
+        s = float(np.median(b) / np.median(a))
+        if 1.0 < s <= MAX_SLOWDOWN:
+            out[code] = Profile(s, float(np.median(share[mine & beside])))
+    return out
+
+
+def readjust(g: Graph, ctx: Context, comm: dict[int, np.ndarray],
+             times: tuple[np.ndarray, np.ndarray]) -> tuple[int, int]:
+    """Scale, in place, the duration of every modelled compute kernel of scenario graph ``g`` by its factor at
+    its overlapped share in ``times`` (one evaluation of ``g``; ``comm``: the scenario's communication masks)
+    over its factor in the baseline prediction (``ctx.base_times``) (module doc). Returns (kernels whose
+    duration changed, kernels modelled)."""
+    rec_s, rec_e = g.orig_arrays()
+    base_s, base_e = ctx.base_times if ctx.base_times is not None else (rec_s, rec_e)
+    changed = modelled = 0
+    for rt in ctx.traces:
+        c0, compute, info = ctx.comm.get(rt.rank), ctx.compute.get(rt.rank), g.ranks.get(rt.rank)
+        if c0 is None or compute is None or info is None or info.get("gpu") is None or not c0.any():
+            continue
+        n = c0.size
+        nodes = np.asarray(info["gpu_node"])
+        names, comp = rt.gpu_column("name")[:n], compute[:n] & ~c0
+        prof = profiles(names, rec_e[nodes[:n]] - rec_s[nodes[:n]],
+                        overlap_share(rec_s[nodes[:n]], rec_e[nodes[:n]], c0), comp)
+        if not prof:
+            continue
+        f_base = overlap_share(base_s[nodes[:n]], base_e[nodes[:n]], c0)
+        f_new = overlap_share(times[0][nodes], times[1][nodes], comm[rt.rank][:nodes.size])[:n]
+        for code, p in prof.items():
+            idx = np.flatnonzero(comp & (names == code))
+            modelled += idx.size
+            ratio = p.factor(f_new[idx]) / p.factor(f_base[idx])
+            for v, r in zip(nodes[idx].tolist(), ratio.tolist()):
+                if r != 1.0:
+                    g.dur[v] = int(round(g.dur[v] * r))
+                    changed += 1
+    return changed, modelled

@@ -7,7 +7,7 @@ importing the module that imports them.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -66,3 +66,8 @@ class Context:
     backend: str | None
     world_size: int
     applied_hook: str | None
+    #: per rank, which of ``Graph.ranks[rank]["gpu_node"]`` are compute kernels (the contention model's
+    #: kernels, :func:`tracekit.replay.contention.readjust`); empty: none modelled
+    compute: dict[int, np.ndarray] = field(default_factory=dict)
+    #: the baseline prediction's node times (start, end), when the caller has them (else evaluated once)
+    base_times: tuple[np.ndarray, np.ndarray] | None = None

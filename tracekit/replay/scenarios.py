@@ -11,7 +11,10 @@ A :class:`Scenario` is a set of changes applied together to a copy of the graph
    added (:mod:`tracekit.replay.hook`), and with one rank the compute that ran beside communication
    given its duration without it (:mod:`tracekit.replay.contention`);
 3. ``no_graph_breaks``: the CPU work between compiled graphs at each graph break removed
-   (:mod:`tracekit.replay.breaks`).
+   (:mod:`tracekit.replay.breaks`);
+4. every scenario but one rank: the compute kernels re-timed for how much of them overlaps
+   communication in the scenario's timeline against the baseline prediction's
+   (:func:`tracekit.replay.contention.readjust`: one extra evaluation).
 
 Each scenario's figures (per rank and step: :func:`tracekit.replay.figures.step_figures`) are
 compared with the baseline prediction: ``predicted_step_us`` (mean over steps of the slowest
@@ -168,6 +171,12 @@ def apply(base: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.
                          "duration without it (the slowdown of the same kernel measured in the trace)")
     if sc.no_graph_breaks:
         notes += breaks.remove(g, ctx)
+    if sc.world_size != 1 and ctx.compute and any(m.any() for m in ctx.comm.values()):
+        changed, modelled = contention.readjust(g, ctx, comm, simulate.evaluate(g))
+        if changed:
+            notes.append(f"{sc.name}: {changed} of {modelled} compute kernels that run beside communication in the "
+                         "recorded window re-timed for their overlap with it in this scenario (the slowdown measured "
+                         "in the trace)")
     return g, comm, notes
 
 
@@ -197,6 +206,12 @@ def _grown(g: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.nd
         buckets.extend_comm(g, comm, rank, step, nodes)
     if sc.no_graph_breaks:
         notes += breaks.remove(g, ctx)
+    if sc.world_size != 1 and ctx.compute and any(m.any() for m in ctx.comm.values()):
+        changed, modelled = contention.readjust(g, ctx, comm, simulate.evaluate(g))
+        if changed:
+            notes.append(f"{sc.name}: {changed} of {modelled} compute kernels that run beside communication in the "
+                         "recorded window re-timed for their overlap with it in this scenario (the slowdown measured "
+                         "in the trace)")
     return g, comm, notes
 
 

@@ -23,8 +23,9 @@ over every committed CUDA run with a measured step, single GPUs and 2 and 4 GPUs
 ``benchmarks/bench_unsynced.py`` over plain training loops that never synchronize, on one GPU and under DDP on
 two, the NCCL baselines of 2026-11-28 whose traces were not kept, seven single-GPU programs held out on
 2026-11-28, fourth session, and the 20 runs of five programs at four bucket caps over NCCL on a 2 x H200 host
-held out on 2026-11-28, fifth session, and the 2-rank NCCL baselines held out in the seventh and eighth sessions,
-traces not kept);
+held out on 2026-11-28, fifth session, the 2-rank NCCL baselines held out in the seventh and eighth sessions,
+traces not kept, and the six GPU-bound 2-rank baselines of the contention check of the ninth session, four of them
+committed under ``sample_traces/h200x2_contention``);
 ``tests/test_whatif_trust.py`` recomputes every figure from them. The threshold was set in the gap of the
 single-GPU runs' predicted idle shares (13.3 % to 17.3 % then; 9.7 % to 15.4 % with the model of 2026-11-28);
 over all of them it still falls in a gap (14.5 % to 15.4 %), and so it does in the windows' idle shares of the
@@ -44,7 +45,9 @@ _SOURCES = ("whatif_2026-11-27_committed_all.jsonl", "whatif_2026-11-27_h100_uns
             "whatif_2026-11-27_h100x2_unsynced.jsonl", "whatif_2026-11-28_nccl_baselines_not_kept.jsonl",
             "whatif_2026-11-28_h200_heldout_e_not_kept.jsonl", "whatif_2026-11-28_h200x2_layouts_not_kept.jsonl",
             "whatif_2026-11-28_h200x2_ws1_baselines_not_kept.jsonl",
-            "whatif_2026-11-28_h200x2_hooks_baselines_not_kept.jsonl")
+            "whatif_2026-11-28_h200x2_hooks_baselines_not_kept.jsonl",
+            "whatif_2026-11-28_h200x2_contention_baselines.jsonl",
+            "whatif_2026-11-28_h200x2_contention_tfmbig_baselines_not_kept.jsonl")
 _ANY = (0.0, 100.0 + 1e-9)
 
 
@@ -92,7 +95,7 @@ class Regime:
 
 _B = GPU_BOUND_MAX_IDLE_PCT
 REGIMES: tuple[Regime, ...] = (
-    Regime("gpu-bound", 0.0, _B, 48, 1.0, 3.8, 0.0, _B, multi_rank=(26, 12, 0.1)),
+    Regime("gpu-bound", 0.0, _B, 54, 1.1, 3.8, 0.0, _B, multi_rank=(32, 14, 0.1)),
     Regime("gpu-bound-once-shed", 0.0, _B, 17, 5.8, 27.0, _B, _ANY[1], multi_rank=(6, 6, -13.3)),
     Regime("cpu-bound", _B, _ANY[1], 147, 11.4, 87.7, multi_rank=(61, 42, -8.4)),
 )
