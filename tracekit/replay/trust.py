@@ -25,7 +25,8 @@ two, the NCCL baselines of 2026-11-28 whose traces were not kept, seven single-G
 2026-11-28, fourth session, and the 20 runs of five programs at four bucket caps over NCCL on a 2 x H200 host
 held out on 2026-11-28, fifth session, the 2-rank NCCL baselines held out in the seventh and eighth sessions,
 traces not kept, and the six GPU-bound 2-rank baselines of the contention check of the ninth session, four of them
-committed under ``sample_traces/h200x2_contention``);
+committed under ``sample_traces/h200x2_contention``, and four CPU-bound runs of 1 and 2 ranks profiled for the phase check
+of the same session, traces not kept);
 ``tests/test_whatif_trust.py`` recomputes every figure from them. The threshold was set in the gap of the
 single-GPU runs' predicted idle shares (13.3 % to 17.3 % then; 9.7 % to 15.4 % with the model of 2026-11-28);
 over all of them it still falls in a gap (14.5 % to 15.4 %), and so it does in the windows' idle shares of the
@@ -47,7 +48,8 @@ _SOURCES = ("whatif_2026-11-27_committed_all.jsonl", "whatif_2026-11-27_h100_uns
             "whatif_2026-11-28_h200x2_ws1_baselines_not_kept.jsonl",
             "whatif_2026-11-28_h200x2_hooks_baselines_not_kept.jsonl",
             "whatif_2026-11-28_h200x2_contention_baselines.jsonl",
-            "whatif_2026-11-28_h200x2_contention_tfmbig_baselines_not_kept.jsonl")
+            "whatif_2026-11-28_h200x2_contention_tfmbig_baselines_not_kept.jsonl",
+            "whatif_2026-11-28_h200x2_phases_baselines_not_kept.jsonl")
 _ANY = (0.0, 100.0 + 1e-9)
 
 
@@ -97,7 +99,7 @@ _B = GPU_BOUND_MAX_IDLE_PCT
 REGIMES: tuple[Regime, ...] = (
     Regime("gpu-bound", 0.0, _B, 54, 1.1, 3.8, 0.0, _B, multi_rank=(32, 14, 0.1)),
     Regime("gpu-bound-once-shed", 0.0, _B, 17, 5.8, 27.0, _B, _ANY[1], multi_rank=(6, 6, -13.3)),
-    Regime("cpu-bound", _B, _ANY[1], 147, 11.4, 87.7, multi_rank=(61, 42, -8.4)),
+    Regime("cpu-bound", _B, _ANY[1], 151, 11.4, 87.7, multi_rank=(63, 44, -6.9)),
 )
 
 

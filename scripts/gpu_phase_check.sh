@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Issue 21's multi-rank lean, phase by phase: per CPU-bound shape a 2-rank and a 1-rank DDP run profiled (what
+# `tracekit whatif` predicts from) and the unprofiled phases of 1 and 2 ranks timed in one job, steps alternating
+# (scripts/phase_times.py). Usage (device machine with 2 GPUs, repo root):
+#   OUT=/some/dir DEADLINE=480 bash scripts/gpu_phase_check.sh
+set -uo pipefail
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+OUT=${OUT:-gpu_out}; DEADLINE=${DEADLINE:-480}; ROUNDS=${ROUNDS:-40}; R="$OUT/phases"; mkdir -p "$R"; T0=$(date +%s)
+TK="python3 -m tracekit profile --warmup 5 --steps 20 --profile-steps 3 --timeout 120 --bucket-cap-mb 25"
+TR="python3 -m torch.distributed.run --standalone"
+source "$(dirname "$0")/gpu_shapes.sh"  # SHAPES
+left() { local t=$(( $(date +%s) - T0 )); if [ $t -gt "$DEADLINE" ]; then echo "### skipped $1 (at $t s)"; return 1; fi
+         echo "### $1 (at $t s)"; }
+{
+  nvidia-smi -L; python3 -c "import torch, os; print('torch', torch.__version__, 'gpus', torch.cuda.device_count(), 'cpus', os.cpu_count())"
+  for shape in toy4096 tfm1024 gpt2bf16; do
+    opts=${SHAPES[$shape]}
+    for n in 2 1; do
+      left "profile $shape ws$n" || break 2
+      timeout 150 $TK $opts --nproc "$n" --out "$R/$shape/ws$n" 2>&1 | grep -v "^USDT" | tail -1
+    done
+    left "phases $shape" || break
+    timeout 200 $TR --nproc-per-node 2 scripts/phase_times.py --device cuda $opts --rounds "$ROUNDS" \
+        --variant world-size=1 --variant world-size=2 --json "$R/$shape/phases.json" 2>&1 | grep -v "^USDT" \
+        | grep "rank\|Error\|error" | head -6
+  done
+  echo "### done at $(( $(date +%s) - T0 )) s"
+} 2>&1 | tee "$OUT/log_phases.txt"
+tar czf "$OUT/phases.tar.gz" -C "$OUT" phases && rm -rf "$R"
