@@ -5,23 +5,17 @@
 # (scripts/paired_ddp_variants.py: the paired truth). Recorded after the model was set on the committed 4 x H200
 # runs, so held out.
 # Usage (device machine with 2 GPUs, repo root): OUT=/some/dir DEADLINE=480 bash scripts/gpu_contention_check.sh
-set -uo pipefail
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-OUT=${OUT:-gpu_out}; DEADLINE=${DEADLINE:-480}; ROUNDS=${ROUNDS:-40}; R="$OUT/contention"; mkdir -p "$R"; T0=$(date +%s)
+source "$(dirname "$0")/gpu_common.sh"  # NCCL settings, PYTHONPATH, SHAPES, TR, left, host_facts
+OUT=${OUT:-gpu_out}; DEADLINE=${DEADLINE:-480}; ROUNDS=${ROUNDS:-40}; R="$OUT/contention"; mkdir -p "$R"
 TK="python3 -m tracekit profile --warmup 5 --steps 20 --profile-steps 3 --timeout 120 --nproc 2"
-TR="python3 -m torch.distributed.run --standalone"
-source "$(dirname "$0")/gpu_shapes.sh"  # SHAPES
 SHAPES[toy2048big]="--model toy --width 2048 --depth 16 --batch-size 2048"
 declare -A CAPS=([gpubound]="25 100" [tfmbig]="25 100" [toy2048big]="25 100")
 declare -A VARIANTS=(
   [gpubound]="bucket-cap-mb=25 bucket-cap-mb=100 bucket-cap-mb=200 bucket-cap-mb=400 comm-hook=bf16"
   [tfmbig]="bucket-cap-mb=25 bucket-cap-mb=1 bucket-cap-mb=5 bucket-cap-mb=100 comm-hook=bf16"
   [toy2048big]="bucket-cap-mb=25 bucket-cap-mb=5 bucket-cap-mb=100 bucket-cap-mb=200 comm-hook=bf16")
-left() { local t=$(( $(date +%s) - T0 )); if [ $t -gt "$DEADLINE" ]; then echo "### skipped $1 (at $t s)"; return 1; fi
-         echo "### $1 (at $t s)"; }
 {
-  nvidia-smi -L; python3 -c "import torch, os; print('torch', torch.__version__, 'gpus', torch.cuda.device_count(), 'cpus', os.cpu_count())"
+  host_facts
   for shape in gpubound tfmbig toy2048big; do
     opts=${SHAPES[$shape]}
     for cap in ${CAPS[$shape]}; do

@@ -3,17 +3,11 @@
 # `tracekit whatif` predicts from) and the unprofiled phases of 1 and 2 ranks timed in one job, steps alternating
 # (scripts/phase_times.py). Usage (device machine with 2 GPUs, repo root):
 #   OUT=/some/dir DEADLINE=480 bash scripts/gpu_phase_check.sh
-set -uo pipefail
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-OUT=${OUT:-gpu_out}; DEADLINE=${DEADLINE:-480}; ROUNDS=${ROUNDS:-40}; R="$OUT/phases"; mkdir -p "$R"; T0=$(date +%s)
+source "$(dirname "$0")/gpu_common.sh"  # NCCL settings, PYTHONPATH, SHAPES, TR, left, host_facts
+OUT=${OUT:-gpu_out}; DEADLINE=${DEADLINE:-480}; ROUNDS=${ROUNDS:-40}; R="$OUT/phases"; mkdir -p "$R"
 TK="python3 -m tracekit profile --warmup 5 --steps 20 --profile-steps 3 --timeout 120 --bucket-cap-mb 25"
-TR="python3 -m torch.distributed.run --standalone"
-source "$(dirname "$0")/gpu_shapes.sh"  # SHAPES
-left() { local t=$(( $(date +%s) - T0 )); if [ $t -gt "$DEADLINE" ]; then echo "### skipped $1 (at $t s)"; return 1; fi
-         echo "### $1 (at $t s)"; }
 {
-  nvidia-smi -L; python3 -c "import torch, os; print('torch', torch.__version__, 'gpus', torch.cuda.device_count(), 'cpus', os.cpu_count())"
+  host_facts
   for shape in toy4096 tfm1024 gpt2bf16; do
     opts=${SHAPES[$shape]}
     for n in 2 1; do

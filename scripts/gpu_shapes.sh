@@ -1,5 +1,5 @@
 # The models the GPU scripts run, by name: `tracekit profile` / scripts/paired_ddp_variants.py options.
-# Sourced by scripts/gpu_grow_check.sh, gpu_bucket_layouts.sh, gpu_ws1_check.sh and gpu_ws1_solo.sh.
+# Sourced by scripts/gpu_grow_check.sh, gpu_bucket_layouts.sh, gpu_ws1_check.sh, gpu_ws1_solo.sh and gpu_common.sh.
 declare -A SHAPES=(
   [toy4096]="--model toy --width 4096 --depth 8 --batch-size 64"
   [toy2048x16]="--model toy --width 2048 --depth 16 --batch-size 64"

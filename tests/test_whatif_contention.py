@@ -46,11 +46,10 @@ def test_profiles_take_compute_kernels_with_enough_instances_and_a_plausible_slo
     assert contention.MAX_SLOWDOWN == 1.5
 
 
-def _bandwidth_scenario(tmp_path, factor: float):
-    """The contended run (gemm alone at [10, 20] and [30, 40], 10 µs; beside the allreduce [55, 100] at [60, 75]
-    and [80, 95], 15 µs) with the network ``factor`` times faster, no profiler cost taken out (the baseline
-    prediction is the recorded window), the contention model on: (scenario graph, its notes, gemm durations
-    in µs by recorded start)."""
+def _contended(tmp_path):
+    """(graph, scenario context, communication masks) of the contended run (gemm alone at [10, 20] and [30, 40],
+    10 µs; beside the allreduce [55, 100] at [60, 75] and [80, 95], 15 µs), no profiler cost taken out (the
+    baseline prediction is the recorded window), the contention model on."""
     traces, res = load_and_analyze([str(_contended_run(tmp_path))], RunOptions.of(keep_events=True))
     coll = res.tables.get("collectives")
     g = simulate.build(traces, coll, cost_model.NONE)
@@ -58,6 +57,13 @@ def _bandwidth_scenario(tmp_path, factor: float):
     ctx = sc.context(g, traces, coll, None, comm)
     ctx.compute = {rt.rank: np.asarray(classify_gpu(rt).array == COMPUTE) for rt in traces}
     ctx.base_times = simulate.evaluate(g)
+    return g, ctx, comm
+
+
+def _bandwidth_scenario(tmp_path, factor: float):
+    """The contended run with the network ``factor`` times faster: (scenario graph, its notes, gemm durations
+    in µs by recorded start)."""
+    g, ctx, _ = _contended(tmp_path)
     out, _, notes = sc.apply(g, ctx, sc.Scenario(bandwidth_x=factor))
     origin = min(out.orig_start)
     gemm = {(out.orig_start[v] - origin) // US: out.dur[v] / US for v in range(len(g.dur))
@@ -83,13 +89,7 @@ def test_a_change_that_moves_nothing_changes_no_kernel(tmp_path):
 def test_readjust_scales_by_the_factor_in_the_scenario_over_the_factor_in_the_baseline(tmp_path):
     # the times given to readjust decide the factors: the alone gemm at [30, 40] put under the allreduce
     # (share 1: 1.5x its 10 µs), the one at [60, 75] moved out of it (15 / 1.5)
-    traces, res = load_and_analyze([str(_contended_run(tmp_path))], RunOptions.of(keep_events=True))
-    coll = res.tables.get("collectives")
-    g = simulate.build(traces, coll, cost_model.NONE)
-    comm = {rt.rank: np.asarray(classify_gpu(rt).array == COMM) for rt in traces}
-    ctx = sc.context(g, traces, coll, None, comm)
-    ctx.compute = {rt.rank: np.asarray(classify_gpu(rt).array == COMPUTE) for rt in traces}
-    ctx.base_times = g.orig_arrays()
+    g, ctx, comm = _contended(tmp_path)
     s, e = (np.array(a, dtype=np.int64) for a in g.orig_arrays())
     origin = min(g.orig_start)
     at = {(g.orig_start[v] - origin) // US: v for v in range(len(g.dur)) if g.kind[v] == 3 and g.rank[v] == 0}

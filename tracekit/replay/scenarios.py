@@ -171,13 +171,19 @@ def apply(base: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.
                          "duration without it (the slowdown of the same kernel measured in the trace)")
     if sc.no_graph_breaks:
         notes += breaks.remove(g, ctx)
-    if sc.world_size != 1 and ctx.compute and any(m.any() for m in ctx.comm.values()):
-        changed, modelled = contention.readjust(g, ctx, comm, simulate.evaluate(g))
-        if changed:
-            notes.append(f"{sc.name}: {changed} of {modelled} compute kernels that run beside communication in the "
-                         "recorded window re-timed for their overlap with it in this scenario (the slowdown measured "
-                         "in the trace)")
+    if sc.world_size != 1:
+        notes += _retime(g, ctx, comm, sc.name)
     return g, comm, notes
+
+
+def _retime(g: Graph, ctx: Context, comm: dict[int, np.ndarray], name: str) -> list[str]:
+    """The compute kernels of scenario graph ``g`` re-timed for their overlap with communication in it
+    (:func:`tracekit.replay.contention.readjust`: one more evaluation); a note when any moved."""
+    if not ctx.compute or not any(m.any() for m in ctx.comm.values()):
+        return []
+    changed, modelled = contention.readjust(g, ctx, comm, simulate.evaluate(g))
+    return [f"{name}: {changed} of {modelled} compute kernels that ran beside communication in the recorded window "
+            "re-timed for their overlap with it in this scenario (the slowdown measured in the trace)"] if changed else []
 
 
 def _bandwidth_factor(ctx: Context, sc: Scenario) -> float:
@@ -206,12 +212,6 @@ def _grown(g: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.nd
         buckets.extend_comm(g, comm, rank, step, nodes)
     if sc.no_graph_breaks:
         notes += breaks.remove(g, ctx)
-    if sc.world_size != 1 and ctx.compute and any(m.any() for m in ctx.comm.values()):
-        changed, modelled = contention.readjust(g, ctx, comm, simulate.evaluate(g))
-        if changed:
-            notes.append(f"{sc.name}: {changed} of {modelled} compute kernels that run beside communication in the "
-                         "recorded window re-timed for their overlap with it in this scenario (the slowdown measured "
-                         "in the trace)")
     return g, comm, notes
 
 
