@@ -167,13 +167,29 @@ def _collective_op_rows(rt: RankTrace) -> np.ndarray:
     return ((rt.column("kind") == schema.CPU_OP) & rt.name_hits(RECORD_PARAM_COMMS)).nonzero()[0]
 
 
+def _category_table(rt: RankTrace, col: str) -> tuple[np.ndarray, np.ndarray]:
+    """The categories of the Categorical event column ``col`` as objects with NaN appended (code -1), and
+    which of them are missing (``pd.isna``); built once per rank."""
+    def build() -> tuple[np.ndarray, np.ndarray]:
+        cats = rt.categories(col)
+        values = np.empty(len(cats) + 1, dtype=object)
+        values[:-1] = cats
+        values[-1] = np.nan
+        return values, _missing(values)
+
+    return rt.memo(("category_table", col), build)
+
+
+def _missing(values: np.ndarray) -> np.ndarray:
+    """``pd.isna`` of an object array of decoded values (None or a float NaN; pandas' call costs ~7 µs)."""
+    return np.fromiter((v is None or (isinstance(v, float) and v != v) for v in values.tolist()), dtype=bool,
+                       count=len(values))
+
+
 def _category_values(rt: RankTrace, col: str, codes: np.ndarray) -> np.ndarray:
     """The values (objects, NaN where missing) of the Categorical event column ``col`` at ``codes``
     (codes of the event table or of ``rt.gpu``, which share its categories)."""
-    cats = np.empty(len(rt.categories(col)) + 1, dtype=object)
-    cats[:-1] = rt.categories(col)
-    cats[-1] = np.nan
-    return cats[codes]
+    return _category_table(rt, col)[0][codes]
 
 
 #: below this many values :func:`_factorize` runs a dict in Python (pandas' fixed cost is ~50 µs a call)
@@ -259,9 +275,11 @@ def _sequence_numbers(pg_name: np.ndarray, step: np.ndarray, launch: np.ndarray,
     win = win[np.argsort(launch[win], kind="stable")]
     if win.size == 0:
         return seq, step_seq
-    pg = pg_name[win].copy()
-    pg[pd.isna(pg)] = "?"
-    pg_code = _factorize(pg)[0].astype(np.int64)
+    pg_code, groups = _factorize(pg_name[win])  # a missing group (code -1) counts as the group "?"
+    if (pg_code < 0).any():
+        q = (groups == "?").nonzero()[0]
+        pg_code = np.where(pg_code < 0, q[0] if q.size else groups.size, pg_code)
+    pg_code = pg_code.astype(np.int64)
     seq[win] = _cumcount(pg_code)
     st = step[win] - step[win].min()
     step_seq[win] = _cumcount(pg_code * (int(st.max()) + 1) + st)
@@ -339,17 +357,20 @@ def _kernel_args(rt: RankTrace, k: np.ndarray, found: np.ndarray, src: np.ndarra
     with no value at all keeps them.
     """
     d: dict[str, np.ndarray] = {}
+    missed: dict[str, np.ndarray] = {}
     for col in ARG_COLUMNS:
-        own = _category_values(rt, col, rt.gpu_column(col)[k])
-        miss = pd.isna(own)
+        values, missing = _category_table(rt, col)
+        codes = rt.gpu_column(col)[k]
+        own, miss = values[codes], missing[codes]
         if miss.any():
-            own[miss] = _category_values(rt, col, np.where(found, rt.column(col)[src], -1))[miss]
-        d[col] = own
+            fill = np.where(found, rt.column(col)[src], -1)
+            own[miss] = values[fill][miss]
+            miss = miss & missing[fill]
+        d[col], missed[col] = own, miss
     for col in ("in_nelems", "out_nelems", "group_size", "peer"):
         own = rt.gpu_column(col)[k]
         d[col] = np.where(own >= 0, own, np.where(found, rt.column(col)[src], -1)).astype(np.int64)
-    coll = d["coll_name"]
-    miss = pd.isna(coll)
+    coll, miss = d["coll_name"], missed["coll_name"]
     if miss.any():
         names = rt.name_categories()
         guess = np.array([_coll_from_kernel_name(names[c]) for c in rt.gpu_column("name")[k[miss]]], dtype=object)
