@@ -27,7 +27,9 @@ collectives onto other kernels, which the next pass slows in turn; the passes do
 kernel of 1.2 us alone and ~32 us beside gave 26x on a 2 x H200 run), not as contention, and not used; the
 largest slowdown of one GEMM beside an allreduce measured on 2 and 4 x H200 was 1.46 (docs/whatif.md).
 Not modelled: kernels that only ever ran beside communication, or never did (no alone or no beside duration
-to compare), and a network change's own effect on the slowdown (fewer NCCL channels take fewer SMs).
+to compare), a real slowdown above the bound (a SIMT GEMM ran 1.98x slower beside long allreduces on 2 x H200:
+without the kernels' grid sizes, which the decode does not keep, it cannot be told from a second size), and a
+network change's own effect on the slowdown (fewer NCCL channels take fewer SMs).
 """
 
 from __future__ import annotations
