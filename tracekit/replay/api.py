@@ -237,7 +237,6 @@ def _whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, 
     costs = cost_model.ProfilerCosts.of(traces.manifest, probe=profiler_probe)
     comm = {rt.rank: class_mask(class_codes(rt, comm_pattern), COMM) if rt.has_gpu_activity
             else np.zeros(0, dtype=bool) for rt in traces}
-    compute = {rt.rank: class_mask(class_codes(rt, comm_pattern), COMPUTE) for rt in traces if rt.has_gpu_activity}
     gp = simulate.build(traces, coll, costs, offsets)
     g = gp.recorded()  # the window as recorded, for the self-check: the same graph, nothing taken out
     window = figures.step_figures(g, *g.orig_arrays(), comm)
@@ -263,7 +262,9 @@ def _whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, 
                           timeline=timeline_mod.one_step(gp, p_start, p_end, comm), backend=_backend(traces))
     if scenarios:  # edits of the predicted graph, re-evaluated (tracekit.replay.scenarios)
         ctx = scenario_mod.context(gp, traces, coll, offsets, comm)
-        ctx.compute, ctx.base_times = compute, (p_start, p_end)
+        ctx.compute = {rt.rank: class_mask(class_codes(rt, comm_pattern), COMPUTE) for rt in traces
+                       if rt.has_gpu_activity}
+        ctx.base_times = (p_start, p_end)
         result.scenarios, result.scenario_ranks, more = scenario_mod.evaluate(gp, ctx, scenarios, ref=predicted)
         hidden = tuple(f"{s.name}:" for s in quiet or ()) + tuple(f"scenario {s.name} " for s in quiet or ())
         result.notes += [n for n in more if not n.startswith(hidden)]  # ``quiet``: the advice's own scenarios

@@ -23,9 +23,10 @@ factor at its share in the scenario's timeline over its factor at its share in t
 (so a change that moves nothing changes nothing), and the scenario is evaluated again. One pass: a second
 and third moved the GPU-bound predictions of the committed 4 x H200 runs away from the measurement (the bf16
 hook from +1.3 / +1.7 to +4.8 / +3.6 and +6.0 / +5.4 %, measured +0.4 / +0.2 %): the re-timed kernels move the
-collectives onto other kernels, which the next pass slows in turn; the passes do not settle. A ratio above :data:`MAX_SLOWDOWN` is taken as one kernel name run at several sizes (an elementwise
-kernel of 1.2 us alone and ~32 us beside gave 26x on a 2 x H200 run), not as contention, and not used; the
-largest slowdown of one GEMM beside an allreduce measured on 2 and 4 x H200 was 1.46 (docs/whatif.md).
+collectives onto other kernels, which the next pass slows in turn; the passes do not settle. A ratio above
+:data:`MAX_SLOWDOWN` is taken as one kernel name run at several sizes (an elementwise kernel of 1.2 us alone
+and ~32 us beside gave 26x on a 2 x H200 run), not as contention, and not used; the largest slowdown of one
+GEMM beside an allreduce measured on 2 and 4 x H200 was 1.46 (docs/whatif.md).
 Not modelled: kernels that only ever ran beside communication, or never did (no alone or no beside duration
 to compare), a real slowdown above the bound (a SIMT GEMM ran 1.98x slower beside long allreduces on 2 x H200:
 without the kernels' grid sizes, which the decode does not keep, it cannot be told from a second size), and a
@@ -34,6 +35,7 @@ network change's own effect on the slowdown (fewer NCCL channels take fewer SMs)
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,17 +61,21 @@ def beside_comm(start: np.ndarray, end: np.ndarray, comm: np.ndarray) -> np.ndar
     return hit & ~comm
 
 
-def slowdowns(names: np.ndarray, dur: np.ndarray, beside: np.ndarray) -> dict[int, float]:
-    """Kernel name code -> slowdown (> 1) beside communication (module doc)."""
-    out: dict[int, float] = {}
-    for code in np.unique(names[beside]).tolist():
-        mine = names == code
+def _ratios(names: np.ndarray, dur: np.ndarray, beside: np.ndarray,
+            rows: np.ndarray | None = None) -> Iterator[tuple[int, float, np.ndarray]]:
+    """(name code, median duration beside / median alone, the name's beside rows) of each name among ``rows``
+    (all when None) with at least :data:`MIN_INSTANCES` instances on both sides and a positive alone median."""
+    of = np.ones(names.size, dtype=bool) if rows is None else rows
+    for code in np.unique(names[beside & of]).tolist():
+        mine = of & (names == code)
         a, b = dur[mine & ~beside], dur[mine & beside]
         if a.size >= MIN_INSTANCES and b.size >= MIN_INSTANCES and np.median(a) > 0:
-            s = float(np.median(b) / np.median(a))
-            if s > 1.0:
-                out[code] = s
-    return out
+            yield code, float(np.median(b) / np.median(a)), mine & beside
+
+
+def slowdowns(names: np.ndarray, dur: np.ndarray, beside: np.ndarray) -> dict[int, float]:
+    """Kernel name code -> slowdown (> 1) beside communication (module doc)."""
+    return {code: s for code, s, _ in _ratios(names, dur, beside) if s > 1.0}
 
 
 def relieve(g: Graph, traces: TraceSet, comm: dict[int, np.ndarray]) -> tuple[int, int]:
@@ -132,17 +138,8 @@ def profiles(names: np.ndarray, dur: np.ndarray, share: np.ndarray, compute: np.
     """Kernel name code -> :class:`Profile`, from one rank's recorded compute kernels (``compute``: which rows
     are; ``share``: each row's overlapped share). Names with fewer than :data:`MIN_INSTANCES` instances on either
     side, or a slowdown outside (1, :data:`MAX_SLOWDOWN`], get none."""
-    beside = compute & (share > 0)
-    out: dict[int, Profile] = {}
-    for code in np.unique(names[beside]).tolist():
-        mine = compute & (names == code)
-        a, b = dur[mine & ~beside], dur[mine & beside]
-        if a.size < MIN_INSTANCES or b.size < MIN_INSTANCES or not np.median(a) > 0:
-            continue
-        s = float(np.median(b) / np.median(a))
-        if 1.0 < s <= MAX_SLOWDOWN:
-            out[code] = Profile(s, float(np.median(share[mine & beside])))
-    return out
+    return {code: Profile(s, float(np.median(share[hit])))
+            for code, s, hit in _ratios(names, dur, share > 0, compute) if 1.0 < s <= MAX_SLOWDOWN}
 
 
 def readjust(g: Graph, ctx: Context, comm: dict[int, np.ndarray],

@@ -69,5 +69,6 @@ class Context:
     #: per rank, which of ``Graph.ranks[rank]["gpu_node"]`` are compute kernels (the contention model's
     #: kernels, :func:`tracekit.replay.contention.readjust`); empty: none modelled
     compute: dict[int, np.ndarray] = field(default_factory=dict)
-    #: the baseline prediction's node times (start, end), when the caller has them (else evaluated once)
+    #: the baseline prediction's node times (start, end); None: the recorded window's (the baseline prediction
+    #: of a graph built without profiler cost)
     base_times: tuple[np.ndarray, np.ndarray] | None = None

@@ -182,8 +182,10 @@ def _retime(g: Graph, ctx: Context, comm: dict[int, np.ndarray], name: str) -> l
     if not ctx.compute or not any(m.any() for m in ctx.comm.values()):
         return []
     changed, modelled = contention.readjust(g, ctx, comm, simulate.evaluate(g))
+    if not changed:
+        return []
     return [f"{name}: {changed} of {modelled} compute kernels that ran beside communication in the recorded window "
-            "re-timed for their overlap with it in this scenario (the slowdown measured in the trace)"] if changed else []
+            "re-timed for their overlap with it in this scenario (the slowdown measured in the trace)"]
 
 
 def _bandwidth_factor(ctx: Context, sc: Scenario) -> float:
