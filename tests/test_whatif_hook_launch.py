@@ -229,3 +229,22 @@ def test_a_copy_whose_bytes_are_not_a_whole_number_is_read_without_them(tmp_path
     rt = traces.ranks[0]
     assert sorted(rt.column("nbytes")[rt.column("nbytes") != -1].tolist()) == [2 * MIB]
     assert hook.copy_throughput(traces) == {0: pytest.approx(2 * 2 * MIB / 10_000)}
+
+
+def test_regrouped_buckets_get_the_hooks_casts_and_cpu_work(tmp_path, monkeypatch):
+    # the recorded layout (cap 2 MiB) regrouped with the hook on: its new allreduces get the casts and the 6 µs of
+    # CPU work the hook-only scenario gives the recorded ones (previous test): [69, 86.5] and [115, 132.5]
+    path = _run(tmp_path)
+    monkeypatch.setattr(hook, "HOOK_CPU_NS", 6000.0)
+    g, out, start, end = _scenario([path], sc.Scenario(bucket_cap_mb=2, comm_hook="bf16"))
+    origin = min(out.orig_start)
+    new = sorted(((start[v] - origin) / US, (end[v] - origin) / US) for v in range(len(g.dur), len(out.dur))
+                 if out.rank[v] == 0 and out.kind[v] == 3 and out.dur[v] > 0)
+    assert new == [(69.0, 86.5), (115.0, 132.5)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        both = tracekit.whatif(path, bucket_cap_mb=2, comm_hook="bf16")
+        alone = tracekit.whatif(path, comm_hook="bf16")
+    assert both.scenarios[0]["predicted_step_us"] == alone.scenarios[0]["predicted_step_us"]
+    assert any("before 4 of 4 allreduce launches" in n for n in both.notes)
+    assert not any("not modelled" in n for n in both.notes)

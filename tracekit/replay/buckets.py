@@ -285,10 +285,11 @@ class _Rank:
 
 
 def regroup(g: Graph, ctx: Context, comm: dict[int, np.ndarray], sc: Scenario, factor: float, *,
-            drop: bool = False) -> tuple[np.ndarray, list[str]]:
+            drop: bool = False) -> tuple[np.ndarray, list[str], list[tuple[int, int, int, float]]]:
     """Regroup ``g`` in place under ``sc``'s caps (module doc). ``factor``: the scenario's network factor
     on the transfer's bandwidth term; ``drop``: one rank, no transfer. Returns the rows of
-    ``ctx.colls`` it replaced and notes; ``comm`` gains the new GPU collective nodes."""
+    ``ctx.colls`` it replaced, notes, and the new buckets' collectives as (arrive node, collective node, rank,
+    bytes); ``comm`` gains the new GPU collective nodes."""
     name = sc.name
     if ctx.layout is None:
         raise ScenarioError(f"{name}: {ctx.layout_error}")
@@ -305,6 +306,7 @@ def regroup(g: Graph, ctx: Context, comm: dict[int, np.ndarray], sc: Scenario, f
     nbytes = [sum(lay.param_bytes[k] for k in m) for m in new]
     transfer = [0 if drop else int(round(ctx.fit.alpha_ns + b * ctx.fit.ns_per_byte * factor)) for b in nbytes]
     groups: dict[tuple[int, int], list[tuple[int, int, int | None]]] = {}
+    added: list[tuple[int, int, int, float]] = []
     replaced = np.zeros(len(ctx.colls), dtype=bool)
     for rank, r in rows.groupby("rank"):
         rk = _Rank(g, ctx, int(rank), r, lay)
@@ -315,6 +317,7 @@ def regroup(g: Graph, ctx: Context, comm: dict[int, np.ndarray], sc: Scenario, f
             pairs = rk.add_buckets(step, new, off, pick)
             for j, pair in enumerate(pairs):
                 groups.setdefault((step, j), []).append(pair)
+                added.append((pair[0], pair[1], int(rank), float(nbytes[j])))
             replaced[rk.rows[step].index.to_numpy()] = True
             extend_comm(g, comm, int(rank), step, [c for _, c, _ in pairs])
     if not replaced.any():
@@ -324,7 +327,7 @@ def regroup(g: Graph, ctx: Context, comm: dict[int, np.ndarray], sc: Scenario, f
         _link(g, members, transfer[j], ctx.fit.alpha_ns, factor, drop)
     notes.append(f"{name}: {len(new)} bucket{'s' if len(new) > 1 else ''} of {', '.join(f'{b / ddp.MB:.1f}' for b in nbytes)} MiB "
                  f"(recorded: {len(lay.sizes)})")
-    return replaced, notes
+    return replaced, notes, added
 
 
 def _scenario_first_cap(sc: Scenario, lay: ddp.Layout) -> int | None:

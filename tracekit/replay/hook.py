@@ -72,12 +72,19 @@ def _stream_of(g: Graph, traces: TraceSet, rank: int) -> dict[int, int]:
     return dict(zip(nodes.tolist(), stream.tolist()))
 
 
+def _arrivals(g: Graph, ranks: np.ndarray, arrives: dict[int, int] | None) -> dict[int, int]:
+    """Collective node -> its arrival node: the recorded collectives' of ``ranks``, and ``arrives`` (a
+    scenario's new ones, which the graph's table of recorded collectives does not hold)."""
+    out = {node: arrive for r in set(ranks.tolist()) for arrive, node in g.ranks[r]["coll"].values()}
+    return out | (arrives or {})
+
+
 def add_casts(g: Graph, traces: TraceSet, nodes: np.ndarray, ranks: np.ndarray, nbytes: np.ndarray,
-              rate: dict[int, float]) -> int:
+              rate: dict[int, float], arrives: dict[int, int] | None = None) -> int:
     """Add the hook's cast time to each collective node (fp32 allreduces: ``nodes``, their ``ranks`` and
     fp32 ``nbytes``) whose rank has a measured copy rate, in place (``g`` is a scenario's copy, built from
-    ``traces``). Returns how many got it."""
-    arrive_of = {node: arrive for r in set(ranks.tolist()) for arrive, node in g.ranks[r]["coll"].values()}
+    ``traces``; ``arrives``: the arrival node of each new collective among ``nodes``). Returns how many got it."""
+    arrive_of = _arrivals(g, ranks, arrives)
     streams = {r: _stream_of(g, traces, r) for r in set(ranks.tolist()) if r in rate}
     done = 0
     for node, r, b in zip(nodes.tolist(), ranks.tolist(), nbytes.tolist()):
@@ -105,11 +112,13 @@ def _producer(g: Graph, arrive: int | None, stream: dict[int, int], own: int | N
     return max(preds, key=lambda p: g.orig_end[p]) if preds else None
 
 
-def add_cpu_work(g: Graph, nodes: np.ndarray, ranks: np.ndarray, ns: float = HOOK_CPU_NS) -> int:
+def add_cpu_work(g: Graph, nodes: np.ndarray, ranks: np.ndarray, ns: float = HOOK_CPU_NS,
+                 arrives: dict[int, int] | None = None) -> int:
     """Add ``ns`` of CPU work before the launch of each collective node (``nodes``, their ``ranks``), on the
-    segment its launch edge starts from, in place (a scenario's copy of the graph). Returns how many got it (a
-    collective launched before the window, or whose launching segment is not in the graph, gets none)."""
-    arrive_of = {node: arrive for r in set(ranks.tolist()) for arrive, node in g.ranks[r]["coll"].values()}
+    segment its launch edge starts from, in place (a scenario's copy of the graph; ``arrives`` as for
+    :func:`add_casts`). Returns how many got it (a collective launched before the window, or whose launching
+    segment is not in the graph, gets none)."""
+    arrive_of = _arrivals(g, ranks, arrives)
     add, done = int(round(ns)), 0
     for node in nodes.tolist():
         src = arrive_of.get(node, node)

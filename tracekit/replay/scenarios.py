@@ -144,10 +144,12 @@ def apply(base: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.
     if hook != 1.0 and not fp32.any():
         raise ScenarioError(f"--comm-hook {sc.comm_hook}: no fp32 allreduce in the trace: nothing to compress")
     replaced = np.zeros(len(ctx.colls), dtype=bool)
+    added: list[tuple[int, int, int, float]] = []  # the regrouped buckets' collectives, when the hook compresses them
     if sc.bucket_cap_mb is not None or sc.first_bucket_cap_mb is not None:
         grads_fp32 = len(ctx.colls) and fp32[(ctx.colls["phase"] == "backward").to_numpy()].all()  # grads' dtype
-        replaced, more = buckets.regroup(g, ctx, comm, sc, bw * wf * (hook if grads_fp32 else 1.0),
-                                         drop=sc.world_size == 1)
+        replaced, more, new = buckets.regroup(g, ctx, comm, sc, bw * wf * (hook if grads_fp32 else 1.0),
+                                              drop=sc.world_size == 1)
+        added = new if grads_fp32 and hook != 1.0 else []
         notes += more
     if sc.busbw_gbps:
         notes.append(f"{sc.name}: the run's collectives fit a bus bandwidth of "
@@ -161,7 +163,7 @@ def apply(base: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.
         if ctx.fit.note:
             notes.append(f"{sc.name}: alpha-beta fit: {ctx.fit.note}")
         if sc.comm_hook:
-            notes += _casts(g, ctx, keep & fp32, fp32, sc.name)
+            notes += _casts(g, ctx, keep & fp32, added, sc.name)
     if sc.world_size == 1:
         if ctx.traces.has_gpu_activity:
             notes += enqueue.shed(g, ctx, sc.name)
@@ -217,20 +219,25 @@ def _grown(g: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.nd
     return g, comm, notes
 
 
-def _casts(g: Graph, ctx: Context, rows: np.ndarray, fp32: np.ndarray, name: str) -> list[str]:
-    """The comm hook's compress/decompress kernels on the fp32 allreduces ``rows`` of ``ctx.colls``
-    (:mod:`tracekit.replay.hook`; ``fp32``: every fp32 allreduce of ``ctx.colls``), and what the notes say."""
+def _casts(g: Graph, ctx: Context, rows: np.ndarray, added: list[tuple[int, int, int, float]],
+           name: str) -> list[str]:
+    """The comm hook's compress/decompress kernels and CPU work (:mod:`tracekit.replay.hook`) on the fp32
+    allreduces ``rows`` of ``ctx.colls`` and on the regrouped buckets' new collectives ``added`` ((arrive node,
+    collective node, rank, fp32 bytes): :func:`tracekit.replay.buckets.regroup`), and what the notes say."""
     c, rate = ctx.colls[rows], hook_mod.copy_throughput(ctx.traces)
-    done = hook_mod.add_casts(g, ctx.traces, c["node"].to_numpy(), c["rank"].to_numpy(dtype=int),
-                              collective_bytes(ctx)[rows], rate)
-    cpu = hook_mod.add_cpu_work(g, c["node"].to_numpy(), c["rank"].to_numpy(dtype=int), hook_mod.HOOK_CPU_NS)
+    nodes = np.concatenate([c["node"].to_numpy(dtype=np.int64), np.array([a[1] for a in added], dtype=np.int64)])
+    ranks = np.concatenate([c["rank"].to_numpy(dtype=np.int64), np.array([a[2] for a in added], dtype=np.int64)])
+    nbytes = np.concatenate([collective_bytes(ctx)[rows], np.array([a[3] for a in added], dtype=float)])
+    arrives = {a[1]: a[0] for a in added}
+    done = hook_mod.add_casts(g, ctx.traces, nodes, ranks, nbytes, rate, arrives)
+    cpu = hook_mod.add_cpu_work(g, nodes, ranks, hook_mod.HOOK_CPU_NS, arrives)
     notes = [f"{name}: the hook's CPU work, {hook_mod.HOOK_CPU_NS / 1e3:.1f} us per bucket and step (fitted on "
-             f"2 x H200, not measured on this run: docs/whatif.md), added before {cpu} of {len(c)} allreduce launches"]
-    if done < len(c):
-        notes.append(f"{name}: the hook's compress/decompress kernels are modelled on {done} of {len(c)} allreduces "
-                     "(the others' ranks have no device copy of >= 1 MiB in the trace to measure memory speed by)")
-    if rows.sum() < fp32.sum():
-        notes.append(f"{name}: the regrouped buckets' compress/decompress kernels are not modelled")
+             f"2 x H200, not measured on this run: docs/whatif.md), added before {cpu} of {len(nodes)} allreduce "
+             "launches"]
+    if done < len(nodes):
+        notes.append(f"{name}: the hook's compress/decompress kernels are modelled on {done} of {len(nodes)} "
+                     "allreduces (the others' ranks have no device copy of >= 1 MiB in the trace to measure memory "
+                     "speed by)")
     if rate:
         notes.append(f"{name}: compress/decompress kernels at the trace's device-copy speed "
                      f"({np.median(list(rate.values())):.0f} GB/s read + written)")
