@@ -54,7 +54,7 @@ import pandas as pd
 
 from tracekit.errors import ScenarioError
 from tracekit.replay import ddp
-from tracekit.replay.graph import ARRIVE, COLL, CPU_SEG, GPU_OP, SYNC_SEG, WAIT_SEG, Graph, work_segments
+from tracekit.replay.graph import ARRIVE, COLL, CPU_SEG, GPU_OP, ORIGIN, SYNC_SEG, WAIT_SEG, Graph, work_segments
 from tracekit.traces import schema
 
 if TYPE_CHECKING:
@@ -163,7 +163,8 @@ class _Rank:
             sp = list(reused) if reused else ([(seg, b_off + b_pick)] if seg is not None else [])
             # the recorded time it could start at: its gradient, or later where it is launched as a recorded bucket
             # that was (its worker woken late), or follows a new bucket that is
-            start = max([t, *(g.orig_end[p] + d for p, d in reused or [])])
+            origin = g.ranks[self.rank]["origin"]
+            start = max([t, *((origin if p == ORIGIN else g.orig_end[p]) + d for p, d in reused or [])])
             if prev is not None and kind == GPU_OP:  # one NCCL stream
                 sp.append((prev, 0))
                 start = max(start, ready[-1])
@@ -212,7 +213,12 @@ class _Rank:
                 edges += [(q, e + d) for q, e in g.ep[p] if q >= 0] if g.kind[p] == WAIT_SEG else []
             elif p >= 0:
                 edges.append((p, d))
-        return [(p, d) for p, d in edges if p not in colls and g.kind[p] in (CPU_SEG, SYNC_SEG, WAIT_SEG, GPU_OP)]
+        out = [(p, d) for p, d in edges if p not in colls and g.kind[p] in (CPU_SEG, SYNC_SEG, WAIT_SEG, GPU_OP)]
+        if not out and g.kind[node] == COLL:
+            # the first range of its worker thread in the window: the graph anchors it at its recorded time (the
+            # thread's first cut), and so does its twin, or the recorded layout would not replay as the baseline
+            out = [(p, d) for p, d in g.start_edges(arrive) if p == ORIGIN]
+        return out
 
     def _workers(self) -> int:
         """How many worker threads ran the rank's recorded gloo buckets (0 on GPU runs)."""
