@@ -691,3 +691,17 @@ def test_one_rank_sheds_nccls_kernel_launch_from_the_cpu(tmp_path):
     assert _step_us(out, start, end, 0) == _step_us(out, start, end, 1) == [200.0 - 12]
     _, out2, start2, end2 = _scenario(paths, sc.Scenario(world_size=4))  # more ranks: the launches stay
     assert _step_us(out2, start2, end2) == [200.0]
+
+
+@pytest.mark.parametrize("run, tolerance_pct", [
+    ("cpu16_paired/a/cap25", 0.0),  # gloo: the first range of each worker thread anchored to the window's start
+    ("cpu16_gloo_scenarios/a/cap25", 0.0),
+    ("h200x4_nccl_scenarios/tfm1024/cap25", 0.05),  # NCCL: the re-timed compute moves a few kernels by ns
+])
+def test_the_runs_own_layout_regrouped_replays_as_its_baseline(run, tolerance_pct):
+    path = Path(__file__).resolve().parent.parent / "sample_traces" / run
+    cap_mb = json.loads((path / "run.json").read_text())["buckets"]["reducer"]["bucket_cap_bytes"] / MIB
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = tracekit.whatif(path, bucket_cap_mb=cap_mb)
+    assert abs(r.scenarios[0]["delta_pct"]) <= tolerance_pct
