@@ -135,14 +135,9 @@ def run(args: argparse.Namespace) -> dict | None:
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 epilog="example: OMP_NUM_THREADS=1 python -m torch.distributed.run --standalone "
-                                        "--nproc-per-node 2 scripts/paired_ddp_variants.py --variant bucket-cap-mb=25 "
-                                        "--variant bucket-cap-mb=1 --json paired.jsonl")
-    ap.add_argument("--variant", action="append", required=True,
-                    help="options of one variant (bucket-cap-mb, first-bucket-cap-mb, world-size, comm-hook); the "
-                         "first is the baseline")
+def add_job_args(ap: argparse.ArgumentParser) -> None:
+    """The options :func:`_variant` builds every variant's trainer from (shared with scripts/phase_times.py):
+    ranks, the model's shape, the device."""
     ap.add_argument("--ranks", type=int, default=2, help="ranks of a variant without world-size")
     ap.add_argument("--model", default="toy", help="tracekit profile's --model (toy, transformer, ...)")
     ap.add_argument("--seq-len", type=int, default=128)
@@ -151,6 +146,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--depth", type=int, default=8)
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 epilog="example: OMP_NUM_THREADS=1 python -m torch.distributed.run --standalone "
+                                        "--nproc-per-node 2 scripts/paired_ddp_variants.py --variant bucket-cap-mb=25 "
+                                        "--variant bucket-cap-mb=1 --json paired.jsonl")
+    ap.add_argument("--variant", action="append", required=True,
+                    help="options of one variant (bucket-cap-mb, first-bucket-cap-mb, world-size, comm-hook); the "
+                         "first is the baseline")
+    add_job_args(ap)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--json", type=Path, required=True,

@@ -105,14 +105,7 @@ def run(args: argparse.Namespace) -> dict | None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--variant", action="append", required=True, help="as scripts/paired_ddp_variants.py's")
-    ap.add_argument("--ranks", type=int, default=2)
-    ap.add_argument("--model", default="toy")
-    ap.add_argument("--seq-len", type=int, default=128)
-    ap.add_argument("--amp", default="none")
-    ap.add_argument("--width", type=int, default=1024)
-    ap.add_argument("--depth", type=int, default=8)
-    ap.add_argument("--batch-size", type=int, default=64)
-    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    pv.add_job_args(ap)  # the trainer is paired_ddp_variants.py's: so are its options
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=40)
     ap.add_argument("--json", type=Path, required=True)

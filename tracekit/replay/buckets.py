@@ -155,6 +155,7 @@ class _Rank:
                   for b, s, e in zip(r["bucket"], r["start_ns"], r["end_ns"])}
         nodes, prev, ready = [], None, []
         workers = self._workers()
+        origin = g.ranks[self.rank]["origin"]  # where an edge from ORIGIN counts from
         for j, members in enumerate(new):
             t, tid = int(ends[members[-1]]), int(tids[members[-1]])
             b_off, b_pick = own.get(tuple(members), (off, pick))
@@ -163,7 +164,6 @@ class _Rank:
             sp = list(reused) if reused else ([(seg, b_off + b_pick)] if seg is not None else [])
             # the recorded time it could start at: its gradient, or later where it is launched as a recorded bucket
             # that was (its worker woken late), or follows a new bucket that is
-            origin = g.ranks[self.rank]["origin"]
             start = max([t, *((origin if p == ORIGIN else g.orig_end[p]) + d for p, d in reused or [])])
             if prev is not None and kind == GPU_OP:  # one NCCL stream
                 sp.append((prev, 0))
