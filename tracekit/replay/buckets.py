@@ -13,20 +13,25 @@ On the graph of each rank and step whose DDP allreduces match run.json's layout
   ready when its last parameter is; its allreduce is launched ``launch_offset`` after that (the rank's
   median, over the recorded buckets, of launch − ready: DDP copies the gradients into the bucket first) and
   starts ``pickup`` later (median of start − max(launch, previous bucket's end, the compute it waited
-  for)), on GPU no earlier than the previous bucket's allreduce ends (one process group runs its
-  collectives in order on one NCCL stream), on gloo no earlier than ``pickup`` after the bucket W before it
+  for)), on GPU no earlier than ``pickup`` after the previous bucket's allreduce ends (one process group runs its
+  collectives in order on one NCCL stream; a new bucket launched as a recorded one was keeps that one's recorded
+  gap behind the collective before it), on gloo no earlier than ``pickup`` after the bucket W before it
   ends (W: the worker threads that ran the rank's recorded buckets, a pool that runs them side by side),
   and no earlier than the compute GPU work launched before it ends. Its transfer is the alpha-beta fit's
   (:mod:`tracekit.replay.network`) for its bytes, times the scenario's network factor; instances are
   linked across ranks like recorded ones (each ends at the last arrival plus its transfer).
 - **Recorded buckets** keep their place in the graph with no transfer of their own; each ends when
-  the new buckets that could start before it ended in the recording have ended (a new bucket could start
-  when its last gradient was ready, or later where it is launched as a recorded bucket that was, its gloo
-  worker woken late, or queued behind a new bucket that could), and the last one when every new bucket has,
+  the new buckets that hold a gradient of it or of a bucket before it and could start before it ended in the
+  recording have ended (a new bucket could start when its last gradient was ready, or later where it is launched
+  as a recorded bucket that was, its gloo worker woken late, or queued behind a new bucket that could), and the
+  last one when every new bucket has,
   so what waited for the backward's allreduces (DDP's finalize, the optimizer, a stream wait, the main
   thread's wait for a gloo worker) waits for the new ones. (Joining a recorded bucket to a new bucket that
   could only start after it ended would make work that waited for it wait for work it launched itself: a
-  cycle.)
+  cycle. Joining it to one that holds only later gradients made work that waited for it wait for a later
+  bucket: on gloo, whose workers run buckets side by side, the recorded layout regrouped then replayed up to
+  5.5 % slower than the baseline; 2026-11-29.) So the recorded layout, regrouped, replays as the baseline to
+  the ns on every committed multi-rank run with a bucket layout (tests/test_whatif_scenarios.py).
 
 - **The CPU cost of launching a bucket**: DDP's autograd hook runs after each parameter's
   ``READY_OP``, inside the engine's :data:`HOOK_OP` for it; for the parameter that completes a bucket it
@@ -153,6 +158,8 @@ class _Rank:
         # a new bucket whose last parameter completed a recorded bucket is launched where that one was
         launch = {key[int(b)][-1]: self._launch_edges(*self.coll[(int(s), int(e))])
                   for b, s, e in zip(r["bucket"], r["start_ns"], r["end_ns"])}
+        gap = {key[int(b)][-1]: self._stream_gap(self.coll[(int(s), int(e))][0])
+               for b, s, e in zip(r["bucket"], r["start_ns"], r["end_ns"])}
         nodes, prev, ready = [], None, []
         workers = self._workers()
         origin = g.ranks[self.rank]["origin"]  # where an edge from ORIGIN counts from
@@ -165,8 +172,8 @@ class _Rank:
             # the recorded time it could start at: its gradient, or later where it is launched as a recorded bucket
             # that was (its worker woken late), or follows a new bucket that is
             start = max([t, *((origin if p == ORIGIN else g.orig_end[p]) + d for p, d in reused or [])])
-            if prev is not None and kind == GPU_OP:  # one NCCL stream
-                sp.append((prev, 0))
+            if prev is not None and kind == GPU_OP:  # one NCCL stream, the recorded gap behind the collective before
+                sp.append((prev, gap[members[-1]] if reused and gap[members[-1]] is not None else b_pick))
                 start = max(start, ready[-1])
             else:
                 if kind == COLL and j >= workers:  # gloo's pool of worker threads: wait for one to be free
@@ -183,11 +190,12 @@ class _Rank:
             prev = g.add(0, kind, self.rank, t, t, [(arrive, 0)])
             nodes.append((arrive, prev, measured.get(tuple(members))))
         self._scale_launch_work(step, len(new) / len(r))
-        last = len(r) - 1
+        last, lastpos = len(r) - 1, np.cumsum(np.bincount(self.lay.bucket_of)) - 1
         for b, s, e in zip(r["bucket"], r["start_ns"], r["end_ns"]):
             arrive, node = self.coll[(int(s), int(e))]
             g.dur[node], g.ep[node] = 0, []
-            joined = [c for (_, c, _), t in zip(nodes, ready) if int(b) == last or t <= int(e)]
+            joined = [c for (_, c, _), t, m in zip(nodes, ready, new)
+                      if int(b) == last or (t <= int(e) and m[0] <= lastpos[int(b)])]
             g.sp[node] = [(arrive, 0)] + [(c, 0) for c in joined]
         return nodes
 
@@ -219,6 +227,15 @@ class _Rank:
             # thread's first cut), and so does its twin, or the recorded layout would not replay as the baseline
             out = [(p, d) for p, d in g.start_edges(arrive) if p == ORIGIN]
         return out
+
+    def _stream_gap(self, arrive: int) -> int | None:
+        """The delay of a recorded GPU bucket's arrival behind the collective before it on its stream (None: it
+        did not queue behind one, or a gloo run)."""
+        if self.gpu is None:
+            return None
+        colls = {v for pair in self.coll.values() for v in pair}
+        got = [d for p, d in self.g.start_edges(arrive) if p in colls]
+        return max(got) if got else None
 
     def _workers(self) -> int:
         """How many worker threads ran the rank's recorded gloo buckets (0 on GPU runs)."""
