@@ -97,8 +97,12 @@ def test_eager_ddp_two_ranks(tmp_path: Path) -> None:
 
 def _check_profiled_and_bucket_timing(m: dict, steps: int, profiled: int) -> None:
     """The profiled steps are timed per rank, and every timed step has host-clock bucket marks (gloo)."""
+    win = m["profile_window"]
     for row in m["timings"]["per_rank"]:
         assert len(row["profiled_step_s"]) == profiled and all(x > 0 for x in row["profiled_step_s"])
+        # every step of the window, wait and warm-up too; the recorded ones are its last
+        assert len(row["window_step_s"]) == win["wait"] + win["warmup"] + win["active"]
+        assert row["window_step_s"][-profiled:] == row["profiled_step_s"]
     assert m["timings"]["profiled"]["activities"] == "cpu,cuda" and m["timings"]["profiled"]["mean_sec_per_iter"] > 0
     assert m["run"]["parallel_applied"]["bucket_timing"] == "on"
     # the bucket marks run in min(steps, 10) steps of their own, between the timed steps and the window

@@ -198,16 +198,21 @@ def run_profiled_steps(config: Any, out_dir: Any, rank: int, device_type: str,
     return win
 
 
-def add_profiled_timings(timings: dict[str, Any], per_rank_profiled_s: list[list[float]], activities: str) -> None:
+def add_profiled_timings(timings: dict[str, Any], per_rank_profiled_s: list[list[float]], activities: str,
+                         per_rank_window_s: list[list[float]] | None = None) -> None:
     """Add the profiled window's step times to run.json ``timings`` (in place).
 
     Per rank ``profiled_step_s`` (the recorded steps' wall times, measured as the unprofiled
-    ones) and ``profiled_mean_sec_per_iter``; ``profiled``: ``{"overall": mean over steps of
-    the slowest rank's time, "activities", "definition"}``.
+    ones), ``profiled_mean_sec_per_iter`` and ``window_step_s`` (every step of the window, in order: the
+    schedule's ``wait`` steps, the profiler created but off; its ``warmup`` steps, CUPTI's activity tracing on
+    but nothing recorded; the recorded ones); ``profiled``: ``{"overall": mean over steps of the slowest rank's
+    time, "activities", "definition"}``.
     """
-    for row, prof in zip(timings["per_rank"], per_rank_profiled_s):
+    windows = per_rank_window_s or [[] for _ in per_rank_profiled_s]
+    for row, prof, win in zip(timings["per_rank"], per_rank_profiled_s, windows):
         row["profiled_step_s"] = prof
         row["profiled_mean_sec_per_iter"] = statistics.fmean(prof) if prof else None
+        row["window_step_s"] = win
     slowest = [max(v) for v in zip(*per_rank_profiled_s)] if per_rank_profiled_s else []
     timings["profiled"] = {
         "mean_sec_per_iter": statistics.fmean(slowest) if slowest else None,

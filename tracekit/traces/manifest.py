@@ -28,7 +28,8 @@ Top-level keys (``schema_version`` 1)::
                                     "examples_per_sec": {"p50",...}, "step_s": [..]}],
                       "overall": {same keys, slowest rank per step, global batch, "definition"},
                       per rank also "profiled_step_s": [..] (the profiler's recorded steps, timed the
-                      same way) and "profiled_mean_sec_per_iter";
+                      same way), "profiled_mean_sec_per_iter" and "window_step_s": [..] (every step of
+                      the profiler's window: wait, warm-up, recorded);
                       "profiled": {"mean_sec_per_iter", "step_s" (slowest rank per step), "activities",
                                    "definition"}}
     profile_window   {"wait", "warmup", "active", "first_step", "record_shapes", "with_stack", "activities"}
@@ -203,6 +204,10 @@ class StepTimes(_S):
     #: the profiler's recorded steps, timed the same way (per rank)
     profiled_step_s: list[float] | None = None
     profiled_mean_sec_per_iter: float | None = None
+    #: every step of the profiler's window, timed the same way: ``profile_window.wait`` steps with the profiler
+    #: off, ``profile_window.warmup`` with CUPTI's activity tracing on and nothing recorded, then the recorded ones
+    #: (per rank; None in manifests before 2026-11-29)
+    window_step_s: list[float] | None = None
 
 
 class ProfiledTimes(_S):

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Where the profiler's cost comes from, in the run's own step (issue 21): each shape profiled on one GPU with a
+# longer schedule (`--profile-wait 2 --profile-warmup 3`), so run.json's `window_step_s` holds steps with the
+# profiler created but off (wait), with CUPTI's activity tracing on but nothing recorded (warm-up), and recorded
+# (active), beside the unprofiled timed steps. Traces and run.json come back for `tracekit whatif`.
+# Usage (device machine, repo root): OUT=/some/dir DEADLINE=420 bash scripts/gpu_window_phases.sh
+source "$(dirname "$0")/gpu_common.sh"  # NCCL settings, PYTHONPATH, SHAPES, left, host_facts
+OUT=${OUT:-gpu_out}; DEADLINE=${DEADLINE:-420}; R="$OUT/window"; mkdir -p "$R"
+TK="python3 -m tracekit profile --warmup 5 --steps 20 --profile-wait 2 --profile-warmup 3 --profile-steps 3 --timeout 120"
+SHAPES[smallmlp]="--model toy --width 256 --depth 48 --batch-size 64"
+SHAPES[toy1024]="--model toy --width 1024 --depth 24 --batch-size 64"
+{
+  host_facts
+  for shape in ${NAMES:-toy4096 smallmlp tfm1024 gpt2bf16 toy1024 tfm768x12}; do
+    left "profile $shape" || break
+    timeout 150 $TK ${SHAPES[$shape]} --out "$R/$shape" 2>&1 | grep -v "^USDT" | tail -2
+  done
+  echo "### done at $(( $(date +%s) - T0 )) s"
+} 2>&1 | tee "$OUT/log_window.txt"
+tar czf "$OUT/window.tar.gz" -C "$OUT" window && rm -rf "$R"
