@@ -28,9 +28,13 @@ collectives onto other kernels, which the next pass slows in turn; the passes do
 and ~32 us beside gave 26x on a 2 x H200 run), not as contention, and not used; the largest slowdown of one
 GEMM beside an allreduce measured on 2 and 4 x H200 was 1.46 (docs/whatif.md).
 Not modelled: kernels that only ever ran beside communication, or never did (no alone or no beside duration
-to compare), a real slowdown above the bound (a SIMT GEMM ran 1.98x slower beside long allreduces on 2 x H200:
-without the kernels' grid sizes, which the decode does not keep, it cannot be told from a second size), and a
-network change's own effect on the slowdown (fewer NCCL channels take fewer SMs).
+to compare), a real slowdown above the bound (a SIMT GEMM ran 1.98x slower beside long allreduces on 2 x H200),
+and a network change's own effect on the slowdown (fewer NCCL channels take fewer SMs). Keying the profiles by
+name and launch grid (kineto's ``grid``/``block`` args, which the decode does not keep) was checked on the raw
+traces (2026-11-29) and not taken up: on the committed GPU-bound MLPs it models the same 63 % / 35 % of the compute
+time beside communication as the name alone; on a CPU-bound bf16 transformer it models less (20 % against 35 %:
+fewer instances per key, more keys above the bound or on one side only), so the ratios above the bound there are
+not one name at two grid sizes.
 """
 
 from __future__ import annotations
