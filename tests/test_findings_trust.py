@@ -257,3 +257,31 @@ def test_real_run_analysis_has_no_impossible_shares() -> None:
                     assert 0 <= v <= 100, (f["code"], k, v)
         assert res.meta["profiler_distortion"]["distorted"]
         assert as_dicts(res.findings)[0]["code"] == "profiler_distortion"
+
+
+def test_distortion_splits_off_the_profilers_warm_up_steps(tmp_path: Path) -> None:
+    """run.json's window_step_s: wait 1 (1.0 ms), warm-up 3 (the first 1.9 ms, CUPTI's start-up; then 1.3 and
+    1.4 ms on rank 0, 1.2 and 1.5 ms on rank 1), active 2 (1.5 ms): the warm-up steps after the first are
+    CUPTI's alone, per rank 1.35 ms (1.35 x), per step the slowest rank 1.3 and 1.5 ms (1.4 x the 1.0 ms step)."""
+    t = _timings(0.0010, 0.0015)
+    warm = {0: [0.0019, 0.0013, 0.0014], 1: [0.0019, 0.0012, 0.0015]}
+    for row in t["per_rank"]:
+        row["window_step_s"] = [0.0010, *warm[row["rank"]], 0.0015, 0.0015]
+    man = {"schema_version": 1, "timings": t, "profile_window": {"wait": 1, "warmup": 3, "active": 2}}
+    res = _analyze(_late_rank_run(tmp_path / "w", man))
+    rows = res.profiler_distortion.set_index("rank")
+    assert rows.loc[0, "cupti_step_us"] == pytest.approx((1300 + 1400) / 2)
+    assert rows.loc[1, "cupti_ratio"] == pytest.approx((1200 + 1500) / 2 / 1000)
+    d = res.meta["profiler_distortion"]
+    assert d["cupti_step_us"] == pytest.approx((1300 + 1500) / 2) and d["cupti_ratio"] == pytest.approx(1.4)
+    f = as_dicts(res.findings)[0]
+    assert f["code"] == "profiler_distortion" and f["evidence"]["cupti_ratio"] == pytest.approx(1.4)
+    # 0.4 of the window's 0.5 over the unprofiled step is there before anything is recorded
+    assert "already ran 1.40× the unprofiled step: at least half of the cost comes with CUPTI" in f["message"]
+    # one warm-up step is CUPTI's start-up as much as its cost: nothing said
+    man["profile_window"]["warmup"] = 1
+    for row in t["per_rank"]:
+        row["window_step_s"] = [0.0010, 0.0019, 0.0015, 0.0015]
+    res = _analyze(_late_rank_run(tmp_path / "one", man))
+    assert res.meta["profiler_distortion"]["cupti_ratio"] is None
+    assert res.profiler_distortion["cupti_step_us"].isna().all() and "CUPTI" not in as_dicts(res.findings)[0]["message"]

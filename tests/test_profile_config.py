@@ -40,7 +40,7 @@ def test_config_roundtrip_and_defaults() -> None:
     assert c.resolved_optimize_ddp == "ddp_optimizer"
     assert ProfileConfig.from_json(c.to_json()) == c
     assert ProfileConfig(parallel="fsdp", dynamo="inductor").resolved_optimize_ddp is None
-    assert c.profile_cycle_steps == 5
+    assert c.profile_cycle_steps == 1 + 2 + 3  # wait, warm-up (the second one times CUPTI alone), recorded
 
 
 def test_cli_rejects_bad_combo_before_launch() -> None:

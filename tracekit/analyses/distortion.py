@@ -9,12 +9,18 @@
   record it, the mean ProfilerStep CPU range in the trace (``source`` = ``trace``);
 - ``ratio`` = profiled / unprofiled; the window is *distorted* above :data:`DISTORTED_RATIO`;
 - ``gpu_idle_pct``, ``launch_idle_pct``, ``kernels_per_step``: the profiled window's means
-  (table ``gpu_idle``): what makes a rank CPU-bound under the profiler.
+  (table ``gpu_idle``): what makes a rank CPU-bound under the profiler;
+- ``cupti_step_us``: mean of the profiler's warm-up steps after the first (run.json ``window_step_s``: CUPTI's
+  activity tracing on, nothing recorded; the first carries CUPTI's start-up), timed as the others; NaN when the
+  window had fewer than 2 warm-up steps (``--profile-warmup``) or run.json predates ``window_step_s``;
+  ``cupti_ratio`` = cupti / unprofiled: how much of the distortion comes with CUPTI alone, before any
+  operator is recorded.
 
 ``meta["profiler_distortion"]``: ``ratio`` of the run (per step the slowest rank, profiled
 over unprofiled: ``timings.profiled`` / ``timings.overall``; else the largest rank ratio),
 ``unprofiled_step_us``, ``profiled_step_us``, ``source``, ``distorted`` (bool), ``threshold``,
-``doubtful`` (bool) and ``doubt`` (why, or None). The profiler only adds work, so a ratio below
+``doubtful`` (bool), ``doubt`` (why, or None), ``cupti_step_us`` (per warm-up step the slowest rank, their
+mean; None when unknown) and ``cupti_ratio`` (cupti / unprofiled, None when unknown). The profiler only adds work, so a ratio below
 :data:`DOUBTFUL_BELOW` is no distortion: it is marked doubtful with the first reason that applies
 (:func:`doubt_reason`): the profiled figure is the trace's ProfilerStep CPU ranges (the host
 enqueueing a step, which can end long before its GPU work; not comparable with a device-synchronized
@@ -55,7 +61,7 @@ AGREE_REL = 0.25
 AGREE_MIN_US = 200.0
 
 DISTORTION_COLUMNS = ("rank", "unprofiled_step_us", "profiled_step_us", "ratio", "source", "gpu_idle_pct",
-                      "launch_idle_pct", "kernels_per_step")
+                      "launch_idle_pct", "kernels_per_step", "cupti_step_us", "cupti_ratio")
 EVENT_COLUMNS = ("rank", "clock", "event_steps", "event_buckets_per_step", "trace_buckets_per_step",
                  "event_comm_us_per_step", "trace_comm_us_per_step", "event_exposed_us_per_step",
                  "trace_exposed_us_per_step", "event_overlap_pct", "trace_overlap_pct", "agree", "note")
@@ -72,6 +78,17 @@ def _mean_us(v: Any) -> float:
     return 1e6 * statistics.fmean(xs) if xs else np.nan
 
 
+def cupti_steps(manifest: Manifest | None, row: Any) -> list[float]:
+    """The profiler's warm-up steps after the first of one ``timings.per_rank`` row, s (module doc); [] when
+    the window had fewer than 2 warm-up steps or run.json does not say how long each step of it took."""
+    win = manifest.profile_window if manifest is not None else None
+    steps = _floats(getattr(row, "window_step_s", None))
+    if win is None or not win.warmup or win.warmup < 2 or win.wait is None or win.active is None \
+            or len(steps) != win.wait + win.warmup + win.active:
+        return []
+    return steps[win.wait + 1:win.wait + win.warmup]
+
+
 def distortion_rows(manifest: Manifest | None, steps: pd.DataFrame, idle: pd.DataFrame) -> pd.DataFrame:
     """The ``profiler_distortion`` rows (see module doc); empty without run.json timings."""
     rows = []
@@ -85,11 +102,13 @@ def distortion_rows(manifest: Manifest | None, steps: pd.DataFrame, idle: pd.Dat
             s = steps.loc[steps["rank"] == rank, "step_us"]
             prof, source = (float(s.mean()), "trace") if len(s) else (np.nan, None)
         ig = idle[idle["rank"] == rank] if len(idle) else idle
+        cupti = _mean_us(cupti_steps(manifest, r))
         rows.append({"rank": rank, "unprofiled_step_us": unprof, "profiled_step_us": prof,
                      "ratio": prof / unprof if unprof > 0 else np.nan, "source": source,
                      "gpu_idle_pct": float(ig["gpu_idle_pct"].mean()) if len(ig) else np.nan,
                      "launch_idle_pct": float(ig["launch_idle_pct"].mean()) if len(ig) else np.nan,
-                     "kernels_per_step": float(ig["kernels"].mean()) if len(ig) else np.nan})
+                     "kernels_per_step": float(ig["kernels"].mean()) if len(ig) else np.nan,
+                     "cupti_step_us": cupti, "cupti_ratio": cupti / unprof if unprof > 0 else np.nan})
     return pd.DataFrame(rows, columns=list(DISTORTION_COLUMNS))
 
 
@@ -108,9 +127,14 @@ def run_distortion(manifest: Manifest | None, rows: pd.DataFrame) -> dict[str, A
         u, p, source = float(worst["unprofiled_step_us"]), float(worst["profiled_step_us"]), str(worst["source"])
     ratio = p / u
     doubt = doubt_reason(ratio, source, t)
+    per_rank = [cupti_steps(manifest, r) for r in (t.per_rank if t else [])]
+    slowest = [max(s) for s in zip(*per_rank)] if per_rank and all(per_rank) else []
+    cupti = 1e6 * statistics.fmean(slowest) if slowest else None
     return {"ratio": round(ratio, 3), "unprofiled_step_us": round(u, 1), "profiled_step_us": round(p, 1),
             "source": source, "distorted": bool(ratio > DISTORTED_RATIO), "threshold": DISTORTED_RATIO,
-            "doubtful": doubt is not None, "doubt": doubt}
+            "doubtful": doubt is not None, "doubt": doubt,
+            "cupti_step_us": round(cupti, 1) if cupti is not None else None,
+            "cupti_ratio": round(cupti / u, 3) if cupti is not None else None}
 
 
 def doubt_reason(ratio: float, source: str, timings: Any) -> str | None:
@@ -241,6 +265,9 @@ TABLES = [
             Column("gpu_idle_pct", "pct", "mean gpu_idle_pct of the profiled steps (table gpu_idle)"),
             Column("launch_idle_pct", "pct", "mean launch_idle_pct of the profiled steps: GPU waiting for launches"),
             Column("kernels_per_step", "count", "GPU activities launched per profiled step"),
+            Column("cupti_step_us", "us", "mean of the profiler's warm-up steps after the first (CUPTI's activity "
+                                          "tracing on, nothing recorded; run.json window_step_s)"),
+            Column("cupti_ratio", "count", "cupti_step_us / unprofiled_step_us"),
         ),
         compute=_distortion_table, needs=("steps", "gpu_idle"), view=_distortion_view, order=12,
     ),
@@ -293,6 +320,8 @@ class ProfilerDistortion(Finding, tag="profiler_distortion"):
     cpu_bound: bool | None
     may_invalidate: list[str]
     bucket_events_disagree: list[int] | None
+    #: the profiler's warm-up steps (CUPTI on, nothing recorded) over the unprofiled step (None: not timed)
+    cupti_ratio: float | None = None
 
     ORDER: ClassVar[int] = 90
     QUALIFIER: ClassVar[bool] = True
@@ -339,7 +368,7 @@ def profiler_distortion(result: Any, others: list[Any]) -> list[ProfilerDistorti
     ev_rows = result.tables.get("bucket_events", pd.DataFrame())
     disagree = sorted(int(x) for x in ev_rows.loc[ev_rows["agree"] == False, "rank"]) if len(ev_rows) else []  # noqa: E712
     msg = (f"the profiled window runs {ratio:.2f}× the unprofiled step ({p / 1000:.1f} ms vs {u / 1000:.1f} ms per "
-           f"step): {cause}. Timings from this window over-state idle, waiting and exposed communication"
+           f"step): {cause}{_cupti_clause(d.get('cupti_ratio'), ratio)}. Timings from this window over-state idle, waiting and exposed communication"
            + (f"; findings that may be artefacts of it: {', '.join(hit)}" if hit else "")
            + (f"; the bucket timing of the unprofiled steps disagrees with the trace on rank(s) "
               f"{', '.join(map(str, disagree))} (table bucket_events)" if disagree else "")
@@ -350,7 +379,19 @@ def profiler_distortion(result: Any, others: list[Any]) -> list[ProfilerDistorti
                                profiled_step_us=p, source=d.get("source"), threshold=DISTORTED_RATIO,
                                worst_gpu_idle_pct=rounded(idle), worst_launch_idle_pct=rounded(launch),
                                kernels_per_step=rounded(kern), cpu_bound=cpu_bound, may_invalidate=hit,
-                               bucket_events_disagree=disagree or None)]
+                               bucket_events_disagree=disagree or None, cupti_ratio=d.get("cupti_ratio"))]
+
+
+def _cupti_clause(cupti: float | None, ratio: float) -> str:
+    """What the profiler's warm-up steps say of where its cost comes from (module doc; "" when not timed)."""
+    if cupti is None:
+        return ""
+    head = (f"; its warm-up steps, CUPTI's activity tracing on and nothing recorded yet, already ran {cupti:.2f}× "
+            f"the unprofiled step")
+    if cupti - 1.0 >= 0.5 * (ratio - 1.0):
+        return head + (": at least half of the cost comes with CUPTI tracing every CUDA call, not with recording "
+                       "operators (recording fewer would not remove it)")
+    return head + ": most of the cost comes with recording operators (fewer of them, record_shapes off, reduce it)"
 
 
 def _no_idle_cause(result: Any) -> str:

@@ -52,7 +52,9 @@ Examples:
               help="Warm-up steps (compilation happens here).")
 @click.option("--steps", type=int, default=10, show_default=True, help="Timed steps, profiler off.")
 @click.option("--profile-wait", type=int, default=1, show_default=True, help="Profiler schedule: wait steps.")
-@click.option("--profile-warmup", type=int, default=1, show_default=True, help="Profiler schedule: warmup steps.")
+@click.option("--profile-warmup", type=int, default=2, show_default=True,
+              help="Profiler schedule: warmup steps (CUPTI on, nothing recorded; from 2 on, the steps after the "
+                   "first time CUPTI's own cost: table profiler_distortion).")
 @click.option("--profile-steps", type=int, default=3, show_default=True,
               help="Profiler schedule: active (recorded) steps.")
 @click.option("--record-shapes", is_flag=True, help="Record operator input shapes.")

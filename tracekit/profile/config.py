@@ -104,7 +104,8 @@ class ProfileConfig:
     warmup: int = 3
     steps: int = 10
     profile_wait: int = 1
-    profile_warmup: int = 1
+    # two: the first warm-up step carries CUPTI's start-up, the second times CUPTI's cost alone (analyses/distortion)
+    profile_warmup: int = 2
     profile_steps: int = 3
     record_shapes: bool = False
     with_stack: bool = False
