@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Why one rank runs a CPU-bound DDP step faster than two (docs/whatif.md, "World size 1"): per shape, one job
+# Why one rank runs a CPU-bound DDP step faster than two (docs/whatif-evidence.md, "World size 1"): per shape, one job
 # times 2 ranks, 1 rank (the other idle) and 1 rank beside an independent 1-rank copy on the other GPU
 # (`solo=1`: both train at once, no communication between them), steps alternating
 # (scripts/paired_ddp_variants.py). If the solo rank is as fast as the lone one, the second process costs

@@ -30,7 +30,7 @@ under-state the cost (1.3-3.3 µs per event against the 3.8-7.6 µs the windows 
   autograd's device thread. One figure per recorded event, operators and runtime calls
   alike (``cpu_op_ns`` = ``runtime_ns``): splitting it between the two from one loop is
   ill-conditioned (a 10 % error in the operator figure moved the per-launch one by 3 µs),
-  and a single figure predicted the ten H100 runs of docs/whatif.md best.
+  and a single figure predicted the ten H100 runs of docs/whatif-evidence.md best.
 
 **Compiled CUDA runs** (``--dynamo`` other than ``none``) time a second probe: the same small
 model with its forward under ``torch.compile`` with the run's backend (compiled before the
@@ -40,7 +40,7 @@ profiler 1.3-2.3x one of eager code on an H100 (Triton launch ranges with their 
 arguments, ``cuLaunchKernelEx``, compiled-region ranges:
 ``benchmarks/results/profiler_cost_compiled_2026-11-25_h100.txt``), so the run's figure is
 the compiled probe's; both probes' figures are kept under ``probes``. On 16 inductor runs
-(docs/whatif.md, "A compiled probe for compiled runs") it predicted the unprofiled step about
+(docs/whatif-evidence.md, "A compiled probe for compiled runs") it predicted the unprofiled step about
 as well as the eager probe (|error| median 22.1 % against 23.2 %): both are noise-bound there. CPU runs keep the eager
 probe only: compiling the probe's C++ kernels would add 10-40 s to a run on a small host, and
 whether compiled CPU events cost more is not measured.

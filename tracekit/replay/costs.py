@@ -52,7 +52,7 @@ TRITON_PREFIX = "triton_"
 
 #: weight per event kind (index: :data:`OP`, :data:`TRITON`, :data:`LAUNCH_GPU`, :data:`RUNTIME`). All 1.0: one
 #: figure per event. Weights fitted with benchmarks/fit_profiler_weights.py did not hold on held-out runs
-#: (docs/whatif.md, "A cost per event kind"): fitted on the 23 H100 runs (sample_traces/h100_whatif,
+#: (docs/whatif-evidence.md, "A cost per event kind"): fitted on the 23 H100 runs (sample_traces/h100_whatif,
 #: h100_whatif_3) as (3.625, 3.625, 0.062, 0.0), the 13 held-out H200 runs went from median/max |error|
 #: 9.8/51.3 % to 7.5/56.2 %; fitted on the H200 runs as (1.5, 1.5, 1.0, 5.0), the H100 runs went from
 #: 16.0/128.2 % to 14.3/109.3 %. The max got worse in one direction, so they are not used.
@@ -60,10 +60,10 @@ WEIGHTS: tuple[float, float, float, float] = (1.0, 1.0, 1.0, 1.0)
 
 #: dimensionless factor on the calibrated (or default) figures of CUDA runs: an event of a real step costs the
 #: profiler more than an event of the calibration's small step. 2.0 from 2026-11-25 (fitted alone, as one free
-#: parameter, with benchmarks/fit_profiler_weights.py on the 42 H100 runs, held out on the 25 H200 runs; docs/whatif.md,
+#: parameter, with benchmarks/fit_profiler_weights.py on the 42 H100 runs, held out on the 25 H200 runs; docs/whatif-evidence.md,
 #: "One factor on the calibrated cost"); 3.0 since 2026-11-27, fitted together with :data:`CUT_QUANTILE` (which keeps
 #: it off the dense threads the larger factor used to empty) by mean |error| on the 46 single-H100 runs and held out on
-#: the 68 H200 runs (docs/whatif.md, "A thread sheds no more per cut than its pieces hold"). CPU runs keep 1.0: their
+#: the 68 H200 runs (docs/whatif-evidence.md, "A thread sheds no more per cut than its pieces hold"). CPU runs keep 1.0: their
 #: calibration runs on the CPU, and the CPU runs with a measured step did not move with it.
 CUDA_SCALE = 3.0
 

@@ -24,7 +24,7 @@ allreduce and registers the future's callback, on the thread that launches the b
 which the baseline (DDP's built-in C++ allreduce) does. :func:`add_cpu_work` adds :data:`HOOK_CPU_NS` to the
 CPU work segment that ends where each allreduce is launched (all of it before the launch: the callback's share
 runs just after it, on the same thread). The figure is not measured on the run: it was fitted on the first
-of three paired sets on 2 x H200 (docs/whatif.md, "The hook's CPU work per bucket") and checked on the others.
+of three paired sets on 2 x H200 (docs/whatif-evidence.md, "The hook's CPU work per bucket") and checked on the others.
 """
 
 from __future__ import annotations

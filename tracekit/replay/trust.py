@@ -3,7 +3,7 @@
 The baseline prediction's error depends above all on what bounds the step. Where the GPU is busy
 throughout, the replay keeps the measured kernels and the profiler's CPU-side cost hardly matters;
 where the GPU waits for the CPU, the whole prediction rests on the per-event profiler cost, which
-varies from model to model (docs/whatif.md, "Measured error"). So every prediction is placed in a
+varies from model to model (docs/whatif-evidence.md, "Measured error"). So every prediction is placed in a
 regime by its own **predicted GPU idle share** (``predicted_gpu_idle_pct``: the mean over ranks of the
 rank's predicted GPU idle divided by its predicted step, both means over steps, %; None on CPU runs)
 and the window's (``window_gpu_idle_pct``, the same of the recorded window):
