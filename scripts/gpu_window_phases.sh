@@ -2,11 +2,12 @@
 # Where the profiler's cost comes from, in the run's own step (issue 21): each shape profiled on one GPU with a
 # longer schedule (`--profile-wait 2 --profile-warmup 3`), so run.json's `window_step_s` holds steps with the
 # profiler created but off (wait), with CUPTI's activity tracing on but nothing recorded (warm-up), and recorded
-# (active), beside the unprofiled timed steps. Traces and run.json come back for `tracekit whatif`.
+# (active), beside the unprofiled timed steps, and `cpu_only_step_s`: 4 steps after the window with the CPU recorded
+# and CUPTI off. Traces and run.json come back for `tracekit whatif`.
 # Usage (device machine, repo root): OUT=/some/dir DEADLINE=420 bash scripts/gpu_window_phases.sh
 source "$(dirname "$0")/gpu_common.sh"  # NCCL settings, PYTHONPATH, SHAPES, left, host_facts
 OUT=${OUT:-gpu_out}; DEADLINE=${DEADLINE:-420}; R="$OUT/window"; mkdir -p "$R"
-TK="python3 -m tracekit profile --warmup 5 --steps 20 --profile-wait 2 --profile-warmup 3 --profile-steps 3 --timeout 120"
+TK="python3 -m tracekit profile --warmup 5 --steps 20 --profile-wait 2 --profile-warmup 3 --profile-steps 3 --profile-cpu-only-steps 4 --timeout 120"
 SHAPES[smallmlp]="--model toy --width 256 --depth 48 --batch-size 64"
 SHAPES[toy1024]="--model toy --width 1024 --depth 24 --batch-size 64"
 {

@@ -194,3 +194,18 @@ def _assert_graph_break_facts(c: dict) -> None:
     except AssertionError:
         print(json.dumps({k: v for k, v in c.items() if k != "frame_compiles"}, indent=1, default=str)[:6000])
         raise
+
+
+def test_cpu_only_steps_are_timed_and_kept_per_rank() -> None:
+    """``--profile-cpu-only-steps``: steps profiled with the CPU recorded and CUPTI off, timed as the others, and
+    run.json's per-rank row keeps them (only where timed)."""
+    import torch
+
+    from tracekit.profile.harness import add_profiled_timings, cpu_only_steps
+
+    calls = []
+    got = cpu_only_steps(lambda: calls.append(torch.ones(4).sum()), lambda: None, 3)
+    assert len(got) == 3 and all(t > 0 for t in got) and len(calls) == 1 + 3  # one untimed step first
+    timings = {"per_rank": [{"rank": 0}, {"rank": 1}]}
+    add_profiled_timings(timings, [[0.2], [0.3]], "cpu,cuda", [[0.1, 0.2], [0.1, 0.3]], [[0.15, 0.16], []])
+    assert timings["per_rank"][0]["cpu_only_step_s"] == [0.15, 0.16] and "cpu_only_step_s" not in timings["per_rank"][1]

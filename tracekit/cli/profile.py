@@ -57,6 +57,9 @@ Examples:
                    "first time CUPTI's own cost: table profiler_distortion).")
 @click.option("--profile-steps", type=int, default=3, show_default=True,
               help="Profiler schedule: active (recorded) steps.")
+@click.option("--profile-cpu-only-steps", type=int, default=0, show_default=True, hidden=True,
+              help="After the window, time this many steps profiled with the CPU recorded and CUPTI off (no trace; "
+                   "run.json cpu_only_step_s): the profiler's cost split by state (docs/whatif-evidence.md).")
 @click.option("--record-shapes", is_flag=True, help="Record operator input shapes.")
 @click.option("--with-stack", is_flag=True, help="Record Python stacks (bigger traces).")
 @click.option("--profile-activities", type=click.Choice(PROFILE_ACTIVITIES), default="cpu,cuda", show_default=True,

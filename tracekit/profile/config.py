@@ -107,6 +107,9 @@ class ProfileConfig:
     # two: the first warm-up step carries CUPTI's start-up, the second times CUPTI's cost alone (analyses/distortion)
     profile_warmup: int = 2
     profile_steps: int = 3
+    # after the window: steps profiled with the CPU recorded and CUPTI off, timed, no trace (run.json
+    # cpu_only_step_s; the profiler's cost split by state, docs/whatif-evidence.md); 0: none
+    profile_cpu_only_steps: int = 0
     record_shapes: bool = False
     with_stack: bool = False
     profile_activities: str = "cpu,cuda"
@@ -148,7 +151,7 @@ class ProfileConfig:
                      "warmup", "steps", "profile_steps", "tp"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ConfigError(f"--{name.replace('_', '-')} must be at least 1 (got {getattr(self, name)})")
-        for name in ("profile_wait", "profile_warmup"):
+        for name in ("profile_wait", "profile_warmup", "profile_cpu_only_steps"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"--{name.replace('_', '-')} must be >= 0")
         if self.nproc is not None and self.nproc < 1:

@@ -58,6 +58,8 @@ class ProfilerWindow:
         self.trace_path: Path | None = None
         self.exports = 0
         self.step_s: list[float] = []
+        #: steps timed after the window with the CPU recorded and CUPTI off (:func:`cpu_only_steps`)
+        self.cpu_only_step_s: list[float] = []
         self._prof: Any = None
 
     @property
@@ -195,24 +197,47 @@ def run_profiled_steps(config: Any, out_dir: Any, rank: int, device_type: str,
             win.step_s.extend(time_steps(step_fn, 1, sync))
             win.step()
     sync()
+    n = getattr(config, "profile_cpu_only_steps", 0)
+    if n and device_type == "cuda" and "cpu" in getattr(config, "profile_activities", "cpu,cuda"):
+        win.cpu_only_step_s = cpu_only_steps(step_fn, sync, n, record_shapes=config.record_shapes,
+                                             with_stack=config.with_stack)
     return win
 
 
+def cpu_only_steps(step_fn: Callable[[], None], sync: Callable[[], None], n: int, *, record_shapes: bool = False,
+                   with_stack: bool = False) -> list[float]:
+    """``n`` steps profiled with the CPU activity only (operators recorded, CUPTI off), each timed as
+    :func:`time_steps` does, after one such step untimed (the session's start-up); no trace is kept."""
+    import torch
+
+    acts = [torch.profiler.ProfilerActivity.CPU]
+    with warnings.catch_warnings(), drop_kineto_markers():
+        warnings.simplefilter("ignore")
+        with torch.profiler.profile(activities=acts, record_shapes=record_shapes, with_stack=with_stack):
+            time_steps(step_fn, 1, sync)
+            return time_steps(step_fn, n, sync)
+
+
 def add_profiled_timings(timings: dict[str, Any], per_rank_profiled_s: list[list[float]], activities: str,
-                         per_rank_window_s: list[list[float]] | None = None) -> None:
+                         per_rank_window_s: list[list[float]] | None = None,
+                         per_rank_cpu_only_s: list[list[float]] | None = None) -> None:
     """Add the profiled window's step times to run.json ``timings`` (in place).
 
     Per rank ``profiled_step_s`` (the recorded steps' wall times, measured as the unprofiled
     ones), ``profiled_mean_sec_per_iter`` and ``window_step_s`` (every step of the window, in order: the
     schedule's ``wait`` steps, the profiler created but off; its ``warmup`` steps, CUPTI's activity tracing on
     but nothing recorded; the recorded ones); ``profiled``: ``{"overall": mean over steps of the slowest rank's
-    time, "activities", "definition"}``.
+    time, "activities", "definition"}``. Per rank ``cpu_only_step_s``, where timed: the steps after the window
+    profiled with the CPU recorded and CUPTI off (:func:`cpu_only_steps`).
     """
     windows = per_rank_window_s or [[] for _ in per_rank_profiled_s]
-    for row, prof, win in zip(timings["per_rank"], per_rank_profiled_s, windows):
+    cpu_only = per_rank_cpu_only_s or [[] for _ in per_rank_profiled_s]
+    for row, prof, win, cpu in zip(timings["per_rank"], per_rank_profiled_s, windows, cpu_only):
         row["profiled_step_s"] = prof
         row["profiled_mean_sec_per_iter"] = statistics.fmean(prof) if prof else None
         row["window_step_s"] = win
+        if cpu:
+            row["cpu_only_step_s"] = cpu
     slowest = [max(v) for v in zip(*per_rank_profiled_s)] if per_rank_profiled_s else []
     timings["profiled"] = {
         "mean_sec_per_iter": statistics.fmean(slowest) if slowest else None,

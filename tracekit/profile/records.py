@@ -100,13 +100,15 @@ def _param_bytes(ddp: Any) -> list[int] | None:
 def rank_record(*, rank: int, local_rank: int, device: Any, warmup_s: list[float], step_s: list[float],
                 compile_facts: dict[str, Any], ddp: Any, applied: dict[str, Any], trace: dict[str, Any] | None,
                 backward_compiler: Any = None, profiled_step_s: list[float] | None = None,
-                bucket_timing: dict[str, Any] | None = None, window_step_s: list[float] | None = None) -> dict[str, Any]:
+                bucket_timing: dict[str, Any] | None = None, window_step_s: list[float] | None = None,
+                cpu_only_step_s: list[float] | None = None) -> dict[str, Any]:
     """What one rank contributes to the manifest (gathered on rank 0 with ``all_gather_object``).
 
     ``compiled_autograd`` (python reducer runs): the captured backward graphs (see
     :class:`tracekit.profile.compiled_autograd.BackwardCompiler`) and the inductor DDP-fusion
     settings in effect; None otherwise. ``profiled_step_s``: the profiler's recorded steps, timed;
-    ``window_step_s``: every step of the profiler's window (wait, warm-up, recorded), timed;
+    ``window_step_s``: every step of the profiler's window (wait, warm-up, recorded), timed; ``cpu_only_step_s``:
+    the steps after it profiled with the CPU recorded and CUPTI off (``--profile-cpu-only-steps``), timed;
     ``bucket_timing``: :meth:`tracekit.profile.bucket_events.BucketTimer.results` or ``{"unavailable": why}``.
     """
     import os
@@ -129,6 +131,7 @@ def rank_record(*, rank: int, local_rank: int, device: Any, warmup_s: list[float
         "compiled_autograd": ca,
         "parallel_applied": applied, "trace": trace,
         "profiled_step_s": profiled_step_s or [], "window_step_s": window_step_s or [],
+        "cpu_only_step_s": cpu_only_step_s or [],
         "bucket_timing": bucket_timing,
     }
 
@@ -156,7 +159,7 @@ def build_manifest(config: ProfileConfig, ranks: list[dict[str, Any]], world: in
                          "after the warm-up steps")
     timings["warmup_step_s"] = {str(r["rank"]): r["warmup_step_s"] for r in ranks}
     add_profiled_timings(timings, [r.get("profiled_step_s") or [] for r in ranks], config.profile_activities,
-                         [r.get("window_step_s") or [] for r in ranks])
+                         [r.get("window_step_s") or [] for r in ranks], [r.get("cpu_only_step_s") or [] for r in ranks])
     topo, topo_why = topology() if device == "cuda" or shutil.which("nvidia-smi") else (None, "cpu run")
     r0 = ranks[0]
     ddp_opt = (r0["compile"].get("ddp_optimizer") or {}).get("graphs") if r0["compile"].get("enabled") else None

@@ -170,6 +170,7 @@ def _run(config: ProfileConfig, rank: int, local_rank: int, world: int, device: 
                          compile_facts=compile_facts, ddp=ddp, applied=applied,
                          trace=trace, backward_compiler=trainer.backward_compiler,
                          profiled_step_s=win.active_step_s, window_step_s=win.step_s,
+                         cpu_only_step_s=win.cpu_only_step_s,
                          bucket_timing=timer.results() if timer else {"unavailable": bucket_events.unavailable_reason(
                              config.parallel, config.uses_python_reducer, config.bucket_timing) or "not installed"})
     record["gloo_threads"] = gloo_threads

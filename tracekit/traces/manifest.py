@@ -208,6 +208,9 @@ class StepTimes(_S):
     #: off, ``profile_window.warmup`` with CUPTI's activity tracing on and nothing recorded, then the recorded ones
     #: (per rank; None in manifests before 2026-11-29)
     window_step_s: list[float] | None = None
+    #: steps after the window profiled with the CPU recorded and CUPTI off (``--profile-cpu-only-steps``), timed
+    #: the same way (per rank; None when not timed)
+    cpu_only_step_s: list[float] | None = None
 
 
 class ProfiledTimes(_S):
