@@ -20,8 +20,9 @@
 over unprofiled: ``timings.profiled`` / ``timings.overall``; else the largest rank ratio),
 ``unprofiled_step_us``, ``profiled_step_us``, ``source``, ``distorted`` (bool), ``threshold``,
 ``doubtful`` (bool), ``doubt`` (why, or None), ``cupti_step_us`` (per warm-up step the slowest rank, their
-mean; None when unknown) and ``cupti_ratio`` (cupti / unprofiled, None when unknown). The profiler only adds work, so a ratio below
-:data:`DOUBTFUL_BELOW` is no distortion: it is marked doubtful with the first reason that applies
+mean; None when unknown) and ``cupti_ratio`` (cupti / unprofiled, None when unknown). The profiler only adds
+work, so a ratio below :data:`DOUBTFUL_BELOW` is no distortion: it is marked doubtful with the first reason that
+applies
 (:func:`doubt_reason`): the profiled figure is the trace's ProfilerStep CPU ranges (the host
 enqueueing a step, which can end long before its GPU work; not comparable with a device-synchronized
 step), the unprofiled mean is raised by slow outlier steps (warm-up, recompiles), or else run-to-run
@@ -368,7 +369,8 @@ def profiler_distortion(result: Any, others: list[Any]) -> list[ProfilerDistorti
     ev_rows = result.tables.get("bucket_events", pd.DataFrame())
     disagree = sorted(int(x) for x in ev_rows.loc[ev_rows["agree"] == False, "rank"]) if len(ev_rows) else []  # noqa: E712
     msg = (f"the profiled window runs {ratio:.2f}× the unprofiled step ({p / 1000:.1f} ms vs {u / 1000:.1f} ms per "
-           f"step): {cause}{_cupti_clause(d.get('cupti_ratio'), ratio)}. Timings from this window over-state idle, waiting and exposed communication"
+           f"step): {cause}{_cupti_clause(d.get('cupti_ratio'), ratio)}. Timings from this window over-state idle, "
+           "waiting and exposed communication"
            + (f"; findings that may be artefacts of it: {', '.join(hit)}" if hit else "")
            + (f"; the bucket timing of the unprofiled steps disagrees with the trace on rank(s) "
               f"{', '.join(map(str, disagree))} (table bucket_events)" if disagree else "")
