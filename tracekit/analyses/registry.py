@@ -389,6 +389,16 @@ def update_readme(text: str) -> str:
     return text[:start] + readme_section() + text[end + len(README_END):]
 
 
+def rewrite_page(path: Any, update: Callable[[str], str]) -> bool:
+    """Rewrite the Markdown page at ``path`` with ``update(its text)`` (its generated sections); True when that
+    changed it (shared by the generated pages' writers)."""
+    text = path.read_text(encoding="utf-8")
+    new = update(text)
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+    return new != text
+
+
 def _main(argv: list[str] | None = None) -> int:
     import argparse
     from pathlib import Path
@@ -400,10 +410,7 @@ def _main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     from tracekit.analyses import registry  # this file runs as __main__: use the one module the analyses import
 
-    text = a.readme.read_text(encoding="utf-8")
-    new = registry.update_readme(text)
-    if new != text:
-        a.readme.write_text(new, encoding="utf-8")
+    if registry.rewrite_page(a.readme, registry.update_readme):
         print(f"updated {a.readme}")
     return 0
 

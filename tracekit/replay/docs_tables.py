@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from tracekit.analyses.registry import rewrite_page
 from tracekit.replay import trust, validation
 
 
@@ -94,11 +95,7 @@ def main(argv: list[str] | None = None) -> int:
                                              "python -m tracekit.replay.docs_tables --write docs/whatif.md")
     ap.add_argument("--write", type=Path, required=True)
     args = ap.parse_args(argv)
-    page = args.write.read_text(encoding="utf-8")
-    new = update(page)
-    if new != page:
-        args.write.write_text(new, encoding="utf-8")
-    print(f"{'updated' if new != page else 'unchanged'}: {args.write}")
+    print(f"{'updated' if rewrite_page(args.write, update) else 'unchanged'}: {args.write}")
     return 0
 
 
