@@ -285,3 +285,17 @@ def test_distortion_splits_off_the_profilers_warm_up_steps(tmp_path: Path) -> No
     res = _analyze(_late_rank_run(tmp_path / "one", man))
     assert res.meta["profiler_distortion"]["cupti_ratio"] is None
     assert res.profiler_distortion["cupti_step_us"].isna().all() and "CUPTI" not in as_dicts(res.findings)[0]["message"]
+
+
+def test_a_broken_window_step_list_is_warned_about_and_says_nothing(tmp_path: Path) -> None:
+    """run.json's window_step_s as a string, or with a non-number in it: the manifest reader warns and drops it
+    (or its bad items: then the steps no longer match the schedule), and the distortion has no CUPTI figure."""
+    for bad in ("oops", [0.0010, "x", 0.0013, 0.0015, 0.0015]):
+        t = _timings(0.0010, 0.0015)
+        for row in t["per_rank"]:
+            row["window_step_s"] = bad
+        man = {"schema_version": 1, "timings": t, "profile_window": {"wait": 1, "warmup": 2, "active": 2}}
+        with pytest.warns(UserWarning, match="window_step_s"):
+            res = load_run(_late_rank_run(tmp_path / str(len(str(bad))), man))[1]
+        assert res.meta["profiler_distortion"]["cupti_ratio"] is None
+        assert res.profiler_distortion["cupti_step_us"].isna().all()
