@@ -8,8 +8,10 @@ import statistics
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 import tracekit
+from tracekit.cli import main
 from tracekit.replay import trust
 from tracekit.replay.api import unchecked_note
 
@@ -156,3 +158,33 @@ def test_a_cpu_run_whose_threads_outnumber_its_cores_says_so() -> None:
     assert shared_cores_notes(run(None, 1)) == [] and shared_cores_notes(None) == []
     assert len(shared_cores_notes(run(2, 1, hosts=("a", "b")))) == 0  # one rank a host: 1 x 2 <= 2
     assert len(shared_cores_notes(run(1, 1, hosts=("a", "b")))) == 2
+
+
+def test_whatif_bounds_the_prediction_by_the_cupti_only_warm_up_steps(tmp_path) -> None:
+    """run.json's window_step_s: the warm-up steps after the first (CUPTI on, nothing recorded) are a profiled
+    state the undisturbed step cannot exceed; the baseline quotes them, and a prediction above them gets a note."""
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(REPO / "sample_traces" / "h200x2_nccl_scenarios" / "toy4096" / "cap25", run)
+    pred = tracekit.whatif(run).baseline["predicted_step_us"]
+    doc = json.loads((run / "run.json").read_text())
+    doc["profile_window"].update(wait=1, warmup=3, active=3)
+
+    def write(cupti_us: tuple[float, float]) -> None:
+        for k, row in enumerate(doc["timings"]["per_rank"]):  # rank 1 the slower in the first step, rank 0 in the second
+            a, b = (cupti_us[0], cupti_us[1] - 100) if k == 0 else (cupti_us[0] - 100, cupti_us[1])
+            row["window_step_s"] = [0.005, 0.009, a / 1e6, b / 1e6, 0.009, 0.009, 0.009]
+        (run / "run.json").write_text(json.dumps(doc))
+
+    write((0.9 * pred, 0.8 * pred))
+    b = tracekit.whatif(run)
+    assert b.baseline["cupti_step_us"] == pytest.approx(0.85 * pred)
+    assert b.baseline["predicted_vs_cupti_pct"] == pytest.approx(100 * (1 / 0.85 - 1))
+    assert any("above the profiler's warm-up steps" in n for n in b.notes)
+    write((1.2 * pred, 1.1 * pred))
+    b = tracekit.whatif(run)
+    assert b.baseline["predicted_vs_cupti_pct"] == pytest.approx(100 * (1 / 1.15 - 1))
+    assert not any("warm-up steps" in n for n in b.notes)
+    res = CliRunner().invoke(main, ["whatif", str(run)])
+    assert "profiler warm-up, CUPTI only (run.json)" in res.output and "at most this" in res.output

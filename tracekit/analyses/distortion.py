@@ -90,6 +90,15 @@ def cupti_steps(manifest: Manifest | None, row: Any) -> list[float]:
     return steps[win.wait + 1:win.wait + win.warmup]
 
 
+def cupti_step_us(manifest: Manifest | None) -> float | None:
+    """The run's CUPTI-only step, µs: per warm-up step after the first the slowest rank, their mean (module doc);
+    None unless every rank timed such steps."""
+    t = manifest.timings if manifest is not None else None
+    per_rank = [cupti_steps(manifest, r) for r in (t.per_rank if t else [])]
+    slowest = [max(s) for s in zip(*per_rank)] if per_rank and all(per_rank) else []
+    return 1e6 * statistics.fmean(slowest) if slowest else None
+
+
 def distortion_rows(manifest: Manifest | None, steps: pd.DataFrame, idle: pd.DataFrame) -> pd.DataFrame:
     """The ``profiler_distortion`` rows (see module doc); empty without run.json timings."""
     rows = []
@@ -128,9 +137,7 @@ def run_distortion(manifest: Manifest | None, rows: pd.DataFrame) -> dict[str, A
         u, p, source = float(worst["unprofiled_step_us"]), float(worst["profiled_step_us"]), str(worst["source"])
     ratio = p / u
     doubt = doubt_reason(ratio, source, t)
-    per_rank = [cupti_steps(manifest, r) for r in (t.per_rank if t else [])]
-    slowest = [max(s) for s in zip(*per_rank)] if per_rank and all(per_rank) else []
-    cupti = 1e6 * statistics.fmean(slowest) if slowest else None
+    cupti = cupti_step_us(manifest)
     return {"ratio": round(ratio, 3), "unprofiled_step_us": round(u, 1), "profiled_step_us": round(p, 1),
             "source": source, "distorted": bool(ratio > DISTORTED_RATIO), "threshold": DISTORTED_RATIO,
             "doubtful": doubt is not None, "doubt": doubt,

@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from tracekit.analyses.classify import COMM, COMPUTE, class_codes, class_mask
+from tracekit.analyses.distortion import cupti_step_us
 from tracekit.analyses.findings import as_dicts, as_table
 from tracekit.analyses.registry import AnalysisResult
 from tracekit.errors import ReplayError, ScenarioError
@@ -252,7 +253,7 @@ def _whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, 
     steps = _steps_table(window, replayed, predicted)
     ranks = _ranks_table(steps, traces)
     baseline = _baseline(steps, traces)
-    notes += uneven_steps_note(baseline)
+    notes += uneven_steps_note(baseline) + cupti_note(baseline)
     if traces.manifest is None or traces.manifest.timings is None:
         notes.append(unchecked_note(baseline))
     result = WhatifResult(baseline=baseline, ranks=ranks, steps=steps, notes=notes,
@@ -329,12 +330,14 @@ def _baseline(steps: pd.DataFrame, traces: TraceSet) -> dict[str, Any]:
     rep = _slowest_mean(steps, "replayed_step_us")
     pred = _slowest_mean(steps, "predicted_step_us")
     measured, _ = _measured(traces)
+    cupti = cupti_step_us(traces.manifest)
     idle, window_idle = _idle_share(steps), _idle_share(steps, "window")
     regime = trust.regime_of(idle, window_idle)
     return {"profiled_step_us": prof, "replayed_step_us": rep, "replay_error_pct": _pct(rep, prof),
             "predicted_step_us": pred, "measured_unprofiled_step_us": measured, "error_pct": _pct(pred, measured),
             "measured_spread_pct": _measured_spread(traces), "measured_drift_pct": _measured_drift(traces),
             "window_vs_measured_pct": _pct(prof, measured), "steps": int(steps["step"].nunique()),
+            "cupti_step_us": cupti, "predicted_vs_cupti_pct": _pct(pred, cupti),
             "predicted_gpu_idle_pct": idle, "window_gpu_idle_pct": window_idle,
             "regime": regime.to_dict(several_ranks=len(traces) > 1) if regime is not None else None,
             **_step_spread(steps)}
@@ -355,6 +358,19 @@ def _step_spread(steps: pd.DataFrame) -> dict[str, float | None]:
     return {"window_step_ratio": float(w.max() / w.median()),
             "predicted_step_median_us": float(per["predicted_step_us"].median()),
             "window_slowest_step": int(w.idxmax())}
+
+
+def cupti_note(baseline: dict[str, Any]) -> list[str]:
+    """A note when the prediction is above the profiler's CUPTI-only warm-up steps (``cupti_step_us``): the
+    profiler only adds time, so the undisturbed step is at most those, within the host's noise, and such a
+    prediction keeps too much of the profiler's cost. They are profiled steps, not the unprofiled ones: the
+    prediction never uses them, they bound it."""
+    over = baseline.get("predicted_vs_cupti_pct")
+    if over is None or over <= 0:
+        return []
+    return [f"the predicted step is {over:.1f} % above the profiler's warm-up steps (CUPTI on, nothing recorded: "
+            f"{baseline['cupti_step_us'] / 1000:.2f} ms), which the undisturbed step cannot exceed but by the host's "
+            f"noise: the prediction keeps too much of the profiler's cost"]
 
 
 def uneven_steps_note(baseline: dict[str, Any]) -> list[str]:
