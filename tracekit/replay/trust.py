@@ -50,7 +50,8 @@ _SOURCES = ("whatif_2026-11-27_committed_all.jsonl", "whatif_2026-11-27_h100_uns
             "whatif_2026-11-28_h200x2_contention_baselines.jsonl",
             "whatif_2026-11-28_h200x2_contention_tfmbig_baselines_not_kept.jsonl",
             "whatif_2026-11-28_h200x2_phases_baselines_not_kept.jsonl",
-            "whatif_2026-11-29_h200_window_not_kept.jsonl", "whatif_2026-11-29_h200_window_b_not_kept.jsonl")
+            "whatif_2026-11-29_h200_window_not_kept.jsonl", "whatif_2026-11-29_h200_window_b_not_kept.jsonl",
+            "whatif_2026-11-29_h200_defaults_not_kept.jsonl")
 _ANY = (0.0, 100.0 + 1e-9)
 
 
@@ -100,7 +101,7 @@ _B = GPU_BOUND_MAX_IDLE_PCT
 REGIMES: tuple[Regime, ...] = (
     Regime("gpu-bound", 0.0, _B, 55, 1.2, 3.8, 0.0, _B, multi_rank=(32, 14, 0.1)),
     Regime("gpu-bound-once-shed", 0.0, _B, 17, 5.8, 27.0, _B, _ANY[1], multi_rank=(6, 6, -13.3)),
-    Regime("cpu-bound", _B, _ANY[1], 164, 11.5, 87.7, multi_rank=(63, 44, -6.9)),
+    Regime("cpu-bound", _B, _ANY[1], 168, 11.5, 87.7, multi_rank=(63, 44, -6.9)),
 )
 
 
