@@ -94,6 +94,10 @@ class _Rank:
         self.g, self.rank, self.lay = g, rank, lay
         info = g.ranks[rank]
         self.threads, self.coll = info["threads"], info["coll"]
+        #: every node of the rank's recorded collectives (arrivals and collectives)
+        self.coll_nodes = {v for pair in self.coll.values() for v in pair}
+        #: layout position of each recorded bucket's last parameter
+        self.last_param = np.cumsum(np.bincount(lay.bucket_of)) - 1
         self.rt = rt = next(r for r in ctx.traces if r.rank == rank)
         self._hook_ops: dict[int, tuple[np.ndarray, np.ndarray]] | None = None
         self.ready = _ready_ends(rt, rt.steps)
@@ -121,7 +125,7 @@ class _Rank:
     def recorded_delays(self, step: int) -> dict[int, tuple[int, int]]:
         """{recorded bucket: (launch offset, pickup)} in ns in ``step`` (module doc)."""
         out = {}
-        last = np.cumsum(np.bincount(self.lay.bucket_of)) - 1  # position of each recorded bucket's last param
+        last = self.last_param
         ends, r = self.ready[step][0], self.rows[step]
         prev_end = None
         for b, lts, s, e in zip(r["bucket"], r["launch_ts_ns"], r["start_ns"], r["end_ns"]):
@@ -190,7 +194,7 @@ class _Rank:
             prev = g.add(0, kind, self.rank, t, t, [(arrive, 0)])
             nodes.append((arrive, prev, measured.get(tuple(members))))
         self._scale_launch_work(step, len(new) / len(r))
-        last, lastpos = len(r) - 1, np.cumsum(np.bincount(self.lay.bucket_of)) - 1
+        last, lastpos = len(r) - 1, self.last_param
         for b, s, e in zip(r["bucket"], r["start_ns"], r["end_ns"]):
             arrive, node = self.coll[(int(s), int(e))]
             g.dur[node], g.ep[node] = 0, []
@@ -212,8 +216,7 @@ class _Rank:
         (its end edges); the second's order is the recorded layout's, and that previous collective waits for
         the new buckets ready before it ended, so keeping it would make a new bucket wait for itself: left out
         (gloo's workers run the new buckets side by side)."""
-        g = self.g
-        colls = {v for pair in self.coll.values() for v in pair}
+        g, colls = self.g, self.coll_nodes
         lo, hi = self._thread_nodes(node) if g.kind[node] == COLL else (0, 0)
         edges = []
         for p, d in g.start_edges(arrive):
@@ -233,8 +236,7 @@ class _Rank:
         did not queue behind one, or a gloo run)."""
         if self.gpu is None:
             return None
-        colls = {v for pair in self.coll.values() for v in pair}
-        got = [d for p, d in self.g.start_edges(arrive) if p in colls]
+        got = [d for p, d in self.g.start_edges(arrive) if p in self.coll_nodes]
         return max(got) if got else None
 
     def _workers(self) -> int:
@@ -283,7 +285,7 @@ class _Rank:
         segs = [self._window_segments(*w) for w in wins]
         # each window's work as predicted: the profiler's cost of its own events taken out (before any work moves)
         work = np.array([sum(g.dur[v] for v in vs) for vs in segs], dtype=float)
-        ends = set((np.cumsum(np.bincount(self.lay.bucket_of)) - 1).tolist())
+        ends = set(self.last_param.tolist())
         others = [w for k, w in enumerate(work) if k not in ends]
         base = float(np.median(others)) if others else 0.0
         todo = [k for k in sorted(ends) if k < len(work) and work[k] > base and segs[k]]
