@@ -180,10 +180,14 @@ def _category_table(rt: RankTrace, col: str) -> tuple[np.ndarray, np.ndarray]:
     return rt.memo(("category_table", col), build)
 
 
+def _is_missing(v: Any) -> bool:
+    """``pd.isna`` of one decoded value: None or a float NaN (pandas' call costs ~7 µs)."""
+    return v is None or (isinstance(v, float) and v != v)
+
+
 def _missing(values: np.ndarray) -> np.ndarray:
-    """``pd.isna`` of an object array of decoded values (None or a float NaN; pandas' call costs ~7 µs)."""
-    return np.fromiter((v is None or (isinstance(v, float) and v != v) for v in values.tolist()), dtype=bool,
-                       count=len(values))
+    """:func:`_is_missing` of each value of an object array."""
+    return np.fromiter(map(_is_missing, values.tolist()), dtype=bool, count=len(values))
 
 
 def _category_values(rt: RankTrace, col: str, codes: np.ndarray) -> np.ndarray:
@@ -203,8 +207,8 @@ def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         codes, uniques = pd.factorize(values)
         return codes, np.asarray(uniques, dtype=object)
     index: dict[Any, int] = {}
-    codes = np.fromiter((-1 if v is None or (isinstance(v, float) and v != v) else index.setdefault(v, len(index))
-                         for v in values), dtype=np.intp, count=len(values))
+    codes = np.fromiter((-1 if _is_missing(v) else index.setdefault(v, len(index)) for v in values), dtype=np.intp,
+                        count=len(values))
     uniques = np.empty(len(index), dtype=object)
     uniques[:] = list(index)
     return codes, uniques
