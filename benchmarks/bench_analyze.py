@@ -21,7 +21,10 @@
    - ``hta``: ``TraceAnalysis(trace_files={rank: path}, trace_dir=dir)`` +
      ``get_comm_comp_overlap(visualize=False)``, with ``HTA_DISABLE_NS_ROUNDING=1``;
    - ``bare-decode``: read each file and ``msgspec.json.decode`` it into a minimal
-     typed Struct (ph, cat, name, ts, dur, a few args): the floor for any loader.
+     typed Struct (ph, cat, name, ts, dur, a few args): the floor for any loader;
+   - ``bare-decode-parallel``: the same decode, one forked process per file (at most
+     one per usable CPU, as tracekit's parse workers): the floor for any loader that
+     decodes every event on this many cores. No analysis can finish before it.
 
    Wall time is measured by the parent around the whole subprocess (interpreter
    start and imports included), in a run with nothing else watching it; the
@@ -227,6 +230,11 @@ def _files(d: Path) -> list[Path]:
     return sorted(d.glob("rank*.trace.json"))
 
 
+def _bare_count(p: Path) -> int:
+    """Events in ``p``, decoded into the bare typed schema (a ``bare-decode-parallel`` task)."""
+    return len(msgspec.json.Decoder(BareDoc).decode(p.read_bytes()).traceEvents)
+
+
 def worker(name: str, d: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
     out: dict[str, Any] = {}
@@ -253,6 +261,15 @@ def worker(name: str, d: Path) -> dict[str, Any]:
             doc = dec.decode(p.read_bytes())
             n += len(doc.traceEvents)
             del doc
+        t2 = time.perf_counter()
+        out = {"import_s": t1 - t0, "load_s": t2 - t1, "analyze_s": 0.0, "events": n}
+    elif name == "bare-decode-parallel":
+        import multiprocessing
+
+        files = _files(d)
+        t1 = time.perf_counter()
+        with multiprocessing.get_context("fork").Pool(max(1, min(len(files), usable_cpus()))) as pool:
+            n = sum(pool.map(_bare_count, files, chunksize=1))
         t2 = time.perf_counter()
         out = {"import_s": t1 - t0, "load_s": t2 - t1, "analyze_s": 0.0, "events": n}
     else:
@@ -508,7 +525,7 @@ def main(argv: list[str] | None = None) -> int:
               f"events/rank {info['events_per_rank']}, sizes MB {json.dumps({k: round(v, 1) for k, v in mb.items()})}, "
               f"generated in {info['generate_s']} s")
 
-    names = ["tracekit", "bare-decode"] + ([] if a.skip_hta else ["hta"])
+    names = ["tracekit", "bare-decode", "bare-decode-parallel"] + ([] if a.skip_hta else ["hta"])
     _byte_compile_tracekit()
     best: dict[str, dict[str, Any]] = {}
     runs: list[dict[str, Any]] = []
@@ -526,10 +543,11 @@ def main(argv: list[str] | None = None) -> int:
                   f"tree PSS {r['pss_tree_mb']:.0f} MB", flush=True)
 
     tk, hta, bare = best.get("tracekit"), best.get("hta"), best.get("bare-decode")
+    floor = best.get("bare-decode-parallel")
     print()
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
           f"best of {a.repeat}; input {len(mb)} rank(s) × {sum(mb.values()) / len(mb):.1f} MB JSON")
-    hdr = f"{'contender':<13} {'wall s':>8} {'import s':>8} {'load s':>8} {'analyze s':>9} " \
+    hdr = f"{'contender':<20} {'wall s':>8} {'import s':>8} {'load s':>8} {'analyze s':>9} " \
           f"{'RSS tree MB':>11} {'PSS tree MB':>11} {'maxRSS MB':>9} {'× HTA time':>10} {'× HTA RSS':>9} " \
           f"{'× HTA PSS':>9} {'× bare time':>11}"
     print(hdr)
@@ -537,13 +555,13 @@ def main(argv: list[str] | None = None) -> int:
     for n in names:
         r = best.get(n)
         if not r:
-            print(f"{n:<13} failed")
+            print(f"{n:<20} failed")
             continue
         vs_hta_t = r["wall_s"] / hta["wall_s"] if hta else None
         vs_hta_m = r["rss_tree_mb"] / hta["rss_tree_mb"] if hta else None
         vs_hta_p = r["pss_tree_mb"] / hta["pss_tree_mb"] if hta else None
         vs_bare = r["wall_s"] / bare["wall_s"] if bare else None
-        print(f"{n:<13} {r['wall_s']:>8.2f} {_fmt(r.get('import_s'), '8.2f'):>8} {_fmt(r.get('load_s'), '8.2f'):>8} "
+        print(f"{n:<20} {r['wall_s']:>8.2f} {_fmt(r.get('import_s'), '8.2f'):>8} {_fmt(r.get('load_s'), '8.2f'):>8} "
               f"{_fmt(r.get('analyze_s'), '9.2f'):>9} {r['rss_tree_mb']:>11.0f} {r['pss_tree_mb']:>11.0f} "
               f"{r['maxrss_mb']:>9.0f} {_fmt(vs_hta_t, '10.3f'):>10} {_fmt(vs_hta_m, '9.3f'):>9} "
               f"{_fmt(vs_hta_p, '9.3f'):>9} {_fmt(vs_bare, '11.2f'):>11}")
@@ -563,6 +581,11 @@ def main(argv: list[str] | None = None) -> int:
         summary["vs_bare_decode_work"] = (tk["load_s"] + tk["analyze_s"]) / bare["load_s"]
         print(f"tracekit vs bare typed decode: {summary['vs_bare_decode']:.2f}× the wall time (target ≤ 3×); "
               f"load+analyze / decode only: {summary['vs_bare_decode_work']:.2f}×")
+    if tk and floor:
+        summary["vs_parallel_decode_floor"] = tk["wall_s"] / floor["wall_s"]
+        summary["parallel_decode_floor_s"] = floor["wall_s"]
+        print(f"tracekit vs the parallel decode floor ({floor['wall_s']:.2f} s: interpreter, msgspec and every file "
+              f"decoded, one process per file): {summary['vs_parallel_decode_floor']:.2f}× its wall time")
     out = a.json or default_json("bench_analyze", shape)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"machine": facts, "shape": shape, "input": info, "best": best, "runs": runs,
