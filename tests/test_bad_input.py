@@ -88,6 +88,7 @@ LITERAL = {
     "gz_name_not_gzip": ("rank0.json.gz", '{"traceEvents": []}', ["not gzip"]),
     "not_json": ("rank0.json", "this is not JSON at all\n", ["not valid JSON"]),
     "empty_file": ("rank0.json", "", ["empty file"]),
+    "empty_gz_file": ("rank0.json.gz", "", ["empty file"]),  # (an LFS object that did not come down)
     "json_array": ("rank0.json", "[1, 2, 3]", ["not a Chrome trace"]),
     "no_trace_events": ("rank0.json", '{"schemaVersion": 1, "distributedInfo": {"rank": 0, "world_size": 1}}',
                         ["traceEvents"]),

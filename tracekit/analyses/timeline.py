@@ -12,7 +12,9 @@ offsets in µs from ``bwd_start_ns``, the CPU start of the step's first backward
   last ``CompiledFunctionBackward`` subgraph that ended before the launch; in
   eager runs the end of the last autograd op (``evaluate_function: X`` other than
   AccumulateGrad, or the inner ``torch::autograd::AccumulateGrad``) before the
-  launch. ``ready_source`` says which (``compiled_subgraph`` / ``autograd_op``).
+  launch. ``ready_source`` says which (``compiled_subgraph`` / ``autograd_op``). Only a marker in the
+  bucket's own step counts: an allreduce launched from inside the step's one compiled backward graph
+  (DDPOptimizer off) has none, -1 (the previous step's backward is not when its gradients were ready).
 - ``ready_gpu_ns``: the latest end of any compute kernel launched before the
   allreduce that had ended when the NCCL kernel started: the earliest the NCCL kernel
   could start, as its stream waits on them. A compute kernel still running then (on
@@ -214,14 +216,18 @@ def _latest_end_before(lt: np.ndarray, end: np.ndarray, by_end: np.ndarray, laun
 
 
 def _ready_cpu(rt: RankTrace, step: np.ndarray, launch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(ready_source, ready_cpu_ns)`` per bucket (see module doc)."""
+    """``(ready_source, ready_cpu_ns)`` per bucket (see module doc). A marker from another step is none (-1):
+    an allreduce launched from inside the step's one compiled backward graph (no DDPOptimizer split) has
+    no subgraph of its own step ended before it, and the previous step's backward is not when its
+    gradients were ready."""
     ops = cpu_ops(rt)
     comp, _, evalf, acc = _masks_of(rt)
     comp_ends, eager_ends = np.sort(ops.end_ns[comp]), np.sort(ops.end_ns[evalf | acc])
-    is_comp = (iv.isin_sorted(step, unique(assign_steps(rt.step_arrays(), comp_ends))) if comp_ends.size
-               else np.zeros(step.size, bool))
-    return (np.where(is_comp, "compiled_subgraph", "autograd_op"),
-            np.where(is_comp, _last_before(comp_ends, launch), _last_before(eager_ends, launch)))
+    comp_steps = assign_steps(rt.step_arrays(), comp_ends)
+    is_comp = (iv.isin_sorted(step, unique(comp_steps)) if comp_ends.size else np.zeros(step.size, bool))
+    ready = np.where(is_comp, _last_before(comp_ends, launch), _last_before(eager_ends, launch))
+    same = assign_steps(rt.step_arrays(), np.maximum(ready, 0)) == step
+    return np.where(is_comp, "compiled_subgraph", "autograd_op"), np.where((ready >= 0) & same, ready, -1)
 
 
 def bucket_timeline(rt: RankTrace, cls: pd.Series | np.ndarray, coll: Columnar, tp: int = 1,
@@ -423,8 +429,10 @@ TABLES = [
             Column("bytes", "bytes", "the allreduce's buffer"),
             Column("ready_source", "name", "what marks the gradients ready: compiled_subgraph (end of the last "
                                            "CompiledFunctionBackward before the launch) or autograd_op (end of the "
-                                           "last autograd op / AccumulateGrad before the launch)"),
-            Column("ready_cpu_ns", "ns", "gradients ready on the CPU side (see ready_source)"),
+                                           "last autograd op / AccumulateGrad before the launch), in the bucket's "
+                                           "step"),
+            Column("ready_cpu_ns", "ns", "gradients ready on the CPU side (see ready_source); -1 when the step has "
+                                         "no such marker before the launch"),
             Column("ready_gpu_ns", "ns", "latest end of a compute kernel launched before the allreduce that had "
                                          "ended when its kernel started"),
             Column("launch_ns", "ns", "CPU time of the collective op (record_param_comms)"),

@@ -309,7 +309,7 @@ def read_bytes(path: Path) -> bytes:
             kind = "truncated gzip data" if isinstance(e, EOFError) else f"corrupt gzip data ({e})"
             raise TraceInputError(path, kind) from None
     if path.suffix == ".gz":
-        raise TraceInputError(path, "named .gz but is not gzip data")
+        raise TraceInputError(path, "empty file" if not raw else "named .gz but is not gzip data")
     return raw
 
 
