@@ -218,8 +218,10 @@ def ranks_view(t: Mapping[str, pd.DataFrame], opts: ViewOptions) -> View:
     note = (f"wait_total_us is partial: {part['ranks']} of {part['world_size']} ranks are in the trace set "
             f"(see the cross-rank wait table)" if part and "wait_total_us" in ranks else None)
     if len(ranks) and "compute_total_us" in ranks and ranks["compute_total_us"].isna().all():
-        return View("Per-rank breakdown (CPU-only run: steps and cross-rank wait from CPU ranges, us)", ranks,
-                    note=note)
+        # a device whose events tracekit does not read (another accelerator's) is no CPU-only run
+        what = ("no GPU activity read" if (getattr(opts, "meta", None) or {}).get("unread_categories")
+                else "CPU-only run")
+        return View(f"Per-rank breakdown ({what}: steps and cross-rank wait from CPU ranges, us)", ranks, note=note)
     return View("Per-rank breakdown (GPU time over the whole trace window, us)", ranks, note=note)
 
 

@@ -331,7 +331,7 @@ def without_empty_columns(view: View) -> View:
     empty = [c for c in body.columns if (body[c].isna() | body[c].astype(object).eq("")).all()]
     if not empty:
         return view
-    said = f"empty on this CPU-only run, not shown (--format json / csv keep them): {', '.join(empty)}"
+    said = f"empty in every row, not shown (--format json / csv keep them): {', '.join(empty)}"
     return View(view.title, body.drop(columns=empty), note=f"{view.note}; {said}" if view.note else said)
 
 

@@ -806,8 +806,42 @@ def decode_columns(path: Path, chunk_bytes: int = CHUNK_BYTES) -> tuple[dict[str
     if notes:
         meta[NOTES_KEY] = [f"dropped {n} {what}" + (f", {detail}" if detail else "")
                            for what, (n, detail) in notes.items()]
+    if not (cols.n and int(cols.dense["kind"].min()) <= max(schema.GPU_KINDS)):
+        unread = unread_categories(path)  # no device activity read: say what else the file holds
+        if unread:
+            meta[UNREAD_KEY] = unread
     return meta, cols
 
 
 #: ``meta`` key of the notes on dropped values (:meth:`RankTrace.from_decoded` warns them, naming the file)
 NOTES_KEY = "tracekit_dropped"
+#: ``meta`` key of :func:`unread_categories`, set on a file with no GPU kernel, copy or memset tracekit reads
+UNREAD_KEY = "tracekit_unread_categories"
+#: complete-event categories whose loss says nothing about a device: Python frames, the profiler's own
+#: ranges, CUDA sync markers
+_IGNORABLE_CATEGORIES = frozenset({"python_function", "overhead", "Trace", "cuda_sync"})
+
+
+class _CatEvent(msgspec.Struct, gc=False):
+    ph: str = ""
+    cat: str = ""
+
+
+class _CatDoc(msgspec.Struct, gc=False):
+    traceEvents: list[_CatEvent] = []  # noqa: N815 - the trace's own key
+
+
+def unread_categories(path: Path) -> dict[str, int]:
+    """``{category: complete events}`` of the file's categories tracekit does not read and that may be a
+    device's activity (another accelerator's events, CUPTI's range profiler's ``cuda_profiler_range``),
+    most first; {} when there are none or the file cannot be read again. A second, field-skipping decode:
+    run only for files with no GPU activity read, so a report never calls such a trace CPU-only."""
+    try:
+        events = msgspec.json.Decoder(_CatDoc).decode(read_bytes(path)).traceEvents
+    except (TraceInputError, msgspec.DecodeError, msgspec.ValidationError):
+        return {}
+    counts: dict[str, int] = {}
+    for e in events:
+        if e.ph == "X" and e.cat not in _CAT_CODE and e.cat not in _IGNORABLE_CATEGORIES:
+            counts[e.cat] = counts.get(e.cat, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
