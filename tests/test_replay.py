@@ -498,6 +498,24 @@ def test_the_first_step_starts_after_the_backlog_launched_before_the_window(tmp_
     assert base["replayed_step_us"] == pytest.approx(30.0)
 
 
+def test_an_operation_whose_launch_is_missing_is_no_backlog(tmp_path):
+    """A sampled trace: k1 is launched in step 1 (CPU range [0, 100]) and runs [10, 20] on stream 7; m, with no
+    launch recorded, runs [150, 160] on the same stream, after k1, so it was launched in the window, not before
+    it (a stream runs in launch order). Taken for backlog it would start step 1 at 160, past its end (a step of
+    -60 µs). Step 1 is its CPU range [0, 100], step 2 [100, 200]; a note says launches are missing."""
+    tb = TraceBuilder(rank=0, world_size=1)
+    tb.step(1, 0, 100)
+    tb.step(2, 100, 200)
+    tb.kernel("p", 0, 5, pre_window=True)  # a real backlog kernel: before k1 on its stream
+    tb.kernel("k1", 10, 10, launch_at_us=2)
+    tb.memset(150, 10, pre_window=True)
+    tb.write(tmp_path / "rank0.trace.json.gz")
+    res = tracekit.whatif(tmp_path)
+    assert res.baseline["profiled_step_us"] == pytest.approx((95 + 100) / 2)  # step 1 from the backlog's end, 5
+    assert any("1 GPU operation(s) with no launch recorded ran after ones launched in the window" in n
+               for n in res.notes)
+
+
 def test_one_slow_step_in_the_window_is_named_with_the_median_over_steps(tmp_path):
     """Three profiled steps of 100, 100 and 300 µs (one CPU op each filling it): the slowest is 3.0x the median,
     a note names it with the median over steps of the prediction; steps of 100, 120 and 110 µs get none."""

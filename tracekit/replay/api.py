@@ -55,7 +55,7 @@ from tracekit.replay import validation
 from tracekit.runner.options import RunOptions
 from tracekit.runner.pipeline import load_and_analyze
 from tracekit.traces.manifest import Manifest
-from tracekit.traces.traceset import TraceSet
+from tracekit.traces.traceset import RankTrace, TraceSet
 
 RANK_COLUMNS = ("rank", "window_step_us", "replayed_step_us", "replay_error_pct", "predicted_step_us",
                 "measured_unprofiled_step_us", "error_pct", "window_idle_us", "predicted_idle_us",
@@ -188,12 +188,30 @@ def _check_replayable(traces: TraceSet) -> list[str]:
             notes.append(f"rank {rt.rank} ({rt.path.name}): no ProfilerStep ranges: its step cannot be replayed")
         else:
             usable += 1
+            if rt.has_gpu_activity and (n := _launches_missing(rt)):
+                notes.append(f"rank {rt.rank} ({rt.path.name}): {n} GPU operation(s) with no launch recorded ran "
+                             "after ones launched in the window on their stream, so they were launched in the "
+                             "window and their launch calls are missing from the trace (a sampled or filtered "
+                             "trace?): they belong to no step, and the steps' lengths are uncertain")
     if not usable:
         raise ReplayError("nothing to predict: " + "; ".join(notes))
     if not traces.has_gpu_activity:
         notes.append("no GPU activity (CPU run): the replay covers CPU threads and collectives only")
         notes += shared_cores_notes(traces.manifest)
     return notes
+
+
+def _launches_missing(rt: RankTrace) -> int:
+    """GPU operations with no launch recorded that run after an operation launched in the window on their
+    stream: a stream runs in launch order, so they were not launched before the window (their launch is
+    missing; see :func:`tracekit.replay.figures._backlog_end`)."""
+    pre, stream, ts = rt.gpu_column("pre_window"), rt.gpu_column("stream"), rt.gpu_column("ts_ns")
+    if not pre.any() or pre.all():
+        return 0
+    streams, inv = np.unique(stream, return_inverse=True)
+    first = np.full(streams.size, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first, inv[~pre], ts[~pre])  # each stream's first operation launched in the window
+    return int((pre & (ts > first[inv])).sum())
 
 
 def shared_cores_notes(manifest: Manifest | None) -> list[str]:

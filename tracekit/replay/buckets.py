@@ -410,5 +410,6 @@ def extend_comm(g: Graph, comm: dict[int, np.ndarray], rank: int, step: int, nod
     info["gpu_node"] = np.append(info["gpu_node"], np.asarray(nodes, dtype=np.int64))
     gpu = info["gpu"]
     info["gpu"] = {"step": np.append(gpu["step"], np.full(len(nodes), step, dtype=np.asarray(gpu["step"]).dtype)),
-                   "pre_window": np.append(np.asarray(gpu["pre_window"], dtype=bool), np.zeros(len(nodes), dtype=bool))}
+                   "pre_window": np.append(np.asarray(gpu["pre_window"], dtype=bool), np.zeros(len(nodes), dtype=bool)),
+                   "stream": np.append(np.asarray(gpu["stream"]), np.full(len(nodes), -1, dtype=np.int64))}
     comm[rank] = np.append(comm.get(rank, np.zeros(0, dtype=bool)), np.ones(len(nodes), dtype=bool))

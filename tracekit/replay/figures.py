@@ -11,7 +11,9 @@ For each rank and ProfilerStep, per step (µs):
   is the GPU work launched before the window (recorded because it ran inside it): where the CPU
   had queued whole steps ahead, the first step starts when that backlog has drained, not
   when its CPU range began (otherwise its length would carry the backlog, which no step of the
-  unprofiled program takes);
+  unprofiled program takes). An operation with no launch recorded that runs after one launched in
+  the window on its stream is no backlog (its launch is missing from the trace: :func:`_backlog_end`),
+  and a step never ends before it starts;
 
 with the GPU operations that *start* inside the step:
 
@@ -61,18 +63,41 @@ def _windows(info: dict, start: np.ndarray, end: np.ndarray, gpu_end: np.ndarray
     last_end = _last_end_per_step(gpu_step, gpu_end)
     lo, hi = [], []
     # the GPU work launched before the window is the previous step's: the first step starts after it too
-    pre = np.asarray(gpu["pre_window"], dtype=bool) if gpu is not None else np.zeros(0, dtype=bool)
-    prev_end = int(gpu_end[pre].max()) if pre.any() else None
+    prev_end = _backlog_end(info, start, gpu_end) if gpu is not None else None
     for step, a, b in info["steps"]:
         x, y = int(start[a]), int(end[b])
         if step in last_end:  # the step lasts until its GPU work is done ...
             y = max(y, last_end[step])
         if prev_end is not None:  # ... and its GPU work cannot start before the previous step's is
             x = max(x, prev_end)
+        y = max(y, x)  # (a step with no GPU work of its own behind a longer backlog is empty, never negative)
         prev_end = y
         lo.append(x)
         hi.append(y)
     return np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)
+
+
+def _backlog_end(info: dict, start: np.ndarray, gpu_end: np.ndarray) -> int | None:
+    """The end of the GPU work launched before the window (no launch recorded), or None. A stream runs its
+    operations in launch order, so an operation with no launch recorded that runs after one launched in the
+    window on its stream was not launched before the window: its launch is missing from the trace (a sampled
+    trace). Only those that start before their stream's first operation launched in the window count (on a
+    stream with none, those that start before the first step), else such an operation would push the first
+    step's start past its end."""
+    gpu = info["gpu"]
+    pre = np.asarray(gpu["pre_window"], dtype=bool)
+    if not pre.any():
+        return None
+    nodes = np.asarray(info["gpu_node"])
+    s = start[nodes]
+    stream = np.asarray(gpu["stream"]) if "stream" in gpu else np.zeros(pre.size, dtype=np.int64)
+    window = int(start[info["steps"][0][1]]) if info["steps"] else int(s.max()) + 1
+    keep = np.zeros(pre.size, dtype=bool)
+    for st in np.unique(stream[pre]).tolist():
+        on = stream == st
+        launched = s[on & ~pre]
+        keep |= on & pre & (s < (int(launched.min()) if launched.size else window))
+    return int(gpu_end[keep].max()) if keep.any() else None
 
 
 def _in_windows(sorted_starts: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

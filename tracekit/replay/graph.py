@@ -266,7 +266,7 @@ class _Thread:
 
 
 #: the columns of ``RankTrace.gpu`` kept in ``Graph.ranks[rank]["gpu"]`` (step figures, bucket scenarios)
-GPU_COLUMNS = ("step", "pre_window", "launch_ts_ns", "end_ns")
+GPU_COLUMNS = ("step", "pre_window", "launch_ts_ns", "end_ns", "stream")
 
 
 def work_segments(g: Graph, th: _Thread, s: int, e: int) -> list[int]:
