@@ -93,6 +93,22 @@ def test_cross_stream_event_wait(tmp_path):
     assert start[k1] < 10 * US and start[k2] == end[k1]
 
 
+def test_cross_stream_wait_in_a_trace_without_event_records(tmp_path):
+    # kineto before 2023 left cudaEventRecord out of the trace: the same run as above without it. The wait at
+    # 8.2 stands for its own record (PyTorch records right before it waits): k2 still waits for k1, [40, 50].
+    tb = TraceBuilder(rank=0, world_size=1)
+    tb.step(1, 0, 60)
+    tb.cpu_op("setup", 1, 3)
+    tb.kernel("k1", 10, 30, stream=7, launch_at_us=5)
+    tb.launch(8.2, 902, name="cudaStreamWaitEvent", dur_us=0.5)
+    tb.kernel("k2", 40, 10, stream=9, launch_at_us=9)
+    tb.launch(52, 903, name="cudaDeviceSynchronize", dur_us=1)
+    path = tb.write(tmp_path / "rank0.trace.json.gz")
+    g, start, end = _graph([path])
+    k2 = _gpu_node(g, 0, 40)
+    assert (start[k2], end[k2]) == (40 * US, 50 * US)
+
+
 def _late_rank_run(tmp_path: Path) -> list[Path]:
     """Two ranks, step [0, 80]. Rank 0 launches its allreduce at 10 (kernel [12, 62]); rank 1 works until
     50 and launches at 50 (kernel [52, 62]): rank 0 waits 40 µs, the transfer takes 10."""

@@ -31,7 +31,8 @@ Nodes (one list per field, indexed by node id; times in integer ns):
   the rank's typical latency otherwise), and the work it waits for across streams is done.
   Cross-stream waits come from ``cudaStreamWaitEvent``: the wait applies to the next
   launch of the same thread, and the event is the last ``cudaEventRecord`` of that
-  thread before it; the launch then waits for the last operation enqueued before that
+  thread before it (in a trace with no ``cudaEventRecord`` at all, as kineto wrote them
+  before 2023, the wait itself: PyTorch records the event right before it waits); the launch then waits for the last operation enqueued before that
   record on every other stream of the device that had ended when the launched operation
   started in the recording (the trace does not name the event's stream; a candidate
   still running then cannot have been waited for).
@@ -515,6 +516,9 @@ class RankBuilder:
         if not waits.size:
             return {}
         records = np.flatnonzero(cpu.record)
+        # kineto before 2023 left cudaEventRecord out of the trace; PyTorch records the event right before the
+        # wait (Stream.wait_stream, c10d's NCCL stream), so with no record at all each wait stands for its own
+        no_records = not records.size
         by_stream = {}
         for s in np.unique(stream):
             ops = np.flatnonzero(stream == s)
@@ -523,8 +527,8 @@ class RankBuilder:
         for tid in np.unique(cpu.tid[waits]).tolist():
             mine = np.flatnonzero(~pre & (ltid == tid))
             mine = mine[np.argsort(lts[mine], kind="stable")]
-            rec = np.sort(cpu.ts[records[cpu.tid[records] == tid]])
             wts = cpu.ts[waits[cpu.tid[waits] == tid]]
+            rec = np.sort(wts) - 1 if no_records else np.sort(cpu.ts[records[cpu.tid[records] == tid]])
             k = np.searchsorted(lts[mine], wts, side="right")  # the next launch of the thread after each wait
             r = np.searchsorted(rec, wts) - 1  # the thread's last event record before it
             ok = (k < mine.size) & (r >= 0)
