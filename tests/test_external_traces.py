@@ -28,6 +28,8 @@ CORPUS = {
     "kineto_tb_plugin_2021": (True, False),
     "tracelens_mi300_resnet18": (True, False),
     "tracelens_mi300_bert_small": (True, False),
+    "hta_trace_compare_sampled": (True, False),
+    "hta_cupti_profiler": (False, False),
 }
 GPU_CATS = {"kernel": "kernel", "Kernel": "kernel", "gpu_memcpy": "mem", "Memcpy": "mem",
             "gpu_memset": "mem", "Memset": "mem"}
@@ -159,3 +161,20 @@ def test_2021_schema_decodes_categories_and_lowercase_external_id():
     g = rt.gpu
     assert (g["external_id"] >= 0).all() and not g["pre_window"].any()
     assert rt.steps["step"].tolist() == [5, 6, 7, 8, 9, 10]
+
+
+def test_range_profiler_kernels_are_named_not_called_cpu_only(results):
+    res, caught = _result(results, "hta_cupti_profiler")
+    assert res.meta["device_metrics"] is False
+    assert res.meta["unread_categories"] == {"cuda_profiler_range": 77}  # the file's 77 complete events of it
+    assert any("cuda_profiler_range (77)" in m for m in caught)
+    assert not any("CPU-only" in n for n in res.meta["notes"])
+
+
+@pytest.mark.filterwarnings("ignore:world_size is 2 but no trace")
+def test_a_sampled_trace_replays_with_no_negative_step():
+    w = tracekit.whatif(EXT / "hta_trace_compare_sampled")
+    steps = w.steps
+    assert (steps["window_step_us"] >= 0).all() and (steps["predicted_step_us"] >= 0).all()
+    assert w.baseline["profiled_step_us"] > 0
+    assert any("no launch recorded ran after ones launched in the window" in n for n in w.notes)
