@@ -47,6 +47,27 @@ def test_diff_arithmetic(tmp_path: Path) -> None:
     assert ex["delta"] == pytest.approx(ex["b"] - ex["a"]) and ex["b"] < ex["a"]
 
 
+def test_diff_says_when_ranks_do_not_pair_up(tmp_path: Path) -> None:
+    """One rank of an 8-rank run against one of a 2-rank run (as HTA's public trace_diff pair): the per-rank
+    rows cannot pair up and the world sizes differ; the same run against itself gets no note."""
+    from tests.tracebuilder import TraceBuilder
+    from tracekit.compare.render import render_diff
+
+    for name, rank, world in (("a", 3, 8), ("b", 1, 2)):
+        tb = TraceBuilder(rank=rank, world_size=world)
+        tb.step(1, 0, 100)
+        tb.kernel("gemm", 10, 50, launch_at_us=5)
+        (tmp_path / name).mkdir()
+        tb.write(tmp_path / name / f"rank{rank}.trace.json")
+    (a, _), (b, _) = _res(tmp_path / "a"), _res(tmp_path / "b")
+    d = diff_runs(a, b)
+    assert d["notes"] == ["A and B have no rank in common (A: ranks [3], B: ranks [1]): their per-rank rows do not "
+                          "pair up, and the run-level figures compare different ranks",
+                          "A ran on 8 ranks, B on 2: a change of world size changes every per-rank figure"]
+    assert "note: A and B have no rank in common" in render_diff(d)
+    assert diff_runs(a, a)["notes"] == []
+
+
 def test_diff_without_manifest_is_nan(tmp_path: Path) -> None:
     a, _ = _res(write_run(tmp_path / "a", "eager"))
     d = diff_runs(a, a, None, None)

@@ -13,6 +13,7 @@
   real graph breaks per step (from the ``graph_breaks`` table),
   and from ``run.json``: dynamo graph breaks, graph count, compile time (s, max over ranks).
 - ``findings_new`` / ``findings_gone``: findings (by code and rank) only in B / only in A.
+- ``notes``: what makes the per-rank rows not pair up (no rank in common, different world sizes).
 """
 
 from __future__ import annotations
@@ -102,6 +103,7 @@ def diff_runs(a: Any, b: Any, manifest_a: Manifest | None = None,
     fa = {_fkey(f): f for f in _findings(a)}
     fb = {_fkey(f): f for f in _findings(b)}
     return {
+        "notes": _rank_notes(a, b),
         "summary": summary,
         "ranks": ranks,
         "buckets": long_form([(k, ba[k], bb[k]) for k in ba]),
@@ -109,6 +111,19 @@ def diff_runs(a: Any, b: Any, manifest_a: Manifest | None = None,
         "findings_new": [fb[k] for k in fb if k not in fa],
         "findings_gone": [fa[k] for k in fa if k not in fb],
     }
+
+
+def _rank_notes(a: Any, b: Any) -> list[str]:
+    """What makes the per-rank rows not pair up: no rank in common, or runs of different world sizes."""
+    ra, rb = list(a.meta.get("ranks") or []), list(b.meta.get("ranks") or [])
+    wa, wb = a.meta.get("world_size"), b.meta.get("world_size")
+    notes = []
+    if ra and rb and not set(ra) & set(rb):
+        notes.append(f"A and B have no rank in common (A: ranks {ra}, B: ranks {rb}): their per-rank rows do not "
+                     "pair up, and the run-level figures compare different ranks")
+    if wa and wb and wa != wb:
+        notes.append(f"A ran on {wa} ranks, B on {wb}: a change of world size changes every per-rank figure")
+    return notes
 
 
 def diff_paths(run_a: str, run_b: str) -> dict[str, Any]:

@@ -28,7 +28,8 @@ def render_diff(d: dict[str, Any], fmt: str = "table") -> str:
         parts.append(heading(title, fmt))
         parts.append("\n".join(f"- {f['code']} ({'all ranks' if f.get('rank') is None else 'rank ' + str(f['rank'])})"
                                f": {f['message']}" for f in fs) or "(none)")
-    return "\n\n".join(parts)
+    notes = [f"note: {n}" for n in d.get("notes") or []]
+    return "\n\n".join(parts + (["\n".join(notes)] if notes else []))
 
 
 def diff_frame(d: dict[str, Any]) -> pd.DataFrame:
