@@ -94,6 +94,13 @@ def run_guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
                 raise
             click.echo(safe_text(f"error: {e}"), err=True)
             sys.exit(e.exit_code)
+        except ModuleNotFoundError as e:
+            # a package tracekit needs that this environment lacks (a partial install, `python -m tracekit`
+            # from a checkout): one line naming it; a module of tracekit's own missing is a bug, shown as one
+            if debug or not e.name or e.name.split(".")[0] == "tracekit":
+                raise
+            click.echo(safe_text(f"error: {missing_package_message(e.name, ctx_name())}"), err=True)
+            sys.exit(2)
         except KeyboardInterrupt:
             click.echo("error: interrupted", err=True)
             sys.exit(130)
@@ -101,6 +108,20 @@ def run_guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
             warnings.showwarning = old
 
     return wrapper
+
+
+def ctx_name() -> str:
+    """``tracekit report`` etc.: the command being run (``tracekit`` outside a click context)."""
+    ctx = click.get_current_context(silent=True)
+    return ctx.command_path if ctx is not None else "tracekit"
+
+
+def missing_package_message(module: str, command: str) -> str:
+    """The one-line error for a package this environment lacks (``module``: the import that failed)."""
+    top = module.split(".")[0]
+    return (f"{command} needs the Python package '{top}', which is not installed in this environment "
+            f"({sys.executable}): install tracekit with its dependencies (pip install -e . in the checkout, "
+            f"or pip install {top})")
 
 
 def emit(text: str, output: str | None) -> None:
