@@ -72,19 +72,25 @@ def test_profiler_cost_is_taken_out_of_cpu_work_not_gpu_time(tmp_path):
     assert _step_us(g, start, end) == [86.0]
 
 
-def test_cross_stream_event_wait(tmp_path):
-    # k1 on stream 7 [10, 40]; the thread records an event, makes stream 9 wait on it, launches k2 at 8 on
-    # stream 9, which ran [40, 50] (it waited for k1). Replayed with 2 µs per operator taken out of the
-    # launches' thread, k1 starts earlier and k2 still starts exactly when k1 ends.
+def _event_wait_run(tmp_path: Path, record: bool = True) -> Path:
+    """k1 on stream 7 [10, 40]; the thread records an event (``record``), makes stream 9 wait on it and
+    launches k2 at 9 on stream 9, which ran [40, 50] (it waited for k1)."""
     tb = TraceBuilder(rank=0, world_size=1)
     tb.step(1, 0, 60)
     tb.cpu_op("setup", 1, 3)
     tb.kernel("k1", 10, 30, stream=7, launch_at_us=5)
-    tb.launch(7.5, 901, name="cudaEventRecord", dur_us=0.5)
+    if record:
+        tb.launch(7.5, 901, name="cudaEventRecord", dur_us=0.5)
     tb.launch(8.2, 902, name="cudaStreamWaitEvent", dur_us=0.5)
     tb.kernel("k2", 40, 10, stream=9, launch_at_us=9)
     tb.launch(52, 903, name="cudaDeviceSynchronize", dur_us=1)
-    path = tb.write(tmp_path / "rank0.trace.json.gz")
+    return tb.write(tmp_path / "rank0.trace.json.gz")
+
+
+def test_cross_stream_event_wait(tmp_path):
+    # replayed with 2 µs per operator taken out of the launches' thread, k1 starts earlier and k2 still starts
+    # exactly when k1 ends
+    path = _event_wait_run(tmp_path)
     g, start, end = _graph([path])
     k1, k2 = _gpu_node(g, 0, 10), _gpu_node(g, 0, 40)
     assert (start[k2], end[k2]) == (40 * US, 50 * US)
@@ -96,15 +102,7 @@ def test_cross_stream_event_wait(tmp_path):
 def test_cross_stream_wait_in_a_trace_without_event_records(tmp_path):
     # kineto before 2023 left cudaEventRecord out of the trace: the same run as above without it. The wait at
     # 8.2 stands for its own record (PyTorch records right before it waits): k2 still waits for k1, [40, 50].
-    tb = TraceBuilder(rank=0, world_size=1)
-    tb.step(1, 0, 60)
-    tb.cpu_op("setup", 1, 3)
-    tb.kernel("k1", 10, 30, stream=7, launch_at_us=5)
-    tb.launch(8.2, 902, name="cudaStreamWaitEvent", dur_us=0.5)
-    tb.kernel("k2", 40, 10, stream=9, launch_at_us=9)
-    tb.launch(52, 903, name="cudaDeviceSynchronize", dur_us=1)
-    path = tb.write(tmp_path / "rank0.trace.json.gz")
-    g, start, end = _graph([path])
+    g, start, end = _graph([_event_wait_run(tmp_path, record=False)])
     k2 = _gpu_node(g, 0, 40)
     assert (start[k2], end[k2]) == (40 * US, 50 * US)
 
