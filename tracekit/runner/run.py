@@ -19,8 +19,8 @@ from tracekit.analyses import registry
 from tracekit.runner.per_rank import map_ranks
 from tracekit.traces.frames import stack
 from tracekit.analyses.registry import AnalysisResult, AnalysisWarning, AnalyzeOptions
-from tracekit.traces.decode import UNREAD_KEY
-from tracekit.traces.traceset import TraceSet, unread_text
+from tracekit.traces.decode import unread_of, unread_text
+from tracekit.traces.traceset import TraceSet
 
 
 def analyze(
@@ -63,23 +63,13 @@ def analyze(
     return AnalysisResult(meta=ctx.meta, tables={n: ctx.tables[n] for n in public if n in ctx.tables})
 
 
-def _unread(traces: TraceSet) -> dict[str, int]:
-    """The unread event categories of the ranks without GPU activity (:data:`~tracekit.traces.decode.UNREAD_KEY`),
-    summed over ranks, most first."""
-    total: dict[str, int] = {}
-    for rt in traces:
-        for cat, n in (rt.meta.get(UNREAD_KEY) or {}).items():
-            total[cat] = total.get(cat, 0) + int(n)
-    return dict(sorted(total.items(), key=lambda kv: -kv[1]))
-
-
 def _meta(traces: TraceSet, tables: dict[str, pd.DataFrame], options: AnalyzeOptions) -> dict[str, Any]:
     # built from the per-rank tables: ranks analysed in a child process have no
     # derived tables (steps, GPU join) in this one, and recomputing them costs ~30 ms a rank
     first = next(iter(traces))
     info = first.distributed_info
     notes: list[str] = list(traces.notes)
-    unread = _unread(traces)
+    unread = unread_of(rt.meta for rt in traces)  # the ranks without GPU activity tracekit reads
     if not traces.has_gpu_activity and unread:
         notes.append(f"no GPU kernel, copy or memset that tracekit reads, but events of categories it does not read "
                      f"({unread_text(unread)}: another accelerator's activity, or kernels recorded by CUPTI's range "

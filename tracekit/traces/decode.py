@@ -16,7 +16,7 @@ import math
 import mmap
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
@@ -845,3 +845,20 @@ def unread_categories(path: Path) -> dict[str, int]:
         if e.ph == "X" and e.cat not in _CAT_CODE and e.cat not in _IGNORABLE_CATEGORIES:
             counts[e.cat] = counts.get(e.cat, 0) + 1
     return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def unread_of(metas: Iterable[dict[str, Any]]) -> dict[str, int]:
+    """:data:`UNREAD_KEY` of every file's ``meta``, summed per category, most first."""
+    total: dict[str, int] = {}
+    for meta in metas:
+        for cat, n in (meta.get(UNREAD_KEY) or {}).items():
+            total[cat] = total.get(cat, 0) + int(n)
+    return dict(sorted(total.items(), key=lambda kv: -kv[1]))
+
+
+def unread_text(unread: dict[str, int], limit: int = 4) -> str:
+    """``mtia_ccp_events (27127), mtia_runtime (4276)``: the categories of ``unread`` (category -> events,
+    most first), the first ``limit`` of them named."""
+    items = list(unread.items())
+    text = ", ".join(f"{c} ({n})" for c, n in items[:limit])
+    return text + (f" and {len(items) - limit} more" if len(items) > limit else "")

@@ -479,6 +479,18 @@ def rank_ranges(ranks: list[int]) -> str:
     return "[" + ", ".join(runs) + "]"
 
 
+def _warn_unread(traces: list[RankTrace]) -> None:
+    """One warning for every rank file with no GPU activity tracekit reads but events of categories it does not
+    read (:func:`tracekit.traces.decode.unread_categories`): named, never taken for a CPU-only run."""
+    hit = [rt for rt in traces if rt.meta.get(decode.UNREAD_KEY)]
+    if not hit:
+        return
+    which = str(hit[0].path) if len(hit) == 1 else f"{len(hit)} rank files ({hit[0].path.name}, ...)"
+    warnings.warn(f"{which}: no GPU kernel, copy or memset that tracekit reads, but events of categories it does not "
+                  f"read: {decode.unread_text(decode.unread_of(rt.meta for rt in hit))}; device-side metrics are "
+                  "unavailable for these ranks", TraceLoadWarning, stacklevel=3)
+
+
 def _assemble(traces: list[RankTrace], skipped: list[tuple[str, str]]) -> TraceSet:
     by_rank: dict[int, RankTrace] = {}
     n_files = len(traces) + len(skipped)
@@ -487,6 +499,7 @@ def _assemble(traces: list[RankTrace], skipped: list[tuple[str, str]]) -> TraceS
         if rt.rank in by_rank:
             raise TraceSetError(f"rank {rt.rank} appears twice: {by_rank[rt.rank].path} and {rt.path}")
         by_rank[rt.rank] = rt
+    _warn_unread(list(by_rank.values()))
     world_size = _check_same_run(by_rank)
     if world_size is not None:
         too_big = sorted(r for r in by_rank if r >= world_size)

@@ -25,8 +25,7 @@ from tracekit.traces.arrays import unique
 from tracekit.traces.frames import Columnar, frame
 from tracekit.traces.manifest import Manifest
 from tracekit.traces import schema
-from tracekit.traces.decode import (CHUNK_BYTES, NOTES_KEY, SPARSE_COLUMNS, SPARSE_INT_COLUMNS, UNREAD_KEY, Columns,
-                                    decode_columns)
+from tracekit.traces.decode import CHUNK_BYTES, NOTES_KEY, SPARSE_COLUMNS, SPARSE_INT_COLUMNS, Columns, decode_columns
 from tracekit.traces.table import categorical, str_codes
 
 STEP_PREFIX = schema.STEP_PREFIX
@@ -169,10 +168,6 @@ class RankTrace:
         decoder dropped are warned about here, naming the file."""
         for note in meta.pop(NOTES_KEY, None) or ():
             warnings.warn(f"{path}: {note}", TraceLoadWarning, stacklevel=2)
-        if meta.get(UNREAD_KEY):
-            warnings.warn(f"{path}: no GPU kernel, copy or memset that tracekit reads, but events of categories it "
-                          f"does not read: {unread_text(meta[UNREAD_KEY])}; device-side metrics are unavailable "
-                          "for this rank", TraceLoadWarning, stacklevel=2)
         return cls(path=Path(path), meta=meta, source=events)
 
     @classmethod
@@ -429,14 +424,6 @@ def _step_numbers(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     step_of = np.zeros(len(texts), dtype=np.int64)
     step_of[parsed] = num[parsed].astype(np.int64).to_numpy()
     return parsed, step_of
-
-
-def unread_text(unread: dict[str, int], limit: int = 4) -> str:
-    """``mtia_ccp_events (27127), mtia_runtime (4276)``: the categories of ``unread`` (category -> events,
-    most first), the first ``limit`` of them named."""
-    items = list(unread.items())
-    text = ", ".join(f"{c} ({n})" for c, n in items[:limit])
-    return text + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
 def assign_steps(steps: Columnar, ts_ns: np.ndarray, valid: np.ndarray | None = None) -> np.ndarray:
