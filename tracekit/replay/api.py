@@ -202,16 +202,12 @@ def _check_replayable(traces: TraceSet) -> list[str]:
 
 
 def _launches_missing(rt: RankTrace) -> int:
-    """GPU operations with no launch recorded that run after an operation launched in the window on their
-    stream: a stream runs in launch order, so they were not launched before the window (their launch is
-    missing; see :func:`tracekit.replay.figures._backlog_end`)."""
-    pre, stream, ts = rt.gpu_column("pre_window"), rt.gpu_column("stream"), rt.gpu_column("ts_ns")
+    """GPU operations with no launch recorded that ran after one launched in the window on their stream
+    (:func:`tracekit.replay.figures.launched_in_window_later`)."""
+    pre = rt.gpu_column("pre_window")
     if not pre.any() or pre.all():
         return 0
-    streams, inv = np.unique(stream, return_inverse=True)
-    first = np.full(streams.size, np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(first, inv[~pre], ts[~pre])  # each stream's first operation launched in the window
-    return int((pre & (ts > first[inv])).sum())
+    return int(figures.launched_in_window_later(pre, rt.gpu_column("stream"), rt.gpu_column("ts_ns")).sum())
 
 
 def shared_cores_notes(manifest: Manifest | None) -> list[str]:

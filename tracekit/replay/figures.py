@@ -77,26 +77,30 @@ def _windows(info: dict, start: np.ndarray, end: np.ndarray, gpu_end: np.ndarray
     return np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)
 
 
+def launched_in_window_later(pre: np.ndarray, stream: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """Mask of the GPU operations with no launch recorded (``pre``) that start after an operation launched in
+    the window on their stream. A stream runs its operations in launch order, so these were not launched
+    before the window: their launch is missing from the trace (a sampled or filtered trace)."""
+    streams, inv = np.unique(stream, return_inverse=True)
+    first = np.full(streams.size, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first, inv[~pre], start[~pre])  # each stream's first operation launched in the window
+    return pre & (start > first[inv])
+
+
 def _backlog_end(info: dict, start: np.ndarray, gpu_end: np.ndarray) -> int | None:
-    """The end of the GPU work launched before the window (no launch recorded), or None. A stream runs its
-    operations in launch order, so an operation with no launch recorded that runs after one launched in the
-    window on its stream was not launched before the window: its launch is missing from the trace (a sampled
-    trace). Only those that start before their stream's first operation launched in the window count (on a
-    stream with none, those that start before the first step), else such an operation would push the first
-    step's start past its end."""
+    """The end of the GPU work launched before the window (no launch recorded), or None: the operations
+    with no launch recorded that start before their stream's first operation launched in the window, and on a
+    stream with none, before the first step (:func:`launched_in_window_later` takes out the rest, which would
+    otherwise push the first step's start past its end)."""
     gpu = info["gpu"]
     pre = np.asarray(gpu["pre_window"], dtype=bool)
     if not pre.any():
         return None
-    nodes = np.asarray(info["gpu_node"])
-    s = start[nodes]
+    s = start[np.asarray(info["gpu_node"])]
     stream = np.asarray(gpu["stream"]) if "stream" in gpu else np.zeros(pre.size, dtype=np.int64)
     window = int(start[info["steps"][0][1]]) if info["steps"] else int(s.max()) + 1
-    keep = np.zeros(pre.size, dtype=bool)
-    for st in np.unique(stream[pre]).tolist():
-        on = stream == st
-        launched = s[on & ~pre]
-        keep |= on & pre & (s < (int(launched.min()) if launched.size else window))
+    has_launched = np.isin(stream, stream[~pre])
+    keep = pre & ~launched_in_window_later(pre, stream, s) & (has_launched | (s < window))
     return int(gpu_end[keep].max()) if keep.any() else None
 
 
