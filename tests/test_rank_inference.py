@@ -89,3 +89,17 @@ def test_distributed_info_rank_wins(tmp_path):
     with pytest.warns(TraceLoadWarning, match="no trace for rank"):
         ts = load(p)
     assert list(ts.ranks) == [5] and ts.world_size == 8 and ts.notes == []
+
+
+def test_many_ranks_from_file_names_warn_in_few_lines(tmp_path):
+    """Five files named rank<N> without distributedInfo: the first three warn each, the other two are one
+    line naming their ranks (16384 files would otherwise print 16384 lines)."""
+    for r in range(5):
+        plain(tmp_path / f"rank{r}.trace.json", rank=r)
+    with pytest.warns(TraceLoadWarning) as rec:
+        ts = load(tmp_path)
+    msgs = [str(w.message) for w in rec if "distributedInfo.rank" in str(w.message)]
+    assert len(msgs) == 4 and sorted(ts.ranks) == [0, 1, 2, 3, 4]
+    assert sum("took rank" in m for m in msgs) == 3
+    assert msgs[-1] == ("2 more rank files have no distributedInfo.rank: their ranks [3-4] were taken from their "
+                        "file names too (rank3.trace.json, ...)")

@@ -122,7 +122,11 @@ def _raise_if_failed_run(folder: Path) -> None:
 _WORKER_IN_NAME = re.compile(r"(?<![a-z])worker[_-]?(\d+)", re.IGNORECASE)
 
 
-def _rank_of(rt: RankTrace, n_files: int = 2) -> int:
+#: per-file "took rank N from the file name" warnings shown before the rest are summed in one line
+NAMED_RANK_WARNINGS = 3
+
+
+def _rank_of(rt: RankTrace, n_files: int = 2, named: list[tuple[Path, int, str]] | None = None) -> int:
     """The rank of one trace file of ``n_files`` given, by the first rule that applies:
 
     1. ``distributedInfo.rank`` in the trace;
@@ -131,7 +135,8 @@ def _rank_of(rt: RankTrace, n_files: int = 2) -> int:
        ``WORKER.TIMESTAMP.pt.trace.json``), with a warning;
     4. the only file given: rank 0 (:func:`_assemble` adds a note: world size 1).
 
-    Several files that none of these tells apart raise :class:`TraceInputError`.
+    Several files that none of these tells apart raise :class:`TraceInputError`. ``named``: where rules 2
+    and 3 record ``(path, rank, pattern)`` instead of warning (:func:`_warn_named`).
     """
     info = rt.meta.get("distributedInfo") or {}
     rank = info.get("rank") if isinstance(info, dict) else None
@@ -140,15 +145,28 @@ def _rank_of(rt: RankTrace, n_files: int = 2) -> int:
     for pattern, what in ((_RANK_IN_NAME, "rank<N>"), (_WORKER_IN_NAME, "worker<N>")):
         m = pattern.search(rt.path.name)
         if m:
-            warnings.warn(
-                f"{rt.path}: no distributedInfo.rank in the trace; took rank {int(m.group(1))} from the file name "
-                f"('{what}')", TraceLoadWarning, stacklevel=3,
-            )
+            if named is not None:
+                named.append((rt.path, int(m.group(1)), what))
+            else:
+                _warn_named([(rt.path, int(m.group(1)), what)], stacklevel=4)
             return int(m.group(1))
     if n_files == 1:
         return 0
     raise TraceInputError(rt.path, f"cannot tell which rank this file is (one of {n_files} trace files): no "
                                    "distributedInfo.rank in the trace and no 'rank<N>' or 'worker<N>' in its name")
+
+
+def _warn_named(named: list[tuple[Path, int, str]], stacklevel: int = 3) -> None:
+    """A warning per file whose rank came from its name, the first :data:`NAMED_RANK_WARNINGS` of them, and one
+    line for the rest (16384 rank files would otherwise print 16384 lines)."""
+    for path, rank, what in named[:NAMED_RANK_WARNINGS]:
+        warnings.warn(f"{path}: no distributedInfo.rank in the trace; took rank {rank} from the file name "
+                      f"('{what}')", TraceLoadWarning, stacklevel=stacklevel)
+    rest = named[NAMED_RANK_WARNINGS:]
+    if rest:
+        ranks = rank_ranges(sorted(r for _, r, _ in rest))
+        warnings.warn(f"{len(rest)} more rank files have no distributedInfo.rank: their ranks {ranks} were taken "
+                      f"from their file names too ({rest[0][0].name}, ...)", TraceLoadWarning, stacklevel=stacklevel)
 
 
 def single_file_note(rt: RankTrace) -> str | None:
@@ -494,11 +512,13 @@ def _warn_unread(traces: list[RankTrace]) -> None:
 def _assemble(traces: list[RankTrace], skipped: list[tuple[str, str]]) -> TraceSet:
     by_rank: dict[int, RankTrace] = {}
     n_files = len(traces) + len(skipped)
+    named: list[tuple[Path, int, str]] = []
     for rt in traces:
-        rt.rank = _rank_of(rt, n_files)
+        rt.rank = _rank_of(rt, n_files, named)
         if rt.rank in by_rank:
             raise TraceSetError(f"rank {rt.rank} appears twice: {by_rank[rt.rank].path} and {rt.path}")
         by_rank[rt.rank] = rt
+    _warn_named(named)
     _warn_unread(list(by_rank.values()))
     world_size = _check_same_run(by_rank)
     if world_size is not None:
