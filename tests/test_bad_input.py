@@ -449,6 +449,38 @@ def test_cli_hostile_values_dropped_with_a_warning(tmp_path, case, fmt):
         assert w in warn[0], (w, warn[0])
 
 
+@pytest.mark.parametrize("engine", [False, True], ids=["parse_path", "engine_path"])
+def test_dropped_values_of_many_files_warn_in_few_lines(tmp_path, engine):
+    """Twenty rank files each dropping values: the first three files (in rank order) warn each, the other 17 are
+    one line per kind of value with the values summed; the run note counts every file (16384 rank files
+    printed 16384 lines). Both load paths: the parse path (``keep_events``) and the engine's workers."""
+    for r in range(20):
+        bad = [_kernel(args={"stream": 7, "correlation": 2**70})] * (1 + r % 2) + [_kernel(ts=-1.0)] * (r >= 10)
+        doc = json.loads(_trace(*bad))
+        doc["distributedInfo"] = {"rank": r, "world_size": 20}
+        (tmp_path / f"rank{r}.trace.json").write_text(json.dumps(doc))
+    from tracekit.runner.pipeline import load_and_analyze
+    from tracekit.runner.options import RunOptions
+
+    with pytest.warns(TraceLoadWarning) as rec:
+        _, res = load_and_analyze([str(tmp_path)], RunOptions.of(keep_events=not engine))
+    msgs = [str(w.message) for w in rec if "dropped" in str(w.message)]
+    first = [m for m in msgs if m.startswith(str(tmp_path))]
+    assert [m.split(":")[0] for m in first] == [str(tmp_path / f"rank{r}.trace.json") for r in (0, 1, 2)]
+    assert first[1].startswith(f"{tmp_path / 'rank1.trace.json'}: dropped 2 value(s) of 'correlation'")
+    # rank r drops 1 + r % 2 correlations; ranks 10-19 one implausible time each
+    assert msgs[3:] == [
+        f"17 more rank files (rank3.trace.json, ...) dropped {sum(1 + r % 2 for r in range(3, 20))} value(s) of "
+        "'correlation' beyond the 64-bit "
+        "integer range (treated as absent) in all",
+        "10 more rank files (rank10.trace.json, ...) dropped 10 event(s) with implausible times (ts < 0 or ≥ 4e+15 µs, or "
+        "dur > 1 day) in all"]
+    assert res.meta["notes"] == [
+        f"the decoder dropped {sum(1 + r % 2 for r in range(20))} value(s) of 'correlation' beyond the 64-bit integer range "
+        "(treated as absent) (20 rank files); 10 event(s) with implausible times (ts < 0 or ≥ 4e+15 µs, or dur > 1 day) "
+        "(10 rank files)"]
+
+
 def test_dropped_values_are_absent_not_wrong(tmp_path):
     # the kernel whose correlation was dropped is kept, but not linked to a launch
     p = tmp_path / "rank0.json"

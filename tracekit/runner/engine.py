@@ -80,6 +80,8 @@ class FileOutcome:
     nbytes: int
     meta: dict[str, Any] | None = None
     has_gpu_activity: bool = False
+    #: values the decoder dropped (:attr:`RankTrace.dropped`), warned in the main process with the others'
+    dropped: list[tuple[str, int, str]] = field(default_factory=list)
     error: TraceInputError | None = None
     #: ``(message, category)`` of the warnings the map raised
     warnings: list[tuple[str, type[Warning]]] = field(default_factory=list)
@@ -114,7 +116,7 @@ def rank_tables(path: str, nbytes: int, job: RankJob,
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # gather() infers the rank again, and warns there
                 rt.rank = loader.rank_of(rt, job.n_files)
-            out.meta, out.has_gpu_activity = meta, rt.has_gpu_activity
+            out.meta, out.has_gpu_activity, out.dropped = meta, rt.has_gpu_activity, rt.dropped
             tables = registry.compute_rank_tables(rt, specs=specs, options=job.options, manifest=job.manifest,
                                                   world_size=_declared_world(meta, job.world_size))
         except TraceInputError as e:
@@ -305,7 +307,8 @@ def gather(outcomes: list[BatchOutcome], *, skip_bad: bool, manifest: Manifest |
             skipped.append((o.path, o.error.problem))
             continue
         assert o.meta is not None
-        good.append(RankTrace.header_only(Path(o.path), o.meta, has_gpu_activity=o.has_gpu_activity))
+        good.append(RankTrace.header_only(Path(o.path), o.meta, has_gpu_activity=o.has_gpu_activity,
+                                          dropped=o.dropped))
     if not good:
         loader.raise_unreadable(skipped, ignored)
     loader.warn_skipped(skipped)

@@ -804,8 +804,7 @@ def decode_columns(path: Path, chunk_bytes: int = CHUNK_BYTES) -> tuple[dict[str
     else:
         meta, cols = meta_of(head, ranges), _concat(parts, names)
     if notes:
-        meta[NOTES_KEY] = [f"dropped {n} {what}" + (f", {detail}" if detail else "")
-                           for what, (n, detail) in notes.items()]
+        meta[NOTES_KEY] = [(what, n, detail) for what, (n, detail) in notes.items()]
     if not (cols.n and int(cols.dense["kind"].min()) <= max(schema.GPU_KINDS)):
         unread = unread_categories(path)  # no device activity read: say what else the file holds
         if unread:
@@ -813,7 +812,8 @@ def decode_columns(path: Path, chunk_bytes: int = CHUNK_BYTES) -> tuple[dict[str
     return meta, cols
 
 
-#: ``meta`` key of the notes on dropped values (:meth:`RankTrace.from_decoded` warns them, naming the file)
+#: ``meta`` key of the values the decoder dropped, ``[(what, count, detail of the first), ...]``
+#: (:meth:`RankTrace.from_decoded` moves them to ``RankTrace.dropped``; the loader warns them, naming the file)
 NOTES_KEY = "tracekit_dropped"
 #: ``meta`` key of :func:`unread_categories`, set on a file with no GPU kernel, copy or memset tracekit reads
 UNREAD_KEY = "tracekit_unread_categories"

@@ -169,6 +169,38 @@ def _warn_named(named: list[tuple[Path, int, str]], stacklevel: int = 3) -> None
                       f"from their file names too ({rest[0][0].name}, ...)", TraceLoadWarning, stacklevel=stacklevel)
 
 
+def warn_dropped(traces: list[RankTrace], stacklevel: int = 4) -> str | None:
+    """Warn the values the decoder dropped (:attr:`RankTrace.dropped`): a line per file for the first
+    :data:`NAMED_RANK_WARNINGS` files that dropped any, then one line per kind of value for all the other files,
+    with the values summed (16384 rank files would otherwise print 16384 lines). Returns the run note on them
+    (every file, every kind, summed: the JSON report's ``meta.notes``), None when nothing was dropped."""
+    hit = sorted((rt for rt in traces if rt.dropped), key=lambda rt: rt.rank)
+    if not hit:
+        return None
+    for rt in hit[:NAMED_RANK_WARNINGS]:
+        for what, n, detail in rt.dropped:
+            warnings.warn(f"{rt.path}: dropped {n} {what}" + (f", {detail}" if detail else ""), TraceLoadWarning,
+                          stacklevel=stacklevel)
+    rest = hit[NAMED_RANK_WARNINGS:]
+    by_what: dict[str, list[Any]] = {}  # what -> [values, files, first file]
+    for rt in rest:
+        for what, n, _detail in rt.dropped:
+            entry = by_what.setdefault(what, [0, 0, rt.path])
+            entry[0] += n
+            entry[1] += 1
+    for what, (n, files, first) in by_what.items():
+        warnings.warn(f"{files} more rank file{'s' if files > 1 else ''} ({first.name}{', ...' if files > 1 else ''}) "
+                      f"dropped {n} {what} in all", TraceLoadWarning, stacklevel=stacklevel)
+    total: dict[str, list[int]] = {}  # what -> [values, files]
+    for rt in hit:
+        for what, n, _detail in rt.dropped:
+            entry = total.setdefault(what, [0, 0])
+            entry[0] += n
+            entry[1] += 1
+    return "the decoder dropped " + "; ".join(
+        f"{n} {what} ({files} rank file{'s' if files > 1 else ''})" for what, (n, files) in total.items())
+
+
 def single_file_note(rt: RankTrace) -> str | None:
     """The note for a lone trace whose rank was not recorded (rule 4 of :func:`_rank_of`), else None."""
     info = rt.meta.get("distributedInfo")
@@ -519,6 +551,7 @@ def _assemble(traces: list[RankTrace], skipped: list[tuple[str, str]]) -> TraceS
             raise TraceSetError(f"rank {rt.rank} appears twice: {by_rank[rt.rank].path} and {rt.path}")
         by_rank[rt.rank] = rt
     _warn_named(named)
+    dropped = warn_dropped(traces)
     _warn_unread(list(by_rank.values()))
     world_size = _check_same_run(by_rank)
     if world_size is not None:
@@ -537,6 +570,7 @@ def _assemble(traces: list[RankTrace], skipped: list[tuple[str, str]]) -> TraceS
     from tracekit.traces.traceset import TraceSet
 
     notes = [n for n in (single_file_note(traces[0]),) if n] if n_files == 1 else []
+    notes += [dropped] if dropped else []
     # no declared world size: at least every rank seen (ranks from file names need not start at 0)
     world = world_size or max(len(ranks), max(ranks) + 1)
     return TraceSet(ranks=ranks, world_size=world, skipped=skipped, notes=notes)

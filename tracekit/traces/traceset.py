@@ -160,21 +160,25 @@ class RankTrace:
     meta: dict[str, Any]
     source: pd.DataFrame | Columns
     rank: int = -1
+    #: values the decoder dropped: ``(what, count, detail of the first)`` each (warned by the loader, which
+    #: names the file: :func:`tracekit.traces.loader.warn_dropped`)
+    dropped: list[tuple[str, int, str]] = field(default_factory=list)
     _memo: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False)
 
     @classmethod
     def from_decoded(cls, path: Path, meta: dict[str, Any], events: pd.DataFrame | Columns) -> RankTrace:
         """The rank of a decoded file (its event table, or the decoder's columns); the values the
-        decoder dropped are warned about here, naming the file."""
-        for note in meta.pop(NOTES_KEY, None) or ():
-            warnings.warn(f"{path}: {note}", TraceLoadWarning, stacklevel=2)
-        return cls(path=Path(path), meta=meta, source=events)
+        decoder dropped move from ``meta`` to :attr:`dropped`."""
+        dropped = [(str(w), int(n), str(d)) for w, n, d in meta.pop(NOTES_KEY, None) or ()]
+        return cls(path=Path(path), meta=meta, source=events, dropped=dropped)
 
     @classmethod
-    def header_only(cls, path: Path, meta: dict[str, Any], *, has_gpu_activity: bool) -> RankTrace:
+    def header_only(cls, path: Path, meta: dict[str, Any], *, has_gpu_activity: bool,
+                    dropped: list[tuple[str, int, str]] | None = None) -> RankTrace:
         """A rank whose events stayed in the worker that computed its per-rank tables
-        (:mod:`tracekit.runner.engine`): header facts only, ``events`` is empty."""
-        rt = cls(path=Path(path), meta=meta, source=_empty_events())
+        (:mod:`tracekit.runner.engine`): header facts only (and what the decoder dropped there), ``events`` is
+        empty."""
+        rt = cls(path=Path(path), meta=meta, source=_empty_events(), dropped=list(dropped or ()))
         rt.__dict__["has_gpu_activity"] = has_gpu_activity  # the cached_property's slot
         return rt
 
