@@ -481,6 +481,22 @@ def test_dropped_values_of_many_files_warn_in_few_lines(tmp_path, engine):
         "(10 rank files)"]
 
 
+def test_a_warning_raised_in_many_workers_prints_in_few_lines(tmp_path):
+    """A per-file warning raised while the engine's workers analyse 20 rank files (a negative ProfilerStep
+    number, found by the rank tables): three lines naming their files, then one line for the other 17."""
+    for r in range(20):
+        doc = json.loads(_trace(_kernel(), step=f"ProfilerStep#-{r + 1}"))
+        doc["distributedInfo"] = {"rank": r, "world_size": 20}
+        (tmp_path / f"rank{r:02d}.trace.json").write_text(json.dumps(doc))
+    r = cli(tmp_path, "-o", tmp_path / "out.txt")
+    assert r.exit_code == 0, r.output
+    lines = [ln for ln in r.output.splitlines() if "negative step number" in ln]
+    assert lines[:3] == [f"warning: {tmp_path / f'rank{i:02d}.trace.json'}: dropped 1 ProfilerStep range(s) with a "
+                         f"negative step number (first #-{i + 1})" for i in range(3)]
+    assert lines[3:] == ["warning: 17 more rank files (rank03.trace.json, ...) warned the same (first of them: dropped 1 "
+                         "ProfilerStep range(s) with a negative step number (first #-4))"]
+
+
 def test_dropped_values_are_absent_not_wrong(tmp_path):
     # the kernel whose correlation was dropped is kept, but not linked to a launch
     p = tmp_path / "rank0.json"

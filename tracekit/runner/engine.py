@@ -27,6 +27,7 @@ events, an unreadable ``run.json``) are collected there and re-issued here.
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -206,6 +207,40 @@ def _rewarn(caught: list[tuple[str, type[Warning]]]) -> None:
         warnings.warn(message, category, stacklevel=4)
 
 
+#: per-file warnings of one kind re-issued verbatim before the rest of them become one line
+FILE_WARNINGS = 3
+_NUMBER = re.compile(r"\d+")
+
+
+def _rewarn_files(outcomes: list[FileOutcome]) -> None:
+    """Re-issue the warnings the workers raised. A warning that names its file (``"PATH: ..."``) is issued as
+    it is for the first :data:`FILE_WARNINGS` files that raised its kind (its text without the path, numbers
+    aside); the other files' warnings of that kind become one line naming how many files and the first (16384
+    rank files with the same problem would otherwise print 16384 lines)."""
+    seen: dict[tuple[str, type[Warning]], list[str]] = {}  # kind -> files past the first FILE_WARNINGS
+    order: list[tuple[tuple[str, type[Warning]], str]] = []  # (kind, text of its first folded warning)
+    for o in outcomes:
+        for message, category in o.warnings:
+            prefix = f"{o.path}: "
+            if not message.startswith(prefix):
+                warnings.warn(message, category, stacklevel=3)
+                continue
+            kind = (_NUMBER.sub("#", message[len(prefix):]), category)
+            files = seen.setdefault(kind, [])
+            if len(files) < FILE_WARNINGS:
+                warnings.warn(message, category, stacklevel=3)
+                files.append("")
+                continue
+            if len(files) == FILE_WARNINGS:
+                order.append((kind, message[len(prefix):]))
+            files.append(Path(o.path).name)
+    for kind, text in order:
+        names = [f for f in seen[kind] if f]
+        warnings.warn(f"{len(names)} more rank file{'s' if len(names) > 1 else ''} ({names[0]}"
+                      f"{', ...' if len(names) > 1 else ''}) warned the same (first of them: {text})",
+                      kind[1], stacklevel=3)
+
+
 # -- local -------------------------------------------------------------------------------------
 
 def map_local(files: list[tuple[str, int]], job: RankJob, workers: int | None = None,
@@ -296,8 +331,8 @@ def gather(outcomes: list[BatchOutcome], *, skip_bad: bool, manifest: Manifest |
     good: list[RankTrace] = []
     skipped: list[tuple[str, str]] = []
     ignored: list[tuple[str, str]] = []
+    _rewarn_files([f for b in outcomes for f in b.files])
     for o in (f for b in outcomes for f in b.files):
-        _rewarn(o.warnings)
         if o.error is not None and loader.ignorable(o.path, o.error, named):
             ignored.append((o.path, o.error.problem))
             continue
