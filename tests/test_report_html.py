@@ -183,3 +183,14 @@ def test_many_ranks_draw_the_shown_ranks_and_tables_keep_all(tmp_path: Path) -> 
     assert lanes == set(range(16))
     text = (tmp_path / "r.txt").read_text()
     assert "rows of 16 of 40 ranks shown" in text
+    # the tables' summaries are the text report's: the shown ranks' rows, its note, the spread over all 40
+    ranks_part = page[page.index('id="table-0-ranks"'):page.index('<details', page.index('id="table-0-ranks"'))]
+    shown_rows = re.findall(r"<tr><td data-v=\"(\d+)\">", ranks_part)
+    assert [int(x) for x in shown_rows[:16]] == list(range(16))
+    assert "note: rows of 16 of 40 ranks shown" in ranks_part
+    assert "spread over all 40 ranks" in ranks_part
+    assert page.count("note: rows of 16 of 40 ranks shown") == text.count("note: rows of 16 of 40 ranks shown")
+    # ... and the collapsed full table below keeps every rank
+    full = page[page.index("full table <code>ranks</code>"):]
+    full = full[:full.index("</details>")]
+    assert "40 rows" in full and len(re.findall(r"<tr><td", full)) == 40

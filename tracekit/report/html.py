@@ -36,7 +36,7 @@ from tracekit.report import collect, figures
 from tracekit.report.graphs import graphs_context
 from tracekit.report.whatif_section import whatif_context, whatif_figures
 from tracekit.report.plotlyjs import plotly_script
-from tracekit.report.render import SHOWN_RANKS_RULE, Renderer, shown_ranks, summary_rows
+from tracekit.report.render import SHOWN_RANKS_RULE, Renderer, report_sections, shown_ranks, summary_rows
 from tracekit.replay.api import WhatifResult
 from tracekit.traces.traceset import TraceSet
 
@@ -295,22 +295,27 @@ MAX_FULL_ROWS = 1000
 
 
 def run_tables(res: AnalysisResult, only: str | None = None) -> list[dict[str, Any]]:
-    """Every table of the result, in report order, through the registry: its text section's table
-    (the same summary the text report prints) and, collapsed, the full table (at most
+    """Every table of the result, in report order, through the registry: its text section's table and note
+    (the same summary the text report prints, :func:`~tracekit.report.render.report_sections`: above 32 ranks
+    the rows of the ranks it shows, with the spread over every rank) and, collapsed, the full table (at most
     :data:`MAX_FULL_ROWS` rows). Header tooltips carry the registry's column definitions.
     ``only``: just that table. Findings have their own section and are left out here."""
     out = []
     specs = registry.tables()
-    for name, df in res.tables.items():
+    for sec in report_sections(res, ViewOptions(meta=res.meta)):
+        name, view = sec.name, sec.view
         if (only and name != only) or name == "findings" or name not in specs:
             continue
         t = specs[name]
         docs = {c.name: f"{c.doc} [{registry.UNITS[c.unit]}]" for c in t.columns}
-        view = t.view(res.tables, ViewOptions(meta=res.meta)) if t.view else None
         summary = view.body if view is not None and isinstance(view.body, pd.DataFrame) else None
+        spread = sec.spread
         block = {"name": name, "title": display_name(view.title if summary is not None else t.title),
-                 "summary": table_data(summary, docs),
-                 "full": table_data(df, docs, MAX_FULL_ROWS), "full_title": display_name(t.title)}
+                 "summary": table_data(summary, docs, MAX_FULL_ROWS),
+                 "note": display_name(view.note) if summary is not None and view.note else None,
+                 "spread": table_data(spread.body, None) if spread is not None else None,
+                 "spread_title": display_name(spread.title) if spread is not None else None,
+                 "full": table_data(res.tables[name], docs, MAX_FULL_ROWS), "full_title": display_name(t.title)}
         if block["summary"] is not None or block["full"] is not None:
             out.append(block)
     return out
@@ -344,7 +349,8 @@ def _shown_note(view: RunView) -> list[str]:
         return []
     n = len(view.res.meta.get("ranks") or [])
     return [f"the timeline and the charts show {len(view.shown_ranks)} of {n} ranks ({SHOWN_RANKS_RULE}: "
-            f"{', '.join(map(str, view.shown_ranks))}); the tables hold every rank"]
+            f"{', '.join(map(str, view.shown_ranks))}); so do the tables' summaries, each with the spread over "
+            "every rank, and the full tables hold every rank"]
 
 
 def _failed_note(meta: dict[str, Any]) -> list[str]:

@@ -17,7 +17,7 @@ pyinstrument-style: ``Renderer(...).render(result) -> str``. ``table`` (the CLI'
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import io
 from typing import Any
@@ -278,17 +278,8 @@ class TextRenderer(Renderer):
             out += [self._section(v) for v in failure_views(res.meta["failure"])]
         out.append(self._section(View("Run summary", [_kv(summary_rows(res), md)])))
         out += [f"note: {n}\n" for n in res.meta.get("notes") or []]
-        shown = shown_ranks(res)
-        for name in res.tables:
-            t = registry.tables()[name]
-            view = t.view(res.tables, replace(self.opts, meta=res.meta)) if t.view else None
-            if view is not None and res.meta.get("device_metrics") is False:
-                view = without_empty_columns(view)
-            if view is not None:
-                out.append(self._section(only_ranks(view, shown, name)))
-                spread = spread_view(view) if shown is not None else None
-                if spread is not None:
-                    out.append(self._section(spread))
+        for s in report_sections(res, replace(self.opts, meta=res.meta)):
+            out += [self._section(v) for v in (s.view, s.spread) if v is not None]
         return "\n".join(out).rstrip() + "\n"
 
     def _section(self, v: View) -> str:
@@ -320,6 +311,35 @@ def shown_ranks(res: AnalysisResult) -> list[int] | None:
     first = ranks[:FIRST_RANKS_SHOWN]
     rest = list(dict.fromkeys(r for r in named if r not in first and r in ranks))
     return sorted({*first, *rest[:TEXT_MAX_RANKS - FIRST_RANKS_SHOWN]})
+
+
+@dataclass(frozen=True)
+class Section:
+    """One table's part of a report: ``view``, its section as the report shows it (None: the table has no
+    section), and ``spread``, the spread over every rank when ``view`` was cut to :func:`shown_ranks`."""
+
+    name: str
+    view: View | None
+    spread: View | None = None
+
+
+def report_sections(res: AnalysisResult, opts: ViewOptions) -> list[Section]:
+    """Every table of ``res`` in report order, with its section as every report shows it (the text report and
+    the HTML page alike): above :data:`TEXT_MAX_RANKS` ranks cut to :func:`shown_ranks` with a note saying so
+    and a spread section over every rank; columns empty in every row left out of a run without device
+    metrics."""
+    shown = shown_ranks(res)
+    out = []
+    for name in res.tables:
+        t = registry.tables()[name]
+        view = t.view(res.tables, opts) if t.view else None
+        if view is not None and res.meta.get("device_metrics") is False:
+            view = without_empty_columns(view)
+        if view is None:
+            out.append(Section(name, None))
+            continue
+        out.append(Section(name, only_ranks(view, shown, name), spread_view(view) if shown is not None else None))
+    return out
 
 
 def without_empty_columns(view: View) -> View:
