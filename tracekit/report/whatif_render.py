@@ -14,6 +14,7 @@ import pandas as pd
 from tracekit.report import output
 from tracekit.report.fmt import tabulate
 from tracekit.report.output import Output, tablefmt
+from tracekit.report.render import FIRST_RANKS_SHOWN, TEXT_MAX_RANKS
 from tracekit.replay import trust
 from tracekit.replay.api import WhatifResult
 
@@ -106,6 +107,22 @@ def _rank_rows(ranks: pd.DataFrame) -> pd.DataFrame:
         "overlap %": [_arrow(a, b, "pct") for a, b in zip(ranks["window_overlap_pct"], ranks["predicted_overlap_pct"])],
         "wait ms": [_arrow(a, b) for a, b in zip(ranks["window_wait_us"], ranks["predicted_wait_us"])],
     })
+
+
+def shown_rank_rows(ranks: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
+    """The per-rank rows the text shows and the note saying so: every rank up to
+    :data:`~tracekit.report.render.TEXT_MAX_RANKS`; above, the first
+    :data:`~tracekit.report.render.FIRST_RANKS_SHOWN` and as many again of the ranks with the longest predicted
+    step (the slowest rank sets the job's step), as the analysis report cuts its tables."""
+    if len(ranks) <= TEXT_MAX_RANKS or "rank" not in ranks:
+        return ranks, None
+    first = ranks["rank"].head(FIRST_RANKS_SHOWN)
+    slow = ranks.sort_values(["predicted_step_us", "rank"], ascending=[False, True], kind="stable",
+                             na_position="last")["rank"].head(TEXT_MAX_RANKS - FIRST_RANKS_SHOWN)
+    keep = ranks["rank"].isin(set(first) | set(slow))
+    return ranks[keep], (f"rows of {int(keep.sum())} of {len(ranks)} ranks shown (the first {FIRST_RANKS_SHOWN} and "
+                         f"the {TEXT_MAX_RANKS - FIRST_RANKS_SHOWN} with the longest predicted step); every rank: "
+                         "--format json / csv")
 
 
 def _delta_ms(us: Any) -> str:
@@ -205,8 +222,10 @@ def render_text(r: WhatifResult, fmt: str = "table") -> str:
              *trust_lines(r.baseline),
              cost_line(pc), "",
              "Per rank (per step, means over steps; window -> predicted)"]
-    parts.append(tabulate(_rank_rows(r.ranks), headers="keys", tablefmt=style, showindex=False,
+    ranks, cut_note = shown_rank_rows(r.ranks)
+    parts.append(tabulate(_rank_rows(ranks), headers="keys", tablefmt=style, showindex=False,
                           disable_numparse=True))
+    parts += [f"note: {cut_note}"] if cut_note else []
     if r.scenarios:
         parts += ["", "Scenarios (predicted step, slowest rank; changes per rank and step vs the baseline "
                       "prediction)", tabulate(_scenario_rows(r.scenarios), headers="keys", tablefmt=style,
