@@ -37,6 +37,7 @@ def test_findings_quote_the_scenario_that_carries_them_out(quoted):
     assert w["scenario"] == "no-graph-breaks"
     assert w["predicted_saving_us"] == pytest.approx(-alone.scenarios[0]["delta_us"])
     assert w["prediction_error_pct"] == pytest.approx(alone.baseline["error_pct"])
+    assert w["self_check_failed"] is False and alone.baseline["self_check_failed"] is False
     d = found["profiler_distortion"]["evidence"]["whatif"]
     assert d["predicted_step_us"] == pytest.approx(alone.baseline["predicted_step_us"])
     assert "whatif" not in found["gpu_idle"]["evidence"]  # no scenario carries it out
@@ -89,3 +90,14 @@ def test_html_report_says_why_a_run_was_not_replayed(tmp_path):
     text = page.read_text(encoding="utf-8")
     section = text[text.index('<h2 id="whatif">'):text.index('<h2 id="timelines">')]
     assert "Not replayed: nothing to predict: rank 0" in section and "no ProfilerStep ranges" in section
+
+
+def test_a_quote_from_a_replay_whose_self_check_failed_says_not_to_trust_it():
+    from tracekit.analyses.findings import _whatif_quote
+
+    w = {"scenario": "bucket-cap-mb=50", "predicted_saving_us": 1500.0, "predicted_saving_pct": 3.0,
+         "prediction_error_pct": None}
+    assert _whatif_quote(w).endswith("unchecked: no measured unprofiled step in run.json")
+    assert _whatif_quote({**w, "self_check_failed": True}) == (
+        "what-if (bucket-cap-mb=50): predicted saving 1.50 ms per step (3.0 %); not to be trusted: the replay does "
+        "not reproduce the profiled window (self-check failed)")

@@ -7,6 +7,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -576,3 +577,38 @@ def test_the_replay_runs_with_the_cyclic_collector_off_and_restores_it(tmp_path,
         assert seen == [False, False] and not gc.isenabled()
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def test_a_replay_that_does_not_reproduce_its_window_says_so(tmp_path):
+    """The many-ranks benchmark's rank files are a stretch of a real step cut out of its trace: a kernel that
+    waited 30 ms behind the cut-away ones now follows its launch, so the replay as recorded is far shorter than
+    the window. The self-check's failure is a note, the baseline's flag, and the trust line says not at all."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_many_ranks", Path(__file__).resolve().parents[1] / "benchmarks" / "bench_many_ranks.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    bench.build(tmp_path / "cut", 2, 40_000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = tracekit.whatif(tmp_path / "cut")
+    err = r.baseline["replay_error_pct"]
+    assert err < -50 and r.baseline["self_check_failed"] is True
+    note = [n for n in r.notes if n.startswith("self-check failed")]
+    assert len(note) == 1 and f"{err:+.1f} % off the profiled window" in note[0] and "2 of 2 ranks" in note[0]
+    from tracekit.report.whatif_render import render_text
+
+    assert "how far to trust the prediction: not at all" in render_text(r)
+    assert r.to_dict()["baseline"]["self_check_failed"] is True
+
+
+def test_self_check_limit_is_on_either_side():
+    from tracekit.replay.api import self_check_note
+
+    ranks = pd.DataFrame({"rank": [0, 1, 2], "replay_error_pct": [0.5, -2.5, 1.9]})
+    base = {"replay_error_pct": 0.4}
+    note = self_check_note(base, ranks)
+    assert base["self_check_failed"] is True and "1 of 3 ranks beyond it, the worst rank 1 at -2.5 %" in note[0]
+    ok = {"replay_error_pct": -1.9}
+    assert self_check_note(ok, ranks.iloc[[0, 2]]) == [] and ok["self_check_failed"] is False

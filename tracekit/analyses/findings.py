@@ -284,6 +284,8 @@ def _whatif_quote(w: dict[str, Any] | None) -> str | None:
     err = w.get("prediction_error_pct", w.get("error_pct"))
     trust = (f"the replay's baseline is {err:+.1f} % off the measured step" if err is not None
              else "unchecked: no measured unprofiled step in run.json")
+    if w.get("self_check_failed"):
+        trust = "not to be trusted: the replay does not reproduce the profiled window (self-check failed)"
     if w.get("predicted_saving_us") is not None:
         return (f"what-if ({w['scenario']}): predicted saving {w['predicted_saving_us'] / 1000:.2f} ms per step "
                 f"({w.get('predicted_saving_pct') or 0:.1f} %); {trust}")

@@ -170,6 +170,7 @@ def advise(traces: TraceSet, res: AnalysisResult, *, comm_pattern: str | None = 
     for f in quoted:
         if f["evidence"].get("whatif") is not None:
             f["evidence"]["whatif"]["prediction_error_pct"] = result.baseline.get("error_pct")
+            f["evidence"]["whatif"]["self_check_failed"] = bool(result.baseline.get("self_check_failed"))
     if "findings" in res.tables:
         res.tables["findings"] = as_table(quoted)
     res.meta["whatif"] = jsonable({"baseline": result.baseline, "profiler_cost": result.profiler_cost,
@@ -199,6 +200,36 @@ def _check_replayable(traces: TraceSet) -> list[str]:
         notes.append("no GPU activity (CPU run): the replay covers CPU threads and collectives only")
         notes += shared_cores_notes(traces.manifest)
     return notes
+
+
+#: the most the replay of the window as recorded may differ from the window (the self-check, %): every committed
+#: benchmark run replays within 1 % (docs/whatif.md); beyond this the predictions are not to be trusted
+SELF_CHECK_LIMIT_PCT = 2.0
+
+
+def self_check_failed(replay_error_pct: float | None) -> bool:
+    """Whether a self-check (replayed vs recorded window, %) is beyond :data:`SELF_CHECK_LIMIT_PCT`."""
+    return replay_error_pct is not None and abs(replay_error_pct) > SELF_CHECK_LIMIT_PCT
+
+
+def self_check_note(baseline: dict[str, Any], ranks: pd.DataFrame) -> list[str]:
+    """The note when the replay does not reproduce the profiled window (the slowest rank's, or any rank's, self-check
+    beyond :data:`SELF_CHECK_LIMIT_PCT`): what the trace holds does not explain its step, so no predicted figure
+    of the run is to be trusted. Sets ``baseline["self_check_failed"]``."""
+    bad = ranks[[self_check_failed(v) for v in ranks["replay_error_pct"]]] if len(ranks) else ranks
+    failed = self_check_failed(baseline.get("replay_error_pct")) or len(bad) > 0
+    baseline["self_check_failed"] = failed
+    if not failed:
+        return []
+    worst = bad.loc[bad["replay_error_pct"].abs().idxmax()] if len(bad) else None
+    where = (f"; {len(bad)} of {len(ranks)} rank{'s' if len(ranks) > 1 else ''} beyond it, the worst rank "
+             f"{int(worst['rank'])} at {worst['replay_error_pct']:+.1f} %") if worst is not None else ""
+    base = baseline.get("replay_error_pct")
+    return [f"self-check failed: the trace replayed as recorded gives a step "
+            f"{'' if base is None else f'{base:+.1f} % '}off the profiled window (limit +/-{SELF_CHECK_LIMIT_PCT:g} %"
+            f"{where}): the trace does not hold what made its steps this long (events missing from a cut, sampled "
+            "or filtered trace, or waits the replay does not model), so the predicted figures of this run are not "
+            "to be trusted"]
 
 
 def _launches_missing(rt: RankTrace) -> int:
@@ -267,7 +298,7 @@ def _whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, 
     steps = _steps_table(window, replayed, predicted)
     ranks = _ranks_table(steps, traces)
     baseline = _baseline(steps, traces)
-    notes += uneven_steps_note(baseline) + cupti_note(baseline)
+    notes += self_check_note(baseline, ranks) + uneven_steps_note(baseline) + cupti_note(baseline)
     if traces.manifest is None or traces.manifest.timings is None:
         notes.append(unchecked_note(baseline))
     result = WhatifResult(baseline=baseline, ranks=ranks, steps=steps, notes=notes,

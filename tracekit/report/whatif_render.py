@@ -42,6 +42,9 @@ def _pct(p: Any) -> str:
 
 def trust_lines(b: dict[str, Any]) -> list[str]:
     """How far to trust the predicted step: its regime's benchmark error (tracekit.replay.trust)."""
+    if b.get("self_check_failed"):
+        return ["how far to trust the prediction: not at all: the replay does not reproduce the profiled window "
+                "(self-check failed, see the note)", ""]
     reg, idle = b.get("regime"), b.get("predicted_gpu_idle_pct")
     if not reg or idle is None:
         return []
