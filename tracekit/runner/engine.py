@@ -217,28 +217,24 @@ def _rewarn_files(outcomes: list[FileOutcome]) -> None:
     it is for the first :data:`FILE_WARNINGS` files that raised its kind (its text without the path, numbers
     aside); the other files' warnings of that kind become one line naming how many files and the first (16384
     rank files with the same problem would otherwise print 16384 lines)."""
-    seen: dict[tuple[str, type[Warning]], list[str]] = {}  # kind -> files past the first FILE_WARNINGS
-    order: list[tuple[tuple[str, type[Warning]], str]] = []  # (kind, text of its first folded warning)
+    issued: dict[tuple[str, type[Warning]], int] = {}  # kind -> warnings issued as they are
+    folded: dict[tuple[str, type[Warning]], tuple[str, list[str]]] = {}  # kind -> (first folded text, files)
     for o in outcomes:
+        prefix = f"{o.path}: "
         for message, category in o.warnings:
-            prefix = f"{o.path}: "
             if not message.startswith(prefix):
                 warnings.warn(message, category, stacklevel=3)
                 continue
             kind = (_NUMBER.sub("#", message[len(prefix):]), category)
-            files = seen.setdefault(kind, [])
-            if len(files) < FILE_WARNINGS:
+            if issued.get(kind, 0) < FILE_WARNINGS:
+                issued[kind] = issued.get(kind, 0) + 1
                 warnings.warn(message, category, stacklevel=3)
-                files.append("")
-                continue
-            if len(files) == FILE_WARNINGS:
-                order.append((kind, message[len(prefix):]))
-            files.append(Path(o.path).name)
-    for kind, text in order:
-        names = [f for f in seen[kind] if f]
+            else:
+                folded.setdefault(kind, (message[len(prefix):], []))[1].append(Path(o.path).name)
+    for (_, category), (text, names) in folded.items():
         warnings.warn(f"{len(names)} more rank file{'s' if len(names) > 1 else ''} ({names[0]}"
                       f"{', ...' if len(names) > 1 else ''}) warned the same (first of them: {text})",
-                      kind[1], stacklevel=3)
+                      category, stacklevel=3)
 
 
 # -- local -------------------------------------------------------------------------------------
