@@ -18,7 +18,7 @@
    - ``tracekit``: the ``tracekit analyze DIR -o /dev/null --timings`` command
      itself (console script; parse workers, every analysis, the findings and the
      rendered report), its phases read from ``--timings``;
-   - ``hta``: ``TraceAnalysis(trace_files={rank: path}, trace_dir=dir)`` +
+   - ``hta``: ``TraceAnalysis(trace_files={rank: path}, trace_dir=dir, include_last_profiler_step=True)`` +
      ``get_comm_comp_overlap(visualize=False)``, with ``HTA_DISABLE_NS_ROUNDING=1``;
    - ``bare-decode``: read each file and ``msgspec.json.decode`` it into a minimal
      typed Struct (ph, cat, name, ts, dur, a few args): the floor for any loader;
@@ -247,7 +247,8 @@ def worker(name: str, d: Path) -> dict[str, Any]:
 
         t1 = time.perf_counter()
         files = {int(p.name[4:p.name.index(".")]): str(p) for p in _files(d)}
-        ta = TraceAnalysis(trace_files=files, trace_dir=str(d))
+        # every profiled step, as tracekit: HTA's default drops the last one (so its overlap covers another scope)
+        ta = TraceAnalysis(trace_files=files, trace_dir=str(d), include_last_profiler_step=True)
         t2 = time.perf_counter()
         ov = ta.get_comm_comp_overlap(visualize=False)
         t3 = time.perf_counter()

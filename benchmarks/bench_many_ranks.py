@@ -18,7 +18,7 @@
    - ``tracekit``: ``tracekit analyze DIR -o /dev/null --timings`` (the console
      script, exactly as a user runs it); with ``--dask`` also ``tracekit-dask``, the same
      command with ``--engine dask`` (tracekit starts a LocalCluster);
-   - ``hta``: ``TraceAnalysis(trace_files={rank: path}, trace_dir=DIR)`` +
+   - ``hta``: ``TraceAnalysis(trace_files={rank: path}, trace_dir=DIR, include_last_profiler_step=True)`` +
      ``get_comm_comp_overlap(visualize=False)``, with ``HTA_DISABLE_NS_ROUNDING=1``.
 
    Wall time is taken around the subprocess, CPU time (user + system, the
