@@ -181,24 +181,22 @@ def warn_dropped(traces: list[RankTrace], stacklevel: int = 4) -> str | None:
         for what, n, detail in rt.dropped:
             warnings.warn(f"{rt.path}: dropped {n} {what}" + (f", {detail}" if detail else ""), TraceLoadWarning,
                           stacklevel=stacklevel)
-    rest = hit[NAMED_RANK_WARNINGS:]
-    by_what: dict[str, list[Any]] = {}  # what -> [values, files, first file]
-    for rt in rest:
-        for what, n, _detail in rt.dropped:
-            entry = by_what.setdefault(what, [0, 0, rt.path])
-            entry[0] += n
-            entry[1] += 1
-    for what, (n, files, first) in by_what.items():
+    for what, (n, files, first) in _dropped_sums(hit[NAMED_RANK_WARNINGS:]).items():
         warnings.warn(f"{files} more rank file{'s' if files > 1 else ''} ({first.name}{', ...' if files > 1 else ''}) "
                       f"dropped {n} {what} in all", TraceLoadWarning, stacklevel=stacklevel)
-    total: dict[str, list[int]] = {}  # what -> [values, files]
-    for rt in hit:
-        for what, n, _detail in rt.dropped:
-            entry = total.setdefault(what, [0, 0])
-            entry[0] += n
-            entry[1] += 1
+    sums = _dropped_sums(hit)
     return "the decoder dropped " + "; ".join(
-        f"{n} {what} ({files} rank file{'s' if files > 1 else ''})" for what, (n, files) in total.items())
+        f"{n} {what} ({files} rank file{'s' if files > 1 else ''})" for what, (n, files, _) in sums.items())
+
+
+def _dropped_sums(traces: list[RankTrace]) -> dict[str, tuple[int, int, Path]]:
+    """What the decoder dropped over ``traces``: per kind of value, ``(values, files, the first file)``."""
+    out: dict[str, tuple[int, int, Path]] = {}
+    for rt in traces:
+        for what, n, _detail in rt.dropped:
+            values, files, first = out.get(what, (0, 0, rt.path))
+            out[what] = (values + n, files + 1, first)
+    return out
 
 
 def single_file_note(rt: RankTrace) -> str | None:
