@@ -121,6 +121,10 @@ def test_cpu_only_run_has_no_device_timeline(tmp_path: Path) -> None:
     page = out.read_text(encoding="utf-8")
     assert "No GPU activity in these traces (CPU-only run)" in page and 'id="timeline-0"' not in page
     assert "device-side metrics" in page  # the analysis note is shown
+    # each section's note, as the text report prints it under the table (the page dropped them)
+    txt = run_cli("analyze", str(tmp_path))[1]
+    notes = [ln[len("note: "):] for ln in txt.splitlines() if ln.startswith("note: empty in every row")]
+    assert notes and all(f'<p class="note">note: {n}</p>' in page for n in notes)
 
 
 def test_crowded_lanes_are_drawn_simplified(tmp_path: Path) -> None:
