@@ -5,6 +5,7 @@ Regenerate after an intended change with ``python -m tests.golden_util`` and rev
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -39,16 +40,37 @@ CASES = {
     "sample_h200x2_default_inductor": "sample_traces/h200x2_default_inductor",
 }
 KEEP = ("ranks", "steps", "buckets")
+#: significant digits a float keeps in a table's digest (far above any figure's meaning, far below a change's)
+DIGEST_DIGITS = 9
+
+
+def _canonical(v):  # noqa: ANN001, ANN202
+    """``v`` with every float rounded to :data:`DIGEST_DIGITS` significant digits (one spelling per value)."""
+    if isinstance(v, float):
+        return float(f"{v:.{DIGEST_DIGITS}g}") if v == v and abs(v) != float("inf") else repr(v)
+    if isinstance(v, dict):
+        return {k: _canonical(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_canonical(x) for x in v]
+    return v
+
+
+def digest(rows: list) -> str:
+    """A table's fingerprint: every row, column and value in order (floats to :data:`DIGEST_DIGITS` digits)."""
+    text = json.dumps(_canonical(rows), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def summarize(doc: dict) -> dict:
-    """The stable part of the JSON report: rank/step/bucket tables rounded to 0.001 µs."""
+    """The stable part of the JSON report: rank/step/bucket tables rounded to 0.001 µs, and every table's
+    row count and :func:`digest` (any change to any table, its order included, shows as the table's name)."""
     def rnd(v):  # noqa: ANN001, ANN202
         return round(v, 3) if isinstance(v, float) else v
     out = {k: [{c: rnd(v) for c, v in row.items()} for row in doc[k]] for k in KEEP}
     out["collective_count"] = len(doc["collectives"])
     out["instance_count"] = len(doc["instances"])
     out["findings"] = sorted((f["code"], f["rank"] if f["rank"] is not None else -1) for f in doc.get("findings", []))
+    out["tables"] = {k: {"rows": len(v), "digest": digest(v)} for k, v in doc.items() if k != "meta"}
     return out
 
 

@@ -16,4 +16,9 @@ def test_golden(case: str) -> None:
         pytest.fail(f"missing golden {path}: run python -m tests.golden_util")
     want = json.loads(path.read_text())
     got = json.loads(json.dumps(current(case), sort_keys=True))
+    tables = got.pop("tables")
+    changed = sorted(k for k in set(tables) | set(want.get("tables", {})) if tables.get(k) != want["tables"].get(k))
+    assert not changed, f"{case}: tables changed (rows, digest): " + ", ".join(
+        f"{k} {want['tables'].get(k)} -> {tables.get(k)}" for k in changed)
+    want.pop("tables")
     assert got == want
