@@ -38,6 +38,10 @@ CASES = {
     "sample_h200x2_resnet50_inductor": "sample_traces/h200x2_resnet50_inductor",
     "sample_h200x2_gpt2_inductor_bf16": "sample_traces/h200x2_gpt2_inductor_bf16",
     "sample_h200x2_default_inductor": "sample_traces/h200x2_default_inductor",
+    # traces other projects published (tests/data/external/README.md: origin, commit, licence)
+    **{f"external_{d}": f"tests/data/external/{d}" for d in (
+        "hta_amd_mi250", "hta_cupti_profiler", "hta_distributed_info_unavailable", "hta_trace_compare_sampled",
+        "hta_trace_filter", "kineto_tb_plugin_2021", "tracelens_mi300_bert_small", "tracelens_mi300_resnet18")},
 }
 KEEP = ("ranks", "steps", "buckets")
 #: significant digits a float keeps in a table's digest (far above any figure's meaning, far below a change's)
