@@ -207,16 +207,14 @@ def _rewarn(caught: list[tuple[str, type[Warning]]]) -> None:
         warnings.warn(message, category, stacklevel=4)
 
 
-#: per-file warnings of one kind re-issued verbatim before the rest of them become one line
-FILE_WARNINGS = 3
 _NUMBER = re.compile(r"\d+")
 
 
 def _rewarn_files(outcomes: list[FileOutcome]) -> None:
     """Re-issue the warnings the workers raised. A warning that names its file (``"PATH: ..."``) is issued as
-    it is for the first :data:`FILE_WARNINGS` files that raised its kind (its text without the path, numbers
-    aside); the other files' warnings of that kind become one line naming how many files and the first (16384
-    rank files with the same problem would otherwise print 16384 lines)."""
+    it is for the first :data:`~tracekit.traces.loader.FILE_WARNINGS` files that raised its kind (its text
+    without the path, numbers aside); the other files' warnings of that kind become one line naming how many
+    files and the first (16384 rank files with the same problem would otherwise print 16384 lines)."""
     issued: dict[tuple[str, type[Warning]], int] = {}  # kind -> warnings issued as they are
     folded: dict[tuple[str, type[Warning]], tuple[str, list[str]]] = {}  # kind -> (first folded text, files)
     for o in outcomes:
@@ -226,14 +224,13 @@ def _rewarn_files(outcomes: list[FileOutcome]) -> None:
                 warnings.warn(message, category, stacklevel=3)
                 continue
             kind = (_NUMBER.sub("#", message[len(prefix):]), category)
-            if issued.get(kind, 0) < FILE_WARNINGS:
+            if issued.get(kind, 0) < loader.FILE_WARNINGS:
                 issued[kind] = issued.get(kind, 0) + 1
                 warnings.warn(message, category, stacklevel=3)
             else:
-                folded.setdefault(kind, (message[len(prefix):], []))[1].append(Path(o.path).name)
-    for (_, category), (text, names) in folded.items():
-        warnings.warn(f"{len(names)} more rank file{'s' if len(names) > 1 else ''} ({names[0]}"
-                      f"{', ...' if len(names) > 1 else ''}) warned the same (first of them: {text})",
+                folded.setdefault(kind, (message[len(prefix):], []))[1].append(o.path)
+    for (_, category), (text, paths) in folded.items():
+        warnings.warn(f"{loader.more_files(len(paths), paths[0])} warned the same (first of them: {text})",
                       category, stacklevel=3)
 
 

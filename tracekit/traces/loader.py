@@ -122,8 +122,14 @@ def _raise_if_failed_run(folder: Path) -> None:
 _WORKER_IN_NAME = re.compile(r"(?<![a-z])worker[_-]?(\d+)", re.IGNORECASE)
 
 
-#: per-file "took rank N from the file name" warnings shown before the rest are summed in one line
-NAMED_RANK_WARNINGS = 3
+#: files a per-file warning of one kind names before the rest of them are summed in one line (ranks taken from
+#: file names, dropped values, and the engine's workers' warnings: :func:`tracekit.runner.engine.gather`)
+FILE_WARNINGS = 3
+
+
+def more_files(count: int, first: Path | str) -> str:
+    """``"N more rank file(s) (FIRST, ...)"``: the files a folded per-file warning stands for."""
+    return f"{count} more rank file{'s' if count > 1 else ''} ({Path(first).name}{', ...' if count > 1 else ''})"
 
 
 def _rank_of(rt: RankTrace, n_files: int = 2, named: list[tuple[Path, int, str]] | None = None) -> int:
@@ -157,12 +163,12 @@ def _rank_of(rt: RankTrace, n_files: int = 2, named: list[tuple[Path, int, str]]
 
 
 def _warn_named(named: list[tuple[Path, int, str]], stacklevel: int = 3) -> None:
-    """A warning per file whose rank came from its name, the first :data:`NAMED_RANK_WARNINGS` of them, and one
+    """A warning per file whose rank came from its name, the first :data:`FILE_WARNINGS` of them, and one
     line for the rest (16384 rank files would otherwise print 16384 lines)."""
-    for path, rank, what in named[:NAMED_RANK_WARNINGS]:
+    for path, rank, what in named[:FILE_WARNINGS]:
         warnings.warn(f"{path}: no distributedInfo.rank in the trace; took rank {rank} from the file name "
                       f"('{what}')", TraceLoadWarning, stacklevel=stacklevel)
-    rest = named[NAMED_RANK_WARNINGS:]
+    rest = named[FILE_WARNINGS:]
     if rest:
         ranks = rank_ranges(sorted(r for _, r, _ in rest))
         warnings.warn(f"{len(rest)} more rank files have no distributedInfo.rank: their ranks {ranks} were taken "
@@ -171,19 +177,18 @@ def _warn_named(named: list[tuple[Path, int, str]], stacklevel: int = 3) -> None
 
 def warn_dropped(traces: list[RankTrace], stacklevel: int = 4) -> str | None:
     """Warn the values the decoder dropped (:attr:`RankTrace.dropped`): a line per file for the first
-    :data:`NAMED_RANK_WARNINGS` files that dropped any, then one line per kind of value for all the other files,
+    :data:`FILE_WARNINGS` files that dropped any, then one line per kind of value for all the other files,
     with the values summed (16384 rank files would otherwise print 16384 lines). Returns the run note on them
     (every file, every kind, summed: the JSON report's ``meta.notes``), None when nothing was dropped."""
     hit = sorted((rt for rt in traces if rt.dropped), key=lambda rt: rt.rank)
     if not hit:
         return None
-    for rt in hit[:NAMED_RANK_WARNINGS]:
+    for rt in hit[:FILE_WARNINGS]:
         for what, n, detail in rt.dropped:
             warnings.warn(f"{rt.path}: dropped {n} {what}" + (f", {detail}" if detail else ""), TraceLoadWarning,
                           stacklevel=stacklevel)
-    for what, (n, files, first) in _dropped_sums(hit[NAMED_RANK_WARNINGS:]).items():
-        warnings.warn(f"{files} more rank file{'s' if files > 1 else ''} ({first.name}{', ...' if files > 1 else ''}) "
-                      f"dropped {n} {what} in all", TraceLoadWarning, stacklevel=stacklevel)
+    for what, (n, files, first) in _dropped_sums(hit[FILE_WARNINGS:]).items():
+        warnings.warn(f"{more_files(files, first)} dropped {n} {what} in all", TraceLoadWarning, stacklevel=stacklevel)
     sums = _dropped_sums(hit)
     return "the decoder dropped " + "; ".join(
         f"{n} {what} ({files} rank file{'s' if files > 1 else ''})" for what, (n, files, _) in sums.items())
