@@ -11,7 +11,6 @@ from typing import Any
 
 import msgspec
 import numpy as np
-import pandas as pd
 
 
 def jsonable(v: Any) -> Any:
@@ -25,7 +24,7 @@ def jsonable(v: Any) -> Any:
         return f if math.isfinite(f) else None
     if isinstance(v, np.bool_):
         return bool(v)
-    if isinstance(v, pd.DataFrame):
+    if _is_frame(v):
         return records(v)
     if isinstance(v, msgspec.Struct):  # the typed run.json
         return jsonable(msgspec.to_builtins(v))
@@ -33,11 +32,15 @@ def jsonable(v: Any) -> Any:
         return {str(k): jsonable(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
         return [jsonable(x) for x in v]
-    if v is pd.NA or v is pd.NaT:
-        return None
+    if type(v).__name__ in ("NAType", "NaTType") and type(v).__module__.startswith("pandas"):
+        return None  # pd.NA, pd.NaT (told apart without importing pandas: the analyze path never does)
     if isinstance(v, str) and not v.isascii():
         return _utf8(v)
     return v
+
+
+def _is_frame(v: Any) -> bool:
+    return type(v).__name__ == "DataFrame" and type(v).__module__.startswith("pandas")
 
 
 def _utf8(s: str) -> str:
@@ -49,7 +52,7 @@ def _utf8(s: str) -> str:
     return s
 
 
-def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+def records(df: Any) -> list[dict[str, Any]]:
     """DataFrame -> list of JSON-safe dicts (NaN -> null, numpy scalars -> Python).
 
     Converted column by column: a numeric or bool numpy column becomes Python numbers in one
@@ -64,8 +67,8 @@ def records(df: pd.DataFrame) -> list[dict[str, Any]]:
     return [dict(zip(names, row)) for row in zip(*cols)]
 
 
-def _column(col: pd.Series) -> list[Any]:
-    """One column of :func:`records`: JSON-safe Python values, in row order."""
+def _column(col: Any) -> list[Any]:
+    """One column of :func:`records` (a pandas Series): JSON-safe Python values, in row order."""
     dtype = col.dtype
     if isinstance(dtype, np.dtype) and dtype.kind in "iub":
         return col.to_numpy().tolist()
@@ -79,3 +82,18 @@ def _column(col: pd.Series) -> list[Any]:
         return [None if v is None else float(v) for v in out.tolist()]
     values = col.astype(object).where(col.notna(), None)
     return [jsonable(v) for v in values.tolist()]
+
+
+def column_values(a: np.ndarray) -> list[Any]:
+    """A numpy column as JSON-safe Python values, in row order: what :func:`records` makes of the same
+    column in a DataFrame (numbers and flags in one ``tolist``, non-finite floats and missing values None)."""
+    if a.dtype.kind in "iub":
+        return a.tolist()
+    if a.dtype.kind == "f":
+        bad = ~np.isfinite(a)
+        if not bad.any():
+            return a.tolist()
+        out = a.astype(object)
+        out[bad] = None
+        return [None if v is None else float(v) for v in out.tolist()]
+    return [None if v is None or (isinstance(v, float) and v != v) else jsonable(v) for v in a.tolist()]

@@ -63,6 +63,7 @@ import pandas as pd
 
 from tracekit.analyses.options import AnalyzeOptions
 from tracekit.errors import ConfigError
+from tracekit.traces.cols import to_frame
 from tracekit.traces.frames import NO_ROWS, Columnar, empty_frame, n_rows
 
 if TYPE_CHECKING:
@@ -119,6 +120,10 @@ class View:
     body: pd.DataFrame | list[str]
     #: a line printed under the body (``note: ...``): how far to trust the figures above
     note: str | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.body, dict):  # TRANSITION (pandas-free port): a Cols body shown as a frame
+            object.__setattr__(self, "body", to_frame(self.body))
 
 
 @dataclass(frozen=True)
@@ -350,7 +355,9 @@ def compute_rank_tables(rt: RankTrace, *, specs: list[Table], options: AnalyzeOp
 def compute_run_tables(ctx: RunContext, specs: list[Table]) -> None:
     """Every run table of ``specs`` in order, into ``ctx.tables``."""
     for t in specs:
-        ctx.tables[t.name] = conform(t, t.compute(ctx))
+        out = conform(t, t.compute(ctx))
+        # TRANSITION (pandas-free port): a run table given as Cols is a frame for the tables not yet ported
+        ctx.tables[t.name] = to_frame(out) if isinstance(out, dict) else out
 
 
 # -- docs generation -----------------------------------------------------------------------------

@@ -1,0 +1,390 @@
+"""Tables as numpy columns: what ``tracekit analyze`` computes with, so that its path never imports pandas.
+
+A table here is a :data:`Cols`: a ``dict`` from column name to a 1-D numpy array, every array of
+one length, in column order. Text is an ``object`` array of ``str`` with ``None`` (or NaN) for a
+missing value; numbers and flags are plain numpy dtypes (a missing number is NaN in a float
+column). Importing pandas alone takes longer (0.1-0.2 s) than analysing a small trace, so the
+analyze path computes its tables with the functions below; :func:`to_frame` turns a table into
+the DataFrame ``tracekit.analyze()`` returns (the one place pandas enters, imported then).
+
+The functions reproduce the pandas operations the analyses were first written with, where a
+difference would show in a result:
+
+- :class:`Groups` is ``df.groupby(by)`` with its defaults: groups in sorted key order, a row
+  whose key is missing (NaN, None) in no group; its reductions skip missing values as pandas'
+  do (``sum`` of none is 0, ``mean``/``max``/``min``/``first`` of none NaN, ``nunique``
+  and ``count`` of the present ones). Float sums add in row order (pandas' add the same values
+  with a compensated sum: results may differ in the last bit, never in a reported figure).
+- :func:`merge` is ``left.merge(right, on=..., how="left" | "inner")``: the left rows in order,
+  each with its matches in the right table's order; a left row without a match gets a missing
+  value in each right column (an integer column becomes float, a bool one object, as pandas
+  makes them).
+- :func:`sort` is ``sort_values(by, kind="stable")`` with missing values last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+#: a table: column name -> 1-D numpy array (all of one length), in column order
+Cols = dict[str, np.ndarray]
+
+
+def nrows(t: Mapping[str, Any]) -> int:
+    """Rows of a table (0 for one without columns); a DataFrame's too."""
+    if hasattr(t, "shape") and hasattr(t, "columns"):  # a DataFrame, told apart without importing pandas
+        return int(t.shape[0])
+    return len(next(iter(t.values()))) if len(t) else 0
+
+
+def is_frame(t: Any) -> bool:
+    """True for a pandas DataFrame (checked without importing pandas)."""
+    return type(t).__name__ == "DataFrame" and type(t).__module__.startswith("pandas")
+
+
+def as_cols(t: Any) -> Cols:
+    """A table as :data:`Cols`: a DataFrame's columns as numpy arrays (text and pandas' nullable columns as
+    object arrays, missing values None, categoricals as their values); a mapping of arrays as a dict."""
+    if t is None:
+        return {}
+    if not is_frame(t):
+        return {str(k): np.asarray(v) for k, v in t.items()}
+    out: Cols = {}
+    for name in t.columns:
+        col = t[name]
+        dtype = col.dtype
+        if isinstance(dtype, np.dtype) and dtype.kind in "biuf":
+            out[str(name)] = col.to_numpy()
+        elif isinstance(dtype, np.dtype) and dtype.kind == "M":
+            out[str(name)] = col.to_numpy()
+        else:
+            values = col.astype(object).to_numpy()
+            missing = col.isna().to_numpy()
+            if missing.any():
+                values = values.copy()
+                values[missing] = None
+            out[str(name)] = values
+    return out
+
+
+def to_frame(t: Any) -> Any:
+    """The table as a pandas DataFrame (what ``pd.DataFrame(t)`` makes of it; imports pandas)."""
+    if is_frame(t):
+        return t
+    from tracekit.traces.frames import frame  # pandas enters here, only for a caller that asks for a frame
+
+    return frame(dict(t), copy=False) if len(t) else frame({}, copy=False)
+
+
+def empty(columns: Sequence[str]) -> Cols:
+    """A table of these columns and no rows (object columns, as ``pd.DataFrame(columns=...)`` has)."""
+    return {c: np.empty(0, dtype=object) for c in columns}
+
+
+def obj(values: Sequence[Any] | np.ndarray) -> np.ndarray:
+    """``values`` as a 1-D object array (a text column), element for element (tuples stay elements)."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = list(values)
+    return out
+
+
+def column(values: Sequence[Any]) -> np.ndarray:
+    """A column from Python values as ``pd.DataFrame`` would store it: ints -> int64, floats (and ints
+    mixed with None/NaN) -> float64, bools -> bool, anything else (text, None) -> object."""
+    vals = list(values)
+    kinds = {type(v) for v in vals}
+    if not vals:
+        return np.empty(0, dtype=object)
+    if kinds <= {bool, np.bool_}:
+        return np.array(vals, dtype=bool)
+    if kinds <= {int, np.int64, np.int32, np.intp}:
+        return np.array(vals, dtype=np.int64)
+    numeric = {int, float, np.int64, np.int32, np.float64, np.float32, type(None)}
+    if kinds <= numeric and kinds & {float, np.float64, np.float32, int, np.int64, np.int32}:
+        return np.array([np.nan if v is None else v for v in vals], dtype=np.float64)
+    return obj(vals)
+
+
+def isna(a: np.ndarray) -> np.ndarray:
+    """Missing values of a column: NaN in a float column; None or NaN in an object column."""
+    a = np.asarray(a)
+    if a.dtype.kind == "f":
+        return np.isnan(a)
+    if a.dtype.kind == "O":
+        return np.fromiter((v is None or (isinstance(v, float) and v != v) for v in a), dtype=bool, count=len(a))
+    if a.dtype.kind == "M":
+        return np.isnat(a)
+    return np.zeros(len(a), dtype=bool)
+
+
+def take(t: Mapping[str, np.ndarray], idx: Any) -> Cols:
+    """The rows ``idx`` (a bool mask or integer positions) of every column."""
+    return {k: v[idx] for k, v in t.items()}
+
+
+def select(t: Mapping[str, np.ndarray], columns: Sequence[str]) -> Cols:
+    """Just these columns, in this order."""
+    return {c: t[c] for c in columns}
+
+
+def concat(parts: Sequence[Mapping[str, np.ndarray]], columns: Sequence[str] | None = None) -> Cols:
+    """The tables stacked in order, as ``pd.concat(ignore_index=True)`` (tables without rows skipped; with none
+    left, an empty table of ``columns``). Every non-empty part must have the same columns. A column whose
+    dtypes differ between parts becomes float64 when every part's is a number (ints and floats, as pandas
+    upcasts), otherwise object."""
+    parts = [p for p in parts if nrows(p)]
+    if not parts:
+        return empty(columns or ())
+    names = list(parts[0])
+    out: Cols = {}
+    for k in names:
+        arrays = [np.asarray(p[k]) for p in parts]
+        kinds = {a.dtype.kind for a in arrays}
+        if len({a.dtype for a in arrays}) > 1 and not kinds <= set("iuf"):
+            arrays = [a.astype(object) for a in arrays]
+        out[k] = np.concatenate(arrays)
+    return out
+
+
+def _sort_key(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(missing mask, a key lexsort can order)`` of a column: objects by their sorted distinct values."""
+    miss = isna(a)
+    if a.dtype.kind == "O":
+        present = a[~miss]
+        uniq = sorted(set(present.tolist()))
+        pos = {v: i for i, v in enumerate(uniq)}
+        key = np.fromiter((-1 if m else pos[v] for v, m in zip(a.tolist(), miss.tolist())),
+                          dtype=np.int64, count=len(a))
+        return miss, key
+    if a.dtype.kind == "f":
+        return miss, np.where(miss, 0.0, a)
+    return miss, a
+
+
+def order(t: Mapping[str, np.ndarray], by: Sequence[str], ascending: bool | Sequence[bool] = True) -> np.ndarray:
+    """Row positions that sort the table by ``by`` (first key first), stable, missing values last in each
+    key: ``df.sort_values(by, ascending=..., kind="stable", na_position="last")``'s order."""
+    asc = [ascending] * len(by) if isinstance(ascending, bool) else list(ascending)
+    keys: list[np.ndarray] = []
+    for name, up in zip(reversed(list(by)), reversed(asc)):  # lexsort: the last key is the primary one
+        miss, key = _sort_key(np.asarray(t[name]))
+        if not up:
+            key = -key.astype(np.float64) if key.dtype.kind in "iub" else -key
+        keys += [key, miss]
+    if not keys:
+        return np.arange(nrows(t))
+    return np.lexsort(keys)
+
+
+def sort(t: Mapping[str, np.ndarray], by: Sequence[str], ascending: bool | Sequence[bool] = True) -> Cols:
+    """The table sorted by ``by`` (:func:`order`)."""
+    return take(t, order(t, by, ascending))
+
+
+def _codes(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(sorted distinct present values, code of each row)``; a missing value's code is -1."""
+    miss = isna(a)
+    if a.dtype.kind == "O":
+        present = a[~miss].tolist()
+        uniq_list = sorted(set(present))
+        pos = {v: i for i, v in enumerate(uniq_list)}
+        codes = np.fromiter((-1 if m else pos[v] for v, m in zip(a.tolist(), miss.tolist())),
+                            dtype=np.int64, count=len(a))
+        return obj(uniq_list), codes
+    if miss.any():
+        uniq, inv = np.unique(a[~miss], return_inverse=True)
+        codes = np.full(len(a), -1, dtype=np.int64)
+        codes[~miss] = inv
+        return uniq, codes
+    uniq, inv = np.unique(a, return_inverse=True)
+    return uniq, inv.astype(np.int64, copy=False)
+
+
+class Groups:
+    """The rows of a table grouped by the values of ``by`` (``df.groupby(by)``: sorted keys, rows with a
+    missing key left out). ``keys`` holds each group's key columns; the reductions return one value per
+    group, in that order."""
+
+    def __init__(self, t: Mapping[str, np.ndarray], by: Sequence[str]) -> None:
+        self.by = list(by)
+        n = nrows(t)
+        combined = np.zeros(n, dtype=np.int64)
+        valid = np.ones(n, dtype=bool)
+        uniqs: list[np.ndarray] = []
+        for name in self.by:
+            uniq, codes = _codes(np.asarray(t[name]))
+            valid &= codes >= 0
+            combined = combined * max(len(uniq), 1) + np.maximum(codes, 0)
+            uniqs.append(uniq)
+        groups, inverse = np.unique(combined[valid], return_inverse=True)
+        self.codes = np.full(n, -1, dtype=np.int64)
+        self.codes[valid] = inverse
+        self.n = len(groups)
+        self.keys: Cols = {}
+        rest = groups
+        for name, uniq in zip(reversed(self.by), reversed(uniqs)):
+            size = max(len(uniq), 1)
+            self.keys[name] = uniq[rest % size] if len(uniq) else uniq[:0]
+            rest = rest // size
+        self.keys = {name: self.keys[name] for name in self.by}
+        self._valid = valid
+
+    def size(self) -> np.ndarray:
+        """Rows per group (int64)."""
+        return np.bincount(self.codes[self._valid], minlength=self.n).astype(np.int64)
+
+    def _present(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        values = np.asarray(values)
+        keep = self._valid & ~isna(values)
+        return self.codes[keep], values[keep]
+
+    def count(self, values: np.ndarray) -> np.ndarray:
+        """Present (not missing) values per group (int64)."""
+        codes, _ = self._present(values)
+        return np.bincount(codes, minlength=self.n).astype(np.int64)
+
+    def sum(self, values: np.ndarray) -> np.ndarray:
+        """Sum per group of the present values (0 for none); ints and bools sum to int64, floats to float64."""
+        values = np.asarray(values)
+        codes, v = self._present(values)
+        if values.dtype.kind in "iub":
+            out = np.zeros(self.n, dtype=np.int64)
+            np.add.at(out, codes, v.astype(np.int64))
+            return out
+        return np.bincount(codes, weights=v.astype(np.float64), minlength=self.n)
+
+    def mean(self, values: np.ndarray) -> np.ndarray:
+        """Mean per group of the present values (NaN for none), float64."""
+        values = np.asarray(values)
+        codes, v = self._present(values)
+        total = np.bincount(codes, weights=v.astype(np.float64), minlength=self.n)
+        count = np.bincount(codes, minlength=self.n)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+    def _extreme(self, values: np.ndarray, ufunc: np.ufunc) -> np.ndarray:
+        values = np.asarray(values)
+        codes, v = self._present(values)
+        o = np.argsort(codes, kind="stable")
+        codes, v = codes[o], v[o]
+        starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]]) if len(codes) else np.empty(0, np.int64)
+        if values.dtype.kind in "iub" and len(starts) == self.n:  # every group has a value: the dtype stays
+            return ufunc.reduceat(v, starts) if len(v) else v[:0]
+        out = np.full(self.n, np.nan)
+        if len(v):
+            out[codes[starts]] = ufunc.reduceat(v.astype(np.float64), starts)
+        return out
+
+    def max(self, values: np.ndarray) -> np.ndarray:
+        """Largest present value per group (NaN for none; ints stay ints when every group has one)."""
+        return self._extreme(values, np.maximum)
+
+    def min(self, values: np.ndarray) -> np.ndarray:
+        """Smallest present value per group (NaN for none; ints stay ints when every group has one)."""
+        return self._extreme(values, np.minimum)
+
+    def _pick(self, values: np.ndarray, last: bool) -> np.ndarray:
+        values = np.asarray(values)
+        keep = self._valid & ~isna(values)
+        rows = np.flatnonzero(keep)
+        codes = self.codes[rows]
+        if last:
+            rows, codes = rows[::-1], codes[::-1]
+        _, first = np.unique(codes, return_index=True)
+        have = np.zeros(self.n, dtype=bool)
+        have[codes[first]] = True
+        if have.all():
+            out = np.empty(self.n, dtype=values.dtype)
+        elif values.dtype.kind in "iubf":
+            out = np.full(self.n, np.nan)
+        else:
+            out = np.full(self.n, None, dtype=object)
+        out[codes[first]] = values[rows[first]]
+        return out
+
+    def first(self, values: np.ndarray) -> np.ndarray:
+        """First present value per group in row order (missing for none): ``GroupBy.first()``."""
+        return self._pick(values, last=False)
+
+    def last(self, values: np.ndarray) -> np.ndarray:
+        """Last present value per group in row order (missing for none): ``GroupBy.last()``."""
+        return self._pick(values, last=True)
+
+    def nunique(self, values: np.ndarray) -> np.ndarray:
+        """Distinct present values per group (int64): ``GroupBy.nunique()``."""
+        codes, v = self._present(values)
+        if not len(v):
+            return np.zeros(self.n, dtype=np.int64)
+        _, vcodes = _codes(v)
+        pairs = np.unique(codes * (int(vcodes.max()) + 1) + vcodes)
+        return np.bincount(pairs // (int(vcodes.max()) + 1), minlength=self.n).astype(np.int64)
+
+    def rows(self) -> list[np.ndarray]:
+        """Each group's row positions (in row order), groups in key order."""
+        o = np.argsort(self.codes, kind="stable")
+        o = o[self.codes[o] >= 0]
+        bounds = np.flatnonzero(np.r_[True, self.codes[o][1:] != self.codes[o][:-1], True]) if len(o) else [0]
+        return [o[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _missing_like(a: np.ndarray, n: int) -> np.ndarray:
+    """``n`` missing values in the dtype a left merge gives column ``a`` when some rows have no match."""
+    if a.dtype.kind == "f":
+        return np.full(n, np.nan, dtype=a.dtype)
+    if a.dtype.kind in "iu":
+        return np.full(n, np.nan)
+    if a.dtype.kind == "M":
+        return np.full(n, np.datetime64("NaT"), dtype=a.dtype)
+    return np.full(n, None, dtype=object)
+
+
+def merge(left: Mapping[str, np.ndarray], right: Mapping[str, np.ndarray], on: Sequence[str],
+          how: str = "left") -> Cols:
+    """``left.merge(right, on=on, how=how)`` for ``how`` "left" or "inner" (module doc); the two tables share no
+    column but ``on``."""
+    on = list(on)
+    nl, nr = nrows(left), nrows(right)
+    lkey = [np.asarray(left[c]) for c in on]
+    rkey = [np.asarray(right[c]) for c in on]
+    both = {c: np.concatenate([a, b]) if a.dtype == b.dtype or {a.dtype.kind, b.dtype.kind} <= set("iuf")
+            else np.concatenate([a.astype(object), b.astype(object)]) for c, a, b in zip(on, lkey, rkey)}
+    g = Groups(both, on)
+    lcodes, rcodes = g.codes[:nl], g.codes[nl:]
+    ro = np.argsort(rcodes, kind="stable")
+    ro = ro[rcodes[ro] >= 0]
+    counts = np.bincount(rcodes[ro], minlength=g.n) if g.n else np.zeros(0, dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]) if g.n else np.zeros(0, dtype=np.int64)
+    match_n = np.where(lcodes >= 0, counts[np.maximum(lcodes, 0)] if g.n else 0, 0)
+    per_left = np.maximum(match_n, 1) if how == "left" else match_n
+    lrows = np.repeat(np.arange(nl), per_left)
+    offset = np.arange(len(lrows)) - np.repeat(np.cumsum(per_left) - per_left, per_left)
+    has = np.repeat(match_n > 0, per_left)
+    rpos = np.full(len(lrows), -1, dtype=np.int64)
+    if g.n:
+        rpos[has] = ro[starts[lcodes[lrows[has]]] + offset[has]]
+    out: Cols = {k: np.asarray(v)[lrows] for k, v in left.items()}
+    for k, v in right.items():
+        if k in on:
+            continue
+        v = np.asarray(v)
+        if has.all():
+            out[k] = v[rpos]
+        else:
+            col = _missing_like(v, len(lrows))
+            if v.dtype.kind == "b":
+                col = col.astype(object)
+            col[has] = v[rpos[has]]
+            out[k] = col
+    return out
+
+
+def records(t: Mapping[str, np.ndarray]) -> list[dict[str, Any]]:
+    """The rows as JSON-safe dicts (NaN and None -> None, numpy scalars -> Python), in column order."""
+    from tracekit.jsonable import column_values
+
+    names = list(t)
+    cols = [column_values(np.asarray(t[k])) for k in names]
+    return [dict(zip(names, row)) for row in zip(*cols)]
