@@ -113,8 +113,8 @@ def isna(a: np.ndarray) -> np.ndarray:
     a = np.asarray(a)
     if a.dtype.kind == "f":
         return np.isnan(a)
-    if a.dtype.kind == "O":
-        return np.fromiter((v is None or (isinstance(v, float) and v != v) for v in a), dtype=bool, count=len(a))
+    if a.dtype.kind == "O":  # elementwise in numpy's C loop: None, or a value unequal to itself (NaN)
+        return np.asarray(np.equal(a, None) | np.not_equal(a, a), dtype=bool)
     if a.dtype.kind == "M":
         return np.isnat(a)
     return np.zeros(len(a), dtype=bool)
@@ -153,12 +153,7 @@ def _sort_key(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(missing mask, a key lexsort can order)`` of a column: objects by their sorted distinct values."""
     miss = isna(a)
     if a.dtype.kind == "O":
-        present = a[~miss]
-        uniq = sorted(set(present.tolist()))
-        pos = {v: i for i, v in enumerate(uniq)}
-        key = np.fromiter((-1 if m else pos[v] for v, m in zip(a.tolist(), miss.tolist())),
-                          dtype=np.int64, count=len(a))
-        return miss, key
+        return miss, _codes(a)[1]
     if a.dtype.kind == "f":
         return miss, np.where(miss, 0.0, a)
     return miss, a
@@ -187,13 +182,19 @@ def sort(t: Mapping[str, np.ndarray], by: Sequence[str], ascending: bool | Seque
 def _codes(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(sorted distinct present values, code of each row)``; a missing value's code is -1."""
     miss = isna(a)
-    if a.dtype.kind == "O":
+    if a.dtype.kind == "O":  # hashed (a dict in C), then the few distinct values sorted
         present = a[~miss].tolist()
-        uniq_list = sorted(set(present))
-        pos = {v: i for i, v in enumerate(uniq_list)}
-        codes = np.fromiter((-1 if m else pos[v] for v, m in zip(a.tolist(), miss.tolist())),
-                            dtype=np.int64, count=len(a))
-        return obj(uniq_list), codes
+        distinct = list(dict.fromkeys(present))
+        try:
+            distinct.sort()
+        except TypeError:  # mixed types do not sort: first-seen order
+            pass
+        pos = {v: i for i, v in enumerate(distinct)}
+        uniq = obj(distinct)
+        inv = np.fromiter(map(pos.__getitem__, present), dtype=np.int64, count=len(present))
+        codes = np.full(len(a), -1, dtype=np.int64)
+        codes[~miss] = inv
+        return uniq, codes
     if miss.any():
         uniq, inv = np.unique(a[~miss], return_inverse=True)
         codes = np.full(len(a), -1, dtype=np.int64)
