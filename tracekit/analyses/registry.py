@@ -20,7 +20,7 @@ Adding an analysis is one new module (see ``docs/development.md``, "Adding an an
     # tracekit/analyses/top_kernels.py
     from tracekit.analyses.registry import Column, RankContext, Table
 
-    def top_kernels(ctx: RankContext) -> pd.DataFrame:          # one rank's rows
+    def top_kernels(ctx: RankContext) -> Cols:          # one rank's rows, as numpy columns
         ...
 
     TABLES = [Table(
@@ -37,7 +37,10 @@ Contracts:
   manifest, and in ``ctx.tables`` the same rank's tables named in ``needs``); its rows
   must carry a ``rank`` column. A run table gets a :class:`RunContext` whose
   ``tables`` holds every table computed before it (rank tables stacked over ranks).
-- The returned DataFrame must have exactly the declared columns (any order; it is
+- Tables are numpy columns (:data:`tracekit.traces.cols.Cols`, a dict of 1-D arrays of one length;
+  :mod:`tracekit.traces.cols` has the group-bys, sorts and merges), so ``tracekit analyze`` never imports
+  pandas; ``tracekit.analyze()`` hands them out as DataFrames (:class:`AnalysisResult`).
+- The returned table must have exactly the declared columns (any order; it is
   reordered): :func:`conform` raises :class:`RegistryError` otherwise, so the docs
   cannot drift from the data. An empty result may have no columns.
 - ``needs`` names tables computed first; a rank table may need only rank tables.
@@ -56,17 +59,17 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from types import ModuleType
+from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any, Literal
-
-import pandas as pd
 
 from tracekit.analyses.options import AnalyzeOptions
 from tracekit.errors import ConfigError
-from tracekit.traces.cols import to_frame
-from tracekit.traces.frames import NO_ROWS, Columnar, empty_frame, n_rows
+from tracekit.traces.cols import Cols, as_cols, empty, is_frame, nrows, to_frame
+from tracekit.traces.frames import NO_ROWS, Columnar
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from tracekit.traces.traceset import RankTrace, TraceSet
 
 Scope = Literal["rank", "run"]
@@ -78,6 +81,10 @@ UNITS = {
     "count": "a count", "rank": "a rank number", "step": "a ProfilerStep number", "index": "an ordinal",
     "bool": "true / false", "name": "text: a name", "text": "text", "json": "a JSON object",
 }
+
+
+#: TRANSITION (pandas-free port): tables and view bodies reach the analyses as DataFrames
+TRANSITION_FRAMES = True
 
 
 class AnalysisWarning(UserWarning):
@@ -114,15 +121,15 @@ class ViewOptions:
 
 @dataclass(frozen=True)
 class View:
-    """A section of the text report: a title and a DataFrame (rendered as a table) or prose lines."""
+    """A section of the text report: a title and a table (columns or a DataFrame) or prose lines."""
 
     title: str
-    body: pd.DataFrame | list[str]
+    body: Cols | pd.DataFrame | list[str]
     #: a line printed under the body (``note: ...``): how far to trust the figures above
     note: str | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.body, dict):  # TRANSITION (pandas-free port): a Cols body shown as a frame
+        if TRANSITION_FRAMES and isinstance(self.body, dict):  # TRANSITION (pandas-free port): a Cols body shown as a frame
             object.__setattr__(self, "body", to_frame(self.body))
 
 
@@ -134,9 +141,9 @@ class Table:
     scope: Scope
     title: str
     columns: tuple[Column, ...]
-    compute: Callable[[Any], pd.DataFrame]
+    compute: Callable[[Any], Columnar | None]
     needs: tuple[str, ...] = ()
-    view: Callable[[Mapping[str, pd.DataFrame], ViewOptions], View | None] | None = None
+    view: Callable[[Mapping[str, Columnar], ViewOptions], View | None] | None = None
     #: position in reports (lower first); ties by name
     order: int = 100
     internal: bool = False
@@ -153,24 +160,48 @@ class Table:
         return self.enabled is None or bool(self.enabled(options))
 
 
-@dataclass
 class AnalysisResult:
-    """Everything ``tracekit analyze`` reports: ``meta`` (run facts) and ``tables`` (name -> DataFrame,
-    in report order). ``--format json`` prints exactly this: ``{"meta": meta, name: rows, ...}``.
+    """Everything ``tracekit analyze`` reports: ``meta`` (run facts) and its tables, in report order.
+    ``--format json`` prints exactly this: ``{"meta": meta, name: rows, ...}``.
 
-    Tables are also attributes: ``res.ranks`` is ``res.tables["ranks"]``.
+    ``tables`` gives them as DataFrames (name -> frame; pandas is imported on first use), ``columns`` as
+    :data:`~tracekit.traces.cols.Cols` (what the analysis computed; the renderers of ``tracekit analyze``
+    read these, so its path never imports pandas). Tables are also attributes: ``res.ranks`` is
+    ``res.tables["ranks"]``. Both views are read-only; :meth:`set_table` replaces a table.
     """
 
-    meta: dict[str, Any]
-    tables: dict[str, pd.DataFrame]
+    def __init__(self, meta: dict[str, Any], tables: Mapping[str, Any]) -> None:
+        self.meta = meta
+        self._raw: dict[str, Any] = dict(tables)
+        self._frames: Mapping[str, pd.DataFrame] | None = None
+        self._cols: Mapping[str, Cols] | None = None
+
+    @property
+    def tables(self) -> Mapping[str, pd.DataFrame]:
+        """name -> DataFrame (built once from the computed columns)."""
+        if self._frames is None:
+            self._frames = MappingProxyType({n: to_frame(t) for n, t in self._raw.items()})
+        return self._frames
+
+    @property
+    def columns(self) -> Mapping[str, Cols]:
+        """name -> the table as numpy columns (:mod:`tracekit.traces.cols`)."""
+        if self._cols is None:
+            self._cols = MappingProxyType({n: as_cols(t) for n, t in self._raw.items()})
+        return self._cols
+
+    def set_table(self, name: str, table: Any) -> None:
+        """Replace (or add, last) table ``name``: a DataFrame or columns."""
+        self._raw[name] = table
+        self._frames = self._cols = None
 
     def __getattr__(self, name: str) -> pd.DataFrame:
-        if name.startswith("__") or name in ("meta", "tables"):
+        if name.startswith("_") or name in ("meta",):
             raise AttributeError(name)
         try:
             return self.tables[name]
         except KeyError:
-            raise AttributeError(f"no table {name!r} in this result; tables: {', '.join(self.tables)}") from None
+            raise AttributeError(f"no table {name!r} in this result; tables: {', '.join(self._raw)}") from None
 
 
 @dataclass
@@ -207,7 +238,7 @@ class RunContext:
     options: AnalyzeOptions
     manifest: Any
     meta: dict[str, Any]
-    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    tables: dict[str, Columnar] = field(default_factory=dict)
     _memo: dict[Any, Any] = field(default_factory=dict)
 
     def result(self) -> AnalysisResult:
@@ -323,21 +354,23 @@ def selected(options: AnalyzeOptions, only: tuple[str, ...] | list[str] = ()) ->
 def conform(t: Table, df: Columnar | None) -> Columnar:
     """``df`` with exactly ``t``'s columns in declared order; an empty (or None) result gets them.
 
-    ``df`` may be a frame or, for a rank table, its columns (a dict of numpy arrays, stacked over
-    ranks later by the engine); a dict stays a dict. Raises :class:`RegistryError` when a computed
-    column is not declared, or a declared one is missing from a non-empty result.
+    ``df`` may be columns (a dict of numpy arrays, :mod:`tracekit.traces.cols`; a rank table's are
+    stacked over ranks later by the engine) or a DataFrame; columns stay columns. Raises
+    :class:`RegistryError` when a computed column is not declared, or a declared one is missing from a
+    non-empty result.
     """
     names = t.column_names
     if df is None:
-        return empty_frame(names)
-    have = df.columns.tolist() if isinstance(df, pd.DataFrame) else list(df)
+        return empty(names)
+    frame = is_frame(df)
+    have = df.columns.tolist() if frame else list(df)
     if have == names:
         return df
     extra, missing = sorted(set(have) - set(names)), sorted(set(names) - set(have))
-    if extra or (missing and n_rows(df)):
+    if extra or (missing and nrows(df)):
         raise RegistryError(f"table {t.name!r}: computed columns differ from the declared ones "
                             f"(undeclared {extra}, missing {missing})")
-    if not isinstance(df, pd.DataFrame):
+    if not frame:
         return {c: df[c] for c in names} if not missing else NO_ROWS
     return df.reindex(columns=names) if missing else df[names]
 
@@ -357,7 +390,7 @@ def compute_run_tables(ctx: RunContext, specs: list[Table]) -> None:
     for t in specs:
         out = conform(t, t.compute(ctx))
         # TRANSITION (pandas-free port): a run table given as Cols is a frame for the tables not yet ported
-        ctx.tables[t.name] = to_frame(out) if isinstance(out, dict) else out
+        ctx.tables[t.name] = to_frame(out) if TRANSITION_FRAMES and isinstance(out, dict) else out
 
 
 # -- docs generation -----------------------------------------------------------------------------

@@ -172,7 +172,7 @@ def advise(traces: TraceSet, res: AnalysisResult, *, comm_pattern: str | None = 
             f["evidence"]["whatif"]["prediction_error_pct"] = result.baseline.get("error_pct")
             f["evidence"]["whatif"]["self_check_failed"] = bool(result.baseline.get("self_check_failed"))
     if "findings" in res.tables:
-        res.tables["findings"] = as_table(quoted)
+        res.set_table("findings", as_table(quoted))
     res.meta["whatif"] = jsonable({"baseline": result.baseline, "profiler_cost": result.profiler_cost,
                                    "notes": result.notes})
     return result

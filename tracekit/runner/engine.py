@@ -37,13 +37,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import pandas as pd
+import numpy as np
 
 from tracekit import progress
 from tracekit.cpus import usable_cpus
 from tracekit.analyses import registry
 from tracekit.errors import ConfigError, MissingDependencyError, TraceInputError
-from tracekit.traces.frames import stack
+from tracekit.traces import cols as C
 from tracekit.traces.manifest import Manifest, read_manifest
 from tracekit.traces import loader
 from tracekit.traces.traceset import RankTrace, TraceSet
@@ -93,7 +93,7 @@ class BatchOutcome:
     """A batch after the per-rank map: its files, and its rank tables stacked in file order."""
 
     files: list[FileOutcome]
-    tables: dict[str, pd.DataFrame]
+    tables: dict[str, C.Cols]
 
 
 def _declared_world(meta: dict[str, Any], fallback: int | None) -> int:
@@ -104,7 +104,7 @@ def _declared_world(meta: dict[str, Any], fallback: int | None) -> int:
 
 
 def rank_tables(path: str, nbytes: int, job: RankJob,
-                specs: list[registry.Table]) -> tuple[FileOutcome, dict[str, pd.DataFrame] | None]:
+                specs: list[registry.Table]) -> tuple[FileOutcome, dict[str, C.Cols] | None]:
     """The per-rank map of one file: its outcome and rank tables (None on an input error, which is
     returned, not raised)."""
     out = FileOutcome(path=path, nbytes=nbytes)
@@ -131,7 +131,7 @@ def rank_batch(files: list[tuple[str, int]], job: RankJob) -> BatchOutcome:
     """The per-rank map of each ``(path, bytes)`` in ``files``: one task of either engine."""
     specs = [t for t in registry.selected(job.options) if t.scope == "rank"]
     outcomes: list[FileOutcome] = []
-    per_rank: list[dict[str, pd.DataFrame]] = []
+    per_rank: list[dict[str, C.Cols]] = []
     shared: dict[str, Any] = {}
     for p, n in files:
         o, t = rank_tables(p, n, job, specs)
@@ -140,8 +140,7 @@ def rank_batch(files: list[tuple[str, int]], job: RankJob) -> BatchOutcome:
         outcomes.append(o)
         if t is not None:
             per_rank.append(t)
-    return BatchOutcome(outcomes, {t.name: stack([r[t.name] for r in per_rank], tuple(t.column_names))
-                                   for t in specs})
+    return BatchOutcome(outcomes, {t.name: C.concat([r[t.name] for r in per_rank], t.column_names) for t in specs})
 
 
 def _share_header_parts(meta: dict[str, Any], shared: dict[str, Any]) -> None:
@@ -312,7 +311,7 @@ def map_dask(client: Any, files: list[tuple[str, int]], job: RankJob,
 # -- both --------------------------------------------------------------------------------------
 
 def gather(outcomes: list[BatchOutcome], *, skip_bad: bool, manifest: Manifest | None,
-           root: Path | None, named: set[str] = frozenset()) -> tuple[TraceSet, dict[str, pd.DataFrame]]:
+           root: Path | None, named: set[str] = frozenset()) -> tuple[TraceSet, dict[str, C.Cols]]:
     """The :class:`TraceSet` (headers only, see :meth:`RankTrace.header_only`) and the rank tables,
     stacked over all ranks in rank order (what :func:`tracekit.runner.run.analyze` takes as ``tables``).
 
@@ -344,22 +343,22 @@ def gather(outcomes: list[BatchOutcome], *, skip_bad: bool, manifest: Manifest |
     loader.add_ignored(ts, ignored)
     ts.manifest, ts.root = manifest, root
     names = list(outcomes[0].tables) if outcomes else []
-    return ts, {n: _rank_ordered(stack([b.tables[n] for b in outcomes], tuple(outcomes[0].tables[n].columns)))
+    return ts, {n: _rank_ordered(C.concat([b.tables[n] for b in outcomes], list(outcomes[0].tables[n])))
                 for n in names}
 
 
-def _rank_ordered(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` with its rows in rank order, each rank's rows in their own order (files are in path
+def _rank_ordered(t: C.Cols) -> C.Cols:
+    """``t`` with its rows in rank order, each rank's rows in their own order (files are in path
     order, where ``rank10`` comes before ``rank2``)."""
-    if df.empty or df["rank"].is_monotonic_increasing:
-        return df
-    return df.sort_values("rank", kind="stable").reset_index(drop=True)
+    if not C.nrows(t) or (np.diff(t["rank"]) >= 0).all():
+        return t
+    return C.take(t, np.argsort(t["rank"], kind="stable"))
 
 
 def map_paths(paths: list[str], *, engine: Engine = "local", scheduler: str | None = None, skip_bad: bool = False,
               options: registry.AnalyzeOptions | None = None, workers: int | None = None,
               show_progress: bool | None = None, listed: list[Path] | None = None
-              ) -> tuple[TraceSet, dict[str, pd.DataFrame]]:
+              ) -> tuple[TraceSet, dict[str, C.Cols]]:
     """Find the rank files under ``paths`` (``listed``: :func:`loader.find_trace_files`'s result, where the caller
     has it; the dask engine lists them where the files are) and run the per-rank map on ``engine``.
 

@@ -13,11 +13,9 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-import pandas as pd
-
 from tracekit.analyses import registry
 from tracekit.runner.per_rank import map_ranks
-from tracekit.traces.frames import stack
+from tracekit.traces import cols as C
 from tracekit.analyses.registry import AnalysisResult, AnalysisWarning, AnalyzeOptions
 from tracekit.traces.decode import unread_of, unread_text
 from tracekit.traces.traceset import TraceSet
@@ -29,7 +27,7 @@ def analyze(
     *,
     workers: int | None = None,
     on_phase: Callable[[str], None] | None = None,
-    tables: dict[str, pd.DataFrame] | None = None,
+    tables: dict[str, C.Cols] | None = None,
     only: tuple[str, ...] = (),
 ) -> AnalysisResult:
     """Every registered table of ``traces`` and the run facts: what ``tracekit analyze`` reports.
@@ -50,8 +48,9 @@ def analyze(
     if tables is None:
         parts = map_ranks(traces, partial(registry.compute_rank_tables, specs=rank_specs, options=options,
                                           world_size=traces.world_size, manifest=traces.manifest), workers)
-        tables = {t.name: stack([p[t.name] for p in parts.values()], tuple(t.column_names))
-                  for t in rank_specs}
+        tables = {t.name: C.concat([p[t.name] for p in parts.values()], t.column_names) for t in rank_specs}
+    if registry.TRANSITION_FRAMES and tables:  # TRANSITION (pandas-free port): the run tables not yet ported read frames
+        tables = {n: C.to_frame(t) for n, t in tables.items()}
     if on_phase:
         on_phase("rank_tables")
     ctx = registry.RunContext(traces=traces, options=options, manifest=traces.manifest,
@@ -63,7 +62,7 @@ def analyze(
     return AnalysisResult(meta=ctx.meta, tables={n: ctx.tables[n] for n in public if n in ctx.tables})
 
 
-def _meta(traces: TraceSet, tables: dict[str, pd.DataFrame], options: AnalyzeOptions) -> dict[str, Any]:
+def _meta(traces: TraceSet, tables: dict[str, C.Cols], options: AnalyzeOptions) -> dict[str, Any]:
     # built from the per-rank tables: ranks analysed in a child process have no
     # derived tables (steps, GPU join) in this one, and recomputing them costs ~30 ms a rank
     first = next(iter(traces))
@@ -86,7 +85,7 @@ def _meta(traces: TraceSet, tables: dict[str, pd.DataFrame], options: AnalyzeOpt
         steps = sorted({int(s) for rt in traces for s in rt.step_arrays()["step"].tolist()})  # no frame per rank
     if "rank_totals" in tables:
         totals = tables["rank_totals"]
-        pre_window = int(totals["pre_window_kernels"].sum()) if len(totals) else 0
+        pre_window = int(totals["pre_window_kernels"].sum()) if C.nrows(totals) else 0
     else:
         pre_window = sum(int(rt.gpu_column("pre_window").sum()) for rt in traces if rt.has_gpu_activity)
     return {
