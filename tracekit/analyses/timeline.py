@@ -238,7 +238,8 @@ def _ready_cpu(rt: RankTrace, step: np.ndarray, launch: np.ndarray) -> tuple[np.
     is_comp = (iv.isin_sorted(step, unique(comp_steps)) if comp_ends.size else np.zeros(step.size, bool))
     ready = np.where(is_comp, _last_before(comp_ends, launch), _last_before(eager_ends, launch))
     same = assign_steps(rt.step_arrays(), np.maximum(ready, 0)) == step
-    return np.where(is_comp, "compiled_subgraph", "autograd_op"), np.where((ready >= 0) & same, ready, -1)
+    source = np.where(is_comp, "compiled_subgraph", "autograd_op").astype(object)  # (text: an object column)
+    return source, np.where((ready >= 0) & same, ready, -1)
 
 
 def bucket_timeline(rt: RankTrace, cls: np.ndarray, coll: Columnar, tp: int = 1,
@@ -511,7 +512,7 @@ TABLES = [
             Column("note", "text", "what the result means"),
         ),
         compute=_check_table, needs=("bucket_timeline", "graph_breaks"), order=90,
-        view=lambda t, o: View("run.json check", t["manifest_check"]) if len(t["manifest_check"]) else None,
+        view=lambda t, o: View("run.json check", t["manifest_check"]) if C.nrows(t["manifest_check"]) else None,
     ),
 ]
 
