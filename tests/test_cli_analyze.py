@@ -144,6 +144,7 @@ def test_graph_break_summary_arithmetic() -> None:
     import pandas as pd
 
     from tracekit.analyses.graphbreaks import graph_break_summary
+    from tracekit.traces import cols as C
 
     gb = pd.DataFrame({
         "rank": [0, 0, 1], "step": [1, 2, 1], "regions": [2, 4, 3], "fwd_subgraphs": [16, 16, 8],
@@ -152,7 +153,7 @@ def test_graph_break_summary_arithmetic() -> None:
         "idle_at_breaks_us": [0.0, 40.0, 0.0], "cost_per_break_us": [float("nan"), 40.0, float("nan")],
         "compile_skipped": [False, True, True],
     })
-    s = graph_break_summary(gb).set_index("rank")
+    s = C.to_frame(graph_break_summary(gb)).set_index("rank")
     assert s.loc[0, "steps"] == 2 and s.loc[1, "steps"] == 1
     assert s.loc[0, "regions"] == (2 + 4) / 2 and s.loc[0, "real_breaks"] == (0 + 1) / 2
     assert s.loc[0, "compiled_cpu_us"] == (100 + 300) / 2 and s.loc[0, "idle_at_breaks_us"] == (0 + 40) / 2

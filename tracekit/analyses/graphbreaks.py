@@ -41,13 +41,14 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
-import pandas as pd
 
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.findings import Finding, FindingContext, rank_step_us, rounded, step_means
 from tracekit.analyses.registry import Column, RankContext, Table, View, ViewOptions
-from tracekit.analyses.timeline import cpu_ops, rank_compile_facts
-from tracekit.traces.frames import NO_ROWS, Columnar, empty_frame, frame
+from tracekit.analyses.timeline import cpu_ops, rank_compile_facts, rows_by_rank
+from tracekit.traces import cols as C
+from tracekit.traces.cols import Cols
+from tracekit.traces.frames import NO_ROWS, Columnar
 from tracekit.traces.manifest import CompileFacts, Manifest
 from tracekit.traces.traceset import RankTrace, assign_steps
 
@@ -106,8 +107,11 @@ def compiled_arrays(rt: RankTrace) -> Compiled:
     return rt.memo("compiled_ops", build)
 
 
-def compiled_ops(rt: RankTrace) -> pd.DataFrame:
-    """The CPU ops that describe compilation: ``what`` in region/fwd/bwd/lookup/fxgraph, with step."""
+def compiled_ops(rt: RankTrace) -> Any:
+    """The CPU ops that describe compilation: ``what`` in region/fwd/bwd/lookup/fxgraph, with step (a
+    DataFrame: the HTML report's timeline reads it, never ``tracekit analyze``)."""
+    import pandas as pd  # the report's path only (analyze reads compiled_arrays)
+
     c = compiled_arrays(rt)
     names = np.array(cpu_ops(rt).names + [""], dtype=object)
     return pd.DataFrame({"name": pd.Series(names[c.name], dtype=str), "ts_ns": c.ts_ns, "end_ns": c.end_ns,
@@ -168,12 +172,11 @@ def rank_in_group(step: np.ndarray) -> np.ndarray:
 
 
 def _boundaries(rt: RankTrace, c: Compiled, rows: np.ndarray, region: np.ndarray | None,
-                fwd_kinds: pd.DataFrame | None) -> pd.DataFrame:
+                fwd_kinds: Cols | None) -> Cols:
     """Consecutive-subgraph boundaries of one pass (``rows`` of ``c``, with their forward ``region`` or
     None for the backward, whose kinds come from the forward boundaries ``fwd_kinds``)."""
-    cols = ["step", "index", "kind", "gap_cpu_us", "idle_gpu_us"]
     if rows.size < 2:
-        return empty_frame(cols)
+        return C.empty(("step", "index", "kind", "gap_cpu_us", "idle_gpu_us"))
     order = np.lexsort((c.ts_ns[rows], c.step[rows]))
     rows = rows[order]
     step, ts, end = c.step[rows], c.ts_ns[rows], c.end_ns[rows]
@@ -192,19 +195,18 @@ def _boundaries(rt: RankTrace, c: Compiled, rows: np.ndarray, region: np.ndarray
         idle[valid] = (s[valid] - e[valid] - cov) / NS_PER_US
     if region is not None:
         reg = region[order]
-        kind = np.where((reg[has] == reg[nxt]) & (reg[has] >= 0), "ddp_split", "graph_break")
+        kind = np.where((reg[has] == reg[nxt]) & (reg[has] >= 0), "ddp_split", "graph_break").astype(object)
     else:
         kind = _backward_kinds(b_step, index, fwd_kinds)
-    return frame({"step": b_step, "index": index, "kind": kind, "gap_cpu_us": gap, "idle_gpu_us": idle})
+    return {"step": b_step, "index": index, "kind": kind, "gap_cpu_us": gap, "idle_gpu_us": idle}
 
 
-def _backward_kinds(step: np.ndarray, index: np.ndarray, fwd: pd.DataFrame | None) -> np.ndarray:
-    """Backward boundary kinds: the forward ones in reverse order when the step's counts agree, else
-    ddp_split when the step's forward had no graph break and unknown otherwise."""
-    if fwd is None or not len(fwd):
+def _backward_kinds(step: np.ndarray, index: np.ndarray, fwd: Cols | None) -> np.ndarray:
+    """Backward boundary kinds (an object array): the forward ones in reverse order when the step's counts
+    agree, else ddp_split when the step's forward had no graph break and unknown otherwise."""
+    if fwd is None or not C.nrows(fwd):
         return np.full(step.size, "ddp_split", dtype=object)
-    f_step, f_index = fwd["step"].to_numpy(), fwd["index"].to_numpy()
-    f_kind = fwd["kind"].to_numpy(dtype=object)
+    f_step, f_kind = fwd["step"], fwd["kind"]
     starts = _group_starts(step)
     n = np.repeat(np.diff(np.r_[starts, step.size]), np.diff(np.r_[starts, step.size]))  # boundaries in the step
     f_steps, f_first, f_n = np.unique(f_step, return_index=True, return_counts=True)
@@ -215,12 +217,13 @@ def _backward_kinds(step: np.ndarray, index: np.ndarray, fwd: pd.DataFrame | Non
     kinds = f_kind[np.where(match, f_first[pos] + n - 1 - index, 0)]
     breaks = np.unique(f_step[f_kind == "graph_break"])
     has_break = np.isin(step, breaks)
-    return np.where(match, kinds, np.where(has_break, "unknown", "ddp_split"))
+    return np.where(match, kinds, np.where(has_break, "unknown", "ddp_split")).astype(object)
 
 
-def boundary_table(rt: RankTrace) -> tuple[np.ndarray, pd.DataFrame]:
+def boundary_table(rt: RankTrace) -> tuple[np.ndarray, Columnar]:
     """``(region, boundaries)``: per op of :func:`compiled_ops`, the index (among the region ops) of the
-    innermost region of a forward subgraph (-1 for other ops), and the subgraph boundaries of both passes."""
+    innermost region of a forward subgraph (-1 for other ops), and the subgraph boundaries of both passes
+    (:data:`BOUNDARY_COLUMNS`, as :data:`~tracekit.traces.cols.Cols`; ``NO_ROWS`` on an eager rank)."""
     c = compiled_arrays(rt)
     region = np.full(c.what.size, -1, dtype=np.int64)
     if not c.what.size:  # an eager rank: nothing compiled, no boundaries (the common case, kept cheap)
@@ -229,9 +232,13 @@ def boundary_table(rt: RankTrace) -> tuple[np.ndarray, pd.DataFrame]:
     region[fwd] = _innermost_region(c, fwd, (c.what == _REGION).nonzero()[0])
     fb = _boundaries(rt, c, fwd, region[fwd], None)
     bb = _boundaries(rt, c, (c.what == _BWD).nonzero()[0], None, fb)
-    both = pd.concat([fb.assign(**{"pass": "forward"}), bb.assign(**{"pass": "backward"})], ignore_index=True)
-    both["rank"] = rt.rank
-    return region, both[list(BOUNDARY_COLUMNS)] if len(both) else empty_frame(BOUNDARY_COLUMNS)
+    nf, nb = C.nrows(fb), C.nrows(bb)
+    if not nf + nb:
+        return region, C.empty(BOUNDARY_COLUMNS)
+    both = C.concat([fb, bb])  # (an empty part is skipped)
+    return region, {"rank": np.full(nf + nb, rt.rank, dtype=np.int64), "step": both["step"],
+                    "pass": C.obj(["forward"] * nf + ["backward"] * nb), "index": both["index"],
+                    "kind": both["kind"], "gap_cpu_us": both["gap_cpu_us"], "idle_gpu_us": both["idle_gpu_us"]}
 
 
 def _reasons(facts: CompileFacts) -> str | None:
@@ -242,18 +249,25 @@ def _reasons(facts: CompileFacts) -> str | None:
     return out or None
 
 
-def _step_sums(bnd: pd.DataFrame, steps: np.ndarray) -> dict[str, np.ndarray]:
-    """Per step of ``steps``: the boundary time sums of :data:`GB_COLUMNS` (0 where none)."""
-    kind = bnd["kind"].to_numpy(dtype=object)
-    gap, idle = bnd["gap_cpu_us"].to_numpy(dtype=float), bnd["idle_gpu_us"].to_numpy(dtype=float)
+def _step_sums(bnd: Cols, steps: np.ndarray) -> dict[str, np.ndarray]:
+    """Per step of ``steps`` (distinct): the boundary time sums of :data:`GB_COLUMNS` (0 where none; a
+    boundary of a step not in ``steps`` counts nowhere)."""
+    kind = bnd["kind"]
+    gap, idle = bnd["gap_cpu_us"].astype(float), bnd["idle_gpu_us"].astype(float)
     brk, split = kind == "graph_break", kind == "ddp_split"
-    # one groupby: pandas' compensated sum, which skips NaN, gives each column the sum of its rows
-    parts = pd.DataFrame({"eager_between_us": gap, "eager_at_breaks_us": np.where(brk, gap, np.nan),
-                          "eager_at_splits_us": np.where(split, gap, np.nan),
-                          "idle_at_breaks_us": np.where(brk, idle, np.nan),
-                          "idle_at_splits_us": np.where(split, idle, np.nan)})
-    sums = parts.groupby(bnd["step"].to_numpy()).sum().reindex(steps, fill_value=0.0)
-    return {c: sums[c].to_numpy(dtype=float) for c in parts.columns}
+    by = np.argsort(steps, kind="stable")
+    b_step = bnd["step"]
+    pos = np.clip(np.searchsorted(steps[by], b_step), 0, steps.size - 1)
+    at = np.where(steps[by][pos] == b_step, by[pos], steps.size)  # steps.size: no step of ``steps``
+
+    def per_step(values: np.ndarray, keep: np.ndarray | None = None) -> np.ndarray:
+        ok = ~np.isnan(values) if keep is None else keep & ~np.isnan(values)  # a sum skips NaN, as pandas'
+        # (float even without a row: bincount of nothing is int)
+        return np.bincount(at[ok], weights=values[ok], minlength=steps.size + 1)[:steps.size].astype(float)
+
+    return {"eager_between_us": per_step(gap), "eager_at_breaks_us": per_step(gap, brk),
+            "eager_at_splits_us": per_step(gap, split), "idle_at_breaks_us": per_step(idle, brk),
+            "idle_at_splits_us": per_step(idle, split)}
 
 
 def _count_per_step(keys: np.ndarray, steps: np.ndarray) -> np.ndarray:
@@ -263,8 +277,9 @@ def _count_per_step(keys: np.ndarray, steps: np.ndarray) -> np.ndarray:
     return np.where(u[pos] == steps, n[pos], 0).astype(np.int64) if u.size else np.zeros(steps.size, np.int64)
 
 
-def graph_break_table(rt: RankTrace, manifest: Manifest | None = None) -> tuple[Columnar, pd.DataFrame]:
-    """``(per_step, boundaries)`` for one rank (see module doc; ``per_step`` of an eager rank as its columns)."""
+def graph_break_table(rt: RankTrace, manifest: Manifest | None = None) -> tuple[Columnar, Columnar]:
+    """``(per_step, boundaries)`` for one rank as :data:`~tracekit.traces.cols.Cols` (see module doc;
+    ``NO_ROWS`` for a table without rows)."""
     region, bnd = boundary_table(rt)
     steps = rt.step_arrays()["step"].astype(np.int64)
     facts = rank_compile_facts(manifest, rt.rank)
@@ -278,14 +293,14 @@ def graph_break_table(rt: RankTrace, manifest: Manifest | None = None) -> tuple[
     pairs = np.unique(np.stack([c.step[in_region], region[in_region]]), axis=1)
     sub = (c.what == _FWD) | (c.what == _BWD)
     s_step, dur = iv.group_reduce(c.step[sub], (c.end_ns - c.ts_ns)[sub], np.add)
-    fwd_kind = bnd["kind"].to_numpy(dtype=object)[bnd["pass"].to_numpy(dtype=object) == "forward"]
-    fwd_step = bnd["step"].to_numpy()[bnd["pass"].to_numpy(dtype=object) == "forward"]
+    forward = bnd["pass"] == "forward" if C.nrows(bnd) else np.zeros(0, dtype=bool)
+    fwd_kind, fwd_step = (bnd["kind"][forward], bnd["step"][forward]) if C.nrows(bnd) else (forward, forward)
     real_breaks = _count_per_step(fwd_step[fwd_kind == "graph_break"].astype(np.int64), steps)
-    sums = _step_sums(bnd, steps) if len(bnd) else dict.fromkeys(
+    sums = _step_sums(bnd, steps) if C.nrows(bnd) else dict.fromkeys(
         ("eager_between_us", "eager_at_breaks_us", "eager_at_splits_us", "idle_at_breaks_us",
          "idle_at_splits_us"), np.zeros(steps.size))
-    requested = facts.enabled or bool((c.what == _LOOKUP).any() or (c.what == _REGION).any())
-    out = pd.DataFrame({
+    requested = bool(facts.enabled or (c.what == _LOOKUP).any() or (c.what == _REGION).any())
+    return {
         "rank": np.full(steps.size, rt.rank, dtype=np.int64), "step": steps, "regions": count["region"],
         "graph_regions": _count_per_step(pairs[0], steps), "fwd_subgraphs": count["fwd"],
         "bwd_subgraphs": count["bwd"], "cache_lookups": count["lookup"],
@@ -294,11 +309,10 @@ def graph_break_table(rt: RankTrace, manifest: Manifest | None = None) -> tuple[
         "compiled_cpu_us": _per_step_sum(s_step, dur, steps) / NS_PER_US, **sums,
         "break_cost_us": sums["idle_at_breaks_us"],
         "cost_per_break_us": sums["idle_at_breaks_us"] / np.where(real_breaks > 0, real_breaks, np.nan),
-        "compile_requested": requested,
+        "compile_requested": np.full(steps.size, requested),
         "compile_skipped": requested & ((count["fwd"] + count["bwd"] + count["fxgraph"]) == 0),
-    })
-    out["break_reasons"] = _reasons(facts)
-    return out[list(GB_COLUMNS)], bnd
+        "break_reasons": np.full(steps.size, _reasons(facts), dtype=object),
+    }, bnd
 
 
 def _per_step_sum(keys: np.ndarray, sums: np.ndarray, steps: np.ndarray) -> np.ndarray:
@@ -332,27 +346,27 @@ _GB_SHOWN = ("rank", "step", "regions", "fwd_subgraphs", "bwd_subgraphs", "ddp_s
              "compiled_cpu_us", "eager_between_us", "idle_at_breaks_us", "cost_per_break_us", "compile_skipped")
 
 
-def _tables(ctx: RankContext) -> tuple[Columnar, pd.DataFrame]:
+def _tables(ctx: RankContext) -> tuple[Columnar, Columnar]:
     return ctx.memo("graph_break_table", lambda: graph_break_table(ctx.trace, ctx.manifest))
 
 
-def graph_break_summary(gb: pd.DataFrame) -> pd.DataFrame:
-    """Per rank: the graph-break table averaged over its steps (``steps`` counted,
-    ``compile_skipped_steps``: steps where compilation was requested but nothing compiled ran)."""
+def graph_break_summary(gb: Any) -> Cols:
+    """Per rank: the graph-break table ``gb`` (Cols or a DataFrame) averaged over its steps (``steps``
+    counted, ``compile_skipped_steps``: steps where compilation was requested but nothing compiled ran)."""
+    gb = C.as_cols(gb)
     num = [c for c in _GB_SHOWN if c not in ("rank", "step", "compile_skipped")]
-    g = gb.groupby("rank", sort=True)
-    out = g[num].mean()  # cost_per_break_us: mean over the steps that had breaks (NaN elsewhere)
-    out.insert(0, "steps", g["step"].size())
-    out["compile_skipped_steps"] = g["compile_skipped"].sum().astype(int)
-    return out.reset_index()
+    g = C.Groups(gb, ["rank"])
+    # cost_per_break_us: mean over the steps that had breaks (NaN elsewhere)
+    return {"rank": g.keys["rank"], "steps": g.size(), **{c: g.mean(gb[c]) for c in num},
+            "compile_skipped_steps": g.sum(gb["compile_skipped"].astype(bool))}
 
 
-def _view(t: Mapping[str, pd.DataFrame], opts: ViewOptions) -> View | None:
-    gb = t["graph_breaks"]
-    if not len(gb) or not gb["compile_requested"].any():
+def _view(t: Mapping[str, Any], opts: ViewOptions) -> View | None:
+    gb = C.as_cols(t["graph_breaks"])
+    if not C.nrows(gb) or not gb["compile_requested"].astype(bool).any():
         return None
     if opts.per_step:
-        return View("Compiled regions and graph breaks (per rank and step)", gb[list(_GB_SHOWN)])
+        return View("Compiled regions and graph breaks (per rank and step)", C.select(gb, _GB_SHOWN))
     return View("Compiled regions and graph breaks (per rank, mean per step; --per-step lists steps)",
                 graph_break_summary(gb))
 
@@ -448,27 +462,28 @@ class CompileSkipped(Finding, tag="compile_skipped"):
         return compile_skipped(ctx.result, ctx.result.tables["graph_breaks"], ctx.manifest)
 
 
-def _first_reason(g: pd.DataFrame) -> pd.Series:
-    """Per rank, the first non-null ``break_reasons`` (index: the ranks that have one)."""
-    r = g[["rank", "break_reasons"]].dropna()
-    return r.drop_duplicates("rank").set_index("rank")["break_reasons"]
+def _text_or_none(v: Any) -> str | None:
+    """A text cell as str, None for a missing one (None or NaN)."""
+    return None if v is None or (isinstance(v, float) and v != v) else v
 
 
-def graph_break(result: Any, gb: pd.DataFrame) -> list[GraphBreak]:
-    """The :class:`GraphBreak` findings of ``gb`` (``graph_breaks``); ``result`` gives the mean step per rank."""
-    if not len(gb) or not (gb["real_breaks"] > 0).any():  # the common case: nothing to group
+def graph_break(result: Any, gb: Any) -> list[GraphBreak]:
+    """The :class:`GraphBreak` findings of ``gb`` (``graph_breaks``, Cols or a DataFrame); ``result`` gives the
+    mean step per rank."""
+    gb = C.as_cols(gb)
+    if not C.nrows(gb) or not (gb["real_breaks"] > 0).any():  # the common case: nothing to group
         return []
-    g = gb[~gb["compile_skipped"].astype(bool)]
-    agg = g.groupby("rank").agg(breaks=("real_breaks", "mean"), cost=("break_cost_us", "mean"),
-                                regions=("graph_regions", "mean"), splits=("ddp_splits", "mean"),
-                                eager=("eager_at_breaks_us", "mean"))
-    agg = agg[agg["breaks"] > 0]
-    reasons = _first_reason(g)
+    g = C.take(gb, ~gb["compile_skipped"].astype(bool))
+    groups = C.Groups(g, ["rank"])
+    agg = {"breaks": groups.mean(g["real_breaks"]), "cost": groups.mean(g["break_cost_us"]),
+           "regions": groups.mean(g["graph_regions"]), "splits": groups.mean(g["ddp_splits"]),
+           "eager": groups.mean(g["eager_at_breaks_us"]), "why": groups.first(g["break_reasons"])}
+    fire = agg["breaks"] > 0
     means = step_means(result)
     out = []
-    for rank, a in agg.to_dict("index").items():  # (iterrows builds a Series per rank)
+    for rank, a in rows_by_rank(groups.keys["rank"], agg, fire):
         breaks, cost = float(a["breaks"]), float(a["cost"])
-        why = reasons.get(rank)
+        why = _text_or_none(a["why"])  # the rank's first break_reasons present
         reason = f"; dynamo's reasons: {why}" if why is not None else ""
         msg = (f"{breaks:.0f} graph break(s) per step split the model into {a['regions']:.0f} compiled "
                f"regions (DDPOptimizer splits, {a['splits']:.0f} per step, not counted); estimated "
@@ -480,16 +495,19 @@ def graph_break(result: Any, gb: pd.DataFrame) -> list[GraphBreak]:
     return out
 
 
-def compile_skipped(result: Any, gb: pd.DataFrame, manifest: Any) -> list[CompileSkipped]:
-    """The :class:`CompileSkipped` findings of ``gb`` (``graph_breaks``) and the manifest's compile facts."""
-    if not len(gb) or not gb["compile_skipped"].astype(bool).any():
+def compile_skipped(result: Any, gb: Any, manifest: Any) -> list[CompileSkipped]:
+    """The :class:`CompileSkipped` findings of ``gb`` (``graph_breaks``, Cols or a DataFrame) and the manifest's
+    compile facts."""
+    gb = C.as_cols(gb)
+    if not C.nrows(gb) or not gb["compile_skipped"].astype(bool).any():
         return []
-    agg = gb.assign(sk=gb["compile_skipped"].astype(bool)).groupby("rank").agg(
-        skipped=("sk", "sum"), steps=("sk", "size"), lookups=("cache_lookups", "mean"), regions=("regions", "mean"))
-    agg = agg[agg["skipped"] > 0]
+    groups = C.Groups(gb, ["rank"])
+    agg = {"skipped": groups.sum(gb["compile_skipped"].astype(bool)), "steps": groups.size(),
+           "lookups": groups.mean(gb["cache_lookups"]), "regions": groups.mean(gb["regions"])}
+    fire = agg["skipped"] > 0
     means = step_means(result)
     out = []
-    for rank, a in agg.to_dict("index").items():  # (iterrows builds a Series per rank)
+    for rank, a in rows_by_rank(groups.keys["rank"], agg, fire):
         facts = rank_compile_facts(manifest, int(rank))
         why = [f"{s.function}: {s.reason}" for s in facts.skipped_frames or []]
         src = "run.json asked for torch.compile" if facts.enabled else "the trace shows dynamo cache lookups"

@@ -80,7 +80,8 @@ def boundary_gaps(rt: RankTrace) -> list[Gap]:
         has = np.flatnonzero(step[1:] == step[:-1])  # boundary after rows[k]
         index = rank_in_group(step[has])
         per_step = dict(zip(*np.unique(step[has], return_counts=True)))
-        kinds = bnd[bnd["pass"] == pass_].set_index(["step", "index"])["kind"]
+        kinds = {(s, i): k for p, s, i, k in zip(bnd["pass"].tolist(), bnd["step"].tolist(), bnd["index"].tolist(),
+                                                  bnd["kind"].tolist()) if p == pass_}  # (step, index) -> kind
         for k, i in zip(has.tolist(), index.tolist()):
             a, b = rows[k], rows[k + 1]
             st = int(step[k])
