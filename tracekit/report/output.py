@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 
 from tracekit.jsonout import dumps
-from tracekit.traces import cols as C
 
 FORMATS = ("table", "markdown", "json", "csv")
 
@@ -52,7 +51,7 @@ def _csv(out: Output) -> str:
         return out.csv()
     assert out.frame is not None, "an Output needs frame or csv"
     t = out.frame()
-    return t.to_csv(index=False) if C.is_frame(t) else csv_text(t)
+    return csv_text(t) if isinstance(t, Mapping) else t.to_csv(index=False)
 
 
 def csv_text(t: Mapping[str, np.ndarray]) -> str:
@@ -60,8 +59,10 @@ def csv_text(t: Mapping[str, np.ndarray]) -> str:
     frame of those columns: a header row; floats as numpy spells them (shortest round trip, ``1e-05``), ints
     and flags as Python's ``str``, other values through the csv module (``str``); a missing value (NaN, None)
     an empty field; fields quoted only where needed."""
+    from tracekit.traces.cols import isna  # here: the CLI imports this module at start-up, without tracekit.traces
+
     names = list(t)
-    columns = [_csv_column(np.asarray(t[k])) for k in names]
+    columns = [_csv_column(np.asarray(t[k]), isna(np.asarray(t[k]))) for k in names]
     buf = io.StringIO()
     # pandas' writer: the csv module with these settings, lines ended by os.linesep
     w = csv.writer(buf, lineterminator=os.linesep, delimiter=",", quoting=csv.QUOTE_MINIMAL, quotechar='"',
@@ -71,10 +72,9 @@ def csv_text(t: Mapping[str, np.ndarray]) -> str:
     return buf.getvalue()
 
 
-def _csv_column(a: np.ndarray) -> list[Any]:
+def _csv_column(a: np.ndarray, miss: np.ndarray) -> list[Any]:
     """One column's CSV fields (pandas' ``get_values_for_csv`` with its defaults: floats through
-    ``astype(str)``, the rest as objects, missing values ``""``)."""
-    miss = C.isna(a)
+    ``astype(str)``, the rest as objects, missing values (``miss``) ``""``)."""
     if a.dtype.kind == "f":
         out = a.astype(str).astype(object)
     elif miss.any():
