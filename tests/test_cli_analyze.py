@@ -8,13 +8,19 @@ import io
 import json
 from pathlib import Path
 
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
 import pandas as pd
+import pytest
 from click.testing import CliRunner
 
 from tracekit.analyses.registry import AnalysisResult, View
 from tracekit.cli import main
-from tracekit.report.render import TEXT_MAX_RANKS, only_ranks, shown_ranks, spread_view
+from tracekit.report.render import TEXT_MAX_RANKS, only_ranks, shown_ranks, spread_view, without_empty_columns
 from tracekit.report.fmt import MAX_CELL, shorten, table
+from tracekit.traces import cols as C
 
 REF = Path(__file__).parent / "data" / "reference"
 
@@ -180,26 +186,53 @@ def test_long_cells_shortened_in_text() -> None:
     assert name not in table(pd.DataFrame({"kernel": [name]}), "table") and short in table(pd.DataFrame({"kernel": [name]}), "table")
 
 
-def test_text_report_of_many_ranks_shows_the_first_and_the_named_ranks() -> None:
+def test_text_table_of_numpy_columns_is_the_frames() -> None:
+    # the analyze path's tables are Cols; the HTML report's and other commands' frames: one text for both
+    df = pd.DataFrame({"rank": [0, 1, 2], "kernel": ["a\rb", None, "c"], "idle_ratio": [0.5, np.nan, 2.0],
+                       "n": pd.array([1, None, 3], dtype="Int64"), "ok": [True, False, True], "us": [1.25, 2.0, 3.0]})
+    for fmt in ("table", "markdown"):
+        text = table(C.as_cols(df), fmt)
+        assert text == table(df, fmt)
+        assert "a\\x0db" in text and "0.50" in text and "1.2" in text and "1.25" not in text  # escaped, formats
+    assert table(C.empty(["a"]), "table") == "(none)" and table({}, "table", empty="x") == "x"
+
+
+@pytest.mark.parametrize("as_table", [lambda df: df, C.as_cols], ids=["frame", "cols"])
+def test_text_report_of_many_ranks_shows_the_first_and_the_named_ranks(as_table: Callable[[Any], Any]) -> None:
     n = 100
     findings = pd.DataFrame({"rank": [70, None, 3], "code": ["rank_waiting", "gpu_idle", "graph_break"]})
-    res = AnalysisResult(meta={"ranks": list(range(n))}, tables={"findings": findings})
+    res = AnalysisResult(meta={"ranks": list(range(n))}, tables={"findings": as_table(findings)})
     shown = shown_ranks(res)
     assert shown == [*range(16), 70]  # rank 3 is among the first 16 already
-    v = only_ranks(View("Per rank", pd.DataFrame({"rank": list(range(n)) * 2, "x": 1.0})), shown, "ranks")
-    assert sorted(v.body["rank"].unique()) == shown and len(v.body) == 2 * len(shown)
+    nullable = findings.assign(rank=pd.array([70, None, 3], dtype="Int64"))  # as the findings table has it
+    assert shown_ranks(AnalysisResult(meta=res.meta, tables={"findings": as_table(nullable)})) == shown
+    v = only_ranks(View("Per rank", as_table(pd.DataFrame({"rank": list(range(n)) * 2, "x": 1.0}))), shown, "ranks")
+    body = C.to_frame(v.body)
+    assert sorted(body["rank"].unique()) == shown and len(body) == 2 * len(shown)
     assert "rows of 17 of 100 ranks shown" in v.note and "--table ranks" in v.note
-    few = AnalysisResult(meta={"ranks": list(range(TEXT_MAX_RANKS))}, tables={"findings": findings})
+    few = AnalysisResult(meta={"ranks": list(range(TEXT_MAX_RANKS))}, tables={"findings": as_table(findings)})
     assert shown_ranks(few) is None
 
 
-def test_spread_over_all_ranks_names_the_extremes() -> None:
+@pytest.mark.parametrize("as_table", [lambda df: df, C.as_cols], ids=["frame", "cols"])
+def test_spread_over_all_ranks_names_the_extremes(as_table: Callable[[Any], Any]) -> None:
     body = pd.DataFrame({"rank": [0, 1, 2, 3], "idle_total_us": [10.0, 40.0, 20.0, None],
                          "steps": [3, 3, 3, 3], "flag": [True, False, True, True]})
-    s = spread_view(View("Per rank", body)).body.set_index("column")
+    s = C.to_frame(spread_view(View("Per rank", as_table(body))).body).set_index("column")
     assert list(s.index) == ["idle_total_us", "steps"]  # bool columns are not spread; NaN rows are left out
     assert s.loc["idle_total_us", "min"] == 10.0 and s.loc["idle_total_us", "median"] == 20.0
     assert s.loc["idle_total_us", "max"] == 40.0 and s.loc["idle_total_us", "rank_of_max"] == 1
+    assert s["rank_of_min"].dtype == "int64" and s["min"].dtype == "float64"
     # several rows per rank, or rows of different things: no spread
-    assert spread_view(View("x", pd.concat([body, body]))) is None
-    assert spread_view(View("x", body.assign(coll=["allreduce", "allgather", "allreduce", "allreduce"]))) is None
+    assert spread_view(View("x", as_table(pd.concat([body, body])))) is None
+    assert spread_view(View("x", as_table(body.assign(coll=["allreduce", "allgather", "allreduce", "allreduce"])))) is None
+
+
+@pytest.mark.parametrize("as_table", [lambda df: df, C.as_cols], ids=["frame", "cols"])
+def test_columns_empty_in_every_row_are_left_out_with_a_note(as_table: Callable[[Any], Any]) -> None:
+    body = pd.DataFrame({"rank": [0, 1], "kernel": ["", None], "gpu_us": [np.nan, np.nan], "cpu_us": [1.0, 2.0]})
+    v = without_empty_columns(View("Per rank", as_table(body), note="n"))
+    assert list(C.as_cols(v.body)) == ["rank", "cpu_us"]
+    assert v.note == "n; empty in every row, not shown (--format json / csv keep them): kernel, gpu_us"
+    full = View("x", as_table(body.drop(columns=["kernel", "gpu_us"])))
+    assert without_empty_columns(full) is full

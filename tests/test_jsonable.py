@@ -41,3 +41,12 @@ def test_records_is_cell_by_cell(name: str) -> None:
     for row in got:
         for v in row.values():
             assert not isinstance(v, (np.generic, float)) or (isinstance(v, float) and math.isfinite(v))
+
+
+@pytest.mark.parametrize("name", sorted(FRAMES))
+def test_records_of_numpy_columns_are_the_frames(name: str) -> None:
+    # the analyze path hands records its tables as Cols (tracekit.traces.cols): the same rows as the frame's
+    from tracekit.traces import cols as C
+
+    df = FRAMES[name]
+    assert repr(records(C.as_cols(df))) == repr(records(df))

@@ -76,3 +76,23 @@ def test_render_picks_the_renderer_of_the_format() -> None:
     assert render(out, "csv") == "x\n1\n2\n"
     with pytest.raises(ValueError, match="unknown format 'html'"):
         render(out, "html")
+
+
+def test_csv_of_numpy_columns_is_pandas_to_csv() -> None:
+    # the analyze path writes its Cols tables without pandas: byte for byte what DataFrame.to_csv wrote
+    import numpy as np
+
+    from tracekit.report.output import csv_text
+    from tracekit.traces import cols as C
+
+    floats = np.array([0.1 + 0.2, 1e16, 1e-5, 1e-4, -0.0, 123456789.125, np.nan, np.inf, -np.inf, 2.5e-300])
+    n = len(floats)
+    t = {"f": floats, "f32": floats.astype(np.float32), "i": np.arange(n) * 10**11, "b": np.arange(n) % 2 == 0,
+         "s": C.obj(["a,b", 'x"y', "two\nlines", " lead", "", None, "é", "plain", "\r", "z"]),
+         "o": C.obj([None, 1, 2.5, True, "x", np.float64(0.3), np.int64(7), float("nan"), (1, 2), "y"])}
+    for name in t:  # each column alone (a lone empty field is quoted), then all together
+        assert csv_text({name: t[name]}) == pd.DataFrame({name: t[name]}).to_csv(index=False), name
+    assert csv_text(t) == C.to_frame(t).to_csv(index=False)
+    assert csv_text(C.empty(["a", "b"])) == "a,b\n" and csv_text({}) == pd.DataFrame().to_csv(index=False)
+    out = Output(text=str, document=dict, frame=lambda: {"x": np.array([1, 2])})
+    assert render(out, "csv") == "x\n1\n2\n"

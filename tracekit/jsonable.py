@@ -1,4 +1,5 @@
-"""JSON-safe Python from tracekit's results: DataFrames, numpy scalars, msgspec Structs (NaN -> null).
+"""JSON-safe Python from tracekit's results: tables (numpy columns or DataFrames), numpy scalars, msgspec
+Structs (NaN -> null).
 
 Shared by the renderers (:mod:`tracekit.report.render`) and the results that convert themselves
 (:meth:`tracekit.replay.api.WhatifResult.to_dict`); it depends on nothing of tracekit.
@@ -52,18 +53,25 @@ def _utf8(s: str) -> str:
     return s
 
 
-def records(df: Any) -> list[dict[str, Any]]:
-    """DataFrame -> list of JSON-safe dicts (NaN -> null, numpy scalars -> Python).
+def records(t: Any) -> list[dict[str, Any]]:
+    """A table -> list of JSON-safe dicts (NaN -> null, numpy scalars -> Python), in column order.
 
+    ``t``: a :data:`~tracekit.traces.cols.Cols` (column name -> numpy array) or a DataFrame (None: no rows).
     Converted column by column: a numeric or bool numpy column becomes Python numbers in one
     ``tolist`` (non-finite floats null), any other column goes value by value through :func:`jsonable`
     (missing values null first). The rows are then zipped; on tables of thousands of ranks this is most
     of ``--format json``'s work.
     """
-    if df is None or df.empty:
+    if t is None:
         return []
-    names = list(df.columns)
-    cols = [_column(df.iloc[:, i]) for i in range(df.shape[1])]
+    if _is_frame(t):
+        if t.empty:
+            return []
+        names = list(t.columns)
+        cols = [_column(t.iloc[:, i]) for i in range(t.shape[1])]
+    else:
+        names = list(t)
+        cols = [column_values(np.asarray(t[k])) for k in names]
     return [dict(zip(names, row)) for row in zip(*cols)]
 
 

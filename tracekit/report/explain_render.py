@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
-
 from tracekit.analyses import registry
 from tracekit.analyses.findings import as_table, finding_lines
 from tracekit.analyses.registry import ViewOptions
 from tracekit.report.fmt import table
+from tracekit.traces import cols as C
 
 
 def heading(text: str, fmt: str) -> str:
@@ -18,11 +17,12 @@ def heading(text: str, fmt: str) -> str:
     return f"## {text}" if fmt == "markdown" else f"{text}\n{'=' * len(text)}"
 
 
-def frame_text(df: pd.DataFrame | None, fmt: str) -> str:
-    """``df`` as a table in ``fmt``, or ``(none)`` when it is missing or empty."""
-    if df is None or len(df) == 0:
+def frame_text(t: Any, fmt: str) -> str:
+    """A table (:data:`~tracekit.traces.cols.Cols` or a DataFrame) in ``fmt``, or ``(none)`` when it is missing
+    or has no rows."""
+    if t is None or C.nrows(t) == 0:
         return "(none)"
-    return table(df, fmt)
+    return table(t, fmt)
 
 
 def render_findings(findings: list[dict[str, Any]], fmt: str) -> str:
@@ -33,7 +33,7 @@ def render_findings(findings: list[dict[str, Any]], fmt: str) -> str:
 def render_explain(out: dict[str, Any], fmt: str = "table", per_step: bool = False) -> str:
     """Findings, graph-break impact, bucket timeline (last step) and manifest check: the
     registered text sections of those tables."""
-    tables = {k: v for k, v in out.items() if isinstance(v, pd.DataFrame)}
+    tables = {k: v for k, v in out.items() if C.is_frame(v) or isinstance(v, dict)}  # the tables (Cols or frames)
     tables["findings"] = as_table(out.get("findings") or [])
     opts = ViewOptions(fmt=fmt, per_step=per_step)
     parts: list[str] = []

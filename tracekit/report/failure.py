@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
-
 from tracekit.analyses.registry import View
+from tracekit.traces import cols as C
 
 COLUMNS = ("rank", "role", "how", "where", "before_failure_s", "detail", "last_collective")
 
@@ -36,7 +35,6 @@ def failure_views(failure: dict[str, Any]) -> list[View]:
     """Two sections: the summary line; one row per rank (culprits first) with the flight recorder's word."""
     rows = [_row(r, "stopped first") for r in failure.get("culprits") or []]
     rows += [_row(r, "failed because of it" if rows else "failed") for r in failure.get("victims") or []]
-    df = pd.DataFrame(rows, columns=list(COLUMNS))
     notes = [f"before_failure_s: the rank's last progress update before {failure.get('reference') or 'the failure'}"]
     fr = failure.get("flight_recorder") or {}
     if fr.get("unavailable"):
@@ -48,6 +46,7 @@ def failure_views(failure: dict[str, Any]) -> list[View]:
         for c in (fr.get("not_joined") or [])[:5]:
             notes.append(f"collective {c.get('op')} #{c.get('seq')} of {c.get('group')} never joined by "
                          f"ranks {c.get('missing_ranks')}")
-    body = df if len(df) else pd.DataFrame(columns=list(COLUMNS))
+    # columns typed as pd.DataFrame(rows) types them (ranks int64, seconds float64, text object)
+    body = {c: C.column([r[c] for r in rows]) for c in COLUMNS} if rows else C.empty(COLUMNS)
     return [View("Run failed", [str(failure.get("summary", ""))]),
             View("Run failed: ranks", body, note="; ".join(notes))]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
+import numpy as np
 
 from tracekit.report.safe import safe_text
+from tracekit.traces import cols as C
 
 #: longest cell of a text or markdown table; longer ones (inductor's fused kernel names run to 300+
 #: characters) keep their start and end around an ellipsis. JSON and CSV keep every value whole.
@@ -29,21 +30,33 @@ def shorten(text: str, limit: int = MAX_CELL) -> str:
     return f"{text[:head]}…{text[len(text) - (limit - 1 - head):]}"
 
 
-def table(df: pd.DataFrame | None, fmt: str, *, empty: str = "(none)") -> str:
-    """A DataFrame as a tabulate table (``markdown`` -> github style, else simple).
+def table(t: Any, fmt: str, *, empty: str = "(none)") -> str:
+    """A table (:data:`~tracekit.traces.cols.Cols` or a DataFrame) as a tabulate table (``markdown`` -> github
+    style, else simple); ``empty`` when it is missing or has no rows or no columns.
 
     Rows go to tabulate as Python objects so int columns stay ints (tabulate would
-    upcast a DataFrame's ``.values`` to float) and NaN/None print as ``-``.
+    upcast a 2-D array to float) and NaN/None print as ``-``.
     """
-    if df is None or df.empty:
+    t = C.as_cols(t) if t is not None else None
+    if t is None or not len(t) or not C.nrows(t):
         return empty
-    obj = df.astype(object).where(df.notna(), None)
-    # names escaped per cell, before tabulate (it would take a CR for a line break); on the
-    # Python rows, as DataFrame.map would re-infer dtypes (ints with a None become floats)
-    rows = [[shorten(safe_text(v)) if isinstance(v, str) else v for v in row] for row in obj.values.tolist()]
-    return tabulate(rows, headers=[safe_text(str(c)) for c in df.columns],
+    # names escaped per cell, before tabulate (it would take a CR for a line break)
+    columns = [[shorten(safe_text(v)) if isinstance(v, str) else v for v in cell_values(a)] for a in t.values()]
+    return tabulate(list(map(list, zip(*columns))), headers=[safe_text(str(c)) for c in t],
                     tablefmt="github" if fmt == "markdown" else "simple",
-                    floatfmt=[float_format(str(c)) for c in df.columns], missingval="-")
+                    floatfmt=[float_format(str(c)) for c in t], missingval="-")
+
+
+def cell_values(a: np.ndarray) -> list[Any]:
+    """A column as Python values for a text table, missing ones (NaN, None) as None: what
+    ``df.astype(object).where(df.notna(), None)`` made of it (numbers as Python ints and floats)."""
+    a = np.asarray(a)
+    miss = C.isna(a)
+    if not miss.any():
+        return a.tolist()
+    out = a.astype(object)
+    out[miss] = None
+    return out.tolist()
 
 
 #: columns that hold a ratio (``profiled / unprofiled``): printed as the run summary prints them (``0.74x``)

@@ -38,6 +38,7 @@ from tracekit.report.whatif_section import whatif_context, whatif_figures
 from tracekit.report.plotlyjs import plotly_script
 from tracekit.report.render import SHOWN_RANKS_RULE, Renderer, report_sections, shown_ranks, summary_rows
 from tracekit.replay.api import WhatifResult
+from tracekit.traces import cols as C
 from tracekit.traces.traceset import TraceSet
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -276,10 +277,13 @@ def _cell(v: Any) -> tuple[str, str]:
     return display_name(v), display_name(v)
 
 
-def table_data(df: pd.DataFrame | None, docs: dict[str, str] | None = None,
+def table_data(df: Any, docs: dict[str, str] | None = None,
                max_rows: int | None = None) -> dict[str, Any] | None:
     """Columns (name, definition for the header tooltip) and rows of cells (text, sort key) for the
-    template, at most ``max_rows`` rows (``total`` says how many there are); None when empty."""
+    template, at most ``max_rows`` rows (``total`` says how many there are); None when empty or not a table.
+    ``df``: a DataFrame or :data:`~tracekit.traces.cols.Cols` (the analyze path's tables, the views' bodies)."""
+    if isinstance(df, dict):
+        df = C.to_frame(df)
     if df is None or not isinstance(df, pd.DataFrame) or df.empty:
         return None
     shown = df if max_rows is None else df.head(max_rows)
@@ -308,7 +312,7 @@ def run_tables(res: AnalysisResult, only: str | None = None) -> list[dict[str, A
             continue
         t = specs[name]
         docs = {c.name: f"{c.doc} [{registry.UNITS[c.unit]}]" for c in t.columns}
-        summary = view.body if view is not None and isinstance(view.body, pd.DataFrame) else None
+        summary = view.body if view is not None and not isinstance(view.body, list) else None
         spread = sec.spread
         block = {"name": name, "title": display_name(view.title if summary is not None else t.title),
                  "summary": table_data(summary, docs, MAX_FULL_ROWS),

@@ -10,14 +10,16 @@ import): the CLI imports :data:`FORMATS` at start-up.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import csv
+import io
+import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import numpy as np
 
 from tracekit.jsonout import dumps
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 FORMATS = ("table", "markdown", "json", "csv")
 
@@ -33,12 +35,13 @@ class Output:
 
     ``text(fmt)``: the human report, ``fmt`` ``table`` or ``markdown``. ``document()``: JSON-safe Python, what
     ``--format json`` prints (written by :func:`tracekit.jsonout.dumps` with ``json_indent``). ``frame()``:
-    the table ``--format csv`` prints, unless ``csv()`` writes its own CSV text.
+    the table ``--format csv`` prints (a DataFrame, or :data:`~tracekit.traces.cols.Cols` written by
+    :func:`csv_text`), unless ``csv()`` writes its own CSV text.
     """
 
     text: Callable[[str], str]
     document: Callable[[], Any]
-    frame: Callable[[], pd.DataFrame] | None = None
+    frame: Callable[[], Any] | None = None
     csv: Callable[[], str] | None = None
     json_indent: int = 1
 
@@ -47,7 +50,39 @@ def _csv(out: Output) -> str:
     if out.csv is not None:
         return out.csv()
     assert out.frame is not None, "an Output needs frame or csv"
-    return out.frame().to_csv(index=False)
+    t = out.frame()
+    return csv_text(t) if isinstance(t, Mapping) else t.to_csv(index=False)
+
+
+def csv_text(t: Mapping[str, np.ndarray]) -> str:
+    """A table of numpy columns as CSV text, byte for byte what ``DataFrame.to_csv(index=False)`` writes for the
+    frame of those columns: a header row; floats as numpy spells them (shortest round trip, ``1e-05``), ints
+    and flags as Python's ``str``, other values through the csv module (``str``); a missing value (NaN, None)
+    an empty field; fields quoted only where needed."""
+    from tracekit.traces.cols import isna  # here: the CLI imports this module at start-up, without tracekit.traces
+
+    names = list(t)
+    columns = [_csv_column(np.asarray(t[k]), isna(np.asarray(t[k]))) for k in names]
+    buf = io.StringIO()
+    # pandas' writer: the csv module with these settings, lines ended by os.linesep
+    w = csv.writer(buf, lineterminator=os.linesep, delimiter=",", quoting=csv.QUOTE_MINIMAL, quotechar='"',
+                   doublequote=True, escapechar=None)
+    w.writerow(names)
+    w.writerows(zip(*columns))
+    return buf.getvalue()
+
+
+def _csv_column(a: np.ndarray, miss: np.ndarray) -> list[Any]:
+    """One column's CSV fields (pandas' ``get_values_for_csv`` with its defaults: floats through
+    ``astype(str)``, the rest as objects, missing values (``miss``) ``""``)."""
+    if a.dtype.kind == "f":
+        out = a.astype(str).astype(object)
+    elif miss.any():
+        out = a.astype(object)
+    else:
+        return a.tolist()
+    out[miss] = ""
+    return out.tolist()
 
 
 #: format name -> renderer: the only place a format is turned into text

@@ -12,6 +12,10 @@ pyinstrument-style: ``Renderer(...).render(result) -> str``. ``table`` (the CLI'
 - :class:`CSVRenderer`: one table (default ``ranks``); cells holding dicts or
   lists (``findings.evidence``) are written as JSON.
 
+Tables arrive as :data:`~tracekit.traces.cols.Cols` (numpy columns) or as DataFrames (the HTML report's and
+other commands' callers); every helper reads them with :func:`~tracekit.traces.cols.as_cols` and never imports
+pandas.
+
 :func:`render` sends them through the one output path (:mod:`tracekit.report.output`).
 """
 
@@ -19,12 +23,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-import io
 from typing import Any
 
 import msgspec
 import numpy as np
-import pandas as pd
 
 from tracekit.analyses import registry
 from tracekit.analyses.registry import AnalysisResult, View, ViewOptions
@@ -35,6 +37,7 @@ from tracekit.report.output import FORMATS, Output  # noqa: F401 - FORMATS: the 
 from tracekit.traces.manifest import GraphBreaks, Manifest
 from tracekit.report.safe import safe_text
 from tracekit.report.fmt import table as fmt_table, tabulate
+from tracekit.traces import cols as C
 
 
 
@@ -216,7 +219,8 @@ class Renderer:
     def render(self, res: AnalysisResult) -> str:
         raise NotImplementedError
 
-    def _pick(self, res: AnalysisResult) -> pd.DataFrame:
+    def _pick(self, res: AnalysisResult) -> Any:
+        """The table the renderer writes (``--table``, default ``ranks``), as the result holds it."""
         name = self.table or "ranks"
         if name not in res.tables:
             registry.check_names([name], registry.AnalyzeOptions())  # unknown, or which option enables it
@@ -241,13 +245,11 @@ class CSVRenderer(Renderer):
     extension = "csv"
 
     def render(self, res: AnalysisResult) -> str:
-        df = self._pick(res)
-        obj = df.columns[df.dtypes == object]
-        if len(obj):  # dicts/lists (findings.evidence) as JSON, not Python reprs
-            df = df.assign(**{c: df[c].map(_json_cell) for c in obj})
-        buf = io.StringIO()
-        df.to_csv(buf, index=False)
-        return buf.getvalue()
+        t = C.as_cols(self._pick(res))
+        for c, a in t.items():  # dicts/lists (findings.evidence) as JSON, not Python reprs
+            if a.dtype.kind == "O":
+                t[c] = C.obj([_json_cell(v) for v in a.tolist()])
+        return output.csv_text(t)
 
 
 def _json_cell(v: Any) -> Any:
@@ -304,9 +306,10 @@ def shown_ranks(res: AnalysisResult) -> list[int] | None:
     ranks = sorted(int(r) for r in res.meta.get("ranks") or [])
     if len(ranks) <= TEXT_MAX_RANKS:
         return None
-    f = res.tables.get("findings")
-    named = [int(r) for r in f["rank"].dropna().unique()] if f is not None and "rank" in f else []
-    if f is not None and "evidence" in f:  # a finding on every rank is drawn on its costliest rank
+    f = C.as_cols(res.tables.get("findings"))
+    rank = f.get("rank")
+    named = [int(r) for r in dict.fromkeys(rank[~C.isna(rank)].tolist())] if rank is not None else []
+    if "evidence" in f:  # a finding on every rank is drawn on its costliest rank
         named += [int(e["worst_rank"]) for e in f["evidence"] if isinstance(e, dict) and e.get("worst_rank") is not None]
     first = ranks[:FIRST_RANKS_SHOWN]
     rest = list(dict.fromkeys(r for r in named if r not in first and r in ranks))
@@ -342,59 +345,91 @@ def report_sections(res: AnalysisResult, opts: ViewOptions) -> list[Section]:
     return out
 
 
+def _table_body(view: View) -> C.Cols | None:
+    """``view``'s table as :data:`~tracekit.traces.cols.Cols` (None: prose lines, or a table without rows)."""
+    if isinstance(view.body, list):
+        return None
+    body = C.as_cols(view.body)
+    return body if len(body) and C.nrows(body) else None
+
+
+def _with_note(note: str | None, said: str) -> str:
+    return f"{note}; {said}" if note else said
+
+
 def without_empty_columns(view: View) -> View:
     """``view`` without the columns that hold no value in any row (a CPU-only run's device metrics),
     with a note naming them; JSON and CSV keep every column."""
-    body = view.body
-    if not isinstance(body, pd.DataFrame) or body.empty:
+    body = _table_body(view)
+    if body is None:
         return view
-    empty = [c for c in body.columns if (body[c].isna() | body[c].astype(object).eq("")).all()]
+    empty = [c for c, a in body.items() if (C.isna(a) | (a == "" if a.dtype.kind == "O" else False)).all()]
     if not empty:
         return view
     said = f"empty in every row, not shown (--format json / csv keep them): {', '.join(empty)}"
-    return View(view.title, body.drop(columns=empty), note=f"{view.note}; {said}" if view.note else said)
+    return View(view.title, {c: a for c, a in body.items() if c not in empty}, note=_with_note(view.note, said))
+
+
+def _isin(a: np.ndarray, values: list[int]) -> np.ndarray:
+    """``Series.isin(values)``: numpy's for numbers, by hashing for objects (ints and None: no ordering)."""
+    if a.dtype.kind != "O":
+        return np.isin(a, values)
+    wanted = set(values)
+    return np.fromiter((v in wanted for v in a.tolist()), dtype=bool, count=len(a))
+
+
+def _distinct(a: np.ndarray) -> int:
+    """Distinct present values of a column (``Series.nunique()``)."""
+    return len(set(a[~C.isna(a)].tolist()))
 
 
 def only_ranks(view: View, shown: list[int] | None, name: str) -> View:
     """``view`` with the rows of ``shown`` ranks only, and a note saying so (None: unchanged)."""
-    body = view.body
-    if shown is None or not isinstance(body, pd.DataFrame) or "rank" not in body or body.empty:
+    body = _table_body(view) if shown is not None else None
+    if body is None or "rank" not in body:
         return view
-    keep = body["rank"].isin(shown)
+    keep = _isin(body["rank"], shown)
     if keep.all():
         return view
-    n_all = body["rank"].nunique()
-    n_kept = body.loc[keep, "rank"].nunique()
+    n_all, n_kept = _distinct(body["rank"]), _distinct(body["rank"][keep])
     said = (f"rows of {n_kept} of {n_all} ranks shown ({SHOWN_RANKS_RULE}); "
             f"every row: --table {name}, or --format json / csv")
-    return View(view.title, body[keep], note=f"{view.note}; {said}" if view.note else said)
+    return View(view.title, C.take(body, keep), note=_with_note(view.note, said))
+
+
+def _numeric(a: np.ndarray) -> bool:
+    """A number column (``pd.api.types.is_numeric_dtype``: ints, floats and flags)."""
+    return a.dtype.kind in "biufc"
 
 
 def spread_view(view: View) -> View | None:
     """For a section with one row per rank: each numeric column's min, median and max over every rank,
     with the ranks where the extremes are (what a report cut to :func:`shown_ranks` would otherwise hide).
     None for other sections."""
-    body = view.body
-    if not isinstance(body, pd.DataFrame) or "rank" not in body or body.empty or body["rank"].duplicated().any():
+    body = _table_body(view)
+    if body is None or "rank" not in body:
         return None
-    keys = [c for c in body.columns if c != "rank" and not pd.api.types.is_numeric_dtype(body[c])]
-    if any(body[c].nunique(dropna=False) > 1 for c in keys):  # rows of different things: no common spread
+    rank = body["rank"]
+    if _distinct(rank) + bool(C.isna(rank).any()) < len(rank):  # a rank in several rows
+        return None
+    keys = [a for c, a in body.items() if c != "rank" and not _numeric(a)]
+    if any(_distinct(a) + bool(C.isna(a).any()) > 1 for a in keys):  # rows of different things: no common spread
         return None
     rows = []
-    for c in body.columns:
-        col = body[c]
-        if c == "rank" or pd.api.types.is_bool_dtype(col) or not pd.api.types.is_numeric_dtype(col):
+    for c, col in body.items():
+        if c == "rank" or col.dtype.kind == "b" or not _numeric(col):
             continue
-        x = col.to_numpy(dtype=float)
+        x = col.astype(float)
         ok = ~np.isnan(x)
         if not ok.any():
             continue
-        r, v = body["rank"].to_numpy()[ok], x[ok]
+        r, v = rank[ok], x[ok]
         rows.append({"column": c, "min": v.min(), "median": float(np.median(v)), "max": v.max(),
                      "rank_of_min": int(r[v.argmin()]), "rank_of_max": int(r[v.argmax()])})
     if not rows:
         return None
-    return View(f"{view.title}: spread over all {len(body)} ranks", pd.DataFrame(rows))
+    return View(f"{view.title}: spread over all {len(rank)} ranks",
+                {k: C.column([r[k] for r in rows]) for k in rows[0]})
 
 
 def _kv(rows: list[tuple[str, Any]], markdown: bool) -> str:
