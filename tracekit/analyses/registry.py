@@ -204,6 +204,16 @@ class AnalysisResult:
             raise AttributeError(f"no table {name!r} in this result; tables: {', '.join(self._raw)}") from None
 
 
+@dataclass(frozen=True)
+class PartialResult:
+    """The run so far, as a run table's findings and figures read it (:meth:`RunContext.result`): ``meta`` and
+    ``tables``, the tables computed so far as computed (numpy columns; :func:`~tracekit.traces.cols.as_cols`
+    reads either kind, so the same code also takes an :class:`AnalysisResult`'s frames)."""
+
+    meta: dict[str, Any]
+    tables: Mapping[str, Columnar]
+
+
 @dataclass
 class RankContext:
     """What a rank table's ``compute`` gets: one rank's trace and its tables computed so far."""
@@ -241,9 +251,9 @@ class RunContext:
     tables: dict[str, Columnar] = field(default_factory=dict)
     _memo: dict[Any, Any] = field(default_factory=dict)
 
-    def result(self) -> AnalysisResult:
-        """The tables computed so far and ``meta``, as an :class:`AnalysisResult` (shared, do not mutate)."""
-        return AnalysisResult(meta=self.meta, tables=self.tables)
+    def result(self) -> PartialResult:
+        """The tables computed so far (as computed: columns) and ``meta`` (shared, do not mutate)."""
+        return PartialResult(meta=self.meta, tables=self.tables)
 
     def memo(self, key: Any, compute: Callable[[], Any]) -> Any:
         """``compute()`` once per key for the run (two tables from one computation, e.g. instances and waits)."""

@@ -200,8 +200,8 @@ def compiled_autograd_rows(man: Manifest) -> list[tuple[str, Any]]:
 
 def to_json_dict(res: AnalysisResult, table: str | None = None) -> dict[str, Any]:
     """The JSON document: ``meta`` and every table of ``res`` as a list of rows (only ``table`` if given)."""
-    names = [table] if table else list(res.tables)
-    return {"meta": jsonable(res.meta), **{n: records(res.tables[n]) for n in names}}
+    names = [table] if table else list(res.columns)
+    return {"meta": jsonable(res.meta), **{n: records(res.columns[n]) for n in names}}
 
 
 # -- renderers -----------------------------------------------------------------------------------
@@ -222,10 +222,10 @@ class Renderer:
     def _pick(self, res: AnalysisResult) -> Any:
         """The table the renderer writes (``--table``, default ``ranks``), as the result holds it."""
         name = self.table or "ranks"
-        if name not in res.tables:
+        if name not in res.columns:
             registry.check_names([name], registry.AnalyzeOptions())  # unknown, or which option enables it
-            raise ConfigError(f"--table {name!r}: not in this result (tables: {', '.join(res.tables)})")
-        return res.tables[name]
+            raise ConfigError(f"--table {name!r}: not in this result (tables: {', '.join(res.columns)})")
+        return res.columns[name]
 
 
 class JSONRenderer(Renderer):
@@ -306,7 +306,7 @@ def shown_ranks(res: AnalysisResult) -> list[int] | None:
     ranks = sorted(int(r) for r in res.meta.get("ranks") or [])
     if len(ranks) <= TEXT_MAX_RANKS:
         return None
-    f = C.as_cols(res.tables.get("findings"))
+    f = C.as_cols(res.columns.get("findings"))
     rank = f.get("rank")
     named = [int(r) for r in dict.fromkeys(rank[~C.isna(rank)].tolist())] if rank is not None else []
     if "evidence" in f:  # a finding on every rank is drawn on its costliest rank
@@ -333,9 +333,9 @@ def report_sections(res: AnalysisResult, opts: ViewOptions) -> list[Section]:
     metrics."""
     shown = shown_ranks(res)
     out = []
-    for name in res.tables:
+    for name in res.columns:
         t = registry.tables()[name]
-        view = t.view(res.tables, opts) if t.view else None
+        view = t.view(res.columns, opts) if t.view else None
         if view is not None and res.meta.get("device_metrics") is False:
             view = without_empty_columns(view)
         if view is None:
