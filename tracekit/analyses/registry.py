@@ -213,6 +213,14 @@ class PartialResult:
     meta: dict[str, Any]
     tables: Mapping[str, Columnar]
 
+    def __getattr__(self, name: str) -> Columnar:  # ``result.collectives``, as on an AnalysisResult
+        if name.startswith("_") or name in ("meta", "tables"):
+            raise AttributeError(name)
+        try:
+            return self.tables[name]
+        except KeyError:
+            raise AttributeError(f"no table {name!r} computed yet; tables: {', '.join(self.tables)}") from None
+
 
 @dataclass
 class RankContext:
