@@ -54,6 +54,7 @@ from tracekit.replay import trust
 from tracekit.replay import validation
 from tracekit.runner.options import RunOptions
 from tracekit.runner.pipeline import load_and_analyze
+from tracekit.traces.cols import is_frame, to_frame
 from tracekit.traces.manifest import Manifest
 from tracekit.traces.traceset import RankTrace, TraceSet
 
@@ -171,8 +172,9 @@ def advise(traces: TraceSet, res: AnalysisResult, *, comm_pattern: str | None = 
         if f["evidence"].get("whatif") is not None:
             f["evidence"]["whatif"]["prediction_error_pct"] = result.baseline.get("error_pct")
             f["evidence"]["whatif"]["self_check_failed"] = bool(result.baseline.get("self_check_failed"))
-    if "findings" in res.tables:
-        res.tables["findings"] = as_table(quoted)
+    if "findings" in res.tables:  # the table as the result holds the others (a frame or Cols)
+        new = as_table(quoted)
+        res.tables["findings"] = to_frame(new) if is_frame(res.tables["findings"]) else new
     res.meta["whatif"] = jsonable({"baseline": result.baseline, "profiler_cost": result.profiler_cost,
                                    "notes": result.notes})
     return result
