@@ -44,7 +44,7 @@ from typing import Any, ClassVar
 import msgspec
 import numpy as np
 
-from tracekit.analyses.findings import Finding, FindingContext, rounded
+from tracekit.analyses.findings import Finding, FindingContext, group_means, rounded
 from tracekit.analyses.gpu_idle import GPU_IDLE_PCT, LAUNCH_BOUND_SHARE
 from tracekit.analyses.registry import Column, RunContext, Table, View
 from tracekit.traces import cols as C
@@ -131,9 +131,8 @@ def _rank_means(t: C.Cols, columns: tuple[str, ...]) -> dict[Any, tuple[float, .
     one grouping for all ranks, not a filter per rank (quadratic at thousands of ranks)."""
     if not C.nrows(t):
         return {}
-    g = C.Groups(t, ["rank"])
-    means = [g.mean(t[c]).tolist() for c in columns]
-    return dict(zip(g.keys["rank"].tolist(), zip(*means)))
+    ranks, means = group_means(t, "rank", columns)
+    return dict(zip(ranks.tolist(), zip(*(m.tolist() for m in means))))
 
 
 def _from_rows(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> C.Cols:
