@@ -243,8 +243,10 @@ class CSVRenderer(Renderer):
     def render(self, res: AnalysisResult) -> str:
         df = self._pick(res)
         obj = df.columns[df.dtypes == object]
-        if len(obj):  # dicts/lists (findings.evidence) as JSON, not Python reprs
-            df = df.assign(**{c: df[c].map(_json_cell) for c in obj})
+        if len(obj):  # dicts/lists (findings.evidence) as JSON, not Python reprs; the column stays object (a
+            # mapped column of ints and None would become floats: findings.rank, once nullable Int64, is such a one)
+            df = df.assign(**{c: pd.Series([_json_cell(v) for v in df[c]], index=df.index, dtype=object)
+                              for c in obj})
         buf = io.StringIO()
         df.to_csv(buf, index=False)
         return buf.getvalue()
