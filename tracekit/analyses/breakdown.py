@@ -24,15 +24,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from tracekit.analyses import crossrank
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import COMM, COMPUTE, MEMORY, class_codes, class_mask
 from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
-from tracekit.traces.frames import Columnar, frame, n_rows, records_columns
+from tracekit.traces import cols as C
+
+#: a table as a frame or its columns (what rank tables read and return during the port off pandas)
+Columnar = Any
 
 NS_PER_US = 1000.0
 
@@ -70,12 +73,12 @@ def _breakdown(ts_ns: np.ndarray, end_ns: np.ndarray, is_comp: np.ndarray, is_co
     }
 
 
-def step_breakdown(gpu: Columnar, cls: pd.Series | np.ndarray, steps: Columnar) -> pd.DataFrame:
-    """:func:`step_breakdown_columns` as a frame."""
-    return frame(step_breakdown_columns(gpu, cls, steps), copy=False)
+def step_breakdown(gpu: Columnar, cls: Any, steps: Columnar) -> Any:
+    """:func:`step_breakdown_columns` as a DataFrame (imports pandas: for callers outside ``tracekit analyze``)."""
+    return C.to_frame(step_breakdown_columns(gpu, cls, steps))
 
 
-def step_breakdown_columns(gpu: Columnar, cls: pd.Series | np.ndarray, steps: Columnar) -> dict[str, np.ndarray]:
+def step_breakdown_columns(gpu: Columnar, cls: Any, steps: Columnar) -> C.Cols:
     """One row per ProfilerStep: ``step``, ``step_us``, ``kernels`` and the breakdown columns.
 
     The same numbers as :func:`breakdown_of` on each step's activity, computed for
@@ -121,7 +124,7 @@ def step_breakdown_columns(gpu: Columnar, cls: pd.Series | np.ndarray, steps: Co
     }
 
 
-def rank_breakdown(gpu: Columnar, cls: pd.Series | np.ndarray, steps: Columnar) -> dict[str, float]:
+def rank_breakdown(gpu: Columnar, cls: Any, steps: Columnar) -> dict[str, float]:
     """Breakdown over all GPU activity of the rank plus ``steps``, ``step_us`` (mean CPU step)."""
     ts = np.asarray(gpu["ts_ns"])
     out = _breakdown(ts, np.asarray(gpu["end_ns"]), class_mask(cls, COMPUTE),
@@ -164,7 +167,7 @@ _BREAKDOWN_DOCS = (
 )
 
 
-def steps_table(ctx: RankContext) -> Columnar:
+def steps_table(ctx: RankContext) -> C.Cols:
     """One row per rank and ProfilerStep: the breakdown of the work launched in the step."""
     rt = ctx.trace
     steps = rt.step_arrays()
@@ -178,7 +181,7 @@ def steps_table(ctx: RankContext) -> Columnar:
             **{c: np.full(n, np.nan) for c in BREAKDOWN_COLUMNS}}
 
 
-def rank_totals(ctx: RankContext) -> Columnar:
+def rank_totals(ctx: RankContext) -> C.Cols:
     """The rank's row of ``ranks`` before the cross-rank columns (one row, as columns)."""
     rt = ctx.trace
     if rt.has_gpu_activity:
@@ -188,19 +191,25 @@ def rank_totals(ctx: RankContext) -> Columnar:
             "pre_window_kernels": 0, "kernels": 0}
     coll = ctx.tables["collectives"]
     row["rank"] = rt.rank
-    row["collectives"] = int((~np.asarray(coll["pre_window"]).astype(bool)).sum()) if n_rows(coll) else 0
+    row["collectives"] = int((~np.asarray(coll["pre_window"]).astype(bool)).sum()) if C.nrows(coll) else 0
     named = {RANK_NAMES.get(c, c): v for c, v in row.items()}
-    return records_columns([{c.name: named[c.name] for c in _RANK_COLUMNS if c.name in named}])  # declared order
+    return {c.name: _cell(named[c.name]) for c in _RANK_COLUMNS if c.name in named}  # declared order
 
 
-def ranks_table(ctx: RunContext) -> pd.DataFrame:
+def _cell(v: Any) -> np.ndarray:
+    """One value as a one-row column, as ``pd.DataFrame([row])`` stores it (a number's own dtype; text object)."""
+    return C.obj([v]) if v is None or isinstance(v, str) else np.array([v])
+
+
+def ranks_table(ctx: RunContext) -> C.Cols:
     """``rank_totals`` joined with each rank's cross-rank wait (:func:`crossrank.wait_summary`)."""
-    ranks = ctx.tables["rank_totals"]
-    summary = crossrank.wait_summary(ctx.tables["waits"], ctx.tables["instances"])
-    if len(summary):
-        summary = summary.rename(columns={"wait_us": "wait_total_us"})
-        return ranks.merge(summary[["rank", "wait_total_us", "last_count"]], on="rank", how="left")
-    return ranks.assign(wait_total_us=np.nan, last_count=np.nan)
+    ranks = C.as_cols(ctx.tables["rank_totals"])
+    summary = C.as_cols(crossrank.wait_summary(ctx.tables["waits"], ctx.tables["instances"]))
+    if C.nrows(summary):
+        right = {"rank": summary["rank"], "wait_total_us": summary["wait_us"], "last_count": summary["last_count"]}
+        return C.merge(ranks, right, on=["rank"], how="left")
+    n = C.nrows(ranks)
+    return ranks | {"wait_total_us": np.full(n, np.nan), "last_count": np.full(n, np.nan)}
 
 
 _RANK_SHOWN = ("rank", "steps", "step_mean_us", "compute_total_us", "comm_total_us", "overlap_total_us",
@@ -208,16 +217,17 @@ _RANK_SHOWN = ("rank", "steps", "step_mean_us", "compute_total_us", "comm_total_
                "pre_window_kernels")
 
 
-def ranks_view(t: Mapping[str, pd.DataFrame], opts: ViewOptions) -> View:
-    ranks = t["ranks"][[c for c in _RANK_SHOWN if c in t["ranks"].columns]]
-    hta = t.get("hta")
-    if hta is not None and not hta.empty:  # the compact comparison; JSON/CSV carry every HTA column
-        keep = [c for c in ("rank", "hta_overlap_pct", "hta_compute_pct", "hta_idle_pct", "hta_error") if c in hta]
-        ranks = ranks.merge(hta[keep], on="rank", how="left")
+def ranks_view(t: Mapping[str, Any], opts: ViewOptions) -> View:
+    all_ranks = C.as_cols(t["ranks"])
+    ranks = C.select(all_ranks, [c for c in _RANK_SHOWN if c in all_ranks])
+    hta = C.as_cols(t.get("hta"))
+    if C.nrows(hta):  # the compact comparison; JSON/CSV carry every HTA column
+        keep = [c for c in ("hta_overlap_pct", "hta_compute_pct", "hta_idle_pct", "hta_error") if c in hta]
+        ranks = C.merge(ranks, C.select(hta, ["rank", *keep]), on=["rank"], how="left")
     part = (getattr(opts, "meta", None) or {}).get("partial")
     note = (f"wait_total_us is partial: {part['ranks']} of {part['world_size']} ranks are in the trace set "
             f"(see the cross-rank wait table)" if part and "wait_total_us" in ranks else None)
-    if len(ranks) and "compute_total_us" in ranks and ranks["compute_total_us"].isna().all():
+    if C.nrows(ranks) and "compute_total_us" in ranks and C.isna(ranks["compute_total_us"]).all():
         # a device whose events tracekit does not read (another accelerator's) is no CPU-only run
         what = ("no GPU activity read" if (getattr(opts, "meta", None) or {}).get("unread_categories")
                 else "CPU-only run")
@@ -225,8 +235,10 @@ def ranks_view(t: Mapping[str, pd.DataFrame], opts: ViewOptions) -> View:
     return View("Per-rank breakdown (GPU time over the whole trace window, us)", ranks, note=note)
 
 
-def steps_view(t: Mapping[str, pd.DataFrame], opts: ViewOptions) -> View | None:
-    return View("Per-step breakdown (work launched in each ProfilerStep, us)", t["steps"]) if opts.per_step else None
+def steps_view(t: Mapping[str, Any], opts: ViewOptions) -> View | None:
+    if not opts.per_step:
+        return None
+    return View("Per-step breakdown (work launched in each ProfilerStep, us)", C.as_cols(t["steps"]))
 
 
 #: names of the per-rank (whole window) breakdown columns: the window's totals carry ``_total``

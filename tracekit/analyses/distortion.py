@@ -43,11 +43,11 @@ from typing import Any, ClassVar
 
 import msgspec
 import numpy as np
-import pandas as pd
 
-from tracekit.analyses.findings import Finding, FindingContext, rounded
+from tracekit.analyses.findings import Finding, FindingContext, group_means, rounded
 from tracekit.analyses.gpu_idle import GPU_IDLE_PCT, LAUNCH_BOUND_SHARE
 from tracekit.analyses.registry import Column, RunContext, Table, View
+from tracekit.traces import cols as C
 from tracekit.traces.manifest import Manifest
 
 #: the profiled window counts as distorted when its step is this many times the unprofiled one
@@ -99,30 +99,50 @@ def cupti_step_us(manifest: Manifest | None) -> float | None:
     return 1e6 * statistics.fmean(slowest) if slowest else None
 
 
-def distortion_rows(manifest: Manifest | None, steps: pd.DataFrame, idle: pd.DataFrame) -> pd.DataFrame:
-    """The ``profiler_distortion`` rows (see module doc); empty without run.json timings."""
+def distortion_rows(manifest: Manifest | None, steps: Any, idle: Any) -> C.Cols:
+    """The ``profiler_distortion`` rows (see module doc); empty without run.json timings. ``steps`` and ``idle``
+    (tables ``steps``, ``gpu_idle``) may be frames or Cols."""
+    per_rank = [r for r in (manifest.timings.per_rank if manifest is not None and manifest.timings else [])
+                if r.rank is not None]
+    if not per_rank:
+        return C.empty(DISTORTION_COLUMNS)
+    steps, idle = C.as_cols(steps), C.as_cols(idle)
+    step_mean = _rank_means(steps, ("step_us",))
+    idle_mean = _rank_means(idle, ("gpu_idle_pct", "launch_idle_pct", "kernels"))
+    nan3 = (np.nan, np.nan, np.nan)
     rows = []
-    for r in manifest.timings.per_rank if manifest is not None and manifest.timings else []:
-        if r.rank is None:
-            continue
+    for r in per_rank:
         rank = r.rank
         unprof = _mean_us(r.step_s)
         prof, source = _mean_us(r.profiled_step_s), "run.json"
-        if not np.isfinite(prof) and len(steps):
-            s = steps.loc[steps["rank"] == rank, "step_us"]
-            prof, source = (float(s.mean()), "trace") if len(s) else (np.nan, None)
-        ig = idle[idle["rank"] == rank] if len(idle) else idle
+        if not np.isfinite(prof) and C.nrows(steps):
+            prof, source = (step_mean[rank][0], "trace") if rank in step_mean else (np.nan, None)
+        idle_pct, launch_pct, kernels = idle_mean.get(rank, nan3)
         cupti = _mean_us(cupti_steps(manifest, r))
         rows.append({"rank": rank, "unprofiled_step_us": unprof, "profiled_step_us": prof,
                      "ratio": prof / unprof if unprof > 0 else np.nan, "source": source,
-                     "gpu_idle_pct": float(ig["gpu_idle_pct"].mean()) if len(ig) else np.nan,
-                     "launch_idle_pct": float(ig["launch_idle_pct"].mean()) if len(ig) else np.nan,
-                     "kernels_per_step": float(ig["kernels"].mean()) if len(ig) else np.nan,
+                     "gpu_idle_pct": idle_pct, "launch_idle_pct": launch_pct, "kernels_per_step": kernels,
                      "cupti_step_us": cupti, "cupti_ratio": cupti / unprof if unprof > 0 else np.nan})
-    return pd.DataFrame(rows, columns=list(DISTORTION_COLUMNS))
+    return _from_rows(rows, DISTORTION_COLUMNS)
 
 
-def run_distortion(manifest: Manifest | None, rows: pd.DataFrame) -> dict[str, Any] | None:
+def _rank_means(t: C.Cols, columns: tuple[str, ...]) -> dict[Any, tuple[float, ...]]:
+    """Per rank with rows in ``t``, the mean of each of ``columns`` over its rows (NaN when none is present):
+    one grouping for all ranks, not a filter per rank (quadratic at thousands of ranks)."""
+    if not C.nrows(t):
+        return {}
+    ranks, means = group_means(t, "rank", columns)
+    return dict(zip(ranks.tolist(), zip(*(m.tolist() for m in means))))
+
+
+def _from_rows(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> C.Cols:
+    """``pd.DataFrame(rows, columns=columns)`` as Cols (each column's dtype as pandas infers it: :func:`C.column`)."""
+    if not rows:
+        return C.empty(columns)
+    return {c: C.column([r[c] for r in rows]) for c in columns}
+
+
+def run_distortion(manifest: Manifest | None, rows: Any) -> dict[str, Any] | None:
     """``meta["profiler_distortion"]`` (see module doc), or None when it cannot be computed."""
     t = manifest.timings if manifest is not None else None
     unprof = t.overall.mean_sec_per_iter if t and t.overall else None
@@ -130,11 +150,12 @@ def run_distortion(manifest: Manifest | None, rows: pd.DataFrame) -> dict[str, A
     if unprof is not None and prof is not None and unprof > 0 and prof > 0:
         u, p, source = 1e6 * float(unprof), 1e6 * float(prof), "run.json"
     else:
-        ok = rows.dropna(subset=["ratio"]) if len(rows) else rows
-        if ok.empty:
+        rows = C.as_cols(rows)
+        i = _argmax_present(rows, "ratio")
+        if i is None:
             return None
-        worst = ok.loc[ok["ratio"].idxmax()]
-        u, p, source = float(worst["unprofiled_step_us"]), float(worst["profiled_step_us"]), str(worst["source"])
+        u, p = float(rows["unprofiled_step_us"][i]), float(rows["profiled_step_us"][i])
+        source = str(rows["source"][i])
     ratio = p / u
     doubt = doubt_reason(ratio, source, t)
     cupti = cupti_step_us(manifest)
@@ -143,6 +164,16 @@ def run_distortion(manifest: Manifest | None, rows: pd.DataFrame) -> dict[str, A
             "doubtful": doubt is not None, "doubt": doubt,
             "cupti_step_us": round(cupti, 1) if cupti is not None else None,
             "cupti_ratio": round(cupti / u, 3) if cupti is not None else None}
+
+
+def _argmax_present(t: C.Cols, column: str) -> int | None:
+    """The row of the largest present value of ``column`` (the first of ties: ``idxmax`` after ``dropna``), or
+    None without one."""
+    if not C.nrows(t):
+        return None
+    v = np.asarray(t[column], dtype=np.float64)
+    ok = np.flatnonzero(~np.isnan(v))
+    return int(ok[np.argmax(v[ok])]) if len(ok) else None
 
 
 def doubt_reason(ratio: float, source: str, timings: Any) -> str | None:
@@ -164,23 +195,37 @@ def doubt_reason(ratio: float, source: str, timings: Any) -> str | None:
             "cannot cause: run-to-run noise (clocks, other load) of this size, so the ratio says nothing")
 
 
-def _distortion_table(ctx: RunContext) -> pd.DataFrame:
+def _distortion_table(ctx: RunContext) -> C.Cols:
     rows = distortion_rows(ctx.manifest, ctx.tables["steps"], ctx.tables["gpu_idle"])
     ctx.meta["profiler_distortion"] = run_distortion(ctx.manifest, rows)
     return rows
 
 
-def _trace_bucket_figures(tl: pd.DataFrame, b: pd.DataFrame) -> dict[str, float]:
-    """Per step means from a rank's bucket timeline: buckets, comm (sum of kernels), exposed after backward.
-    Without a timeline (CPU traces: no kernels) the ``buckets`` table gives the count and comm (the gloo
-    ranges) and exposed is unknown."""
-    if tl.empty:
-        if b.empty:
-            return {"buckets": np.nan, "comm": np.nan, "exposed": np.nan}
-        g = b.groupby("step").agg(n=("bucket", "size"), comm=("dur_us", "sum"))
-        return {"buckets": float(g["n"].mean()), "comm": float(g["comm"].mean()), "exposed": np.nan}
-    g = tl.groupby("step").agg(n=("bucket", "size"), comm=("dur_us", "sum"), exp=("tail_exposed_us", "sum"))
-    return {"buckets": float(g["n"].mean()), "comm": float(g["comm"].mean()), "exposed": float(g["exp"].mean())}
+_NO_FIGURES = {"buckets": np.nan, "comm": np.nan, "exposed": np.nan}
+
+
+def _trace_bucket_figures(timeline: C.Cols, buckets: C.Cols) -> dict[Any, dict[str, float]]:
+    """Per rank, per step means from its bucket timeline: buckets, comm (sum of kernels), exposed after backward.
+    A rank without a timeline (CPU traces: no kernels) gets the count and comm from the ``buckets`` table (the gloo
+    ranges) and exposed unknown; a rank in neither is left out. All ranks at once: one grouping per table."""
+    out = {rank: figs | {"exposed": np.nan} for rank, figs in _step_means(buckets, {"comm": "dur_us"}).items()}
+    return out | _step_means(timeline, {"comm": "dur_us", "exposed": "tail_exposed_us"})
+
+
+def _step_means(t: C.Cols, sums: dict[str, str]) -> dict[Any, dict[str, float]]:
+    """Per rank with rows in ``t``: ``buckets`` (rows per step) and each of ``sums`` (name: column summed per
+    step), their means over the rank's steps (``groupby("step")`` per rank: rows without a step in none, a rank
+    whose rows all lack one gets NaN)."""
+    if not C.nrows(t):
+        return {}
+    per_step = C.Groups(t, ["rank", "step"])
+    step_figs = {"buckets": per_step.size(), **{k: per_step.sum(t[c]) for k, c in sums.items()}}
+    per_rank = C.Groups(per_step.keys, ["rank"])
+    means = {k: per_rank.mean(v).tolist() for k, v in step_figs.items()}
+    blank = dict.fromkeys(["buckets", *sums], np.nan)
+    out = {rank: blank for rank in C.Groups(t, ["rank"]).keys["rank"].tolist()}
+    out |= {rank: {k: v[i] for k, v in means.items()} for i, rank in enumerate(per_rank.keys["rank"].tolist())}
+    return out
 
 
 def _differs(ev: float | None, tr: float) -> bool:
@@ -189,15 +234,17 @@ def _differs(ev: float | None, tr: float) -> bool:
     return abs(tr - ev) > max(AGREE_REL * abs(ev), AGREE_MIN_US)
 
 
-def event_rows(manifest: Manifest | None, timeline: pd.DataFrame, buckets: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The ``bucket_events`` rows (see module doc); empty when run.json has no bucket timing."""
+def event_rows(manifest: Manifest | None, timeline: Any, buckets: Any = None) -> C.Cols:
+    """The ``bucket_events`` rows (see module doc); empty when run.json has no bucket timing. ``timeline`` and
+    ``buckets`` (tables ``bucket_timeline``, ``buckets``) may be frames or Cols."""
     bt = manifest.bucket_timing if manifest is not None else None
+    if bt is None or not bt.per_rank:
+        return C.empty(EVENT_COLUMNS)
+    trace = _trace_bucket_figures(C.as_cols(timeline), C.as_cols(buckets))
     rows = []
-    for r in bt.per_rank if bt is not None else []:
+    for r in bt.per_rank:
         num = {k: (float(v) if v is not None else None) for k, v in r.summary.items()}
-        tl = timeline[timeline["rank"] == r.rank] if len(timeline) else timeline
-        b = buckets if buckets is not None else pd.DataFrame(columns=["rank"])
-        tr = _trace_bucket_figures(tl, b[b["rank"] == r.rank] if len(b) else b)
+        tr = trace.get(r.rank, _NO_FIGURES)
         ev_comm, ev_exp = num.get("comm_us_per_step"), num.get("exposed_us_per_step")
         why = [w for w, bad in (
             ("bucket count", num.get("buckets_per_step") is not None and np.isfinite(tr["buckets"])
@@ -216,25 +263,32 @@ def event_rows(manifest: Manifest | None, timeline: pd.DataFrame, buckets: pd.Da
             "event_overlap_pct": num.get("overlap_pct"),
             "trace_overlap_pct": 100.0 * (tr["comm"] - tr["exposed"]) / tr["comm"] if tr["comm"] > 0 else np.nan,
             "agree": (not why) if known else None, "note": note})
-    return pd.DataFrame(rows, columns=list(EVENT_COLUMNS))
+    return _from_rows(rows, EVENT_COLUMNS)
 
 
-def _events_table(ctx: RunContext) -> pd.DataFrame:
+def _events_table(ctx: RunContext) -> C.Cols:
     rows = event_rows(ctx.manifest, ctx.tables["bucket_timeline"], ctx.tables["buckets"])
-    if rows.empty and ctx.manifest is not None:  # say why there is nothing, per rank
-        rows = pd.DataFrame([dict.fromkeys(EVENT_COLUMNS) | {
+    if not C.nrows(rows) and ctx.manifest is not None:  # say why there is nothing, per rank
+        rows = _from_rows([dict.fromkeys(EVENT_COLUMNS) | {
             "rank": int(r), "note": "unavailable: run.json has no bucket_timing (an older tracekit)"}
-            for r in ctx.meta.get("ranks", [])], columns=list(EVENT_COLUMNS))
-    bad = rows[rows["agree"] == False] if len(rows) else rows  # noqa: E712 (null: not compared)
-    if len(bad):
+            for r in ctx.meta.get("ranks", [])], EVENT_COLUMNS)
+    bad = C.take(rows, _disagrees(rows)) if C.nrows(rows) else rows
+    if C.nrows(bad):
         ctx.meta.setdefault("notes", []).append(_disagreement_note(bad))
     return rows
 
 
-def _disagreement_note(bad: pd.DataFrame) -> str:
+def _disagrees(events: C.Cols) -> np.ndarray:
+    """Rows of a ``bucket_events`` table whose ``agree`` is False (null: not compared, so not a disagreement)."""
+    return np.asarray(events["agree"] == False, dtype=bool)  # noqa: E712 (an object column: True, False, None)
+
+
+def _disagreement_note(bad: Any) -> str:
     """The run summary's note when the trace's bucket figures disagree with the unprofiled bucket timing:
-    which ranks, by how much (first such rank), and which figure to believe."""
-    first = bad.iloc[0]
+    which ranks, by how much (first such rank), and which figure to believe. ``bad``: those rows of
+    ``bucket_events`` (a frame or Cols)."""
+    bad = C.as_cols(bad)
+    first = {k: v[0] for k, v in bad.items()}
     clock = "CUDA events" if first["clock"] == "cuda_events" else "host clock"
     return (f"bucket timing: on rank(s) {', '.join(str(int(r)) for r in bad['rank'])} the DDP bucket allreduces "
             f"in the profiled window differ from the same buckets timed without the profiler "
@@ -245,16 +299,16 @@ def _disagreement_note(bad: pd.DataFrame) -> str:
 
 
 def _events_view(t: Any, opts: Any) -> View | None:
-    e = t["bucket_events"]
-    if e.empty or e["event_steps"].isna().all():
+    e = C.as_cols(t["bucket_events"])
+    if not C.nrows(e) or C.isna(e["event_steps"]).all():
         return None
     return View("DDP buckets: unprofiled steps (bucket timing: CUDA events, host clock on CPU) vs the profiled "
                 "window (trace), µs per step", e)
 
 
 def _distortion_view(t: Any, opts: Any) -> View | None:
-    d = t["profiler_distortion"]
-    return View("Profiler distortion (profiled step vs unprofiled step, per rank)", d) if len(d) else None
+    d = C.as_cols(t["profiler_distortion"])
+    return View("Profiler distortion (profiled step vs unprofiled step, per rank)", d) if C.nrows(d) else None
 
 
 TABLES = [
@@ -359,10 +413,10 @@ def profiler_distortion(result: Any, others: list[Any]) -> list[ProfilerDistorti
     if not d or not d.get("distorted"):
         return []
     ratio, u, p = d["ratio"], d["unprofiled_step_us"], d["profiled_step_us"]
-    rows = result.tables.get("profiler_distortion", pd.DataFrame())
-    rows = rows.dropna(subset=["gpu_idle_pct"]) if len(rows) else rows
-    if len(rows):
-        worst = rows.loc[rows["gpu_idle_pct"].idxmax()]
+    rows = C.as_cols(result.tables.get("profiler_distortion"))
+    i = _argmax_present(rows, "gpu_idle_pct")
+    if i is not None:
+        worst = {k: v[i] for k, v in rows.items()}
         idle, launch, kern = float(worst["gpu_idle_pct"]), float(worst["launch_idle_pct"]), float(worst["kernels_per_step"])
         cpu_bound = launch >= LAUNCH_BOUND_SHARE * idle and idle >= GPU_IDLE_PCT
         cause = (f"likely cause: the ranks are CPU-bound under the profiler (rank {int(worst['rank'])}'s GPU is idle "
@@ -373,8 +427,8 @@ def profiler_distortion(result: Any, others: list[Any]) -> list[ProfilerDistorti
     else:
         cause, idle, launch, kern, cpu_bound = _no_idle_cause(result), None, None, None, None
     hit = sorted({f.code for f in others if f.TIMING})
-    ev_rows = result.tables.get("bucket_events", pd.DataFrame())
-    disagree = sorted(int(x) for x in ev_rows.loc[ev_rows["agree"] == False, "rank"]) if len(ev_rows) else []  # noqa: E712
+    ev_rows = C.as_cols(result.tables.get("bucket_events"))
+    disagree = sorted(int(x) for x in ev_rows["rank"][_disagrees(ev_rows)]) if C.nrows(ev_rows) else []
     msg = (f"the profiled window runs {ratio:.2f}× the unprofiled step ({p / 1000:.1f} ms vs {u / 1000:.1f} ms per "
            f"step): {cause}{_cupti_clause(d.get('cupti_ratio'), ratio)}. Timings from this window over-state idle, "
            "waiting and exposed communication"

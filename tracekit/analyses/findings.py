@@ -47,15 +47,16 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import msgspec
 import numpy as np
-import pandas as pd
 from msgspec import UNSET, UnsetType
 
 from tracekit.analyses.registry import Column, RegistryError, RunContext, Table, View, analysis_modules
+from tracekit.traces import cols as C
 from tracekit.traces.manifest import Manifest
 
 #: severity thresholds: cost as % of the mean step time
@@ -162,8 +163,9 @@ def kinds() -> tuple[type[Finding], ...]:
 @dataclass
 class FindingContext:
     """What ``detect`` gets: the result so far (``result.tables``, ``result.meta``; the tables the
-    ``findings`` table needs are there), the run's manifest, the findings of lower ``ORDER``
-    (:meth:`earlier`) and, for a qualifier, the others after the collapse (``others``)."""
+    ``findings`` table needs are there, as frames or Cols: read them with :func:`~tracekit.traces.cols.as_cols`),
+    the run's manifest, the findings of lower ``ORDER`` (:meth:`earlier`) and, for a qualifier, the others after
+    the collapse (``others``)."""
 
     result: Any
     manifest: Manifest | None
@@ -222,11 +224,37 @@ def ranked(found: list[Finding]) -> list[Finding]:
 
 
 def step_means(result: Any) -> dict[int, float]:
-    """Mean CPU step time per rank (µs), from the ``steps`` table: one groupby for all ranks."""
-    s = result.steps
-    if s is None or not len(s) or "rank" not in s:
+    """Mean CPU step time per rank (µs), from the ``steps`` table (a frame or Cols): one grouping for all ranks."""
+    s = C.as_cols(result.steps)
+    if not C.nrows(s) or "rank" not in s:
         return {}
-    return {int(r): float(v) for r, v in s.groupby("rank")["step_us"].mean().items()}
+    ranks, (means,) = group_means(s, "rank", ["step_us"])
+    return dict(zip(ranks.tolist(), means.tolist()))
+
+
+def group_means(t: C.Cols, by: str, columns: Sequence[str]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """``t.groupby(by)[columns].mean()``: the sorted keys (a row whose key is missing in none) and per column the
+    mean of its present values (NaN for none), float64. Integer keys in a compact non-negative range (ranks) are
+    counted with ``bincount``, O(rows): a third of pandas' time at 16384 ranks, where :class:`C.Groups` (which
+    sorts) takes three times pandas'."""
+    key = np.asarray(t[by])
+    values = [np.asarray(t[c]) for c in columns]
+    if (key.dtype.kind not in "iu" or not len(key) or key.min() < 0 or key.max() > 4 * len(key) + 65536
+            or any(v.dtype.kind not in "iufb" for v in values)):
+        g = C.Groups(t, [by])
+        return g.keys[by], [g.mean(v) for v in values]
+    rows = np.bincount(key)
+    present = np.flatnonzero(rows)
+    means = []
+    for v in values:
+        v = v.astype(np.float64, copy=False)
+        ok = ~np.isnan(v)
+        k, w = (key, v) if ok.all() else (key[ok], v[ok])
+        total = np.bincount(k, weights=w, minlength=len(rows))[present]
+        count = np.bincount(k, minlength=len(rows))[present]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means.append(np.where(count > 0, total / np.maximum(count, 1), np.nan))
+    return present.astype(key.dtype), means
 
 
 def rank_step_us(result: Any, rank: int, means: dict[int, float] | None = None) -> float:
@@ -245,17 +273,26 @@ def rank_step_us(result: Any, rank: int, means: dict[int, float] | None = None) 
 FINDING_COLUMNS = ("code", "severity", "rank", "message", "evidence")
 
 
-def as_table(found: list[dict[str, Any]]) -> pd.DataFrame:
-    """Findings (rows, see module doc) as the ``findings`` table; ``rank`` is null for all-rank findings."""
-    df = pd.DataFrame({c: pd.Series([f[c] for f in found], dtype=object) for c in FINDING_COLUMNS})
-    df["rank"] = df["rank"].astype("Int64")
-    return df
+def as_table(found: list[dict[str, Any]]) -> C.Cols:
+    """Findings (rows, see module doc) as the ``findings`` table (Cols, every column ``object``); ``rank`` is an
+    int, or None for all-rank findings (what :func:`~tracekit.traces.cols.as_cols` makes of a nullable int)."""
+    out = {c: C.obj([f[c] for f in found]) for c in FINDING_COLUMNS}
+    out["rank"] = C.obj([_rank(r) for r in out["rank"]])
+    return out
 
 
-def as_dicts(df: pd.DataFrame) -> list[dict[str, Any]]:
-    """The ``findings`` table back as rows (dicts; ``rank`` None for all ranks)."""
-    return [{"code": r.code, "severity": r.severity, "rank": None if pd.isna(r.rank) else int(r.rank),
-             "message": r.message, "evidence": r.evidence} for r in df.itertuples(index=False)]
+def as_dicts(table: Any) -> list[dict[str, Any]]:
+    """The ``findings`` table (Cols or a DataFrame) back as rows (dicts; ``rank`` None for all ranks)."""
+    t = C.as_cols(table)
+    if not C.nrows(t):
+        return []
+    return [{"code": code, "severity": sev, "rank": _rank(rank), "message": msg, "evidence": ev}
+            for code, sev, rank, msg, ev in zip(*(t[c].tolist() for c in FINDING_COLUMNS))]
+
+
+def _rank(r: Any) -> int | None:
+    """A ``rank`` cell as an int; None for a missing one (None, NaN)."""
+    return None if r is None or r != r else int(r)
 
 
 def finding_lines(found: list[dict[str, Any]], markdown: bool = False) -> list[str]:
@@ -294,7 +331,7 @@ def _whatif_quote(w: dict[str, Any] | None) -> str | None:
     return None
 
 
-def _findings_table(ctx: RunContext) -> pd.DataFrame:
+def _findings_table(ctx: RunContext) -> C.Cols:
     return as_table([f.row() for f in detect_all(ctx.result(), ctx.manifest)])
 
 

@@ -63,14 +63,16 @@ import tempfile
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from tracekit.analyses.registry import AnalysisWarning, Column, Table
 from tracekit.errors import MissingDependencyError
 from tracekit.traces.traceset import TraceSet
+
+if TYPE_CHECKING:  # pandas enters only when the table runs (--hta): importing this module must not import it
+    import pandas as pd
 
 log = logging.getLogger("tracekit.hta")
 
@@ -237,6 +239,8 @@ def hta_crosscheck(traces: TraceSet, *, include_last_profiler_step: bool = True)
 
     Raises :class:`~tracekit.errors.MissingDependencyError` when HTA is not installed.
     """
+    import pandas as pd  # noqa: PLC0415 - only with --hta (HTA itself is pandas)
+
     TraceAnalysis = _import_hta()  # noqa: N806
     ranks = sorted(int(r) for r in traces.ranks)
     rows = _empty_rows(ranks)
@@ -290,6 +294,8 @@ def _run_hta(TraceAnalysis: Any, traces: TraceSet, ranks: list[int], rows: dict[
 
 
 def _call(fn: Any, what: str, fail: Any, usable: list[int]) -> pd.DataFrame | None:
+    import pandas as pd  # noqa: PLC0415 - only with --hta
+
     try:
         df = fn(visualize=False)
     except Exception as e:  # noqa: BLE001
@@ -308,6 +314,8 @@ def _own_ranks(df: pd.DataFrame, usable: list[int], what: str, fail: Any) -> pd.
     HTA numbers ranks by its own reading of each file (``distributedInfo.rank``, default 0), even with
     explicit ``trace_files``; with one file the only rank is unambiguous and is renamed.
     """
+    import pandas as pd  # noqa: PLC0415 - only with --hta
+
     got = pd.to_numeric(df["rank"], errors="coerce")
     seen = sorted({int(v) for v in got.dropna()})
     if set(seen) <= set(usable):
@@ -319,6 +327,8 @@ def _own_ranks(df: pd.DataFrame, usable: list[int], what: str, fail: Any) -> pd.
 
 
 def _overlap(ta: Any, usable: list[int], rows: dict[int, dict[str, Any]], fail: Any) -> None:
+    import pandas as pd  # noqa: PLC0415 - only with --hta
+
     df = _call(ta.get_comm_comp_overlap, "get_comm_comp_overlap", fail, usable)
     if df is None:
         return
@@ -345,6 +355,8 @@ def _overlap(ta: Any, usable: list[int], rows: dict[int, dict[str, Any]], fail: 
 
 
 def _temporal(ta: Any, usable: list[int], rows: dict[int, dict[str, Any]], fail: Any) -> None:
+    import pandas as pd  # noqa: PLC0415 - only with --hta
+
     df = _call(ta.get_temporal_breakdown, "get_temporal_breakdown", fail, usable)
     if df is None:
         return
@@ -376,6 +388,8 @@ def tracekit_overlap_in_hta_scope(traces: TraceSet, comm_pattern: str | None = N
     whose launch is in the trace (``pre_window`` False), which is HTA's scope with
     ``include_last_profiler_step=True``.
     """
+    import pandas as pd  # noqa: PLC0415 - a helper of the tests and the HTA comparison, not of analyze
+
     from tracekit.analyses import breakdown  # noqa: PLC0415 - keep module import light
     from tracekit.analyses.classify import classify_gpu  # noqa: PLC0415
 
