@@ -96,3 +96,9 @@ def test_column_infers_like_a_frame() -> None:
     assert C.column([1, None]).dtype == np.float64
     assert C.column([True, False]).dtype == bool
     assert C.column(["a", None]).dtype == object
+
+
+def test_group_sum_of_no_present_value_keeps_the_dtype() -> None:
+    g = C.Groups({"k": np.array([1, 2])}, ["k"])
+    assert g.sum(np.array([np.nan, np.nan])).tolist() == [0.0, 0.0] and g.sum(np.array([np.nan, np.nan])).dtype == float
+    assert np.isnan(g.mean(np.array([np.nan, 1.0]))[0]) and g.max(np.array([np.nan, 1.0])).tolist()[1] == 1.0

@@ -211,6 +211,10 @@ class Groups:
 
     def __init__(self, t: Mapping[str, np.ndarray], by: Sequence[str]) -> None:
         self.by = list(by)
+        if len(self.by) == 1:  # one key: its sorted distinct values are the groups (one sort, not two)
+            uniq, self.codes = _codes(np.asarray(t[self.by[0]]))
+            self.n, self.keys, self._valid = len(uniq), {self.by[0]: uniq}, self.codes >= 0
+            return
         n = nrows(t)
         combined = np.zeros(n, dtype=np.int64)
         valid = np.ones(n, dtype=bool)
@@ -224,13 +228,13 @@ class Groups:
         self.codes = np.full(n, -1, dtype=np.int64)
         self.codes[valid] = inverse
         self.n = len(groups)
-        self.keys: Cols = {}
+        keys: Cols = {}
         rest = groups
         for name, uniq in zip(reversed(self.by), reversed(uniqs)):
             size = max(len(uniq), 1)
-            self.keys[name] = uniq[rest % size] if len(uniq) else uniq[:0]
+            keys[name] = uniq[rest % size] if len(uniq) else uniq[:0]
             rest = rest // size
-        self.keys = {name: self.keys[name] for name in self.by}
+        self.keys = {name: keys[name] for name in self.by}
         self._valid = valid
 
     def size(self) -> np.ndarray:
@@ -255,7 +259,7 @@ class Groups:
             out = np.zeros(self.n, dtype=np.int64)
             np.add.at(out, codes, v.astype(np.int64))
             return out
-        return np.bincount(codes, weights=v.astype(np.float64), minlength=self.n)
+        return np.bincount(codes, weights=v.astype(np.float64), minlength=self.n).astype(np.float64)  # (int if empty)
 
     def mean(self, values: np.ndarray) -> np.ndarray:
         """Mean per group of the present values (NaN for none), float64."""
