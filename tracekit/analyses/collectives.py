@@ -612,7 +612,10 @@ def _sorted_codes(values: np.ndarray) -> tuple[np.ndarray, int]:
         uniq, inv = np.unique(values, return_inverse=True)  # numbers: NaN sorts last in np.unique
         return inv.reshape(-1).astype(np.int64), len(uniq)
     codes, uniques = _factorize(values)
-    order = sorted(range(len(uniques)), key=uniques.__getitem__)
+    try:
+        order = sorted(range(len(uniques)), key=uniques.__getitem__)
+    except TypeError:  # mixed types do not sort: first-seen order (as cols.Groups)
+        order = list(range(len(uniques)))
     rank = np.empty(len(uniques) + 1, dtype=np.int64)
     rank[order] = np.arange(len(uniques))
     rank[-1] = len(uniques)  # code -1 (missing) -> last
