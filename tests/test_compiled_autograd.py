@@ -14,6 +14,7 @@ from tracekit.runner.run import analyze
 from tracekit.errors import ConfigError
 from tracekit.profile.config import ProfileConfig
 from tracekit.analyses.collectives import bucket_summary, collective_summary
+from tracekit.traces import cols as C
 from tracekit.traces.loader import load
 
 try:
@@ -115,10 +116,10 @@ def test_functional_buckets_and_waits(tmp_path: Path) -> None:
     # bucket 1 [285, 360) meets [330, 345) and [350, 355): 15 + 5
     assert b["wait_cpu_us"].tolist() == [340 - 330, (345 - 330) + (355 - 350)]
     assert b["exposed_us"].tolist() == [40 - 20, 20]  # compute covers [300, 320) of bucket 0
-    s = bucket_summary(res.buckets)
+    s = C.to_frame(bucket_summary(res.buckets))
     assert s.loc[s["rank"] == 0, "op"].tolist() == ["all_reduce_coalesced_", "all_reduce_"]
     # every table keeps the process groups apart
-    cs = collective_summary(res.collectives)
+    cs = C.to_frame(collective_summary(res.collectives))
     assert sorted(cs.loc[cs["rank"] == 0, "pg"]) == ["1:mesh_dp", "1:mesh_dp", "3:mesh_tp"]
     # cross-rank matching: the same pg name on all four ranks (hand-built), 3 instances per step
     assert len(res.instances) == 3 and set(res.instances["pg_name"]) == {"1", "3"}

@@ -13,6 +13,7 @@ import pytest
 
 from tracekit.runner.pipeline import analyze_paths
 from tracekit.analyses.collectives import collective_summary
+from tracekit.traces import cols as C
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[1]
@@ -89,5 +90,5 @@ def test_tp_and_dp_on_four_ranks(tmp_path: Path) -> None:
     # buckets are the DP allreduces only; every matched instance spans one group's 2 ranks
     assert len(res.buckets) == 4 and set(res.buckets["pg_name"]) == {"1", "2"}
     assert (res.instances["ranks"] == 2).all() and len(res.instances) == 2 * 3 + 2
-    s = collective_summary(res.collectives)
+    s = C.to_frame(collective_summary(res.collectives))
     assert set(s["pg"].str.split(":").str[1]) == {"mesh_dp", "mesh_tp"}

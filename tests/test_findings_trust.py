@@ -15,6 +15,7 @@ import pytest
 import tracekit
 from tests.explain_builders import load_run, manifest_for, write_run
 from tests.tracebuilder import TraceBuilder
+from tracekit.traces import cols as C
 from tracekit.analyses import collectives, timeline
 from tracekit.analyses.findings import as_dicts
 from tracekit.report.render import manifest_rows
@@ -156,7 +157,7 @@ def test_bandwidth_from_transfer_time_and_waiting_inclusive_separately(tmp_path:
     # own kernel: rank 0 640 µs (540 of it waiting), rank 1 100 µs; 2 ranks: busbw factor 2(2−1)/2 = 1
     assert c.loc[0, "busbw_incl_wait_gbps"] == pytest.approx(4e6 / 1e9 / 640e-6)
     assert c.loc[1, "busbw_incl_wait_gbps"] == pytest.approx(4e6 / 1e9 / 100e-6)
-    s = collectives.collective_summary(res.collectives, res.instances).set_index("rank")
+    s = C.to_frame(collectives.collective_summary(res.collectives, res.instances)).set_index("rank")
     # transfer time = the shortest kernel across ranks = the last arriver's 100 µs, for both ranks
     assert s.loc[0, "busbw_mean_gbps"] == pytest.approx(4e6 / 1e9 / 100e-6) == s.loc[1, "busbw_mean_gbps"]
     assert s.loc[0, "busbw_incl_wait_mean_gbps"] == pytest.approx(4e6 / 1e9 / 640e-6)
@@ -164,7 +165,7 @@ def test_bandwidth_from_transfer_time_and_waiting_inclusive_separately(tmp_path:
 
 def test_bucket_busbw_from_transfer_time(tmp_path: Path) -> None:
     res = _analyze(write_run(tmp_path / "b", "split", straggle_us=100, straggler=1))
-    s = collectives.bucket_summary(res.buckets, res.instances).set_index(["rank", "bucket"])
+    s = C.to_frame(collectives.bucket_summary(res.buckets, res.instances)).set_index(["rank", "bucket"])
     # bucket 0: rank 1's kernel 150 µs, rank 0's 150 + 100 µs (waiting); 4 MB each
     assert s.loc[(0, 0), "busbw_gbps"] == pytest.approx(4e6 / 1e9 / 150e-6) == s.loc[(1, 0), "busbw_gbps"]
     assert s.loc[(0, 0), "busbw_incl_wait_gbps"] == pytest.approx(4e6 / 1e9 / 250e-6)

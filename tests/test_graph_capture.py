@@ -16,6 +16,7 @@ import pytest
 from tests.tracebuilder import TraceBuilder
 from tracekit.analyses.graph_regions import graph_regions
 from tracekit.profile.graph_capture import GraphRecorder, _add_cuts, reducer_layout
+from tracekit.traces import cols as C
 from tracekit.traces.manifest import decode_manifest
 from tracekit.traces.loader import read_rank
 
@@ -150,7 +151,7 @@ def _trace(tmp_path: Path, second_step_extra: bool = False) -> Path:
 
 def test_graph_regions_times_each_graph(tmp_path: Path) -> None:
     m = decode_manifest(MANIFEST, "test")
-    df = graph_regions(read_rank(_trace(tmp_path)), m)
+    df = C.to_frame(graph_regions(read_rank(_trace(tmp_path)), m))
     assert list(df["graph"]) == [0, 1, 2]
     assert list(df["fwd_cpu_us"]) == [100.0, 200.0, 300.0]
     assert list(df["bwd_cpu_us"]) == [30.0, 20.0, 10.0]  # backward runs in reverse: graph 2's op first
@@ -162,10 +163,10 @@ def test_graph_regions_times_each_graph(tmp_path: Path) -> None:
 
 def test_graph_regions_skips_steps_that_do_not_match(tmp_path: Path) -> None:
     m = decode_manifest(MANIFEST, "test")
-    df = graph_regions(read_rank(_trace(tmp_path, second_step_extra=True)), m)
+    df = C.to_frame(graph_regions(read_rank(_trace(tmp_path, second_step_extra=True)), m))
     assert list(df["steps"]) == [1, 1, 1]  # step 2 ran 4 forward ops for 3 graphs: not used
     assert list(df["fwd_cpu_us"]) == [100.0, 200.0, 300.0]
-    assert graph_regions(read_rank(_trace(tmp_path)), decode_manifest({}, "t")).empty  # no graphs section
+    assert C.nrows(graph_regions(read_rank(_trace(tmp_path)), decode_manifest({}, "t"))) == 0  # no graphs section
 
 
 # -- the report section ------------------------------------------------------------------------------
@@ -179,7 +180,7 @@ def _section_html(tmp_path: Path) -> tuple[str, dict]:
     from tracekit.report.html import display_name, figure_html, plot_text
 
     m = decode_manifest(MANIFEST, "test")
-    df = graph_regions(read_rank(_trace(tmp_path)), m)
+    df = C.to_frame(graph_regions(read_rank(_trace(tmp_path)), m))
     res = AnalysisResult(meta={"manifest": m, "files": {"0": "run/rank0.trace.json.gz"}}, tables={"graph_regions": df})
     ctx = graphs_context(res, 0, figure_html, display_name, plot_text)
     env = jinja2.Environment(loader=jinja2.PackageLoader("tracekit.report", "templates"), autoescape=True,
@@ -203,7 +204,7 @@ def test_graphs_layout_figure(tmp_path: Path) -> None:
     from tracekit.report.graphs import layout_figure
 
     m = decode_manifest(MANIFEST, "test")
-    df = graph_regions(read_rank(_trace(tmp_path)), m)
+    df = C.to_frame(graph_regions(read_rank(_trace(tmp_path)), m))
     fig = layout_figure(m.graphs, df, str)
     graphs = [(t.base[0], t.base[0] + t.x[0], t.text[0]) for t in fig.data if t.y[0] == "graphs"]
     assert graphs == [(0, 2, "g0"), (2, 4, "g1"), (4, 6, "g2")]
@@ -263,7 +264,7 @@ def test_text_view_says_when_no_step_matched(tmp_path: Path) -> None:
     from tracekit.analyses.registry import ViewOptions
 
     m = decode_manifest(MANIFEST, "test")
-    df = graph_regions(read_rank(_trace(tmp_path)), m)
+    df = C.to_frame(graph_regions(read_rank(_trace(tmp_path)), m))
     assert _view({"graph_regions": df}, ViewOptions()).note is None
     df.loc[:, "steps"] = 0  # as with the eager backend: no CompiledFunction ops to time
     v = _view({"graph_regions": df}, ViewOptions())

@@ -115,7 +115,7 @@ def test_step_numbers_are_to_numeric(texts: list[str]) -> None:
     assert num[parsed].tolist() == want[want.notna()].astype(np.int64).tolist()
 
 
-@pytest.mark.parametrize("n", [5, 3000])  # the dict path, and pandas' own above the size limit
+@pytest.mark.parametrize("n", [5, 3000])  # the Python dict path, and the hashed one above the size limit
 def test_factorize_is_pandas_factorize(n: int) -> None:
     values = np.empty(n, dtype=object)
     values[:] = [("b", None, "a", np.nan, "b", np.float64("nan"), "c")[i % 7] for i in range(n)]

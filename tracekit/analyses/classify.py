@@ -26,14 +26,14 @@ import re
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.comm_kernels import COLLECTIVE_OP_PATTERN, COMM_RULES, CommRule, with_user_patterns
 from tracekit.analyses.registry import Column, Table, View
+from tracekit.traces import cols as C
 from tracekit.traces import schema
 from tracekit.traces.arrays import unique
-from tracekit.traces.frames import records_columns
+from tracekit.traces.frames import NO_ROWS, Columnar
 from tracekit.traces.traceset import RankTrace
 
 DEFAULT_COMM_PATTERN = COMM_RULES[0].pattern
@@ -61,10 +61,13 @@ def collective_external_ids(rt: RankTrace, pattern: str = COLLECTIVE_OP_PATTERN)
     return unique(ext[hit])
 
 
-def classify_gpu(rt: RankTrace, comm_pattern: str | None = None) -> pd.Series:
-    """Class of each row of ``rt.gpu``: ``"compute"``, ``"comm"`` or ``"memory"`` (computed once per pattern;
-    :func:`class_codes` gives the same classes without a Series)."""
-    def build() -> pd.Series:
+def classify_gpu(rt: RankTrace, comm_pattern: str | None = None) -> Any:
+    """Class of each row of ``rt.gpu``: ``"compute"``, ``"comm"`` or ``"memory"``, as a Categorical pandas Series
+    (computed once per pattern), for the callers outside ``tracekit analyze`` (the report, the replay); the
+    analyses use :func:`class_codes`, the same classes without pandas."""
+    def build() -> Any:
+        import pandas as pd  # only for these callers: tracekit analyze never asks for the Series
+
         cat = pd.Categorical.from_codes(class_codes(rt, comm_pattern), categories=CLASSES)
         # a Categorical: comparisons (``cls == COMPUTE``) run on the codes, not on strings
         return pd.Series(cat, index=pd.RangeIndex(rt.n_gpu), name="cls")
@@ -164,15 +167,16 @@ def _classify(rt: RankTrace, comm_pattern: str | None) -> np.ndarray:
 
 # -- registered table (see tracekit.analyses.registry) -------------------------------------------
 
-def comm_rules_table(ctx) -> pd.DataFrame:  # noqa: ANN001 - a RankContext
-    """One row per row of the rule table that classified at least one kernel of this rank as communication."""
+def comm_rules_table(ctx) -> Columnar | None:  # noqa: ANN001 - a RankContext
+    """One row per row of the rule table that classified at least one kernel of this rank as communication
+    (columns; none without GPU activity or communication)."""
     rt = ctx.trace
     if not rt.has_gpu_activity:
         return None
     rules = with_user_patterns(ctx.options.comm_pattern)
     rule = comm_rule(rt, ctx.options.comm_pattern)
     dur_all = rt.gpu_column("dur_ns")
-    rows: list[dict[str, Any]] = []
+    rows: list[tuple[Any, ...]] = []
     for i in unique(rule[rule >= 0]):
         sel = rule == i
         dur = dur_all[sel]
@@ -181,10 +185,15 @@ def comm_rules_table(ctx) -> pd.DataFrame:  # noqa: ANN001 - a RankContext
         np.add.at(total, inv, dur)
         # the first of pandas' descending quicksort (sort_values(ascending=False)), ties included
         top = np.arange(total.size)[::-1][total[::-1].argsort(kind="quicksort")][-1]
-        rows.append({"rank": rt.rank, "rule": rules[i].rule, "library": rules[i].library, "kind": rules[i].kind,
-                     "kernels": int(sel.sum()), "kernel_names": int(names.size),
-                     "kernel_total_us": float(dur.sum()) / 1e3, "top_kernel": str(names[top])})
-    return records_columns(rows)
+        rows.append((rules[i].rule, rules[i].library, rules[i].kind, int(sel.sum()), int(names.size),
+                     float(dur.sum()) / 1e3, str(names[top])))
+    if not rows:
+        return NO_ROWS
+    rule_, library, kind, kernels, kernel_names, total_us, top_kernel = zip(*rows)
+    return {"rank": np.full(len(rows), rt.rank, dtype=np.int64), "rule": C.obj(rule_), "library": C.obj(library),
+            "kind": C.obj(kind), "kernels": np.array(kernels, dtype=np.int64),
+            "kernel_names": np.array(kernel_names, dtype=np.int64),
+            "kernel_total_us": np.array(total_us, dtype=np.float64), "top_kernel": C.obj(top_kernel)}
 
 
 def _gpu_names(rt: RankTrace, sel: np.ndarray) -> np.ndarray:
@@ -194,18 +203,18 @@ def _gpu_names(rt: RankTrace, sel: np.ndarray) -> np.ndarray:
 
 
 def _view(tables, opts) -> View | None:  # noqa: ANN001
-    t = tables["comm_rules"]
-    if t.empty or set(t["rule"]) <= {"nccl_kernel", "collective_op"}:
+    t = C.as_cols(tables["comm_rules"])
+    if not C.nrows(t) or set(t["rule"].tolist()) <= {"nccl_kernel", "collective_op"}:
         return None  # plain NCCL traffic: nothing to explain
     return View("Communication kernels by classification rule", t)
 
 
-def class_mask(cls: pd.Series | np.ndarray, value: str) -> np.ndarray:
-    """Mask of the rows of a :func:`classify_gpu` (or :func:`class_codes`) result that are ``value``
-    (compared on the Categorical's codes: no string comparison per row)."""
+def class_mask(cls: Any, value: str) -> np.ndarray:
+    """Mask of the rows of a :func:`class_codes` (or :func:`classify_gpu`) result that are ``value``
+    (compared on the codes: no string comparison per row)."""
     if isinstance(cls, np.ndarray):
         return cls == (CLASSES.index(value) if value in CLASSES else -2)
-    if isinstance(cls.dtype, pd.CategoricalDtype):
+    if type(cls.dtype).__name__ == "CategoricalDtype":  # a classify_gpu Series (told apart without pandas)
         cat = cls.array  # the Categorical itself: no accessor built per call
         return cat.codes == (cat.categories.get_loc(value) if value in cat.categories else -2)
     return (cls == value).to_numpy()

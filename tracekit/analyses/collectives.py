@@ -42,15 +42,15 @@ import re
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
 from tracekit.analyses import functional
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import COMM, COMPUTE, class_codes, class_mask
 from tracekit.analyses.findings import Finding, FindingContext, rank_step_us, rounded, step_means
 from tracekit.analyses.registry import Column, RankContext, Table, View
+from tracekit.traces import cols as C
 from tracekit.traces.arrays import unique
-from tracekit.traces.frames import NO_ROWS, Columnar, n_rows
+from tracekit.traces.frames import NO_ROWS, Columnar
 from tracekit.traces.manifest import Manifest
 from tracekit.traces import schema
 from tracekit.traces.traceset import RankTrace, assign_steps
@@ -204,13 +204,27 @@ def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(codes, uniques)`` of an object array (None / NaN: code -1): ``pd.factorize``'s, uniques in
     order of first appearance."""
     if len(values) > _SMALL_FACTORIZE:
-        codes, uniques = pd.factorize(values)
-        return codes, np.asarray(uniques, dtype=object)
+        return _factorize_hashed(values)
     index: dict[Any, int] = {}
     codes = np.fromiter((-1 if _is_missing(v) else index.setdefault(v, len(index)) for v in values), dtype=np.intp,
                         count=len(values))
     uniques = np.empty(len(index), dtype=object)
     uniques[:] = list(index)
+    return codes, uniques
+
+
+def _factorize_hashed(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_factorize` of a long array: the present values hashed by a dict in C (no Python loop per value)."""
+    miss = C.isna(values)
+    present = values[~miss].tolist() if miss.any() else values.tolist()
+    index = {v: i for i, v in enumerate(dict.fromkeys(present))}
+    uniques = np.empty(len(index), dtype=object)
+    uniques[:] = list(index)
+    inv = np.fromiter(map(index.__getitem__, present), dtype=np.intp, count=len(present))
+    if not miss.any():
+        return inv, uniques
+    codes = np.full(len(values), -1, dtype=np.intp)
+    codes[~miss] = inv
     return codes, uniques
 
 
@@ -225,7 +239,7 @@ def _cumcount(keys: np.ndarray) -> np.ndarray:
     return out
 
 
-def collective_table(rt: RankTrace, cls: pd.Series | np.ndarray, world_size: int,
+def collective_table(rt: RankTrace, cls: np.ndarray, world_size: int,
                      gloo_threads: dict[str, str] | None = None) -> Columnar:
     """The per-rank collective table described in the module docstring, as its columns (an empty
     frame when the rank has no collective)."""
@@ -323,7 +337,7 @@ def _p2p_sequence(kinds: np.ndarray, peer: np.ndarray, launch: np.ndarray, pre_w
     return out
 
 
-def _gpu_instances(rt: RankTrace, cls: pd.Series | np.ndarray, op_rows: np.ndarray) -> dict[str, np.ndarray]:
+def _gpu_instances(rt: RankTrace, cls: np.ndarray, op_rows: np.ndarray) -> dict[str, np.ndarray]:
     """Columns of the communication kernels (``cls``) of ``rt.gpu``, args filled from ``op_rows``."""
     k = class_mask(cls, COMM).nonzero()[0]
     comp = class_mask(cls, COMPUTE)
@@ -435,9 +449,9 @@ def _cpu_instances(rt: RankTrace, gloo_threads: dict[str, str] | None = None) ->
         return rt.column(col)[src]
 
     coll = arg("coll_name", None)
-    coll = np.where(pd.isna(coll), kind_name, coll)
+    coll = np.where(C.isna(coll), kind_name, coll)
     pg_name, pg_desc = arg("pg_name", None), arg("pg_desc", None)
-    if rng.size and pd.isna(pg_name).all():  # gloo records no group args: infer from its worker threads
+    if rng.size and C.isna(pg_name).all():  # gloo records no group args: infer from its worker threads
         pg_name, pg_desc = functional.gloo_thread_groups(rt, rt.column("tid")[rng], gloo_threads)
     return {
         "step": assign_steps(rt.step_arrays(), launch), "coll_name": coll, "pg_name": pg_name,
@@ -466,11 +480,14 @@ BUCKET_COLUMNS = ("rank", "step", "bucket", "pg_name", "step_seq", "launch_op", 
 ALLREDUCE_NAMES = ("allreduce", "allreduce_coalesced", "all_reduce", "all_reduce_coalesced")
 
 
-def data_parallel_groups(coll: pd.DataFrame, tp: int = 1, world_size: int | None = None) -> pd.Series:
+def data_parallel_groups(coll: Any, tp: int = 1, world_size: int | None = None) -> Any:
     """Rows on the data-parallel process group: with a device mesh (``pg_desc`` ``mesh_*``) the
     ``mesh_dp`` group only (tensor-parallel allreduces in backward are not gradient buckets);
     otherwise, with ``tp`` > 1 (from the manifest), only groups of ``world_size / tp`` ranks (a mesh
-    dimension over every rank reuses the default group); otherwise every row."""
+    dimension over every rank reuses the default group); otherwise every row. A bool Series on the index
+    of the collective frame ``coll`` (for pandas callers; the analyses use the numpy mask)."""
+    import pandas as pd  # only for callers holding a frame: tracekit analyze uses _data_parallel_mask
+
     return pd.Series(_data_parallel_mask(coll, tp, world_size), index=coll.index)
 
 
@@ -480,12 +497,15 @@ def _data_parallel_mask(coll: Columnar, tp: int, world_size: int | None) -> np.n
         return np.append(descs == "mesh_dp", False).astype(bool)[codes]
     if tp > 1 and world_size:  # groups not named after mesh dimensions: go by their size
         return np.asarray(coll["group_size"]) == world_size // tp
-    return np.ones(n_rows(coll), dtype=bool)
+    return np.ones(C.nrows(coll), dtype=bool)
 
 
-def gradient_allreduces(coll: pd.DataFrame, tp: int = 1, world_size: int | None = None) -> pd.Series:
-    """Mask of the gradient-bucket rows of a collective table: allreduces (plain or coalesced) launched
-    in a step's backward on the data-parallel group (:func:`data_parallel_groups`)."""
+def gradient_allreduces(coll: Any, tp: int = 1, world_size: int | None = None) -> Any:
+    """Mask of the gradient-bucket rows of a collective frame: allreduces (plain or coalesced) launched
+    in a step's backward on the data-parallel group (:func:`data_parallel_groups`), as a bool Series on
+    its index (for pandas callers; the analyses use :func:`gradient_allreduce_mask`)."""
+    import pandas as pd  # only for callers holding a frame: tracekit analyze uses gradient_allreduce_mask
+
     return pd.Series(gradient_allreduce_mask(coll, tp, world_size), index=coll.index)
 
 
@@ -512,7 +532,7 @@ def bucket_table(rt: RankTrace, coll: Columnar, tp: int = 1, world_size: int | N
     ``wait_offset_us`` / ``wait_cpu_us``: where ``wait_tensor`` waits on it (see
     :func:`tracekit.analyses.functional.wait_columns`; NaN without ``wait_tensor`` ops).
     """
-    rows = gradient_allreduce_mask(coll, tp, world_size).nonzero()[0] if n_rows(coll) else np.empty(0, np.int64)
+    rows = gradient_allreduce_mask(coll, tp, world_size).nonzero()[0] if C.nrows(coll) else np.empty(0, np.int64)
     if rows.size == 0:
         return NO_ROWS
     step, launch = np.asarray(coll["step"])[rows], np.asarray(coll["launch_ts_ns"])[rows]
@@ -539,51 +559,175 @@ def collectives_table(ctx: RankContext) -> Columnar:
     return collective_table(rt, cls, ctx.world_size, functional.manifest_gloo_threads(ctx.manifest, rt.rank))
 
 
-def process_group_label(c: pd.DataFrame) -> pd.Series:
-    """``pg_name`` with its description where known (``3:mesh_tp``), else ``?``."""
-    name = c["pg_name"].astype(object).fillna("?").astype(str)
-    desc = c["pg_desc"].astype(object)
-    return name.where(desc.isna(), name + ":" + desc.astype(str))
+def process_group_label(c: Columnar) -> np.ndarray:
+    """``pg_name`` with its description where known (``3:mesh_tp``), else ``?``, per row of a collective
+    table (a frame or its columns), as an object array; built once per distinct (name, description)."""
+    ncodes, names = _factorize(np.asarray(c["pg_name"], dtype=object))
+    dcodes, descs = _factorize(np.asarray(c["pg_desc"], dtype=object))
+    if not ncodes.size:
+        return np.empty(0, dtype=object)
+    key = (ncodes.astype(np.int64) + 1) * (descs.size + 1) + (dcodes + 1)
+    pairs, inv = np.unique(key, return_inverse=True)
+    labels = []
+    for k in pairs.tolist():
+        n, d = divmod(k, descs.size + 1)
+        name = str(names[n - 1]) if n else "?"
+        labels.append(f"{name}:{descs[d - 1]}" if d else name)
+    return C.obj(labels)[inv.reshape(-1)]
 
 
 _KEY = ["pg_name", "step", "step_seq"]
 
 
-def with_transfer_busbw(rows: pd.DataFrame, instances: pd.DataFrame | None) -> pd.DataFrame:
-    """``rows`` (collectives or buckets) with ``busbw_gbps``: the matched instance's bus bandwidth on its
-    transfer time (the last arriver's kernel, see :mod:`tracekit.analyses.crossrank`); NaN when unmatched."""
-    if instances is None or instances.empty or rows.empty:
-        return rows.assign(busbw_gbps=np.nan)
-    key = rows[_KEY].assign(pg_name=rows["pg_name"].astype(object).fillna("?").astype(str))
-    inst = instances[_KEY + ["busbw_gbps"]].assign(pg_name=instances["pg_name"].astype(object).astype(str))
-    bw = key.merge(inst.drop_duplicates(_KEY), on=_KEY, how="left")["busbw_gbps"].to_numpy()
-    return rows.assign(busbw_gbps=bw)
+def with_transfer_busbw(rows: Columnar, instances: Columnar | None) -> C.Cols:
+    """``rows`` (collectives or buckets, a frame or columns) as columns with ``busbw_gbps`` added: the
+    matched instance's bus bandwidth on its transfer time (the last arriver's kernel, see
+    :mod:`tracekit.analyses.crossrank`); NaN when unmatched."""
+    rows = C.as_cols(rows)
+    inst = C.as_cols(instances)
+    n = C.nrows(rows)
+    if not C.nrows(inst) or not n:
+        return {**rows, "busbw_gbps": np.full(n, np.nan)}
+    key = {**C.select(rows, _KEY), "pg_name": _text_or(rows["pg_name"], "?")}
+    # the first instance of each key (drop_duplicates); a missing group name matches no row ("?" is present)
+    first = C.Groups(inst, _KEY).first(np.arange(C.nrows(inst)))
+    right = C.take(C.select(inst, [*_KEY, "busbw_gbps"]), first)
+    right["pg_name"] = np.asarray([str(v) for v in right["pg_name"].tolist()], dtype=object)
+    bw = C.merge(key, right, on=_KEY, how="left")["busbw_gbps"]
+    return {**rows, "busbw_gbps": np.asarray(bw, dtype=np.float64)}
 
 
-def collective_summary(c: pd.DataFrame, instances: pd.DataFrame | None = None) -> pd.DataFrame:
+def _text_or(values: np.ndarray, missing: str) -> np.ndarray:
+    """An object column as text (``str`` of each value), ``missing`` where a value is missing
+    (``astype(object).fillna(missing).astype(str)``)."""
+    codes, uniques = _factorize(np.asarray(values, dtype=object))
+    return C.obj([*(str(v) for v in uniques.tolist()), missing])[codes]
+
+
+def _sorted_codes(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(code per row, codes used)``: the row's rank among the column's sorted distinct values, a missing
+    value after every present one (pandas' ``groupby(dropna=False)`` order)."""
+    values = np.asarray(values)
+    if values.dtype.kind != "O":
+        uniq, inv = np.unique(values, return_inverse=True)  # numbers: NaN sorts last in np.unique
+        return inv.reshape(-1).astype(np.int64), len(uniq)
+    codes, uniques = _factorize(values)
+    try:
+        order = sorted(range(len(uniques)), key=uniques.__getitem__)
+    except TypeError:  # mixed types do not sort: first-seen order (as cols.Groups)
+        order = list(range(len(uniques)))
+    rank = np.empty(len(uniques) + 1, dtype=np.int64)
+    rank[order] = np.arange(len(uniques))
+    rank[-1] = len(uniques)  # code -1 (missing) -> last
+    return rank[codes], len(uniques) + 1
+
+
+def _groups_with_missing(t: C.Cols, by: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """``(group per row, first row of each group)`` of ``t`` grouped by ``by`` as ``groupby(by, dropna=False)``:
+    groups in sorted key order, missing keys last and kept."""
+    combined = np.zeros(C.nrows(t), dtype=np.int64)
+    for name in by:
+        codes, size = _sorted_codes(t[name])
+        combined = combined * max(size, 1) + codes
+    _, first, inv = unique(combined, return_index=True, return_inverse=True)
+    return inv.reshape(-1).astype(np.int64), first
+
+
+def collective_summary(c: Columnar, instances: Columnar | None = None) -> C.Cols:
     """Per rank, process group, collective and phase: count, total bytes, total/mean duration, exposed,
     mean ``busbw_gbps`` (on the transfer time, from ``instances``) and mean ``busbw_incl_wait_gbps``
-    (on this rank's kernel time, waiting included).
+    (on this rank's kernel time, waiting included), as columns (none for a table without rows).
 
     Only collectives launched inside the window (pre-window kernels are counted in the run summary).
     """
-    if c.empty:
-        return pd.DataFrame()
-    c = c[~c["pre_window"].astype(bool)]
-    c = with_transfer_busbw(c, instances).assign(pg=process_group_label(c))
-    g = c.groupby(["rank", "pg", "coll_name", "phase"], dropna=False, observed=True)
-    groups = g.ngroup().to_numpy()
-    n = int(groups.max()) + 1 if groups.size else 0
+    c = C.as_cols(c)
+    if not C.nrows(c):
+        return {}
+    c = C.take(c, ~c["pre_window"].astype(bool))
+    c = with_transfer_busbw(c, instances)
+    c["pg"] = process_group_label(c)
+    by = ["rank", "pg", "coll_name", "phase"]
+    groups, first = _groups_with_missing(c, by)
+    n = first.size
 
     def total(col: str) -> np.ndarray:  # NaN when nothing is known (CPU traces), not 0
-        return _group_series_sums(c[col].to_numpy(dtype=float), groups, n)
+        return _group_series_sums(c[col].astype(float), groups, n)
 
-    out = g.agg(count=("dur_us", "size"), dur_mean_us=("dur_us", "mean"), busbw_mean_gbps=("busbw_gbps", "mean"),
-                busbw_incl_wait_mean_gbps=("busbw_incl_wait_gbps", "mean"))
-    out.insert(1, "mb_total", total("bytes") / 1e6)
-    out.insert(2, "dur_total_us", total("dur_us"))
-    out.insert(4, "exposed_total_us", total("exposed_us"))
-    return out.reset_index()
+    out = {k: _key_values(c[k], first) for k in by}
+    out.update(count=np.bincount(groups, minlength=n).astype(np.int64), mb_total=total("bytes") / 1e6,
+               dur_total_us=total("dur_us"), dur_mean_us=group_mean(c["dur_us"], groups, n),
+               exposed_total_us=total("exposed_us"), busbw_mean_gbps=group_mean(c["busbw_gbps"], groups, n),
+               busbw_incl_wait_mean_gbps=group_mean(c["busbw_incl_wait_gbps"], groups, n))
+    return out
+
+
+def _key_values(values: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """A group key column: each group's value (from its first row), missing text as None."""
+    out = np.asarray(values)[first]
+    if out.dtype.kind == "O":
+        miss = C.isna(out)
+        if miss.any():
+            out = out.copy()
+            out[miss] = None
+    return out
+
+
+def group_mean(values: np.ndarray, groups: np.ndarray, n: int) -> np.ndarray:
+    """Per group ``0..n-1`` of ``groups``: the mean of its present (not NaN) ``values``, NaN for none, to the
+    bit pandas' ``groupby().mean()`` gives (:func:`group_kahan_sums`)."""
+    total, count = group_kahan_sums(values, groups, n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+#: groups up to this many values are summed together, one numpy step per position; longer ones in Python
+_KAHAN_VECTOR_MAX = 512
+
+
+def group_kahan_sums(values: np.ndarray, groups: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(sum, count)`` per group ``0..n-1`` of ``groups`` (-1: no group) of the present (not NaN) ``values``:
+    pandas' grouped sum, a Kahan-compensated sum in row order (so a mean rounds as pandas' does), with every
+    group's k-th value added in one vectorised step."""
+    v = np.asarray(values, dtype=np.float64)
+    ok = ~np.isnan(v) & (groups >= 0)
+    g, v = groups[ok], v[ok]
+    order = np.argsort(g, kind="stable")
+    g, v = g[order], v[order]
+    count = np.bincount(g, minlength=n).astype(np.int64)
+    total, comp = np.zeros(n), np.zeros(n)
+    if not g.size:
+        return total, count
+    starts = np.concatenate([[0], np.cumsum(count)[:-1]])
+    pos = np.arange(g.size) - starts[g]
+    long = count > _KAHAN_VECTOR_MAX
+    for code in np.flatnonzero(long).tolist():  # a few huge groups: a Python loop beats thousands of steps
+        total[code] = _kahan(v[starts[code]:starts[code] + count[code]].tolist())
+    short = ~long[g]
+    by_pos = np.argsort(pos[short], kind="stable")
+    rows = np.flatnonzero(short)[by_pos]
+    bounds = np.flatnonzero(np.r_[True, np.diff(pos[rows]) != 0, True])
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):  # the k-th value of every group at once
+        r = rows[lo:hi]
+        grp = g[r]
+        y = v[r] - comp[grp]
+        t = total[grp] + y
+        c = (t - total[grp]) - y
+        comp[grp] = np.where(np.isnan(c), 0.0, c)
+        total[grp] = t
+    return total, count
+
+
+def _kahan(values: list[float]) -> float:
+    """pandas' compensated sum of one group's values, in order."""
+    total = comp = 0.0
+    for x in values:
+        y = x - comp
+        t = total + y
+        comp = t - total - y
+        if comp != comp:
+            comp = 0.0
+        total = t
+    return total
 
 
 def _group_series_sums(values: np.ndarray, groups: np.ndarray, n: int, *, mean: bool = False) -> np.ndarray:
@@ -605,26 +749,47 @@ def _group_series_sums(values: np.ndarray, groups: np.ndarray, n: int, *, mean: 
     return out
 
 
-def bucket_summary(b: pd.DataFrame, instances: pd.DataFrame | None = None) -> pd.DataFrame:
+def bucket_summary(b: Columnar, instances: Columnar | None = None) -> C.Cols:
     """Per rank and bucket index: mean over steps of bytes, launch offset, duration, exposed time,
-    ``busbw_gbps`` (transfer time, from ``instances``) and ``busbw_incl_wait_gbps`` (own kernel time)."""
-    if b.empty:
-        return pd.DataFrame()
+    ``busbw_gbps`` (transfer time, from ``instances``) and ``busbw_incl_wait_gbps`` (own kernel time), as
+    columns (none for a table without rows)."""
+    b = C.as_cols(b)
+    if not C.nrows(b):
+        return {}
     b = with_transfer_busbw(b, instances)
-    g = b.groupby(["rank", "bucket"])
-    groups = g.ngroup().to_numpy()
-    mb = _group_series_sums(b["bytes"].to_numpy(dtype=float), groups, int(groups.max()) + 1, mean=True) / 1e6
-    out = g.agg(steps=("step", "nunique"), mb=("bytes", "size"),
-                launch_offset_us=("launch_offset_us", "mean"), start_offset_us=("start_offset_us", "mean"),
-                dur_us=("dur_us", "mean"), exposed_us=("exposed_us", "mean"), busbw_gbps=("busbw_gbps", "mean"),
-                busbw_incl_wait_gbps=("busbw_incl_wait_gbps", "mean"))
-    out["mb"] = mb
-    if "launch_op" in b and b["launch_op"].notna().any():  # compiled-autograd buckets: op and where it is waited on
-        ops = g["launch_op"].agg(lambda x: ",".join(sorted({str(v).split("::")[-1] for v in x.dropna()})) or "-")
-        out.insert(1, "op", ops)
-        out["wait_offset_us"] = g["wait_offset_us"].mean()
-        out["wait_cpu_us"] = g["wait_cpu_us"].mean()
-    return out.reset_index()
+    g = C.Groups(b, ["rank", "bucket"])
+    if (g.codes < 0).any():  # a row without rank or bucket is in no group (groupby's dropna)
+        b = C.take(b, g.codes >= 0)
+        g = C.Groups(b, ["rank", "bucket"])
+    groups, n = g.codes, g.n
+
+    def mean(col: str) -> np.ndarray:
+        return group_mean(b[col], groups, n)
+
+    out = {**g.keys, "steps": g.nunique(b["step"])}
+    ops = _bucket_ops(b.get("launch_op"), g)
+    if ops is not None:  # compiled-autograd buckets: op and where it is waited on
+        out["op"] = ops
+    out["mb"] = _group_series_sums(np.asarray(b["bytes"], dtype=float), groups, n, mean=True) / 1e6
+    out.update({c: mean(c) for c in ("launch_offset_us", "start_offset_us", "dur_us", "exposed_us", "busbw_gbps",
+                                     "busbw_incl_wait_gbps")})
+    if ops is not None:
+        out["wait_offset_us"], out["wait_cpu_us"] = mean("wait_offset_us"), mean("wait_cpu_us")
+    return out
+
+
+def _bucket_ops(launch_op: np.ndarray | None, g: C.Groups) -> np.ndarray | None:
+    """Per bucket group, its launch ops' short names (``all_reduce_``, sorted, comma-joined; ``-`` for none);
+    None when no row has a launch op."""
+    if launch_op is None:
+        return None
+    present = ~C.isna(launch_op)
+    if not present.any():
+        return None
+    names: list[set[str]] = [set() for _ in range(g.n)]
+    for code, v in zip(g.codes[present].tolist(), launch_op[present].tolist()):
+        names[code].add(str(v).split("::")[-1])
+    return C.obj([",".join(sorted(s)) or "-" for s in names])
 
 
 def manifest_tp(manifest: Manifest | None) -> int:
@@ -745,35 +910,46 @@ class BackwardCommExposed(Finding, tag="backward_comm_exposed"):
 
 def backward_comm_exposed(result: Any, skip_ranks: set[Any]) -> list[BackwardCommExposed]:
     """The :class:`BackwardCommExposed` findings of ``result``, except on ``skip_ranks``."""
-    c = result.collectives
-    if c is None or len(c) == 0 or not result.meta.get("device_metrics") or None in skip_ranks:
+    c = result_table(result, "collectives")
+    if not C.nrows(c) or not result.meta.get("device_metrics") or None in skip_ranks:
         return []
     # gradient buckets only: tensor-parallel allreduces in backward are not DDP's (see collectives)
-    b = c[gradient_allreduces(c, manifest_tp(result.meta.get("manifest")), result.meta.get("world_size"))]
-    if not len(b):
+    b = C.take(c, gradient_allreduce_mask(c, manifest_tp(result.meta.get("manifest")), result.meta.get("world_size")))
+    if not C.nrows(b):
         return []
-    agg = b.groupby("rank").agg(dur=("dur_us", "sum"), exposed=("exposed_us", "sum"), steps=("step", "nunique"),
-                                n=("step", "size"))
+    g = C.Groups(b, ["rank"])
     means = step_means(result)
     out = []
-    for rank, a in agg.to_dict("index").items():  # (iterrows builds a Series per rank)
+    dur, exposed = (group_kahan_sums(b[c], g.codes, g.n)[0] for c in ("dur_us", "exposed_us"))  # pandas' sums
+    per_rank = zip(g.keys["rank"].tolist(), dur.tolist(), exposed.tolist(), g.nunique(b["step"]).tolist(),
+                   g.size().tolist())
+    for rank, dur, exposed, n_steps, n in per_rank:
         if int(rank) in skip_ranks:
             continue
-        dur, exposed = float(a["dur"]), float(a["exposed"])
-        steps = max(int(a["steps"]), 1)
+        dur, exposed = float(dur), float(exposed)
+        steps = max(int(n_steps), 1)
         step_us = rank_step_us(result, rank, means)
         overlap_pct = 100.0 * (dur - exposed) / dur if dur > 0 else float("nan")
         cost = exposed / steps
         if not (overlap_pct < LOW_OVERLAP_PCT and np.isfinite(step_us)
                 and cost >= LOW_OVERLAP_MIN_STEP_PCT / 100.0 * step_us):
             continue
-        per = int(a["n"]) / steps
+        per = int(n) / steps
         msg = (f"only {overlap_pct:.0f}% of the backward allreduce time overlaps compute: {cost:.0f} µs per step "
                f"of {per:.0f} allreduces is exposed although they start during backward")
         out.append(BackwardCommExposed(rank=int(rank), message=msg, cost_us=cost, step_us=step_us,
                                        overlap_pct=rounded(overlap_pct), exposed_us_per_step=rounded(cost),
                                        allreduces_per_step=rounded(per)))
     return out
+
+
+def result_table(result: Any, name: str) -> C.Cols:
+    """Table ``name`` of an analysis result as columns (none when absent): its ``columns`` where it has them,
+    else its ``tables`` (DataFrames, converted)."""
+    tables = getattr(result, "columns", None)
+    if tables is None:
+        tables = result.tables
+    return C.as_cols(tables.get(name))
 
 
 FINDINGS = [BackwardCommExposed]

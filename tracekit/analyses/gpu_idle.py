@@ -23,8 +23,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from tracekit.analyses import intervals as iv
+from tracekit.analyses.collectives import group_mean, result_table
 from tracekit.analyses.findings import Finding, FindingContext, rounded
 from tracekit.analyses.registry import Column, RankContext, Table
+from tracekit.traces import cols as C
 from tracekit.traces.arrays import unique
 from tracekit.traces.frames import NO_ROWS, Columnar
 
@@ -139,21 +141,24 @@ class GpuIdle(Finding, tag="gpu_idle"):
 
 def gpu_idle_findings(result: Any, waiting: list[Any]) -> list[GpuIdle]:
     """The :class:`GpuIdle` findings of ``result``; ``waiting``: the ``rank_waiting`` findings (who waits for whom)."""
-    idle = result.tables.get("gpu_idle") if hasattr(result, "tables") else None
-    if idle is None or idle.empty:
+    if not hasattr(result, "tables"):
         return []
-    agg = idle.groupby("rank").agg(idle_us=("gpu_idle_us", "mean"), step_us=("step_us", "mean"),
-                                   idle_pct=("gpu_idle_pct", "mean"), launch_pct=("launch_idle_pct", "mean"),
-                                   kernels=("kernels", "mean"))
-    agg = agg[(agg["idle_pct"] >= GPU_IDLE_PCT) & (agg["idle_us"] >= GPU_IDLE_MIN_US)]
+    idle = result_table(result, "gpu_idle")
+    if not C.nrows(idle):
+        return []
+    g = C.Groups(idle, ["rank"])
+    agg = {"rank": g.keys["rank"], **{k: group_mean(idle[c], g.codes, g.n) for k, c in (
+        ("idle_us", "gpu_idle_us"), ("step_us", "step_us"), ("idle_pct", "gpu_idle_pct"),
+        ("launch_pct", "launch_idle_pct"), ("kernels", "kernels"))}}
+    agg = C.take(agg, (agg["idle_pct"] >= GPU_IDLE_PCT) & (agg["idle_us"] >= GPU_IDLE_MIN_US))
     out = []
     victims_of: dict[int, list[int]] = {}  # straggler -> the ranks that wait for it (one pass, not one per rank)
     for f in waiting:
         victims_of.setdefault(f.straggler, []).append(f.rank)
     victims_of = {k: sorted(v) for k, v in victims_of.items()}
-    # plain floats per column (to_dict/iterrows cost tens of µs a rank: seconds at 16384 ranks)
-    cols = zip(agg.index.tolist(), *(agg[k].astype(float).tolist()
-                                     for k in ("idle_us", "step_us", "idle_pct", "launch_pct", "kernels")))
+    # plain floats per column (a Python object per row would cost seconds at 16384 ranks)
+    cols = zip(agg["rank"].tolist(), *(agg[k].astype(float).tolist()
+                                       for k in ("idle_us", "step_us", "idle_pct", "launch_pct", "kernels")))
     for rank, idle_us, step_us, idle_pct, launch_pct, kernels in cols:
         bound = launch_pct >= LAUNCH_BOUND_SHARE * idle_pct
         what = (f"{launch_pct:.0f}% of the step waiting for the CPU to launch the next kernel ({kernels:.0f} "

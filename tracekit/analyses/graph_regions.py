@@ -33,12 +33,12 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from tracekit.analyses.graphbreaks import REGION_PREFIX, WHATS, compiled_arrays, _innermost_region, _kernel_edges
 from tracekit.analyses.registry import Column, RankContext, Table, View, ViewOptions
 from tracekit.analyses.timeline import cpu_ops
-from tracekit.traces.frames import NO_ROWS, empty_frame
+from tracekit.traces import cols as C
+from tracekit.traces.frames import NO_ROWS, Columnar
 
 COLUMNS = ("rank", "graph", "kind", "compile_id", "params", "param_mb", "buckets", "cut", "cut_reason",
            "fwd_cpu_us", "bwd_cpu_us", "fwd_gpu_span_us", "bwd_gpu_span_us", "steps", "file")
@@ -107,11 +107,12 @@ def _table(ctx: Any) -> Any:
     return graph_regions(ctx.trace, ctx.manifest) if _graphs(ctx.manifest) else NO_ROWS
 
 
-def graph_regions(rt: Any, manifest: Any) -> pd.DataFrame:
-    """One row per graph of ``run.json`` ``graphs`` for the rank of ``rt`` (see the module doc)."""
+def graph_regions(rt: Any, manifest: Any) -> C.Cols:
+    """One row per graph of ``run.json`` ``graphs`` for the rank of ``rt`` (see the module doc), as columns
+    (:data:`COLUMNS`; no rows without graphs)."""
     graphs = _graphs(manifest)
     if not graphs:
-        return empty_frame(COLUMNS)
+        return C.empty(COLUMNS)
     fwd_graphs = [g for g in graphs if g.kind == "forward"]
     c, fwd_rows, bwd_rows = _op_rows(rt)
     n = len(fwd_graphs)
@@ -134,22 +135,23 @@ def graph_regions(rt: Any, manifest: Any) -> pd.DataFrame:
             "bwd_gpu_span_us": bwd_gpu[i] if i is not None else np.nan,
             "steps": fwd_steps if i is not None else region_steps, "file": g.file,
         })
-    return pd.DataFrame(rows, columns=list(COLUMNS))
+    return {c: C.column([r[c] for r in rows]) for c in COLUMNS}  # the dtypes pd.DataFrame(rows) gives
 
 
 _SHOWN = ("graph", "kind", "params", "param_mb", "buckets", "cut", "fwd_cpu_us", "bwd_cpu_us", "steps", "cut_reason")
 
 
-def _view(t: Mapping[str, pd.DataFrame], opts: ViewOptions) -> View | None:
-    df = t["graph_regions"]
-    if not len(df):
+def _view(t: Mapping[str, Columnar], opts: ViewOptions) -> View | None:
+    df = C.as_cols(t["graph_regions"])
+    if not C.nrows(df):
         return None
-    first = df[df["rank"] == df["rank"].min()]
-    fwd = first[first["kind"] == "forward"]
+    first = C.take(df, df["rank"] == df["rank"].min())
+    fwd = first["kind"] == "forward"
+    unmatched = fwd.any() and (first["steps"][fwd] == 0).all()
     note = ("no profiled step ran one compiled op per recorded forward graph (a recompile, or the eager backend, "
-            "which leaves no CompiledFunction op): times are n/a") if len(fwd) and (fwd["steps"] == 0).all() else None
-    return View(f"Compiled graphs (rank {int(first['rank'].iloc[0])}; times: mean per matched step; "
-                "files: run folder)", first[list(_SHOWN)], note=note)
+            "which leaves no CompiledFunction op): times are n/a") if unmatched else None
+    return View(f"Compiled graphs (rank {int(first['rank'][0])}; times: mean per matched step; "
+                "files: run folder)", C.select(first, _SHOWN), note=note)
 
 
 TABLES = [

@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-import pandas as pd
 
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import CLASSES, class_codes
 from tracekit.analyses.registry import Column, RankContext, Table, View, ViewOptions
+from tracekit.traces import cols as C
 from tracekit.traces import schema
 from tracekit.traces.arrays import unique
 from tracekit.traces.frames import NO_ROWS, Columnar
@@ -88,9 +88,9 @@ def top_kernels(ctx: RankContext) -> Columnar:
     }
 
 
-def _view(t: Mapping[str, pd.DataFrame], opts: ViewOptions) -> View | None:
-    top = t["top_kernels"]
-    return View(f"Top kernels per rank (by total time; {TOP_N} per rank)", top) if len(top) else None
+def _view(t: Mapping[str, Columnar], opts: ViewOptions) -> View | None:
+    top = C.as_cols(t["top_kernels"])
+    return View(f"Top kernels per rank (by total time; {TOP_N} per rank)", top) if C.nrows(top) else None
 
 
 TABLES = [

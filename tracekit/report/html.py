@@ -39,6 +39,7 @@ from tracekit.report.plotlyjs import plotly_script
 from tracekit.report.render import SHOWN_RANKS_RULE, Renderer, report_sections, shown_ranks, summary_rows
 from tracekit.replay.api import WhatifResult
 from tracekit.traces import cols as C
+from tracekit.traces.cols import to_frame
 from tracekit.traces.traceset import TraceSet
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -366,11 +367,11 @@ def _failed_note(meta: dict[str, Any]) -> list[str]:
 
 def _figures(view: RunView) -> dict[str, go.Figure | None]:
     """The run's plotly figures (None: no timeline to draw)."""
+    buckets = to_frame(collectives.bucket_summary(view.res.buckets, view.res.instances))  # columns -> the frame
     return {
         "timeline": timeline_figure(view.timeline) if view.timeline and view.timeline.ranks else None,
         "breakdown": breakdown_figure(_of_ranks(view.res.steps, view.shown_ranks)),
-        "buckets": bucket_figure(_of_ranks(collectives.bucket_summary(view.res.buckets, view.res.instances),
-                                           view.shown_ranks)),
+        "buckets": bucket_figure(_of_ranks(buckets, view.shown_ranks)),
         **{f"whatif_{k}": v for k, v in whatif_figures(view.whatif).items()},
     }
 
