@@ -8,13 +8,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tracekit.analyses import collectives
-from tracekit.analyses.collectives import collective_summary, group_kahan_sums, group_mean, process_group_label
+from tracekit.analyses.collectives import collective_summary, process_group_label
+from tracekit.traces import cols
+from tracekit.traces.cols import group_mean, kahan_sums
 
 
 @pytest.mark.parametrize("vector_max", [512, 20])  # long groups summed in Python, or every group by position
 def test_group_means_and_sums_are_pandas(vector_max: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(collectives, "_KAHAN_VECTOR_MAX", vector_max)
+    monkeypatch.setattr(cols, "_KAHAN_VECTOR_MAX", vector_max)
     rng = np.random.default_rng(1)
     for trial in range(60):
         n, k = int(rng.integers(1, 2000)), int(rng.integers(1, 40))
@@ -24,7 +25,7 @@ def test_group_means_and_sums_are_pandas(vector_max: int, monkeypatch: pytest.Mo
         df = pd.DataFrame({"g": g, "v": v})
         keys = df.groupby("g")["v"].mean().index.to_numpy()
         assert np.array_equal(group_mean(v, g, k)[keys], df.groupby("g")["v"].mean().to_numpy(), equal_nan=True)
-        assert np.array_equal(group_kahan_sums(v, g, k)[0][keys], df.groupby("g")["v"].sum().to_numpy())
+        assert np.array_equal(kahan_sums(v, g, k)[0][keys], df.groupby("g")["v"].sum().to_numpy())
 
 
 def test_process_group_label() -> None:

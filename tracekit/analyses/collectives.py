@@ -655,9 +655,9 @@ def collective_summary(c: Columnar, instances: Columnar | None = None) -> C.Cols
 
     out = {k: _key_values(c[k], first) for k in by}
     out.update(count=np.bincount(groups, minlength=n).astype(np.int64), mb_total=total("bytes") / 1e6,
-               dur_total_us=total("dur_us"), dur_mean_us=group_mean(c["dur_us"], groups, n),
-               exposed_total_us=total("exposed_us"), busbw_mean_gbps=group_mean(c["busbw_gbps"], groups, n),
-               busbw_incl_wait_mean_gbps=group_mean(c["busbw_incl_wait_gbps"], groups, n))
+               dur_total_us=total("dur_us"), dur_mean_us=C.group_mean(c["dur_us"], groups, n),
+               exposed_total_us=total("exposed_us"), busbw_mean_gbps=C.group_mean(c["busbw_gbps"], groups, n),
+               busbw_incl_wait_mean_gbps=C.group_mean(c["busbw_incl_wait_gbps"], groups, n))
     return out
 
 
@@ -670,64 +670,6 @@ def _key_values(values: np.ndarray, first: np.ndarray) -> np.ndarray:
             out = out.copy()
             out[miss] = None
     return out
-
-
-def group_mean(values: np.ndarray, groups: np.ndarray, n: int) -> np.ndarray:
-    """Per group ``0..n-1`` of ``groups``: the mean of its present (not NaN) ``values``, NaN for none, to the
-    bit pandas' ``groupby().mean()`` gives (:func:`group_kahan_sums`)."""
-    total, count = group_kahan_sums(values, groups, n)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
-
-
-#: groups up to this many values are summed together, one numpy step per position; longer ones in Python
-_KAHAN_VECTOR_MAX = 512
-
-
-def group_kahan_sums(values: np.ndarray, groups: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(sum, count)`` per group ``0..n-1`` of ``groups`` (-1: no group) of the present (not NaN) ``values``:
-    pandas' grouped sum, a Kahan-compensated sum in row order (so a mean rounds as pandas' does), with every
-    group's k-th value added in one vectorised step."""
-    v = np.asarray(values, dtype=np.float64)
-    ok = ~np.isnan(v) & (groups >= 0)
-    g, v = groups[ok], v[ok]
-    order = np.argsort(g, kind="stable")
-    g, v = g[order], v[order]
-    count = np.bincount(g, minlength=n).astype(np.int64)
-    total, comp = np.zeros(n), np.zeros(n)
-    if not g.size:
-        return total, count
-    starts = np.concatenate([[0], np.cumsum(count)[:-1]])
-    pos = np.arange(g.size) - starts[g]
-    long = count > _KAHAN_VECTOR_MAX
-    for code in np.flatnonzero(long).tolist():  # a few huge groups: a Python loop beats thousands of steps
-        total[code] = _kahan(v[starts[code]:starts[code] + count[code]].tolist())
-    short = ~long[g]
-    by_pos = np.argsort(pos[short], kind="stable")
-    rows = np.flatnonzero(short)[by_pos]
-    bounds = np.flatnonzero(np.r_[True, np.diff(pos[rows]) != 0, True])
-    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):  # the k-th value of every group at once
-        r = rows[lo:hi]
-        grp = g[r]
-        y = v[r] - comp[grp]
-        t = total[grp] + y
-        c = (t - total[grp]) - y
-        comp[grp] = np.where(np.isnan(c), 0.0, c)
-        total[grp] = t
-    return total, count
-
-
-def _kahan(values: list[float]) -> float:
-    """pandas' compensated sum of one group's values, in order."""
-    total = comp = 0.0
-    for x in values:
-        y = x - comp
-        t = total + y
-        comp = t - total - y
-        if comp != comp:
-            comp = 0.0
-        total = t
-    return total
 
 
 def _group_series_sums(values: np.ndarray, groups: np.ndarray, n: int, *, mean: bool = False) -> np.ndarray:
@@ -764,7 +706,7 @@ def bucket_summary(b: Columnar, instances: Columnar | None = None) -> C.Cols:
     groups, n = g.codes, g.n
 
     def mean(col: str) -> np.ndarray:
-        return group_mean(b[col], groups, n)
+        return C.group_mean(b[col], groups, n)
 
     out = {**g.keys, "steps": g.nunique(b["step"])}
     ops = _bucket_ops(b.get("launch_op"), g)
@@ -920,7 +862,7 @@ def backward_comm_exposed(result: Any, skip_ranks: set[Any]) -> list[BackwardCom
     g = C.Groups(b, ["rank"])
     means = step_means(result)
     out = []
-    dur, exposed = (group_kahan_sums(b[c], g.codes, g.n)[0] for c in ("dur_us", "exposed_us"))  # pandas' sums
+    dur, exposed = (C.kahan_sums(b[c], g.codes, g.n)[0] for c in ("dur_us", "exposed_us"))  # pandas' sums
     per_rank = zip(g.keys["rank"].tolist(), dur.tolist(), exposed.tolist(), g.nunique(b["step"]).tolist(),
                    g.size().tolist())
     for rank, dur, exposed, n_steps, n in per_rank:

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from tracekit.analyses import intervals as iv
-from tracekit.analyses.collectives import group_mean, result_table
+from tracekit.analyses.collectives import result_table
 from tracekit.analyses.findings import Finding, FindingContext, rounded
 from tracekit.analyses.registry import Column, RankContext, Table
 from tracekit.traces import cols as C
@@ -147,7 +147,7 @@ def gpu_idle_findings(result: Any, waiting: list[Any]) -> list[GpuIdle]:
     if not C.nrows(idle):
         return []
     g = C.Groups(idle, ["rank"])
-    agg = {"rank": g.keys["rank"], **{k: group_mean(idle[c], g.codes, g.n) for k, c in (
+    agg = {"rank": g.keys["rank"], **{k: C.group_mean(idle[c], g.codes, g.n) for k, c in (
         ("idle_us", "gpu_idle_us"), ("step_us", "step_us"), ("idle_pct", "gpu_idle_pct"),
         ("launch_pct", "launch_idle_pct"), ("kernels", "kernels"))}}
     agg = C.take(agg, (agg["idle_pct"] >= GPU_IDLE_PCT) & (agg["idle_us"] >= GPU_IDLE_MIN_US))
