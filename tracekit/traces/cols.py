@@ -223,11 +223,22 @@ def kahan_sums(values: np.ndarray, groups: np.ndarray, n: int) -> tuple[np.ndarr
     v = np.asarray(values, dtype=np.float64)
     ok = ~np.isnan(v) & (groups >= 0)
     g, v = groups[ok], v[ok]
-    order = np.argsort(g, kind="stable")
-    g, v = g[order], v[order]
+    if g.size > 1 and not (g[1:] >= g[:-1]).all():  # (rows usually come grouped already: ranks in order)
+        order = np.argsort(g, kind="stable")
+        g, v = g[order], v[order]
     count = np.bincount(g, minlength=n).astype(np.int64)
     total, comp = np.zeros(n), np.zeros(n)
     if not g.size:
+        return total, count
+    k = int(count.max())
+    if k <= _KAHAN_VECTOR_MAX and (count == k).all():  # every group of k values: a (groups x k) matrix
+        m = v.reshape(n, k)
+        for j in range(k):
+            y = m[:, j] - comp
+            t = total + y
+            c = (t - total) - y
+            comp = np.where(np.isnan(c), 0.0, c)
+            total = t
         return total, count
     starts = np.concatenate([[0], np.cumsum(count)[:-1]])
     pos = np.arange(g.size) - starts[g]
