@@ -196,7 +196,7 @@ def rank_totals(ctx: RankContext) -> Columnar:
 def ranks_table(ctx: RunContext) -> pd.DataFrame:
     """``rank_totals`` joined with each rank's cross-rank wait (:func:`crossrank.wait_summary`)."""
     ranks = ctx.tables["rank_totals"]
-    summary = crossrank.wait_summary(ctx.tables["waits"], ctx.tables["instances"])
+    summary = frame(crossrank.wait_summary(ctx.tables["waits"], ctx.tables["instances"]))  # columns -> frame
     if len(summary):
         summary = summary.rename(columns={"wait_us": "wait_total_us"})
         return ranks.merge(summary[["rank", "wait_total_us", "last_count"]], on="rank", how="left")
