@@ -56,8 +56,8 @@ def matched_collectives(coll: pd.DataFrame, offsets: dict[int, float] | None) ->
     ``transfer_ns`` = this rank's end − the latest start across ranks (clock offsets applied), ≥ 0."""
     if coll is None or coll.empty:
         return pd.DataFrame(columns=["rank", "start_ns", "end_ns", "key", "transfer_ns"])
-    inst, _ = crossrank.match(coll, offsets)
-    m = crossrank._matchable(coll)  # noqa: SLF001 - the same rows the match used
+    inst = pd.DataFrame(crossrank.match(coll, offsets)[0])  # the match gives columns
+    m = pd.DataFrame(crossrank._matchable(coll))  # noqa: SLF001 - the same rows the match used
     ok = inst[inst["accepted"] & (inst["ranks"] >= 2)][crossrank.KEY]
     m = m.merge(ok, on=crossrank.KEY)
     if m.empty:
