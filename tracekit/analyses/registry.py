@@ -84,7 +84,7 @@ UNITS = {
 
 
 #: TRANSITION (pandas-free port): tables and view bodies reach the analyses as DataFrames
-TRANSITION_FRAMES = True
+TRANSITION_FRAMES = False
 
 
 class AnalysisWarning(UserWarning):
