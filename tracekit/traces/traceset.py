@@ -140,14 +140,9 @@ def _empty_events() -> pd.DataFrame:
     return pd.DataFrame({c: [] for c in schema.EVENT_COLUMNS})
 
 
-def _read_only(a: np.ndarray) -> np.ndarray:
-    a.flags.writeable = False
-    return a
-
-
 #: the source of a header-only rank: its event columns, none with rows (object columns, as in
-#: :func:`_empty_events`), shared by every such rank
-_NO_EVENTS: dict[str, np.ndarray] = {c: _read_only(np.empty(0, dtype=object)) for c in schema.EVENT_COLUMNS}
+#: :func:`_empty_events`), shared by every such rank (an array without elements cannot be changed)
+_NO_EVENTS: dict[str, np.ndarray] = {c: np.empty(0, dtype=object) for c in schema.EVENT_COLUMNS}
 
 
 def events_frame(cols: Columns) -> pd.DataFrame:
