@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tracekit.traces import frames
+from tracekit.traces import frames, stacking
 from tracekit.traces.frames import frame
 
 
@@ -186,24 +186,24 @@ def test_stack_cols_is_cols_of_stack(case: str) -> None:
     from tracekit.traces.cols import as_cols
 
     parts = STACK_COLS[case]
-    _same_cols(frames.stack_cols(parts), as_cols(frames.stack(parts)))
+    _same_cols(stacking.stack_cols(parts), as_cols(frames.stack(parts)))
 
 
 def test_stack_cols_of_nothing_has_the_columns() -> None:
     from tracekit.traces.cols import as_cols
 
     for columns in (("a", "b"), None):
-        got = frames.stack_cols([frames.NO_ROWS, {"a": np.empty(0)}], columns)
+        got = stacking.stack_cols([frames.NO_ROWS, {"a": np.empty(0)}], columns)
         _same_cols(got, as_cols(frames.stack([frames.NO_ROWS, {"a": np.empty(0)}], columns)))
 
 
 def test_stack_cols_of_column_parts_builds_no_frame(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(frames, "stack", lambda *a, **k: pytest.fail("stack called"))
+    monkeypatch.setattr(stacking, "stack", lambda *a, **k: pytest.fail("stack called"))
     monkeypatch.setattr(frames, "frame", lambda *a, **k: pytest.fail("frame called"))
     parts = [STACK_COLS[c] for c in ("numbers", "strings", "str then none", "unicode widths", "unicode and ints",
                                      "text and numbers", "float32 and int64", "with empties")]
     for p in parts:
-        frames.stack_cols(p)
+        stacking.stack_cols(p)
 
 
 def test_traces_modules_import_without_pandas() -> None:
@@ -213,7 +213,7 @@ def test_traces_modules_import_without_pandas() -> None:
 
     code = ("import sys, tracekit.traces.traceset, tracekit.traces.loader, tracekit.traces.frames, "
             "tracekit.traces.table, tracekit.traces.schema, tracekit.traces.shared, tracekit.traces.decode, "
-            "tracekit.traces.manifest, tracekit.traces.arrays, tracekit.traces.cols\n"
+            "tracekit.traces.manifest, tracekit.traces.arrays, tracekit.traces.cols, tracekit.traces.stacking\n"
             "from pathlib import Path\n"
             "rt = tracekit.traces.loader.read_rank(Path('sample_traces/eager_ddp/rank1.trace.json.gz'))\n"
             "rt.gpu_arrays(); rt.step_arrays(); rt.categories('coll_name'); rt.name_hits('nccl')\n"
