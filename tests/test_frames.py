@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from tracekit.traces import frames
+from tracekit.traces import frames, stacking
 from tracekit.traces.frames import frame
 
 
@@ -65,7 +68,8 @@ def test_plain_frames_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> Non
             calls.append(a)
             super().__init__(*a, **k)
 
-    monkeypatch.setattr(frames.pd, "DataFrame", Spy)
+    frames._pandas()  # (pandas' private constructor, looked up once: the real one)
+    monkeypatch.setattr(pd, "DataFrame", Spy)
     frame(CASES["plain"])
     frame(CASES["objects"])
     assert calls == []
@@ -145,3 +149,76 @@ def test_no_rows_is_empty_read_only_and_pickles_to_itself() -> None:
     assert len(frames.NO_ROWS) == 0 and "a" not in frames.NO_ROWS and frames.n_rows(frames.NO_ROWS) == 0
     with pytest.raises(TypeError):
         frames.NO_ROWS["a"] = np.arange(1)  # type: ignore[index]
+
+
+# -- stack_cols: stack as numpy columns ----------------------------------------------------------------
+
+def _same_cols(got: dict, want: dict) -> None:
+    assert list(got) == list(want)
+    for k in want:
+        g, w = got[k], want[k]
+        assert isinstance(g, np.ndarray) and g.dtype == w.dtype, (k, g.dtype, w.dtype)
+        if w.dtype.kind == "O":
+            assert [type(x) for x in g] == [type(x) for x in w] and g.tolist() == w.tolist(), k
+        else:
+            np.testing.assert_array_equal(g, w)
+
+
+STACK_COLS = {
+    **STACKS,
+    "unicode widths": [{"u": np.array(["a"])}, {"u": np.array(["bcd", "ef"])}],
+    "text and numbers": [{"s": _obj("x", None)}, {"s": np.array([1.5, np.nan])}],
+    "bool and float": [{"a": np.array([True])}, {"a": np.array([0.5])}],
+    "bool and float32": [{"a": np.array([True])}, {"a": np.array([0.5], dtype=np.float32)}],
+    "float32 and int64": [{"a": np.array([0.5], dtype=np.float32)}, {"a": np.arange(2)}],
+    "uint64 and int64": [{"a": np.arange(2, dtype=np.uint64)}, {"a": np.arange(2)}],
+    "unicode and ints": [{"a": np.array(["x"])}, {"a": np.arange(2)}],
+    "int32 and int64": [{"a": np.arange(2, dtype=np.int32)}, {"a": np.arange(2)}],
+    "objects with nan": [{"s": _obj("x", np.nan), "i": np.arange(2)}, {"s": _obj(None, "y"), "i": np.arange(2)}],
+    "differing columns": [{"a": np.arange(2)}, {"b": np.arange(1)}],
+    "datetimes and ints": [{"t": np.array(["2020-01-01"], dtype="datetime64[ns]")}, {"t": np.arange(1)}],
+    "list part": [{"a": [1, 2]}, {"a": np.arange(1)}],
+}
+
+
+@pytest.mark.parametrize("case", sorted(STACK_COLS))
+def test_stack_cols_is_cols_of_stack(case: str) -> None:
+    from tracekit.traces.cols import as_cols
+
+    parts = STACK_COLS[case]
+    _same_cols(stacking.stack_cols(parts), as_cols(frames.stack(parts)))
+
+
+def test_stack_cols_of_nothing_has_the_columns() -> None:
+    from tracekit.traces.cols import as_cols
+
+    for columns in (("a", "b"), None):
+        got = stacking.stack_cols([frames.NO_ROWS, {"a": np.empty(0)}], columns)
+        _same_cols(got, as_cols(frames.stack([frames.NO_ROWS, {"a": np.empty(0)}], columns)))
+
+
+def test_stack_cols_of_column_parts_builds_no_frame(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stacking, "stack", lambda *a, **k: pytest.fail("stack called"))
+    monkeypatch.setattr(frames, "frame", lambda *a, **k: pytest.fail("frame called"))
+    parts = [STACK_COLS[c] for c in ("numbers", "strings", "str then none", "unicode widths", "unicode and ints",
+                                     "text and numbers", "float32 and int64", "with empties")]
+    for p in parts:
+        stacking.stack_cols(p)
+
+
+def test_traces_modules_import_without_pandas() -> None:
+    """The analyze path imports the traces layer (and builds its per-rank columns) without pandas."""
+    import subprocess
+    import sys
+
+    code = ("import sys, tracekit.traces.traceset, tracekit.traces.loader, tracekit.traces.frames, "
+            "tracekit.traces.table, tracekit.traces.schema, tracekit.traces.shared, tracekit.traces.decode, "
+            "tracekit.traces.manifest, tracekit.traces.arrays, tracekit.traces.cols, tracekit.traces.stacking\n"
+            "from pathlib import Path\n"
+            "rt = tracekit.traces.loader.read_rank(Path('sample_traces/eager_ddp/rank1.trace.json.gz'))\n"
+            "rt.gpu_arrays(); rt.step_arrays(); rt.categories('coll_name'); rt.name_hits('nccl')\n"
+            "h = tracekit.traces.traceset.RankTrace.header_only(Path('x'), {}, has_gpu_activity=False)\n"
+            "h.column('name'); h.name_hits('x'); h.n_events\n"
+            "assert 'pandas' not in sys.modules, 'pandas imported'\n")
+    root = Path(__file__).resolve().parents[1]
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=root, env={**os.environ, "PYTHONPATH": str(root)})

@@ -1,7 +1,9 @@
-"""Finding and loading per-rank traces into DataFrames (see :mod:`.schema`).
+"""Finding and loading per-rank traces: numpy columns per rank, DataFrames on request (see :mod:`.schema`).
 
-Names are resolved lazily so that importing a submodule (the pandas-free
-:mod:`.decode` that parse workers run) never pulls in pandas.
+No module of this package imports pandas when imported (``tracekit analyze`` reads the ranks'
+columns, never a frame); the functions that return a frame import it when called. Names are
+resolved lazily, so that importing a submodule (e.g. :mod:`.decode`, which parse workers run)
+loads only what it needs.
 """
 
 from __future__ import annotations

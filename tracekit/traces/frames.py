@@ -12,20 +12,31 @@ the same inference as in ``pd.DataFrame`` (pandas' ``sanitize_array``: strings b
 ``str`` dtype) and is kept when that gives a plain, object, string or categorical column. A
 column of any other kind (lists, scalars, datetimes) sends the whole frame through
 ``pd.DataFrame``, unchanged.
+
+Importing this module does not import pandas (``tracekit analyze`` never builds a frame on its
+per-rank path, and the analyses import :data:`NO_ROWS` and :data:`Columnar` from here): the
+functions that return a frame import it when first called. :func:`tracekit.traces.stacking.stack_cols`
+stacks the same parts as :func:`stack` into :data:`~tracekit.traces.cols.Cols`, without pandas for parts
+given as columns.
 """
 
 from __future__ import annotations
 
+import functools
+import sys
 from collections.abc import Iterator, Mapping
 from operator import attrgetter, itemgetter
-from typing import Any
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: a table as a frame, or as its columns: numpy arrays of one length (a per-rank table before the
 #: engine stacks the ranks of a batch into one frame, :func:`stack`)
-Columnar = pd.DataFrame | Mapping[str, np.ndarray]
+Columnar = Union["pd.DataFrame", Mapping[str, np.ndarray]]
 
 class _NoRows(Mapping[str, np.ndarray]):
     """An empty, read-only table given as columns that pickles to itself (results cross process pools)."""
@@ -54,36 +65,51 @@ NO_ROWS: Mapping[str, np.ndarray] = _NoRows()
 _PLAIN_KINDS = frozenset("biuf")
 #: column index per tuple of names (a worker builds the same tables for every rank)
 _COLUMNS: dict[tuple[str, ...], pd.Index] = {}
-_from_arrays = getattr(pd.DataFrame, "_from_arrays", None)
-#: the array wrapping a numpy column (``series.array``; ``PandasArray`` before pandas 2.1)
-_NUMPY_EA = getattr(pd.arrays, "NumpyExtensionArray", None) or getattr(pd.arrays, "PandasArray", None)
-try:
-    from pandas.core.construction import sanitize_array as _sanitize
-except ImportError:  # pragma: no cover - a pandas without it: object columns take the public path
-    _sanitize = None
 
 
-def _plain(v: Any) -> bool:
+@functools.cache
+def _pandas() -> SimpleNamespace:
+    """pandas and the private pieces :func:`frame` uses, imported on the first call that builds a frame."""
+    import pandas as pd  # here, not at module level: the analyze path imports this module but builds no frame
+
+    try:
+        from pandas.core.construction import sanitize_array as sanitize
+    except ImportError:  # pragma: no cover - a pandas without it: object columns take the public path
+        sanitize = None
+    return SimpleNamespace(
+        pd=pd, from_arrays=getattr(pd.DataFrame, "_from_arrays", None), sanitize=sanitize,
+        # the array wrapping a numpy column (``series.array``; ``PandasArray`` before pandas 2.1)
+        numpy_ea=getattr(pd.arrays, "NumpyExtensionArray", None) or getattr(pd.arrays, "PandasArray", None))
+
+
+def is_frame(t: Any) -> bool:
+    """``t`` is a pandas DataFrame (or a subclass's), told without importing pandas: without pandas
+    imported there is no frame."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(t, pd.DataFrame)
+
+
+def _plain(v: Any, pd: Any) -> bool:
     if isinstance(v, np.ndarray):
         return v.ndim == 1 and v.dtype.kind in _PLAIN_KINDS
     return isinstance(v, pd.Categorical)
 
 
-def _stored(v: Any, copy: bool) -> Any:
+def _stored(v: Any, copy: bool, p: SimpleNamespace) -> Any:
     """``v`` as pandas would store it in a new frame's column, or None when that is not a plain,
     object, string or categorical 1-D array (the caller then takes the public path)."""
-    if _NUMPY_EA is not None and type(v) is _NUMPY_EA:  # (not its subclasses, e.g. a string array)
+    if p.numpy_ea is not None and type(v) is p.numpy_ea:  # (not its subclasses, e.g. a string array)
         v = v.to_numpy()  # what pd.DataFrame stores of it
-    if _plain(v):
+    if _plain(v, p.pd):
         return v.copy() if copy else v
     if isinstance(v, np.ndarray) and v.dtype.kind == "O" and v.shape == (0,):
         return v.copy() if copy else v  # nothing to infer: pandas keeps an empty object column as it is
-    if _sanitize is None or not isinstance(v, np.ndarray) or v.ndim != 1 or v.dtype.kind not in "OU":
+    if p.sanitize is None or not isinstance(v, np.ndarray) or v.ndim != 1 or v.dtype.kind not in "OU":
         return None  # (a pandas string array, too: the private constructor may change its missing value)
-    out = _sanitize(v, None, copy=copy)
+    out = p.sanitize(v, None, copy=copy)
     if isinstance(out, np.ndarray):
         return out if out.ndim == 1 and (out.dtype.kind in _PLAIN_KINDS or out.dtype.kind == "O") else None
-    return out if isinstance(out.dtype, (pd.StringDtype, pd.CategoricalDtype)) else None
+    return out if isinstance(out.dtype, (p.pd.StringDtype, p.pd.CategoricalDtype)) else None
 
 
 def frame(data: Mapping[str, Any], *, copy: bool = True) -> pd.DataFrame:
@@ -93,12 +119,14 @@ def frame(data: Mapping[str, Any], *, copy: bool = True) -> pd.DataFrame:
     writes to). Names must be strings and the columns of equal length (as the frames of
     the per-rank tables are); anything else takes pandas' own path.
     """
+    p = _pandas()
+    pd = p.pd
     values = list(data.values())
-    if (_from_arrays is None or not values or not all(type(k) is str for k in data)
+    if (p.from_arrays is None or not values or not all(type(k) is str for k in data)
             or not all(hasattr(v, "__len__") for v in values)):
         return pd.DataFrame(dict(data), copy=copy)
     n = len(values[0])
-    arrays = [_stored(v, copy) if len(v) == n else None for v in values]
+    arrays = [_stored(v, copy, p) if len(v) == n else None for v in values]
     if any(a is None for a in arrays):
         return pd.DataFrame(dict(data), copy=copy)
     names = tuple(data)
@@ -106,7 +134,7 @@ def frame(data: Mapping[str, Any], *, copy: bool = True) -> pd.DataFrame:
     if cols is None:
         cols = _COLUMNS[names] = pd.Index(list(names))
     try:
-        return _from_arrays(arrays, columns=cols, index=pd.RangeIndex(n), verify_integrity=False)
+        return p.from_arrays(arrays, columns=cols, index=pd.RangeIndex(n), verify_integrity=False)
     except (TypeError, ValueError):  # a pandas whose private constructor differs: the public one
         return pd.DataFrame(dict(data), copy=copy)
 
@@ -124,10 +152,12 @@ _NUMBER_TYPES = frozenset({int, float, bool, np.int64, np.float64, np.bool_})
 def records_columns(rows: list[dict[str, Any]]) -> Columnar:
     """The columns ``pd.DataFrame(rows)`` would hold, as numpy arrays, for dicts with the same keys whose
     values are str/None or of one number type per key (int, float, bool, their numpy scalars): such a
-    frame stores exactly these arrays. Other rows (none, differing keys, other values) get
-    ``pd.DataFrame(rows)`` itself."""
-    if not rows or any(r.keys() != rows[0].keys() for r in rows):
-        return pd.DataFrame(rows)
+    frame stores exactly these arrays. No rows give :data:`NO_ROWS` (``pd.DataFrame([])`` has neither rows
+    nor columns). Other rows (differing keys, other values) get ``pd.DataFrame(rows)`` itself."""
+    if not rows:
+        return NO_ROWS
+    if any(r.keys() != rows[0].keys() for r in rows):
+        return _pandas().pd.DataFrame(rows)  # pandas' own key union: no per-rank table of analyze makes such rows
     data: dict[str, Any] = {}
     for k in rows[0]:
         values = [r[k] for r in rows]
@@ -138,14 +168,14 @@ def records_columns(rows: list[dict[str, Any]]) -> Columnar:
         elif len(kinds) == 1 and kinds <= _NUMBER_TYPES:
             col = np.array(values)
         else:
-            return pd.DataFrame(rows)
+            return _pandas().pd.DataFrame(rows)  # pandas' own inference (mixed types): not on analyze's path
         data[k] = col
     return data
 
 
 def n_rows(t: Columnar) -> int:
     """Rows of a frame or of a table given as its columns (0 for one without columns)."""
-    if isinstance(t, pd.DataFrame):
+    if is_frame(t):
         return len(t)
     return len(next(iter(t.values()))) if len(t) else 0
 
@@ -171,12 +201,13 @@ def stack(parts: list[Columnar], columns: tuple[str, ...] | None = None) -> pd.D
     paid once, not per part. Where that could differ from stacking their frames (a column whose dtype,
     or whose string inference, differs between parts), the parts become frames first.
     """
+    pd = _pandas().pd
     parts = [p for p in parts if n_rows(p)]
     if not parts:
         return empty_frame(columns) if columns else pd.DataFrame()
-    if all(not isinstance(p, pd.DataFrame) for p in parts) and _stackable(parts):
+    if all(not is_frame(p) for p in parts) and _stackable(parts):
         return frame({k: np.concatenate([p[k] for p in parts]) for k in parts[0]}, copy=False)
-    frames = [p if isinstance(p, pd.DataFrame) else frame(p) for p in parts]
+    frames = [p if is_frame(p) else frame(p) for p in parts]
     return pd.concat(frames, ignore_index=True)
 
 

@@ -1,6 +1,7 @@
 """Column definitions of the per-rank event table: the one place they are defined.
 
-Every loaded rank has one ``events`` DataFrame with exactly :data:`EVENT_COLUMNS`.
+Every loaded rank has one event table with exactly :data:`EVENT_COLUMNS`: its columns as numpy
+arrays (``RankTrace.column``, what ``tracekit analyze`` reads), or as the ``events`` DataFrame.
 Times are integer nanoseconds on the trace's own clock (``ts`` in the Chrome
 trace is microseconds with three decimals, i.e. exact nanoseconds; tracekit never
 rounds them to microseconds). Missing integer ids are ``-1``.
@@ -100,7 +101,8 @@ def name_mask(names, pattern: str, *, prefix: bool = False):  # noqa: ANN001, AN
     """Boolean mask of ``names`` matching ``pattern`` (a regex, or a plain prefix when ``prefix``).
 
     On a Categorical column the test runs once per distinct name and is broadcast
-    by the codes: a trace has millions of events but only thousands of names.
+    by the codes: a trace has millions of events but only thousands of names. (For a
+    frame's column; the per-rank path uses ``RankTrace.name_hits``, without pandas.)
     """
     import numpy as np
     import pandas as pd

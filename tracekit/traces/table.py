@@ -1,13 +1,16 @@
 """Codes and categories of the decoder's string columns (the collective args), as the event table's
 Categoricals hold them: :meth:`tracekit.traces.traceset.RankTrace.column` and ``.events`` use them.
+Importing this module does not import pandas (:func:`categorical` does, when called).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def str_codes(values: list[Any]) -> tuple[np.ndarray, list[str]] | None:
@@ -25,6 +28,8 @@ def str_codes(values: list[Any]) -> tuple[np.ndarray, list[str]] | None:
 def categorical(values: list[Any]) -> pd.Categorical:
     """``pd.Categorical(values)`` (categories sorted, None missing) for a list of str/None, without
     pandas' general factorize: five such columns per rank were most of this module's cost on small ranks."""
+    import pandas as pd  # only for a caller that builds the event table, or for mixed-type values
+
     sc = str_codes(values)
     if sc is None:
         return pd.Categorical(values)

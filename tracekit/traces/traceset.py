@@ -5,6 +5,11 @@ lazily and once, the tables every analysis shares:
 
 - :attr:`RankTrace.steps`: ProfilerStep ranges;
 - :attr:`RankTrace.gpu`: GPU activity joined to its CPU launch and step.
+
+Importing this module does not import pandas, and neither do the per-rank columns that
+``tracekit analyze`` reads (:meth:`RankTrace.column`, :meth:`~RankTrace.categories`,
+:meth:`~RankTrace.gpu_column`, :meth:`~RankTrace.step_arrays`): only the frames (``events``,
+``steps``, ``gpu``) import it, when first asked for.
 """
 
 from __future__ import annotations
@@ -15,18 +20,20 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
-import pandas as pd
 
 from tracekit.errors import TraceLoadWarning
 from tracekit.traces.arrays import unique
-from tracekit.traces.frames import Columnar, frame
+from tracekit.traces.frames import Columnar, frame, is_frame, n_rows
 from tracekit.traces.manifest import Manifest
 from tracekit.traces import schema
 from tracekit.traces.decode import CHUNK_BYTES, NOTES_KEY, SPARSE_COLUMNS, SPARSE_INT_COLUMNS, Columns, decode_columns
 from tracekit.traces.table import categorical, str_codes
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 STEP_PREFIX = schema.STEP_PREFIX
 T = TypeVar("T")
@@ -50,6 +57,8 @@ def _dtype_of(categories: Any, as_object: bool) -> pd.CategoricalDtype:
     key = (as_object, *categories)
     dtype = _DTYPES.get(key)
     if dtype is None:
+        import pandas as pd  # only for a caller that builds a frame (events, gpu)
+
         if len(_DTYPES) >= _DTYPES_MAX:
             _DTYPES.clear()
         dtype = _DTYPES[key] = pd.CategoricalDtype(pd.Index(categories, dtype=object if as_object else None))
@@ -126,7 +135,14 @@ def _column_of(cols: Columns, name: str, rt: RankTrace) -> np.ndarray:
 @cache
 def _empty_events() -> pd.DataFrame:
     """The event table of a header-only rank (one shared empty frame: nothing writes to it)."""
+    import pandas as pd  # only for a caller that asks a header-only rank for its frame
+
     return pd.DataFrame({c: [] for c in schema.EVENT_COLUMNS})
+
+
+#: the source of a header-only rank: its event columns, none with rows (object columns, as in
+#: :func:`_empty_events`), shared by every such rank (an array without elements cannot be changed)
+_NO_EVENTS: dict[str, np.ndarray] = {c: np.empty(0, dtype=object) for c in schema.EVENT_COLUMNS}
 
 
 def events_frame(cols: Columns) -> pd.DataFrame:
@@ -151,14 +167,15 @@ class RankTrace:
     ``baseTimeNanoseconds``, ...).
 
     ``source`` is what the rank was built from: its event table, or the decoder's
-    :class:`~tracekit.traces.decode.Columns`. From columns, ``events`` is built only when
-    something asks for the table: the per-rank analyses read :meth:`column` and
-    :meth:`categories`, which come straight from the columns (no pandas on that path).
+    :class:`~tracekit.traces.decode.Columns` (or, for a header-only rank, empty event columns).
+    From columns, ``events`` is built only when something asks for the table: the per-rank
+    analyses read :meth:`column` and :meth:`categories`, which come straight from the columns
+    (no pandas on that path).
     """
 
     path: Path
     meta: dict[str, Any]
-    source: pd.DataFrame | Columns
+    source: pd.DataFrame | Columns | dict[str, np.ndarray]
     rank: int = -1
     #: values the decoder dropped: ``(what, count, detail of the first)`` each (warned by the loader, which
     #: names the file: :func:`tracekit.traces.loader.warn_dropped`)
@@ -177,8 +194,8 @@ class RankTrace:
                     dropped: list[tuple[str, int, str]] | None = None) -> RankTrace:
         """A rank whose events stayed in the worker that computed its per-rank tables
         (:mod:`tracekit.runner.engine`): header facts only (and what the decoder dropped there), ``events`` is
-        empty."""
-        rt = cls(path=Path(path), meta=meta, source=_empty_events(), dropped=list(dropped or ()))
+        empty (no frame is built for it unless asked for)."""
+        rt = cls(path=Path(path), meta=meta, source=_NO_EVENTS, dropped=list(dropped or ()))
         rt.__dict__["has_gpu_activity"] = has_gpu_activity  # the cached_property's slot
         return rt
 
@@ -187,15 +204,17 @@ class RankTrace:
         """The event table (:data:`schema.EVENT_COLUMNS`), built from ``source`` on first use; from columns
         it shares the arrays :meth:`column` returns (no column is held twice)."""
         src = self.source
-        if isinstance(src, pd.DataFrame):
-            return src
-        return self._frame_of({c: self.column(c) for c in schema.EVENT_COLUMNS})
+        if isinstance(src, Columns):
+            return self._frame_of({c: self.column(c) for c in schema.EVENT_COLUMNS})
+        if src is _NO_EVENTS:
+            return _empty_events()
+        return src if is_frame(src) else frame(src)
 
     @property
     def n_events(self) -> int:
         """Events in the trace (without building the event table)."""
         src = self.source
-        return src.n if isinstance(src, Columns) else len(src)
+        return src.n if isinstance(src, Columns) else n_rows(src)
 
     def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
         """``compute()`` once per ``key`` for this rank: derived results that several
@@ -214,8 +233,10 @@ class RankTrace:
             src = self.source
             if isinstance(src, Columns):
                 return _column_of(src, name, self)
+            if not is_frame(src):
+                return src[name]  # event columns (a header-only rank's)
             col = src[name]
-            return col.cat.codes.to_numpy() if isinstance(col.dtype, pd.CategoricalDtype) else col.to_numpy()
+            return col.cat.codes.to_numpy() if _is_categorical(col.dtype) else col.to_numpy()
 
         return self.memo(("column", name), build)
 
@@ -230,8 +251,10 @@ class RankTrace:
                 if name in SPARSE_COLUMNS:
                     return self.memo(("sparse", name), lambda: _sparse_codes(src, name))[1]
                 return None
+            if not is_frame(src):
+                return None  # event columns hold no Categorical
             col = src[name]
-            return list(col.cat.categories) if isinstance(col.dtype, pd.CategoricalDtype) else None
+            return list(col.cat.categories) if _is_categorical(col.dtype) else None
 
         return self.memo(("categories", name), build)
 
@@ -240,6 +263,8 @@ class RankTrace:
         pattern, each distinct name tested once per process, see :func:`category_hits`)."""
         def build() -> np.ndarray:
             if self.categories("name") is None:
+                if not self.n_events:  # (a header-only rank: no frame for nothing)
+                    return np.zeros(0, dtype=bool)
                 return schema.name_mask(self.events["name"], pattern, prefix=prefix)
             return self.name_category_hits(pattern, prefix=prefix)[self.column("name")]
 
@@ -359,6 +384,8 @@ class RankTrace:
     def _frame_of(self, arrays: dict[str, np.ndarray]) -> pd.DataFrame:
         """A frame of event columns as :meth:`column` returns them: codes become Categoricals again. It
         shares the arrays, which nobody writes to."""
+        import pandas as pd  # the frames are for callers that ask for them: analyze reads the columns
+
         data: dict[str, Any] = {}
         for c, v in arrays.items():
             dtype = self._category_dtype(c)
@@ -372,12 +399,14 @@ class RankTrace:
             return None
         if not isinstance(src, Columns):
             dtype = src[name].dtype
-            return dtype if isinstance(dtype, pd.CategoricalDtype) else None
+            return dtype if _is_categorical(dtype) else None
         if name == "name":
             return _dtype_of(src.names, True)
         if name in SPARSE_COLUMNS:
             values = src.sparse[name]
-            if str_codes(values) is None:
+            if str_codes(values) is None:  # mixed types (the decoder writes str/None only): pandas' categories
+                import pandas as pd
+
                 return pd.CategoricalDtype(categorical(values).categories)
             return _dtype_of(self.categories(name), False)
         return None
@@ -418,11 +447,18 @@ class RankTrace:
         return len(self.gpu_column("ts_ns"))
 
 
+def _is_categorical(dtype: Any) -> bool:
+    """``dtype`` is a pandas ``CategoricalDtype`` (told without importing pandas: a frame's dtype)."""
+    return type(dtype).__name__ == "CategoricalDtype" and type(dtype).__module__.startswith("pandas")
+
+
 def _step_numbers(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """``(parsed, number)`` of each ``ProfilerStep#`` suffix: ``pd.to_numeric(errors="coerce")`` then
-    int64, with plain digits (what profilers write) parsed without pandas."""
-    if all(t.isascii() and t.isdigit() and len(t) < 19 for t in texts):
+    int64, with plain (optionally negative) digits, what profilers write, parsed without pandas."""
+    if all(t.isascii() and t.removeprefix("-").isdigit() and len(t) < 19 for t in texts):
         return np.ones(len(texts), dtype=bool), np.array([int(t) for t in texts], dtype=np.int64)
+    import pandas as pd  # other suffixes (no profiler writes them): pandas' parsing, exactly
+
     num = pd.to_numeric(pd.Series(texts, dtype=str), errors="coerce")
     parsed = num.notna().to_numpy()
     step_of = np.zeros(len(texts), dtype=np.int64)
