@@ -88,6 +88,30 @@ def test_rank_waiting_names_the_late_ranks_cause_and_gpu_idle_fires(tmp_path: Pa
     assert "rank 0 waits for it" in gi["message"]
 
 
+def test_rank_waiting_names_more_compute_as_the_late_ranks_cause(tmp_path: Path) -> None:
+    # rank 1's GPU is busy, not idle: compute [50, 790] in one kernel, then the allreduce [800, 900]; rank 0
+    # computes [50, 250] and waits in its allreduce [260, 900] (ranks table: compute_total_us over 1 step each)
+    folder = tmp_path / "imbalance"
+    folder.mkdir()
+    for rank in (0, 1):
+        tb = TraceBuilder(rank=rank, world_size=2)
+        tb.step(1, 0, 1000)
+        if rank == 0:
+            tb.kernel("gemm", 50, 200, launch_at_us=40)
+            tb.nccl_allreduce(260, 640, launch_at_us=254, nelems=NELEMS)
+        else:
+            tb.kernel("gemm", 50, 740, launch_at_us=45)
+            tb.nccl_allreduce(800, 100, launch_at_us=794, nelems=NELEMS)
+        tb.write(folder / f"rank{rank}.trace.json")
+    res = _analyze(folder)
+    assert res.ranks.set_index("rank")["compute_total_us"].to_dict() == {0: 200.0, 1: 740.0}
+    w = _by_code(res)["rank_waiting"]
+    assert w["rank"] == 0 and w["evidence"]["straggler"] == 1
+    assert w["evidence"]["straggler_gpu_idle_pct"] == pytest.approx(100 * (1000 - 740 - 100) / 1000)  # below 30 %
+    assert w["evidence"]["late_cause"] == "more_compute"
+    assert "rank 1 has more GPU compute (740 µs vs 200 µs per step): load imbalance" in w["message"]
+
+
 def test_gpu_idle_not_launch_bound_and_not_firing(tmp_path: Path) -> None:
     folder = tmp_path / "s"
     folder.mkdir()

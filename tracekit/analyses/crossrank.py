@@ -728,7 +728,7 @@ def _late_cause(rank: int, straggler: int | None, idle: Any, ranks: Any) -> tupl
     ranks = C.as_cols(ranks)
     mine, theirs = _compute_us(ranks, rank), _compute_us(ranks, straggler)
     if np.isfinite(mine) and np.isfinite(theirs) and theirs > 1.1 * mine:
-        return (f"; rank {straggler} has more GPU compute ({theirs:.0f} µs vs {mine:.0f} µs in the window): "
+        return (f"; rank {straggler} has more GPU compute ({theirs:.0f} µs vs {mine:.0f} µs per step): "
                 f"load imbalance", {**ev, "late_cause": "more_compute"})
     return (f"; the trace shows no cause on rank {straggler} (its GPU is idle only {idle_pct:.0f}% of the step, "
             f"compute similar): look at its CPU timeline", {**ev, "late_cause": "unknown"})
@@ -742,11 +742,15 @@ def _mean(values: np.ndarray) -> float:
 
 
 def _compute_us(ranks: Cols, rank: int) -> float:
-    """``compute_us`` of ``rank`` in the ranks table (NaN when the table has no such column or rank)."""
-    if not C.nrows(ranks) or "compute_us" not in ranks:
+    """``rank``'s GPU compute time per ProfilerStep (µs): ``compute_total_us / steps`` of the ranks table (NaN
+    without the rank, its compute or its steps). Per step, so that ranks with different step counts compare."""
+    if not C.nrows(ranks) or "compute_total_us" not in ranks or "steps" not in ranks:
         return float("nan")
     hit = np.flatnonzero(ranks["rank"] == rank)
-    return float(ranks["compute_us"][hit[0]]) if len(hit) else float("nan")
+    if not len(hit):
+        return float("nan")
+    total, steps = float(ranks["compute_total_us"][hit[0]]), float(ranks["steps"][hit[0]])
+    return total / steps if steps > 0 else float("nan")
 
 
 def _rank_wait_totals(w: Cols, r: Cols) -> dict[str, np.ndarray]:
