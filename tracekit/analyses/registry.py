@@ -83,10 +83,6 @@ UNITS = {
 }
 
 
-#: TRANSITION (pandas-free port): tables and view bodies reach the analyses as DataFrames
-TRANSITION_FRAMES = False
-
-
 class AnalysisWarning(UserWarning):
     """A check on the traces failed but results are still produced."""
 
@@ -127,10 +123,6 @@ class View:
     body: Cols | pd.DataFrame | list[str]
     #: a line printed under the body (``note: ...``): how far to trust the figures above
     note: str | None = None
-
-    def __post_init__(self) -> None:
-        if TRANSITION_FRAMES and isinstance(self.body, dict):  # TRANSITION (pandas-free port): a Cols body shown as a frame
-            object.__setattr__(self, "body", to_frame(self.body))
 
 
 @dataclass(frozen=True)
@@ -406,9 +398,7 @@ def compute_rank_tables(rt: RankTrace, *, specs: list[Table], options: AnalyzeOp
 def compute_run_tables(ctx: RunContext, specs: list[Table]) -> None:
     """Every run table of ``specs`` in order, into ``ctx.tables``."""
     for t in specs:
-        out = conform(t, t.compute(ctx))
-        # TRANSITION (pandas-free port): a run table given as Cols is a frame for the tables not yet ported
-        ctx.tables[t.name] = to_frame(out) if TRANSITION_FRAMES and isinstance(out, dict) else out
+        ctx.tables[t.name] = conform(t, t.compute(ctx))
 
 
 # -- docs generation -----------------------------------------------------------------------------

@@ -44,6 +44,7 @@ from tracekit.cpus import usable_cpus
 from tracekit.analyses import registry
 from tracekit.errors import ConfigError, MissingDependencyError, TraceInputError
 from tracekit.traces import cols as C
+from tracekit.traces.stacking import stack_cols
 from tracekit.traces.manifest import Manifest, read_manifest
 from tracekit.traces import loader
 from tracekit.traces.traceset import RankTrace, TraceSet
@@ -140,7 +141,8 @@ def rank_batch(files: list[tuple[str, int]], job: RankJob) -> BatchOutcome:
         outcomes.append(o)
         if t is not None:
             per_rank.append(t)
-    return BatchOutcome(outcomes, {t.name: C.concat([r[t.name] for r in per_rank], t.column_names) for t in specs})
+    return BatchOutcome(outcomes, {t.name: stack_cols([r[t.name] for r in per_rank], tuple(t.column_names))
+                                   for t in specs})
 
 
 def _share_header_parts(meta: dict[str, Any], shared: dict[str, Any]) -> None:
@@ -343,7 +345,7 @@ def gather(outcomes: list[BatchOutcome], *, skip_bad: bool, manifest: Manifest |
     loader.add_ignored(ts, ignored)
     ts.manifest, ts.root = manifest, root
     names = list(outcomes[0].tables) if outcomes else []
-    return ts, {n: _rank_ordered(C.concat([b.tables[n] for b in outcomes], list(outcomes[0].tables[n])))
+    return ts, {n: _rank_ordered(stack_cols([b.tables[n] for b in outcomes], tuple(outcomes[0].tables[n])))
                 for n in names}
 
 

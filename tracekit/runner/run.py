@@ -16,6 +16,7 @@ from typing import Any
 from tracekit.analyses import registry
 from tracekit.runner.per_rank import map_ranks
 from tracekit.traces import cols as C
+from tracekit.traces.stacking import stack_cols
 from tracekit.analyses.registry import AnalysisResult, AnalysisWarning, AnalyzeOptions
 from tracekit.traces.decode import unread_of, unread_text
 from tracekit.traces.traceset import TraceSet
@@ -48,9 +49,8 @@ def analyze(
     if tables is None:
         parts = map_ranks(traces, partial(registry.compute_rank_tables, specs=rank_specs, options=options,
                                           world_size=traces.world_size, manifest=traces.manifest), workers)
-        tables = {t.name: C.concat([p[t.name] for p in parts.values()], t.column_names) for t in rank_specs}
-    if registry.TRANSITION_FRAMES and tables:  # TRANSITION (pandas-free port): the run tables not yet ported read frames
-        tables = {n: C.to_frame(t) for n, t in tables.items()}
+        tables = {t.name: stack_cols([p[t.name] for p in parts.values()], tuple(t.column_names))
+                  for t in rank_specs}
     if on_phase:
         on_phase("rank_tables")
     ctx = registry.RunContext(traces=traces, options=options, manifest=traces.manifest,
