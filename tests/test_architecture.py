@@ -76,10 +76,10 @@ def _fresh_modules(code: str) -> None:
 
 
 def test_cli_group_imports_no_analysis_stack() -> None:
-    # `tracekit profile` (and --help) start without pandas, HTA or the analysis modules
+    # `tracekit profile` (and --help) start without pandas, numpy, HTA or the analysis modules
     _fresh_modules(
         "import sys, tracekit.cli\n"
-        "bad = [m for m in sys.modules if m.startswith(('pandas', 'hta', 'tracekit.traces', 'tracekit.analyses'))]\n"
+        "bad = [m for m in sys.modules if m.startswith(('pandas', 'numpy', 'hta', 'tracekit.traces', 'tracekit.analyses'))]\n"
         "assert not bad, bad\n"
     )
 

@@ -15,11 +15,12 @@ import io
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from tracekit.jsonout import dumps
+
+if TYPE_CHECKING:
+    import numpy as np
 
 FORMATS = ("table", "markdown", "json", "csv")
 
@@ -59,7 +60,9 @@ def csv_text(t: Mapping[str, np.ndarray]) -> str:
     frame of those columns: a header row; floats as numpy spells them (shortest round trip, ``1e-05``), ints
     and flags as Python's ``str``, other values through the csv module (``str``); a missing value (NaN, None)
     an empty field; fields quoted only where needed."""
-    from tracekit.traces.cols import isna  # here: the CLI imports this module at start-up, without tracekit.traces
+    import numpy as np  # here: the CLI imports this module at start-up (--help, profile), without numpy
+
+    from tracekit.traces.cols import isna  # (and without tracekit.traces)
 
     names = list(t)
     columns = [_csv_column(np.asarray(t[k]), isna(np.asarray(t[k]))) for k in names]
