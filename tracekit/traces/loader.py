@@ -15,8 +15,6 @@ import re
 import sys
 import warnings
 from collections.abc import Iterable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +24,8 @@ from tracekit.errors import NotATraceError, TraceInputError, TraceLoadWarning, T
 from tracekit.traces import decode, shared
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
+
     from tracekit.traces.traceset import RankTrace, TraceSet
 
 TRACE_SUFFIXES = (".json", ".json.gz")
@@ -291,6 +291,8 @@ class PendingLoad:
         if n_workers > 1:
             # opened before the workers fork, so each inherits every buffer
             self._buffers = shared.open_buffers_for(shared.shareable(self._sizes))
+            from concurrent.futures import ProcessPoolExecutor  # (10 ms of imports one small file does without)
+
             self._pool = ProcessPoolExecutor(max_workers=n_workers, mp_context=fork_context())
             try:
                 self._futures = [self._pool.submit(_guarded_decode, f, fd) for f, fd in zip(files, self._fds())]
@@ -311,6 +313,8 @@ class PendingLoad:
         try:
             with progress.bar(sum(sizes), "decoding", self._progress) as bar:
                 if self._pool is not None:
+                    from concurrent.futures import as_completed
+
                     where = {fu: i for i, fu in enumerate(self._futures)}
                     for fu in as_completed(self._futures):
                         bar.update(sizes[where[fu]])
@@ -371,6 +375,8 @@ def _size(path: Path) -> int:
 
 
 def _worker_result(fu: Future, path: Path, fd: int | None) -> Any:
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         r = fu.result()
     except BrokenProcessPool:
