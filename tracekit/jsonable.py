@@ -78,16 +78,8 @@ def records(t: Any) -> list[dict[str, Any]]:
 def _column(col: Any) -> list[Any]:
     """One column of :func:`records` (a pandas Series): JSON-safe Python values, in row order."""
     dtype = col.dtype
-    if isinstance(dtype, np.dtype) and dtype.kind in "iub":
-        return col.to_numpy().tolist()
-    if isinstance(dtype, np.dtype) and dtype.kind == "f":
-        a = col.to_numpy()
-        bad = ~np.isfinite(a)
-        if not bad.any():
-            return a.tolist()
-        out = a.astype(object)
-        out[bad] = None
-        return [None if v is None else float(v) for v in out.tolist()]
+    if isinstance(dtype, np.dtype) and dtype.kind in "iubf":
+        return column_values(col.to_numpy())
     values = col.astype(object).where(col.notna(), None)
     return [jsonable(v) for v in values.tolist()]
 
