@@ -79,7 +79,9 @@ def test_default_worker_counts_follow_the_affinity_mask(tmp_path: Path, monkeypa
     job = engine.RankJob(n_files=len(files))
     engine.map_local([(str(p), p.stat().st_size) for p in files], job)
     assert pools == [3]
-    monkeypatch.setattr(per_rank, "ProcessPoolExecutor", Pool)
+    import concurrent.futures  # per_rank imports the pool where it starts one
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Pool)
     traces = loader.load([str(tmp_path)], workers=1)
     per_rank.map_ranks(traces, lambda rt: rt.rank, workers=None)  # small: serial, no pool
     assert pools == [3]
