@@ -102,3 +102,13 @@ def test_group_sum_of_no_present_value_keeps_the_dtype() -> None:
     g = C.Groups({"k": np.array([1, 2])}, ["k"])
     assert g.sum(np.array([np.nan, np.nan])).tolist() == [0.0, 0.0] and g.sum(np.array([np.nan, np.nan])).dtype == float
     assert np.isnan(g.mean(np.array([np.nan, 1.0]))[0]) and g.max(np.array([np.nan, 1.0])).tolist()[1] == 1.0
+
+
+def test_frame_of_ints_with_missing_is_nullable_int() -> None:
+    t = {"rank": C.obj([3, None, 1]), "none": C.obj([None, None]), "s": C.obj(["a", None, "b"])}
+    t["none"] = C.obj([None, None, None])
+    df = C.to_frame(t, nullable_ints=("rank", "none"))
+    assert str(df["rank"].dtype) == "Int64" and df["rank"].isna().tolist() == [False, True, False]
+    assert str(df["none"].dtype) == "Int64" and str(df["s"].dtype) != "Int64"
+    assert str(C.to_frame(t)["rank"].dtype) == "object"
+    assert str(C.to_frame(C.empty(["rank"]), nullable_ints=("rank",))["rank"].dtype) == "Int64"

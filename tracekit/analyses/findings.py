@@ -340,6 +340,7 @@ TABLES = [
                                        "(null when not estimable)"),
         ),
         compute=_findings_table,
+        nullable_int=("rank",),
         needs=("ranks", "steps", "collectives", "instances", "waits", "bucket_timeline", "graph_breaks", "gpu_idle",
                "profiler_distortion", "bucket_events"),
         view=lambda t, o: View("Findings", finding_lines(as_dicts(t["findings"]), o.fmt == "markdown")), order=5,

@@ -142,6 +142,8 @@ class Table:
     enabled: Callable[[AnalyzeOptions], bool] | None = None
     #: a paragraph for the table reference above the column list (optional)
     doc: str = ""
+    #: columns of integers that may be missing (None): pandas' nullable ``Int64`` in the Python API's frames
+    nullable_int: tuple[str, ...] = ()
 
     @cached_property
     def column_names(self) -> list[str]:
@@ -172,7 +174,9 @@ class AnalysisResult:
     def tables(self) -> Mapping[str, pd.DataFrame]:
         """name -> DataFrame (built once from the computed columns)."""
         if self._frames is None:
-            self._frames = MappingProxyType({n: to_frame(t) for n, t in self._raw.items()})
+            specs = tables()
+            self._frames = MappingProxyType({n: to_frame(t, specs[n].nullable_int if n in specs else ())
+                                             for n, t in self._raw.items()})
         return self._frames
 
     @property

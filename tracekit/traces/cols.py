@@ -70,13 +70,19 @@ def as_cols(t: Any) -> Cols:
     return out
 
 
-def to_frame(t: Any) -> Any:
-    """The table as a pandas DataFrame (what ``pd.DataFrame(t)`` makes of it; imports pandas)."""
+def to_frame(t: Any, nullable_ints: Sequence[str] = ()) -> Any:
+    """The table as a pandas DataFrame (what ``pd.DataFrame(t)`` makes of it; imports pandas). The columns named
+    in ``nullable_ints`` become pandas' nullable ``Int64`` where they are text (object) columns: integers with
+    missing values (None), e.g. a rank that may be absent."""
     if is_frame(t):
         return t
     from tracekit.traces.frames import frame  # pandas enters here, only for a caller that asks for a frame
 
-    return frame(dict(t), copy=False) if len(t) else frame({}, copy=False)
+    out = frame(dict(t), copy=False) if len(t) else frame({}, copy=False)
+    for name in nullable_ints:
+        if name in t and np.asarray(t[name]).dtype.kind == "O":
+            out[name] = out[name].astype("Int64")
+    return out
 
 
 def empty(columns: Sequence[str]) -> Cols:
