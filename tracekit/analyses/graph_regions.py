@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from tracekit.analyses.graphbreaks import REGION_PREFIX, WHATS, compiled_arrays, _innermost_region, _kernel_edges
-from tracekit.analyses.registry import Column, RankContext, Table, View, ViewOptions
+from tracekit.analyses.registry import Column, Table, View, ViewOptions
 from tracekit.analyses.timeline import cpu_ops
 from tracekit.traces import cols as C
 from tracekit.traces.frames import NO_ROWS, Columnar

@@ -424,7 +424,7 @@ def merge(left: Mapping[str, np.ndarray], right: Mapping[str, np.ndarray], on: S
     """``left.merge(right, on=on, how=how)`` for ``how`` "left" or "inner" (module doc); the two tables share no
     column but ``on``."""
     on = list(on)
-    nl, nr = nrows(left), nrows(right)
+    nl = nrows(left)
     lkey = [np.asarray(left[c]) for c in on]
     rkey = [np.asarray(right[c]) for c in on]
     both = {c: np.concatenate([a, b]) if a.dtype == b.dtype or {a.dtype.kind, b.dtype.kind} <= set("iuf")

@@ -291,9 +291,9 @@ class PendingLoad:
         if n_workers > 1:
             # opened before the workers fork, so each inherits every buffer
             self._buffers = shared.open_buffers_for(shared.shareable(self._sizes))
-            from concurrent.futures import ProcessPoolExecutor  # (10 ms of imports one small file does without)
+            import concurrent.futures  # here: 10 ms of imports one small file does without
 
-            self._pool = ProcessPoolExecutor(max_workers=n_workers, mp_context=fork_context())
+            self._pool = concurrent.futures.ProcessPoolExecutor(max_workers=n_workers, mp_context=fork_context())
             try:
                 self._futures = [self._pool.submit(_guarded_decode, f, fd) for f, fd in zip(files, self._fds())]
             except BaseException:
