@@ -234,8 +234,8 @@ def step_means(result: Any) -> dict[int, float]:
 
 def group_means(t: C.Cols, by: str, columns: Sequence[str]) -> tuple[np.ndarray, list[np.ndarray]]:
     """``t.groupby(by)[columns].mean()``: the sorted keys (a row whose key is missing in none) and per column the
-    mean of its present values (NaN for none), float64, to the bit pandas' (:func:`C.group_mean`). Integer keys in
-    a compact non-negative range (ranks) are their own group codes (no factorizing sort)."""
+    mean of its present values (NaN for none), float64, compensated sums over counts (:func:`C.group_mean`).
+    Integer keys in a compact non-negative range (ranks) are their own group codes (no factorizing sort)."""
     key = np.asarray(t[by])
     values = [np.asarray(t[c]) for c in columns]
     if (key.dtype.kind not in "iu" or not len(key) or key.min() < 0 or key.max() > 4 * len(key) + 65536

@@ -13,8 +13,10 @@ difference would show in a result:
 - :class:`Groups` is ``df.groupby(by)`` with its defaults: groups in sorted key order, a row
   whose key is missing (NaN, None) in no group; its reductions skip missing values as pandas'
   do (``sum`` of none is 0, ``mean``/``max``/``min``/``first`` of none NaN, ``nunique``
-  and ``count`` of the present ones). Float sums and means are pandas' to the bit: a Kahan-compensated
-  sum in row order (:func:`kahan_sums`; a plain sum moved a printed mean by a last digit).
+  and ``count`` of the present ones). Float sums and means are Kahan-compensated sums in row order
+  (:func:`kahan_sums`), pandas' algorithm for grouped sums: a plain sum moved a printed bucket mean
+  by a last digit. They may still differ from a given pandas build in the last bit (pandas 3.1 adds a
+  single-key group's values plainly), never by more.
 - :func:`merge` is ``left.merge(right, on=..., how="left" | "inner")``: the left rows in order,
   each with its matches in the right table's order; a left row without a match gets a missing
   value in each right column (an integer column becomes float, a bool one object, as pandas
@@ -211,8 +213,8 @@ def _codes(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def group_mean(values: np.ndarray, groups: np.ndarray, n: int) -> np.ndarray:
-    """Per group ``0..n-1`` of ``groups``: the mean of its present (not NaN) ``values``, NaN for none, to the
-    bit pandas' ``groupby().mean()`` gives (:func:`kahan_sums`)."""
+    """Per group ``0..n-1`` of ``groups``: the mean of its present (not NaN) ``values``, NaN for none: the
+    compensated sum (:func:`kahan_sums`) over the count, as ``groupby().mean()`` computes it."""
     total, count = kahan_sums(values, groups, n)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(count > 0, total / np.maximum(count, 1), np.nan)
@@ -224,14 +226,14 @@ _KAHAN_VECTOR_MAX = 512
 
 def kahan_sums(values: np.ndarray, groups: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """``(sum, count)`` per group ``0..n-1`` of ``groups`` (-1: no group) of the present (not NaN) ``values``:
-    pandas' grouped sum, a Kahan-compensated sum in row order (so a mean rounds as pandas' does), with every
-    group's k-th value added in one vectorised step."""
+    a Kahan-compensated sum in row order (pandas' algorithm for grouped sums), with every group's k-th value
+    added in one vectorised step."""
     v = np.asarray(values, dtype=np.float64)
     ok = ~np.isnan(v) & (groups >= 0)
     g, v = groups[ok], v[ok]
     if g.size > 1 and not (g[1:] >= g[:-1]).all():  # (rows usually come grouped already: ranks in order)
-        order = np.argsort(g, kind="stable")
-        g, v = g[order], v[order]
+        by_group = np.argsort(g, kind="stable")
+        g, v = g[by_group], v[by_group]
     count = np.bincount(g, minlength=n).astype(np.int64)
     total, comp = np.zeros(n), np.zeros(n)
     if not g.size:
