@@ -261,9 +261,8 @@ def _step_sums(bnd: Cols, steps: np.ndarray) -> dict[str, np.ndarray]:
     at = np.where(steps[by][pos] == b_step, by[pos], steps.size)  # steps.size: no step of ``steps``
 
     def per_step(values: np.ndarray, keep: np.ndarray | None = None) -> np.ndarray:
-        ok = ~np.isnan(values) if keep is None else keep & ~np.isnan(values)  # a sum skips NaN, as pandas'
-        # (float even without a row: bincount of nothing is int)
-        return np.bincount(at[ok], weights=values[ok], minlength=steps.size + 1)[:steps.size].astype(float)
+        groups = at if keep is None else np.where(keep, at, -1)  # (NaN skipped, as pandas' sum skips it)
+        return C.kahan_sums(values, groups, steps.size + 1)[0][:steps.size]  # compensated, as the other sums
 
     return {"eager_between_us": per_step(gap), "eager_at_breaks_us": per_step(gap, brk),
             "eager_at_splits_us": per_step(gap, split), "idle_at_breaks_us": per_step(idle, brk),
