@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from tracekit.analyses import registry
-from tracekit.analyses.collectives import _factorize
+from tracekit.traces.cols import factorize
 from tracekit.traces import loader, schema
 from tracekit.traces.decode import DENSE_COLUMNS, SPARSE_COLUMNS, SPARSE_INT_COLUMNS, Columns
 from tracekit.traces.frames import frame, stack
@@ -119,7 +119,7 @@ def test_step_numbers_are_to_numeric(texts: list[str]) -> None:
 def test_factorize_is_pandas_factorize(n: int) -> None:
     values = np.empty(n, dtype=object)
     values[:] = [("b", None, "a", np.nan, "b", np.float64("nan"), "c")[i % 7] for i in range(n)]
-    codes, uniques = _factorize(values)
+    codes, uniques = factorize(values)
     want_codes, want_uniques = pd.factorize(values)
     assert codes.tolist() == want_codes.tolist() and list(uniques) == list(want_uniques)
 

@@ -196,38 +196,6 @@ def _category_values(rt: RankTrace, col: str, codes: np.ndarray) -> np.ndarray:
     return _category_table(rt, col)[0][codes]
 
 
-#: below this many values :func:`_factorize` runs a dict in Python (pandas' fixed cost is ~50 µs a call)
-_SMALL_FACTORIZE = 2000
-
-
-def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(codes, uniques)`` of an object array (None / NaN: code -1): ``pd.factorize``'s, uniques in
-    order of first appearance."""
-    if len(values) > _SMALL_FACTORIZE:
-        return _factorize_hashed(values)
-    index: dict[Any, int] = {}
-    codes = np.fromiter((-1 if _is_missing(v) else index.setdefault(v, len(index)) for v in values), dtype=np.intp,
-                        count=len(values))
-    uniques = np.empty(len(index), dtype=object)
-    uniques[:] = list(index)
-    return codes, uniques
-
-
-def _factorize_hashed(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_factorize` of a long array: the present values hashed by a dict in C (no Python loop per value)."""
-    miss = C.isna(values)
-    present = values[~miss].tolist() if miss.any() else values.tolist()
-    index = {v: i for i, v in enumerate(dict.fromkeys(present))}
-    uniques = np.empty(len(index), dtype=object)
-    uniques[:] = list(index)
-    inv = np.fromiter(map(index.__getitem__, present), dtype=np.intp, count=len(present))
-    if not miss.any():
-        return inv, uniques
-    codes = np.full(len(values), -1, dtype=np.intp)
-    codes[~miss] = inv
-    return codes, uniques
-
-
 def _cumcount(keys: np.ndarray) -> np.ndarray:
     """Per element, how many earlier elements have its key (a groupby's ``cumcount``)."""
     order = np.argsort(keys, kind="stable")
@@ -253,7 +221,7 @@ def collective_table(rt: RankTrace, cls: np.ndarray, world_size: int,
     d["rank"] = np.full(n_rows, rt.rank, dtype=np.int64)
     n = np.where(d["group_size"] > 0, d["group_size"], world_size).astype(np.int64)
     d["group_size"] = n
-    dcodes, dtypes = _factorize(d["dtype"])
+    dcodes, dtypes = C.factorize(d["dtype"])
     dbytes = np.append(np.array([float(schema.DTYPE_BYTES.get(t, np.nan)) for t in dtypes]), np.nan)[dcodes]
     nel = np.maximum(d["in_nelems"], d["out_nelems"]).astype(float)
     nel[nel < 0] = np.nan
@@ -277,7 +245,7 @@ def collective_table(rt: RankTrace, cls: np.ndarray, world_size: int,
 
 def _bus_factors(coll: np.ndarray, n: np.ndarray) -> np.ndarray:
     """:func:`bus_factor` per row, computed once per distinct (collective, group size)."""
-    codes, names = _factorize(coll)
+    codes, names = C.factorize(coll)
     key = (codes.astype(np.int64) + 1) * (int(n.max()) + 1) + n
     _, first, inv = unique(key, return_index=True, return_inverse=True)
     f = [bus_factor(names[codes[i]] if codes[i] >= 0 and isinstance(names[codes[i]], str) else None, int(n[i]))
@@ -293,7 +261,7 @@ def _sequence_numbers(pg_name: np.ndarray, step: np.ndarray, launch: np.ndarray,
     win = win[np.argsort(launch[win], kind="stable")]
     if win.size == 0:
         return seq, step_seq
-    pg_code, groups = _factorize(pg_name[win])  # a missing group (code -1) counts as the group "?"
+    pg_code, groups = C.factorize(pg_name[win])  # a missing group (code -1) counts as the group "?"
     if (pg_code < 0).any():
         q = (groups == "?").nonzero()[0]
         pg_code = np.where(pg_code < 0, q[0] if q.size else groups.size, pg_code)
@@ -492,7 +460,7 @@ def data_parallel_groups(coll: Any, tp: int = 1, world_size: int | None = None) 
 
 
 def _data_parallel_mask(coll: Columnar, tp: int, world_size: int | None) -> np.ndarray:
-    codes, descs = _factorize(np.asarray(coll["pg_desc"], dtype=object))
+    codes, descs = C.factorize(np.asarray(coll["pg_desc"], dtype=object))
     if any(str(v).startswith("mesh_") for v in descs):
         return np.append(descs == "mesh_dp", False).astype(bool)[codes]
     if tp > 1 and world_size:  # groups not named after mesh dimensions: go by their size
@@ -511,7 +479,7 @@ def gradient_allreduces(coll: Any, tp: int = 1, world_size: int | None = None) -
 
 def gradient_allreduce_mask(coll: Columnar, tp: int = 1, world_size: int | None = None) -> np.ndarray:
     """:func:`gradient_allreduces` as a numpy mask (of a collective table given as a frame or its columns)."""
-    codes, names = _factorize(np.asarray(coll["coll_name"], dtype=object))
+    codes, names = C.factorize(np.asarray(coll["coll_name"], dtype=object))
     # a missing name is "nan" (astype(str)), never an allreduce
     allreduce = np.array([str(v).lower() in ALLREDUCE_NAMES for v in names] + [False], dtype=bool)[codes]
     keep = (np.asarray(coll["phase"], dtype=object) == "backward") & allreduce & (np.asarray(coll["step"]) >= 0)
@@ -562,8 +530,8 @@ def collectives_table(ctx: RankContext) -> Columnar:
 def process_group_label(c: Columnar) -> np.ndarray:
     """``pg_name`` with its description where known (``3:mesh_tp``), else ``?``, per row of a collective
     table (a frame or its columns), as an object array; built once per distinct (name, description)."""
-    ncodes, names = _factorize(np.asarray(c["pg_name"], dtype=object))
-    dcodes, descs = _factorize(np.asarray(c["pg_desc"], dtype=object))
+    ncodes, names = C.factorize(np.asarray(c["pg_name"], dtype=object))
+    dcodes, descs = C.factorize(np.asarray(c["pg_desc"], dtype=object))
     if not ncodes.size:
         return np.empty(0, dtype=object)
     key = (ncodes.astype(np.int64) + 1) * (descs.size + 1) + (dcodes + 1)
@@ -600,7 +568,7 @@ def with_transfer_busbw(rows: Columnar, instances: Columnar | None) -> C.Cols:
 def _text_or(values: np.ndarray, missing: str) -> np.ndarray:
     """An object column as text (``str`` of each value), ``missing`` where a value is missing
     (``astype(object).fillna(missing).astype(str)``)."""
-    codes, uniques = _factorize(np.asarray(values, dtype=object))
+    codes, uniques = C.factorize(np.asarray(values, dtype=object))
     return C.obj([*(str(v) for v in uniques.tolist()), missing])[codes]
 
 
@@ -611,7 +579,7 @@ def _sorted_codes(values: np.ndarray) -> tuple[np.ndarray, int]:
     if values.dtype.kind != "O":
         uniq, inv = np.unique(values, return_inverse=True)  # numbers: NaN sorts last in np.unique
         return inv.reshape(-1).astype(np.int64), len(uniq)
-    codes, uniques = _factorize(values)
+    codes, uniques = C.factorize(values)
     try:
         order = sorted(range(len(uniques)), key=uniques.__getitem__)
     except TypeError:  # mixed types do not sort: first-seen order (as cols.Groups)

@@ -233,24 +233,8 @@ def clock_offsets(coll: Any, reference_rank: int | None = None) -> dict[int, flo
     ref_of_key[key[rk == ref_code]] = np.flatnonzero(rk == ref_code)
     has = ref_of_key[key] >= 0
     diff = (vals[has] - vals[ref_of_key[key[has]]]).astype(np.float64)
-    med = _grouped_median(rk[has], diff, len(ranks))
+    med = np.nan_to_num(C.group_median(diff, rk[has], len(ranks)), nan=0.0)  # (0 where a rank has none)
     return {int(r): float(med[i]) for i, r in enumerate(ranks)}
-
-
-def _grouped_median(codes: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
-    """Median of ``values`` per code 0..n-1 (0.0 where a code has none; NaN values skipped)."""
-    keep = ~np.isnan(values)
-    codes, values = codes[keep], values[keep]
-    o = np.lexsort((values, codes))
-    codes, values = codes[o], values[o]
-    count = np.bincount(codes, minlength=n)
-    start = np.cumsum(count) - count
-    out = np.zeros(n, dtype=np.float64)
-    have = count > 0
-    lo = start[have] + (count[have] - 1) // 2
-    hi = start[have] + count[have] // 2
-    out[have] = (values[lo] + values[hi]) / 2.0  # np.median's mean of the two middle values (one when odd)
-    return out
 
 
 def match(coll: Any, offsets: dict[int, float] | None = None) -> tuple[Cols, Cols]:

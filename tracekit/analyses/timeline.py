@@ -116,22 +116,12 @@ def cpu_ops(rt: RankTrace) -> CpuOps:
         if rt.categories("name") is not None:
             names, code = rt.name_categories(), rt.column("name")
         else:  # a trace given as a frame whose names are not a Categorical (hand-built traces)
-            code, names = _factorize(rt.events["name"].to_numpy())
+            code, uniques = C.factorize(rt.events["name"].to_numpy(dtype=object))
+            names = [str(v) for v in uniques.tolist()]
         return CpuOps(names, code[rows].astype(np.int64), rt.column("ts_ns")[rows],
                       rt.column("end_ns")[rows], rt.column("tid")[rows])
 
     return rt.memo("cpu_ops", build)
-
-
-def _factorize(values: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """``(code per value, distinct values as str in first-seen order)``, code -1 for a missing value (None,
-    NaN): the codes and uniques of ``pandas.factorize``."""
-    missing = C.isna(values)
-    present = values[~missing].tolist()
-    pos = {v: i for i, v in enumerate(dict.fromkeys(present))}
-    code = np.full(values.size, -1, dtype=np.int64)
-    code[~missing] = np.fromiter(map(pos.__getitem__, present), dtype=np.int64, count=len(present))
-    return code, [str(v) for v in pos]
 
 
 def _masks_of(rt: RankTrace) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -323,11 +313,7 @@ def group_median(t: Mapping[str, np.ndarray], by: str, values: str) -> dict[Any,
     if not v.size:
         return {}
     uniq, code = np.unique(key, return_inverse=True)
-    o = np.lexsort((v, code))  # by group, then value: each group's values sorted, contiguous
-    v = v[o]
-    n = np.bincount(code, minlength=uniq.size)
-    start = np.cumsum(n) - n
-    med = (v[start + (n - 1) // 2] + v[start + n // 2]) / 2.0
+    med = C.group_median(v, code.reshape(-1), uniq.size)
     return dict(zip(uniq.tolist(), med.tolist()))
 
 

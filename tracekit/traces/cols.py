@@ -212,6 +212,46 @@ def _codes(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return uniq, inv.astype(np.int64, copy=False)
 
 
+#: below this many values :func:`factorize` runs a dict in Python (numpy's fixed costs dominate small arrays)
+_SMALL_FACTORIZE = 2000
+
+
+def factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, uniques)`` of an object array, ``pd.factorize``'s: uniques in order of first appearance, a
+    missing value (None, NaN) code -1."""
+    values = np.asarray(values)
+    if len(values) <= _SMALL_FACTORIZE:  # (a rank's few values: one pass in Python beats numpy's set-up)
+        index: dict[Any, int] = {}
+        codes = np.fromiter((-1 if v is None or (isinstance(v, float) and v != v) else index.setdefault(v, len(index))
+                             for v in values.tolist()), dtype=np.intp, count=len(values))
+        return codes, obj(list(index))
+    miss = isna(values)  # long arrays: the present values hashed by a dict in C (no Python loop per value)
+    present = values[~miss].tolist() if miss.any() else values.tolist()
+    index = {v: i for i, v in enumerate(dict.fromkeys(present))}
+    inv = np.fromiter(map(index.__getitem__, present), dtype=np.intp, count=len(present))
+    if not miss.any():
+        return inv, obj(list(index))
+    codes = np.full(len(values), -1, dtype=np.intp)
+    codes[~miss] = inv
+    return codes, obj(list(index))
+
+
+def group_median(values: np.ndarray, groups: np.ndarray, n: int) -> np.ndarray:
+    """Per group ``0..n-1`` of ``groups`` (-1: no group): the median of its present (not NaN) ``values``
+    (``np.median``'s: the mean of the two middle values when their count is even), NaN for none."""
+    v = np.asarray(values, dtype=np.float64)
+    keep = ~np.isnan(v) & (groups >= 0)
+    g, v = groups[keep], v[keep]
+    o = np.lexsort((v, g))  # by group, then value: each group's values sorted and contiguous
+    g, v = g[o], v[o]
+    count = np.bincount(g, minlength=n)
+    start = np.cumsum(count) - count
+    out = np.full(n, np.nan)
+    have = count > 0
+    out[have] = (v[start[have] + (count[have] - 1) // 2] + v[start[have] + count[have] // 2]) / 2.0
+    return out
+
+
 def group_mean(values: np.ndarray, groups: np.ndarray, n: int) -> np.ndarray:
     """Per group ``0..n-1`` of ``groups``: the mean of its present (not NaN) ``values``, NaN for none: the
     compensated sum (:func:`kahan_sums`) over the count, as ``groupby().mean()`` computes it."""
