@@ -77,7 +77,7 @@ def test_plain_frames_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> Non
     assert len(calls) == 1
 
 
-# -- tables as columns: stack, records_columns, empty_frame, n_rows ------------------------------------
+# -- tables as columns: stack, empty_frame, n_rows ------------------------------------
 
 def _concat(parts: list) -> pd.DataFrame:
     """What the engine did before tables could be columns: one frame per part, then pd.concat."""
@@ -117,21 +117,6 @@ def test_stack_builds_one_frame_for_column_parts(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(pd, "concat", lambda *a, **k: pytest.fail("pd.concat called"))
     got = frames.stack([{"a": np.arange(2), "s": _obj("x", "y")} for _ in range(50)])
     assert len(got) == 100 and str(got["s"].dtype) == str(pd.DataFrame({"s": _obj("x")})["s"].dtype)
-
-
-@pytest.mark.parametrize("rows", [
-    [{"a": 1, "b": "x", "c": 1.5, "d": None, "e": True}],
-    [{"a": 1, "b": None, "c": float("nan")}, {"a": 2, "b": "y", "c": 2.0}],
-    [{"a": np.float64(1.5), "b": np.int64(3), "c": np.bool_(True)}],
-    [{"a": 1}, {"a": 2.5}],  # mixed number types: pandas' own path
-    [{"a": 1}, {"b": 2}],  # differing keys: pandas' own path
-    [],
-])
-def test_records_columns_are_pandas_frame(rows: list) -> None:
-    cols = frames.records_columns(rows)
-    got, want = cols if isinstance(cols, pd.DataFrame) else frame(cols), pd.DataFrame(rows)
-    pd.testing.assert_frame_equal(got, want, check_exact=True, check_index_type=True, check_column_type=True)
-    assert list(got.dtypes) == list(want.dtypes)
 
 
 def test_empty_frame_and_n_rows() -> None:

@@ -392,7 +392,7 @@ def conform(t: Table, df: Columnar | None) -> Columnar:
 def compute_rank_tables(rt: RankTrace, *, specs: list[Table], options: AnalyzeOptions, world_size: int,
                         manifest: Any) -> dict[str, Columnar]:
     """Every rank table of ``specs`` for one rank, in order (what each worker process runs): a frame or
-    its columns each (:func:`conform`; :func:`tracekit.traces.frames.stack` stacks them over ranks)."""
+    its columns each (:func:`conform`; :func:`tracekit.traces.stacking.stack_cols` stacks them over ranks)."""
     ctx = RankContext(trace=rt, options=options, world_size=world_size, manifest=manifest)
     for t in specs:
         ctx.tables[t.name] = conform(t, t.compute(ctx))

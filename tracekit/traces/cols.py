@@ -31,20 +31,11 @@ from typing import Any
 
 import numpy as np
 
+from tracekit.traces.frames import frame, is_frame
+from tracekit.traces.frames import n_rows as nrows  # (re-exported: the analyses' row count of any table)
+
 #: a table: column name -> 1-D numpy array (all of one length), in column order
 Cols = dict[str, np.ndarray]
-
-
-def nrows(t: Mapping[str, Any]) -> int:
-    """Rows of a table (0 for one without columns); a DataFrame's too."""
-    if hasattr(t, "shape") and hasattr(t, "columns"):  # a DataFrame, told apart without importing pandas
-        return int(t.shape[0])
-    return len(next(iter(t.values()))) if len(t) else 0
-
-
-def is_frame(t: Any) -> bool:
-    """True for a pandas DataFrame (checked without importing pandas)."""
-    return type(t).__name__ == "DataFrame" and type(t).__module__.startswith("pandas")
 
 
 def as_cols(t: Any) -> Cols:
@@ -78,8 +69,6 @@ def to_frame(t: Any, nullable_ints: Sequence[str] = ()) -> Any:
     missing values (None), e.g. a rank that may be absent."""
     if is_frame(t):
         return t
-    from tracekit.traces.frames import frame  # pandas enters here, only for a caller that asks for a frame
-
     out = frame(dict(t), copy=False) if len(t) else frame({}, copy=False)
     for name in nullable_ints:
         if name in t and np.asarray(t[name]).dtype.kind == "O":

@@ -145,34 +145,6 @@ def empty_frame(columns: tuple[str, ...] | list[str]) -> pd.DataFrame:
     return frame({c: np.empty(0, dtype=object) for c in columns}, copy=False)
 
 
-#: scalar types :func:`records_columns` stores as numpy columns (one type per column)
-_NUMBER_TYPES = frozenset({int, float, bool, np.int64, np.float64, np.bool_})
-
-
-def records_columns(rows: list[dict[str, Any]]) -> Columnar:
-    """The columns ``pd.DataFrame(rows)`` would hold, as numpy arrays, for dicts with the same keys whose
-    values are str/None or of one number type per key (int, float, bool, their numpy scalars): such a
-    frame stores exactly these arrays. No rows give :data:`NO_ROWS` (``pd.DataFrame([])`` has neither rows
-    nor columns). Other rows (differing keys, other values) get ``pd.DataFrame(rows)`` itself."""
-    if not rows:
-        return NO_ROWS
-    if any(r.keys() != rows[0].keys() for r in rows):
-        return _pandas().pd.DataFrame(rows)  # pandas' own key union: no per-rank table of analyze makes such rows
-    data: dict[str, Any] = {}
-    for k in rows[0]:
-        values = [r[k] for r in rows]
-        kinds = {type(v) for v in values}
-        if kinds <= {str, type(None)}:
-            col = np.empty(len(values), dtype=object)
-            col[:] = values
-        elif len(kinds) == 1 and kinds <= _NUMBER_TYPES:
-            col = np.array(values)
-        else:
-            return _pandas().pd.DataFrame(rows)  # pandas' own inference (mixed types): not on analyze's path
-        data[k] = col
-    return data
-
-
 def n_rows(t: Columnar) -> int:
     """Rows of a frame or of a table given as its columns (0 for one without columns)."""
     if is_frame(t):
