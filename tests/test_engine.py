@@ -31,9 +31,9 @@ from tracekit.cli import main as cli_main
 from tracekit.traces.loader import TraceLoadWarning, start_load
 
 try:
-    from tests.tracebuilder import TraceBuilder
+    from tests.tracebuilder import TraceBuilder, write_skewed_ranks
 except ImportError:  # tests/ not a package
-    from tracebuilder import TraceBuilder
+    from tracebuilder import TraceBuilder, write_skewed_ranks
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "sample_traces" / "eager_ddp"
@@ -51,14 +51,7 @@ def _classic(path: Path) -> dict:
 
 def _skewed_ranks(d: Path, n: int = N_RANKS) -> Path:
     """``n`` ranks; rank r's allreduce kernel starts r µs after rank 0's."""
-    d.mkdir(parents=True, exist_ok=True)
-    for r in range(n):
-        tb = TraceBuilder(rank=r, world_size=n)
-        tb.step(1, 0, 100)
-        tb.kernel("gemm", 10, 20, launch_at_us=5)
-        tb.nccl_allreduce(40 + r, 20 - r * 0.5, launch_at_us=30, nelems=1000)
-        tb.write(d / f"rank{r}.trace.json")
-    return d
+    return write_skewed_ranks(d, n)
 
 
 def test_batches_split_by_bytes_in_order() -> None:

@@ -24,13 +24,10 @@ from tracekit.traces.manifest import decode_manifest
 NELEMS = 1_000_000  # fp32: 4 MB per allreduce
 
 
-def _late_rank_run(folder: Path, run_json: dict | None = None) -> Path:
-    """Two ranks, one step [0, 1000] µs each.
-
-    rank 0: compute [50, 250] (launched at 40), allreduce kernel [260, 900] (launched 255): it waits.
-    rank 1: compute [50, 150] (launched 45), compute [700, 780] launched only at 690 (its CPU is late),
-            allreduce [800, 900] (op at 794, launch call at 795).
-    """
+def _waiting_run(folder: Path, late_kernels: list[tuple[float, float, float]]) -> Path:
+    """Two ranks, one step [0, 1000] µs each. rank 0: compute [50, 250] (launched at 40), allreduce kernel
+    [260, 900] (launched 255): it waits. rank 1: ``late_kernels`` (start, duration, launch call), then its
+    allreduce [800, 900] (op at 794, launch call at 795)."""
     folder.mkdir(parents=True, exist_ok=True)
     for rank in (0, 1):
         tb = TraceBuilder(rank=rank, world_size=2)
@@ -39,10 +36,17 @@ def _late_rank_run(folder: Path, run_json: dict | None = None) -> Path:
             tb.kernel("gemm", 50, 200, launch_at_us=40)
             tb.nccl_allreduce(260, 640, launch_at_us=254, nelems=NELEMS)
         else:
-            tb.kernel("gemm", 50, 100, launch_at_us=45)
-            tb.kernel("gemm", 700, 80, launch_at_us=690)
+            for start, dur, launch in late_kernels:
+                tb.kernel("gemm", start, dur, launch_at_us=launch)
             tb.nccl_allreduce(800, 100, launch_at_us=794, nelems=NELEMS)
         tb.write(folder / f"rank{rank}.trace.json")
+    return folder
+
+
+def _late_rank_run(folder: Path, run_json: dict | None = None) -> Path:
+    """:func:`_waiting_run` where rank 1 computes [50, 150] (launched 45) and [700, 780] launched only at 690
+    (its CPU is late)."""
+    _waiting_run(folder, [(50, 100, 45), (700, 80, 690)])
     if run_json is not None:
         (folder / "run.json").write_text(json.dumps(run_json))
     return folder
@@ -91,19 +95,7 @@ def test_rank_waiting_names_the_late_ranks_cause_and_gpu_idle_fires(tmp_path: Pa
 def test_rank_waiting_names_more_compute_as_the_late_ranks_cause(tmp_path: Path) -> None:
     # rank 1's GPU is busy, not idle: compute [50, 790] in one kernel, then the allreduce [800, 900]; rank 0
     # computes [50, 250] and waits in its allreduce [260, 900] (ranks table: compute_total_us over 1 step each)
-    folder = tmp_path / "imbalance"
-    folder.mkdir()
-    for rank in (0, 1):
-        tb = TraceBuilder(rank=rank, world_size=2)
-        tb.step(1, 0, 1000)
-        if rank == 0:
-            tb.kernel("gemm", 50, 200, launch_at_us=40)
-            tb.nccl_allreduce(260, 640, launch_at_us=254, nelems=NELEMS)
-        else:
-            tb.kernel("gemm", 50, 740, launch_at_us=45)
-            tb.nccl_allreduce(800, 100, launch_at_us=794, nelems=NELEMS)
-        tb.write(folder / f"rank{rank}.trace.json")
-    res = _analyze(folder)
+    res = _analyze(_waiting_run(tmp_path / "imbalance", [(50, 740, 45)]))
     assert res.ranks.set_index("rank")["compute_total_us"].to_dict() == {0: 200.0, 1: 740.0}
     w = _by_code(res)["rank_waiting"]
     assert w["rank"] == 0 and w["evidence"]["straggler"] == 1

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 try:
-    from tests.tracebuilder import TraceBuilder
+    from tests.tracebuilder import write_skewed_ranks
 except ImportError:  # tests/ not a package
-    from tracebuilder import TraceBuilder
+    from tracebuilder import write_skewed_ranks
 
 REPO = Path(__file__).resolve().parent.parent
 #: heavy libraries the analyze path must not import (plotly and jinja2 belong to the HTML report, HTA to --hta)
@@ -44,13 +44,7 @@ def test_analyze_never_imports_pandas(args: list[str]) -> None:
 def test_many_rank_engine_path_never_imports_pandas(tmp_path: Path) -> None:
     from tracekit.runner.pipeline import ENGINE_MIN_FILES
 
-    n = ENGINE_MIN_FILES + 2
-    for r in range(n):
-        tb = TraceBuilder(rank=r, world_size=n)
-        tb.step(1, 0, 100)
-        tb.kernel("gemm", 10, 20, launch_at_us=5)
-        tb.nccl_allreduce(40 + r, 20 - r * 0.5, launch_at_us=30, nelems=1000)
-        tb.write(tmp_path / f"rank{r}.trace.json")
+    write_skewed_ranks(tmp_path, ENGINE_MIN_FILES + 2)
     assert _analyze_imports([str(tmp_path), "--format", "json"]) == []
 
 

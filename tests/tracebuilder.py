@@ -250,3 +250,16 @@ class TraceBuilder:
             gz = path.name.endswith(".gz")
         path.write_bytes(gzip.compress(data) if gz else data)
         return path
+
+
+def write_skewed_ranks(folder: Path, n: int) -> Path:
+    """``n`` rank files in ``folder``, one step [0, 100] µs each: a gemm, then an allreduce whose kernel
+    starts on rank r r µs after rank 0's (and lasts 0.5 µs less per rank), so rank 0 waits longest."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for r in range(n):
+        tb = TraceBuilder(rank=r, world_size=n)
+        tb.step(1, 0, 100)
+        tb.kernel("gemm", 10, 20, launch_at_us=5)
+        tb.nccl_allreduce(40 + r, 20 - r * 0.5, launch_at_us=30, nelems=1000)
+        tb.write(folder / f"rank{r}.trace.json")
+    return folder
