@@ -17,8 +17,8 @@ import mmap
 import re
 import zlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from operator import attrgetter
+from dataclasses import dataclass, field
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any, Union
 
@@ -53,6 +53,15 @@ class _TypedArgs(msgspec.Struct, frozen=True, gc=False):
     nbytes: int = msgspec.field(default=_NO_INT, name="bytes")
     #: 2021 kineto (torch 1.8-1.9) spelled it in lower case
     external_id_lc: int = msgspec.field(default=_NO_INT, name="external id")
+    #: an operator's inputs, recorded with ``record_shapes`` (kept as their JSON text: decoded only for the
+    #: ops whose FLOPs and bytes are modelled, :mod:`tracekit.analyses.op_models`)
+    input_dims: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Input Dims")
+    input_type: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Input type")
+    concrete: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Concrete Inputs")
+    #: autograd's sequence number (a forward op and the backward node it created share it) and, on a
+    #: backward op, the profiler's id of the forward thread
+    seq_nr: int = msgspec.field(default=_NO_INT, name="Sequence number")
+    fwd_tid: int = msgspec.field(default=_NO_INT, name="Fwd thread id")
 
 
 _EMPTY_TYPED_ARGS = _TypedArgs()
@@ -419,6 +428,14 @@ def _as_str(v: Any) -> str | None:
     return v if isinstance(v, str) else str(v)
 
 
+_NO_RAW = msgspec.Raw()
+
+
+def _as_raw(v: Any) -> msgspec.Raw:
+    """A loosely decoded arg as the JSON text the typed path keeps (empty when absent)."""
+    return _NO_RAW if v is None else msgspec.Raw(msgspec.json.encode(v))
+
+
 def _coerce_event(e: dict[str, Any]) -> Any:
     if e.get("ph") != "X":
         return _SKIPPED
@@ -434,6 +451,9 @@ def _coerce_event(e: dict[str, Any]) -> Any:
             pg_name=_as_str(a.get("Process Group Name")), pg_desc=_as_str(a.get("Process Group Description")),
             pg_ranks=_as_str(a.get("Process Group Ranks")), seq=_as_int(a.get("Seq")),
             p2p_dst=_as_int(a.get("Dst Rank")), p2p_src=_as_int(a.get("Src Rank")), nbytes=_as_int(a.get("bytes")),
+            input_dims=_as_raw(a.get("Input Dims")), input_type=_as_raw(a.get("Input type")),
+            concrete=_as_raw(a.get("Concrete Inputs")), seq_nr=_as_int(a.get("Sequence number")),
+            fwd_tid=_as_int(a.get("Fwd thread id")),
         )
     pid, tid = e.get("pid"), e.get("tid")
     return _TypedEvent(
@@ -498,6 +518,10 @@ def _int64(values: list[Any], attr: str, notes: Notes) -> np.ndarray:
 SPARSE_COLUMNS = ("coll_name", "pg_name", "pg_desc", "pg_ranks", "dtype")
 SPARSE_INT_COLUMNS = ("in_nelems", "out_nelems", "group_size", "seq", "nbytes", "peer")
 _INT_ARGS = ("stream", "correlation", "external_id")
+#: operator args kept for the CPU events that carry them: ints (-1 = absent) and JSON texts (b"" = absent)
+OP_INT_COLUMNS = ("seq_nr", "fwd_tid")
+OP_TEXT_COLUMNS = ("input_dims", "input_type", "concrete")
+OP_COLUMNS = (*OP_INT_COLUMNS, *OP_TEXT_COLUMNS)
 #: dense numeric columns of :class:`Columns`
 DENSE_COLUMNS = ("kind", "ts_ns", "dur_ns", "pid", "tid", *_INT_ARGS)
 
@@ -511,7 +535,10 @@ class Columns:
     - ``sparse_idx``: the rows that carry collective args (a collective name,
       process group or element count) or a GPU copy's ``bytes``, and ``sparse``: :data:`SPARSE_COLUMNS`
       -> one value (str or None) per such row, :data:`SPARSE_INT_COLUMNS` ->
-      int64 array over those rows (-1 = absent).
+      int64 array over those rows (-1 = absent);
+    - ``op_idx``: the CPU events (ops, annotations) that carry operator args (a sequence number, recorded
+      inputs), and ``op_args``: :data:`OP_COLUMNS` -> values over those rows (:data:`OP_INT_COLUMNS`
+      int64, -1 = absent; :data:`OP_TEXT_COLUMNS` the arg's JSON text as bytes, ``b""`` = absent).
 
     :func:`tracekit.traces.traceset.events_frame` turns it into the event table of :mod:`schema`.
     """
@@ -522,6 +549,8 @@ class Columns:
     names: list[str]
     sparse_idx: np.ndarray
     sparse: dict[str, Any]
+    op_idx: np.ndarray = field(default_factory=lambda: _NO_OP_ROWS)
+    op_args: dict[str, Any] = field(default_factory=lambda: _no_op_args())
 
 
 #: a ``ts`` (µs) at or beyond this is not a profiler clock reading (epoch µs today are ~1.8e15;
@@ -584,7 +613,7 @@ class _NameCodes(dict):
         return code
 
 
-def _arrays(path: Path, events: list[Any], names: _NameCodes, notes: Notes) -> Columns:
+def _arrays(path: Path, events: list[Any], names: _NameCodes, notes: Notes, shapes: bool = True) -> Columns:
     """Columns of one batch of events; ``names`` (name -> code) is shared by all batches of a file.
 
     One pass per column over the kept structs (``map``/``attrgetter`` into
@@ -625,7 +654,46 @@ def _arrays(path: Path, events: list[Any], names: _NameCodes, notes: Notes) -> C
         sparse[col] = _int64(coll_args, col, notes)
     dst, src = _int64(coll_args, "p2p_dst", notes), _int64(coll_args, "p2p_src", notes)
     sparse["peer"] = np.where(dst >= 0, dst, src)  # a send's destination, a recv's source
-    return Columns(n=n, dense=dense, name_codes=codes, names=[], sparse_idx=has, sparse=sparse)
+    op_idx, op_args = _op_args(args, dense["kind"], shapes)
+    return Columns(n=n, dense=dense, name_codes=codes, names=[], sparse_idx=has, sparse=sparse,
+                   op_idx=op_idx, op_args=op_args)
+
+
+def _op_args(args: list[_TypedArgs], kind: np.ndarray, shapes: bool = True) -> tuple[np.ndarray, dict[str, Any]]:
+    """The operator args of the CPU events that carry any (:data:`OP_COLUMNS`): their rows and values.
+
+    C-level passes over the CPU events only find them; ``shapes`` False (the slice's text holds no
+    ``"Input Dims"``) skips the look for recorded inputs. The recorded inputs are copied out of the
+    decode buffer as bytes (the buffer is reused for the next slice)."""
+    cpu = ((kind == schema.CPU_OP) | (kind == schema.ANNOTATION)).nonzero()[0]
+    if not cpu.size:
+        return _NO_OP_ROWS, _no_op_args()
+    sub = [args[int(cpu[0])]] if cpu.size == 1 else list(itemgetter(*cpu.tolist())(args))
+    n = len(sub)
+    seq = np.fromiter(map(attrgetter("seq_nr"), sub), dtype=np.int64, count=n)
+    keep = seq != _NO_INT
+    dims_len = None
+    if shapes:
+        dims_len = np.fromiter(map(len, map(attrgetter("input_dims"), sub)), dtype=np.int64, count=n)
+        keep |= dims_len > 0
+    pos = keep.nonzero()[0]
+    if not pos.size:
+        return _NO_OP_ROWS, _no_op_args()
+    kept = [sub[i] for i in pos.tolist()]
+    out: dict[str, Any] = {"seq_nr": seq[pos], "fwd_tid": np.fromiter(map(attrgetter("fwd_tid"), kept),
+                                                                      dtype=np.int64, count=len(kept))}
+    shaped = (dims_len[pos] > 0).tolist() if dims_len is not None else [False] * len(kept)
+    for col in OP_TEXT_COLUMNS:
+        out[col] = [bytes(getattr(a, col)) if s else b"" for a, s in zip(kept, shaped)]
+    return cpu[pos], out
+
+
+_NO_OP_ROWS = np.empty(0, dtype=np.int64)
+
+
+def _no_op_args() -> dict[str, Any]:
+    return {"seq_nr": np.empty(0, np.int64), "fwd_tid": np.empty(0, np.int64),
+            "input_dims": [], "input_type": [], "concrete": []}
 
 
 def _concat(parts: list[Columns], names: _NameCodes) -> Columns:
@@ -643,6 +711,9 @@ def _concat(parts: list[Columns], names: _NameCodes) -> Columns:
         sparse_idx=np.concatenate([p.sparse_idx + o for p, o in zip(parts, offsets)]),
         sparse={c: [v for p in parts for v in p.sparse[c]] for c in SPARSE_COLUMNS}
         | {c: np.concatenate([p.sparse[c] for p in parts]) for c in SPARSE_INT_COLUMNS},
+        op_idx=np.concatenate([p.op_idx + o for p, o in zip(parts, offsets)]),
+        op_args={c: np.concatenate([p.op_args[c] for p in parts]) for c in OP_INT_COLUMNS}
+        | {c: [v for p in parts for v in p.op_args[c]] for c in OP_TEXT_COLUMNS},
     ), names)
 
 
@@ -674,6 +745,15 @@ _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[\s*')
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _ARRAY_END = re.compile(rb"\}\s*\]")
 _EVENT_LIST = msgspec.json.Decoder(list[_AnyEvent])
+#: a slice whose text lacks this key has no recorded inputs (a memchr-fast test that spares a pass)
+_SHAPES_KEY = b'"Input Dims"'
+
+
+def _holds(data: bytes | memoryview, key: bytes) -> bool:
+    """``key`` occurs in ``data`` (a slice from :func:`_stream_slices`: a view on the start of its buffer)."""
+    if isinstance(data, memoryview):
+        return data.obj.find(key, 0, data.nbytes) >= 0
+    return key in data
 
 
 class _NotChunkable(Exception):
@@ -792,7 +872,7 @@ def decode_columns(path: Path, chunk_bytes: int = CHUNK_BYTES) -> tuple[dict[str
             raise _NotChunkable  # one slice anyway: the whole-document decode costs less (no slicing)
         for kind, data in _event_slices(path, chunk_bytes):
             if kind == "events":
-                parts.append(_arrays(path, _EVENT_LIST.decode(data), names, notes))
+                parts.append(_arrays(path, _EVENT_LIST.decode(data), names, notes, _holds(data, _SHAPES_KEY)))
             else:
                 head, ranges = typed_decode(data)
     except (_NotChunkable, msgspec.DecodeError, msgspec.ValidationError, OSError, EOFError, zlib.error,

@@ -29,7 +29,8 @@ from tracekit.traces.arrays import unique
 from tracekit.traces.frames import Columnar, frame, is_frame, n_rows
 from tracekit.traces.manifest import Manifest
 from tracekit.traces import schema
-from tracekit.traces.decode import CHUNK_BYTES, NOTES_KEY, SPARSE_COLUMNS, SPARSE_INT_COLUMNS, Columns, decode_columns
+from tracekit.traces.decode import (CHUNK_BYTES, NOTES_KEY, OP_INT_COLUMNS, OP_TEXT_COLUMNS, SPARSE_COLUMNS,
+                                    SPARSE_INT_COLUMNS, Columns, decode_columns)
 from tracekit.traces.table import categorical, str_codes
 
 if TYPE_CHECKING:
@@ -284,6 +285,16 @@ class RankTrace:
             return hit
 
         return self.memo(("name_category_hits", pattern, prefix, flags), build)
+
+    def op_args(self) -> tuple[np.ndarray, dict[str, Any]]:
+        """``(rows, values)``: the CPU events that carry operator args and those args
+        (:data:`tracekit.traces.decode.OP_COLUMNS`, as the decoder keeps them; do not mutate). None kept for a
+        rank built from an event table or header only."""
+        src = self.source
+        if isinstance(src, Columns):
+            return src.op_idx, src.op_args
+        return np.empty(0, dtype=np.int64), {c: np.empty(0, np.int64) for c in OP_INT_COLUMNS} | {
+            c: [] for c in OP_TEXT_COLUMNS}
 
     def gpu_column(self, name: str) -> np.ndarray:
         """``gpu[name]`` as a numpy array, the codes of a Categorical column (once per rank; do not mutate)."""

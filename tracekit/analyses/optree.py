@@ -1,0 +1,181 @@
+"""The CPU call tree of a rank, as the ``ops`` table needs it: each op's parent, its owner and its module.
+
+Nodes are the rank's ``cpu_op`` events plus the ``user_annotation`` ranges that name a module
+(``tracekit.module:<dotted.path>``, written by ``tracekit profile``) or the optimizer (torch's
+``Optimizer.step#...`` / ``Optimizer.zero_grad#...``). Events of one thread nest; a node's parent is the
+innermost node of its thread that encloses it, found without a Python loop over events (:func:`parents`).
+
+- **owner**: the innermost op, the node itself included, that has a FLOP/byte model
+  (:func:`tracekit.analyses.op_models.has_model`); the node itself when none encloses it. GPU work launched
+  under a node, and on CPU runs the node's self time, belong to its owner.
+- **module**: the innermost enclosing module range; for a backward op (inside an autograd node, an event with
+  a ``Fwd thread id``), the module of the forward op whose ``Sequence number`` the node carries; for an op in
+  an optimizer range and no module, ``(optimizer)``; else None (outside modules).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tracekit.analyses import op_models
+from tracekit.traces import schema
+from tracekit.traces.traceset import RankTrace
+
+MODULE_PREFIX = "tracekit.module:"
+OPTIMIZER_PREFIXES = ("Optimizer.step#", "Optimizer.zero_grad#")
+#: the module of optimizer ops outside every module range
+OPTIMIZER = "(optimizer)"
+
+
+@dataclass
+class Tree:
+    """The nodes (event rows of the rank, by start) and, per node: ``parent`` (node position, -1: none),
+    ``owner`` (node position), ``module`` (object: dotted path, :data:`OPTIMIZER` or None), ``is_op``."""
+
+    rows: np.ndarray
+    parent: np.ndarray
+    owner: np.ndarray
+    module: np.ndarray
+    is_op: np.ndarray
+    depth: np.ndarray
+
+
+def _name_flags(names: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str | None]]:
+    """Per name code (plus a trailing entry for -1): module range, optimizer range, has a model; module paths."""
+    n = len(names)
+    is_mod = np.zeros(n + 1, dtype=bool)
+    is_opt = np.zeros(n + 1, dtype=bool)
+    model = np.zeros(n + 1, dtype=bool)
+    path: list[str | None] = [None] * (n + 1)
+    for i, name in enumerate(names):
+        if name.startswith(MODULE_PREFIX):
+            is_mod[i] = True
+            path[i] = strip_wrappers(name[len(MODULE_PREFIX):])
+        elif name.startswith(OPTIMIZER_PREFIXES):
+            is_opt[i] = True
+        else:
+            model[i] = op_models.has_model(name)
+    return is_mod, is_opt, model, path
+
+
+def strip_wrappers(path: str) -> str:
+    """A module path without DDP/FSDP/compile wrapper prefixes (``module.``, ``_orig_mod.``), as
+    ``model.named_modules()`` of the unwrapped model names it."""
+    words = [w for w in path.split(".") if w not in ("module", "_orig_mod", "_fsdp_wrapped_module",
+                                                       "_checkpoint_wrapped_module")] if path else []
+    return ".".join(words)
+
+
+def parents(tid: np.ndarray, ts: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(parent, depth)`` of intervals that nest per thread, given sorted by (tid, ts, -end): the parent is the
+    innermost earlier interval of the thread still open at the start (-1: none).
+
+    depth = open intervals of the thread at the start = earlier starts − ends at or before it; the parent is
+    the last earlier interval one level up (a search per depth level)."""
+    n = ts.size
+    parent = np.full(n, -1, dtype=np.int64)
+    depth = np.zeros(n, dtype=np.int64)
+    if not n:
+        return parent, depth
+    bounds = np.flatnonzero(np.diff(tid)) + 1
+    starts = np.concatenate([[0], bounds])
+    stops = np.concatenate([bounds, [n]])
+    for a, b in zip(starts.tolist(), stops.tolist()):
+        ends = np.sort(end[a:b])
+        closed = np.searchsorted(ends, ts[a:b], side="right")
+        depth[a:b] = np.maximum(np.arange(b - a) - closed, 0)
+    pos = np.arange(n)
+    for d in range(1, int(depth.max()) + 1):
+        here = pos[depth == d]
+        up = pos[depth == d - 1]
+        if not here.size or not up.size:
+            continue
+        k = np.searchsorted(up, here) - 1
+        ok = k >= 0
+        cand = up[np.maximum(k, 0)]
+        ok &= tid[cand] == tid[here]
+        parent[here[ok]] = cand[ok]
+    return parent, depth
+
+
+def _top_down(parent: np.ndarray, depth: np.ndarray, own: np.ndarray) -> np.ndarray:
+    """Per node: the innermost node, itself included, where ``own`` holds (-1: none) -- level by level."""
+    n = own.size
+    out = np.where(own, np.arange(n), -1)
+    for d in range(1, int(depth.max()) + 1 if n else 0):
+        here = np.flatnonzero((depth == d) & ~own)
+        p = parent[here]
+        out[here] = np.where(p >= 0, out[np.maximum(p, 0)], -1)
+    return out
+
+
+def build(rt: RankTrace) -> Tree:
+    """The tree of ``rt``'s CPU ops and module/optimizer ranges (see the module doc)."""
+    names = rt.categories("name") or []
+    is_mod, is_opt, model, path = _name_flags([str(x) for x in names])
+    kind = rt.column("kind")
+    code = rt.column("name")
+    is_op_ev = kind == schema.CPU_OP
+    rng = (kind == schema.ANNOTATION) & (is_mod[code] | is_opt[code])
+    rows = np.flatnonzero(is_op_ev | rng)
+    tid, ts, end = rt.column("tid")[rows], rt.column("ts_ns")[rows], rt.column("end_ns")[rows]
+    order = np.lexsort((-end, ts, tid))
+    rows, tid, ts, end = rows[order], tid[order], ts[order], end[order]
+    parent, depth = parents(tid, ts, end)
+    c = code[rows]
+    is_op = is_op_ev[rows]
+    owner_at = _top_down(parent, depth, is_op & model[c])
+    owner = np.where(owner_at >= 0, owner_at, np.arange(rows.size))
+    module = _modules(rt, rows, parent, depth, c, is_op, is_mod, is_opt, path)
+    return Tree(rows=rows, parent=parent, owner=owner, module=module, is_op=is_op, depth=depth)
+
+
+def _modules(rt: RankTrace, rows: np.ndarray, parent: np.ndarray, depth: np.ndarray, c: np.ndarray,
+             is_op: np.ndarray, is_mod: np.ndarray, is_opt: np.ndarray, path: list[str | None]) -> np.ndarray:
+    """Per node its module (see the module doc)."""
+    n = rows.size
+    paths = np.empty(len(path), dtype=object)
+    paths[:] = path
+    mod_at = _top_down(parent, depth, ~is_op & is_mod[c])
+    out = np.where(mod_at >= 0, paths[c[np.maximum(mod_at, 0)]], None)
+    seq, fwd = _seq_of(rt, rows)
+    bwd_at = _top_down(parent, depth, is_op & (fwd > 0))
+    in_bwd = (bwd_at >= 0) & (mod_at < 0)
+    if in_bwd.any():
+        fw = np.flatnonzero(is_op & (seq >= 0) & (fwd <= 0))  # forward ops, by start
+        keys, first = np.unique(seq[fw], return_index=True)
+        fw_mod = out[fw[first]]
+        want = seq[bwd_at[in_bwd]]
+        got = np.full(want.size, None, dtype=object)
+        if keys.size:
+            k = np.minimum(np.searchsorted(keys, want), keys.size - 1)
+            match = keys[k] == want
+            got[match] = fw_mod[k[match]]
+        out[np.flatnonzero(in_bwd)] = got
+    opt_at = _top_down(parent, depth, ~is_op & is_opt[c])
+    out[(opt_at >= 0) & (mod_at < 0) & ~in_bwd] = OPTIMIZER
+    return out if n else np.empty(0, dtype=object)
+
+
+def _seq_of(rt: RankTrace, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``Sequence number`` and ``Fwd thread id`` of the nodes (-1: none)."""
+    idx, args = rt.op_args()
+    seq = np.full(rows.size, -1, dtype=np.int64)
+    fwd = np.full(rows.size, -1, dtype=np.int64)
+    if idx.size:
+        k = np.minimum(np.searchsorted(idx, rows), idx.size - 1)
+        hit = idx[k] == rows
+        seq[hit] = args["seq_nr"][k[hit]]
+        fwd[hit] = args["fwd_tid"][k[hit]]
+    return seq, fwd
+
+
+def arg_positions(rt: RankTrace, rows: np.ndarray) -> np.ndarray:
+    """Per event row, its position in :meth:`RankTrace.op_args` (-1: it carries none)."""
+    idx, _ = rt.op_args()
+    if not idx.size:
+        return np.full(rows.size, -1, dtype=np.int64)
+    k = np.minimum(np.searchsorted(idx, rows), idx.size - 1)
+    return np.where(idx[k] == rows, k, -1)
