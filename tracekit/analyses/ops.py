@@ -92,15 +92,20 @@ def _gpu_calls(rt: Any, tree: optree.Tree, in_step: np.ndarray, comm_pattern: st
         k = np.minimum(np.searchsorted(keys, g_ext), keys.size - 1)
         hit = (keys[k] == g_ext) & (g_ext >= 0)
         node[hit] = srt[k[hit]]
-    owner = np.where(node >= 0, tree.owner[np.maximum(node, 0)], -1)
+    owner = tree.owner[node] if tree.rows.size else node  # (no CPU events: every node is -1)
+    owner[node < 0] = -1
     key = np.where(owner >= 0, owner, tree.rows.size + np.arange(owner.size))
     uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
     own = owner[first]
+    mine = np.flatnonzero(own >= 0)
     code = rt.column("name")
-    name = np.where(own >= 0, names[code[tree.rows[np.maximum(own, 0)]]], names[g_name[first]])
-    module = np.where(own >= 0, tree.module[np.maximum(own, 0)], None)
-    return Calls(name=name.astype(object), module=module.astype(object),
-                 owner_row=np.where(own >= 0, tree.rows[np.maximum(own, 0)], -1),
+    name = names[g_name[first]]
+    name[mine] = names[code[tree.rows[own[mine]]]]
+    module = np.full(uniq.size, None, dtype=object)
+    module[mine] = tree.module[own[mine]]
+    owner_row = np.full(uniq.size, -1, dtype=np.int64)
+    owner_row[mine] = tree.rows[own[mine]]
+    return Calls(name=name.astype(object), module=module, owner_row=owner_row,
                  us=np.bincount(inv, weights=dur, minlength=uniq.size) / NS_PER_US,
                  kernels=np.bincount(inv, minlength=uniq.size).astype(np.int64),
                  comm=np.bincount(inv, weights=comm, minlength=uniq.size) > 0,

@@ -181,14 +181,17 @@ class RankTrace:
     #: values the decoder dropped: ``(what, count, detail of the first)`` each (warned by the loader, which
     #: names the file: :func:`tracekit.traces.loader.warn_dropped`)
     dropped: list[tuple[str, int, str]] = field(default_factory=list)
+    #: the operator args (:meth:`op_args`) of a rank built from an event table, which does not hold them
+    operator_args: tuple[np.ndarray, dict[str, Any]] | None = None
     _memo: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False)
 
     @classmethod
-    def from_decoded(cls, path: Path, meta: dict[str, Any], events: pd.DataFrame | Columns) -> RankTrace:
-        """The rank of a decoded file (its event table, or the decoder's columns); the values the
-        decoder dropped move from ``meta`` to :attr:`dropped`."""
+    def from_decoded(cls, path: Path, meta: dict[str, Any], events: pd.DataFrame | Columns,
+                     operator_args: tuple[np.ndarray, dict[str, Any]] | None = None) -> RankTrace:
+        """The rank of a decoded file (its event table, or the decoder's columns, with the operator args
+        of an event table's file); the values the decoder dropped move from ``meta`` to :attr:`dropped`."""
         dropped = [(str(w), int(n), str(d)) for w, n, d in meta.pop(NOTES_KEY, None) or ()]
-        return cls(path=Path(path), meta=meta, source=events, dropped=dropped)
+        return cls(path=Path(path), meta=meta, source=events, dropped=dropped, operator_args=operator_args)
 
     @classmethod
     def header_only(cls, path: Path, meta: dict[str, Any], *, has_gpu_activity: bool,
@@ -289,8 +292,10 @@ class RankTrace:
     def op_args(self) -> tuple[np.ndarray, dict[str, Any]]:
         """``(rows, values)``: the CPU events that carry operator args and those args
         (:data:`tracekit.traces.decode.OP_COLUMNS`, as the decoder keeps them; do not mutate). None kept for a
-        rank built from an event table or header only."""
+        rank built from an event table (unless given as :attr:`operator_args`) or header only."""
         src = self.source
+        if self.operator_args is not None:
+            return self.operator_args
         if isinstance(src, Columns):
             return src.op_idx, src.op_args
         return np.empty(0, dtype=np.int64), {c: np.empty(0, np.int64) for c in OP_INT_COLUMNS} | {
