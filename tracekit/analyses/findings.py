@@ -342,7 +342,7 @@ TABLES = [
         compute=_findings_table,
         nullable_int=("rank",),
         needs=("ranks", "steps", "collectives", "instances", "waits", "bucket_timeline", "graph_breaks", "gpu_idle",
-               "profiler_distortion", "bucket_events"),
+               "profiler_distortion", "bucket_events", "ops_rank", "fusion_chains"),
         view=lambda t, o: View("Findings", finding_lines(as_dicts(t["findings"]), o.fmt == "markdown")), order=5,
     ),
 ]

@@ -50,6 +50,8 @@ class Cost:
     flops: float | None
     bytes: float | None
     dtype: str | None
+    #: bytes of the call's output (the tensor a next op would read), where the model knows it
+    out_bytes: float | None = None
 
 
 @dataclass(frozen=True)
@@ -282,7 +284,7 @@ def _elementwise(a: Args) -> Cost | None:
         return None
     shape = _broadcast([s for s, _ in ts])
     n = numel(shape)
-    return Cost(n, _in_bytes(a) + n * ts[0][1], a.dtype())
+    return Cost(n, _in_bytes(a) + n * ts[0][1], a.dtype(), n * ts[0][1])
 
 
 def _foreach(a: Args) -> Cost | None:
@@ -309,7 +311,7 @@ def _same_out(a: Args) -> Cost | None:
     ts = a.tensors()
     if not ts:
         return None
-    return Cost(max(numel(s) for s, _ in ts), _in_bytes(a) + nbytes(ts[0]), a.dtype())
+    return Cost(max(numel(s) for s, _ in ts), _in_bytes(a) + nbytes(ts[0]), a.dtype(), nbytes(ts[0]))
 
 
 def _memory(a: Args) -> Cost | None:
@@ -318,8 +320,8 @@ def _memory(a: Args) -> Cost | None:
     if not ts:
         return None
     if len(ts) > 2 and all(len(s) == len(ts[0][0]) for s, _ in ts):  # cat/stack: the output is every input
-        return Cost(0, 2 * _in_bytes(a), a.dtype())
-    return Cost(0, _in_bytes(a) + nbytes(ts[0]), a.dtype())
+        return Cost(0, 2 * _in_bytes(a), a.dtype(), _in_bytes(a))
+    return Cost(0, _in_bytes(a) + nbytes(ts[0]), a.dtype(), nbytes(ts[0]))
 
 
 def _fill(a: Args) -> Cost | None:
@@ -414,6 +416,40 @@ _COMM = re.compile(r"^(c10d::|nccl:|gloo:|record_param_comms|c10d_functional::|_
 _TRITON = re.compile(r"^triton_(poi|red|per|tem|for|mm|bmm|conv)_")
 #: single-word pointwise and reduction op names counted in a fused Triton kernel's name
 _FUSED_WORDS = frozenset(_ELEMENTWISE) | {w for w in _REDUCTION} | {"softmax", "relu", "gelu", "silu"}
+
+
+#: ops that launch no device work of their own: views, allocations, autograd's bookkeeping (category other,
+#: not counted among the unknown ops)
+_NO_WORK = frozenset("aten::" + n for n in """t transpose view _unsafe_view reshape as_strided expand detach
+unsqueeze squeeze permute slice select alias split split_with_sizes chunk narrow unbind resolve_conj resolve_neg
+lift_fresh empty empty_strided empty_like new_empty new_empty_strided numpy_T expand_as view_as flatten unflatten
+set_ result_type is_nonzero item _local_scalar_dense size stride contiguous""".split()) | {"detach"}
+_BOOKKEEPING = re.compile(r"^(autograd::|torch::autograd::|[A-Za-z0-9_]+Backward\d*$|Optimizer\.|"
+                          r"torch\.distributed\.ddp\.|torch::distributed::|CompiledFunction|## )")
+
+
+def no_work(name: str) -> bool:
+    """A view, allocation or autograd bookkeeping range: known, no FLOPs, no device work of its own."""
+    return name in _NO_WORK or _BOOKKEEPING.match(name) is not None
+
+
+#: a GPU kernel's name (no CPU op launched it in the trace) -> category, first match
+_KERNEL_NAMES = tuple((re.compile(p, re.IGNORECASE), c) for p, c in (
+    (r"flash|fmha|attention|attn", "attention"),
+    (r"conv|implicit_gemm|wgrad|dgrad|fprop", "conv"),
+    (r"gemm|xmma|cutlass|cublas|matmul|gemv|\bmm_", "gemm"),
+    (r"layer_?norm|batch_?norm|rms_?norm|group_?norm|bn_", "norm"),
+    (r"softmax|reduce|_sum_|sum_kernel|argmax|max_kernel", "reduction"),
+    (r"elementwise|pointwise|unrolled|fill|copy", "elementwise"),
+))
+
+
+def kernel_category(name: str) -> str:
+    """The category of a GPU kernel known only by its name (no CPU op launched it in the trace)."""
+    for pat, cat in _KERNEL_NAMES:
+        if pat.search(name):
+            return cat
+    return "other"
 
 
 def has_model(name: str) -> bool:

@@ -16,12 +16,12 @@ both stated in docs/ops.md.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from tracekit.analyses import op_models, optree, peaks
+from tracekit.analyses import fusion, op_models, optree, peaks
 from tracekit.analyses.classify import COMM, class_codes
 from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
 from tracekit.traces import cols as C
@@ -57,7 +57,11 @@ OPS_COLUMNS = (
                                    "inductor (compiled_kernels.json); null: no model (see the notes)"),
 )
 #: the internal rank table adds what the modules table needs
-RANK_EXTRA = (Column("kernels_per_step", "count", "GPU activities (kernels, copies, memsets) per ProfilerStep"),)
+RANK_EXTRA = (Column("kernels_per_step", "count", "GPU activities (kernels, copies, memsets) per ProfilerStep"),
+              Column("top_shape", "text", "Input Dims of the row's costliest call (JSON text; null without shapes)"),
+              Column("peak_tflops", "count", "the device peak judging the row (TFLOP/s; null without one)"),
+              Column("tf32_tflops", "count", "an FP32 GEMM/conv/attention row judged against the FP32 peak: the "
+                                             "device's TF32 peak (TFLOP/s), else null"))
 NOTE_COLUMNS = (Column("rank", "rank", "the rank"), Column("key", "name", "the note's kind"),
                 Column("count", "count", "how many"), Column("text", "text", "the note"))
 
@@ -73,13 +77,19 @@ class Calls:
     kernels: np.ndarray
     comm: np.ndarray      # any of its work is a communication kernel
     copy: np.ndarray      # any of its work is a memcpy / memset
+    #: per GPU activity counted (in launch-step order of the trace): its call, stream, start and end (ns)
+    act_call: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    act_stream: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    act_ts: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    act_end: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
 
 
 def _gpu_calls(rt: Any, tree: optree.Tree, in_step: np.ndarray, comm_pattern: str | None) -> Calls:
     """Per owner call, the GPU work launched in a step (see the module doc)."""
     names = np.asarray([str(x) for x in rt.categories("name") or []] + [""], dtype=object)
     g_ext, g_name = rt.gpu_column("external_id"), rt.gpu_column("name")
-    dur = (rt.gpu_column("end_ns") - rt.gpu_column("ts_ns"))[in_step]
+    ts, end = rt.gpu_column("ts_ns")[in_step], rt.gpu_column("end_ns")[in_step]
+    dur = end - ts
     kind = rt.gpu_column("kind")[in_step]
     comm = (class_codes(rt, comm_pattern) == COMM)[in_step]
     g_ext, g_name = g_ext[in_step], g_name[in_step]
@@ -109,7 +119,8 @@ def _gpu_calls(rt: Any, tree: optree.Tree, in_step: np.ndarray, comm_pattern: st
                  us=np.bincount(inv, weights=dur, minlength=uniq.size) / NS_PER_US,
                  kernels=np.bincount(inv, minlength=uniq.size).astype(np.int64),
                  comm=np.bincount(inv, weights=comm, minlength=uniq.size) > 0,
-                 copy=np.bincount(inv, weights=kind != schema.KERNEL, minlength=uniq.size) > 0)
+                 copy=np.bincount(inv, weights=kind != schema.KERNEL, minlength=uniq.size) > 0,
+                 act_call=inv.reshape(-1), act_stream=rt.gpu_column("stream")[in_step], act_ts=ts, act_end=end)
 
 
 def _cpu_calls(rt: Any, tree: optree.Tree, steps: Mapping[str, np.ndarray]) -> Calls:
@@ -150,6 +161,8 @@ class Modelled:
     source: np.ndarray
     module: np.ndarray
     shaped: bool
+    out_bytes: np.ndarray
+    shape: np.ndarray     # the call's Input Dims text (object; None without)
 
 
 def _model(rt: Any, calls: Calls, compiled: Mapping[str, provenance.CompiledKernel]) -> Modelled:
@@ -160,12 +173,16 @@ def _model(rt: Any, calls: Calls, compiled: Mapping[str, provenance.CompiledKern
     flops, nbytes = np.full(n, np.nan), np.full(n, np.nan)
     dtype, source = np.full(n, None, dtype=object), np.full(n, None, dtype=object)
     module = calls.module.copy()
+    out_bytes = np.full(n, np.nan)
+    shape = np.full(n, None, dtype=object)
     idx, args = rt.op_args()
     pos = optree.arg_positions(rt, calls.owner_row) if idx.size else np.full(n, -1)
     dims, types, conc = args["input_dims"], args["input_type"], args["concrete"]
     shaped = any(dims) if idx.size else False
     for i, name in enumerate(calls.name.tolist()):
         c = op_models.category(name)
+        if c == "other" and calls.owner_row[i] < 0:
+            c = op_models.kernel_category(name)
         if c == "other" and calls.comm[i]:
             c = "communication"
         elif c == "other" and calls.copy[i]:
@@ -173,9 +190,11 @@ def _model(rt: Any, calls: Calls, compiled: Mapping[str, provenance.CompiledKern
         cat[i] = c
         p = int(pos[i])
         if shaped and p >= 0 and dims[p]:
+            shape[i] = dims[p]
             cost, src = op_models.model_of(name, dims[p], types[p], conc[p])
             if cost is not None:
                 dtype[i] = cost.dtype
+                out_bytes[i] = np.nan if cost.out_bytes is None else cost.out_bytes
                 if cost.flops is not None:
                     flops[i], source[i] = cost.flops, src
                 if cost.bytes is not None:
@@ -189,7 +208,7 @@ def _model(rt: Any, calls: Calls, compiled: Mapping[str, provenance.CompiledKern
                 flops[i], source[i] = float(entry.flops), "inductor"
             if entry.bytes is not None:
                 nbytes[i] = float(entry.bytes)
-    return Modelled(cat, flops, nbytes, dtype, source, module, shaped)
+    return Modelled(cat, flops, nbytes, dtype, source, module, shaped, out_bytes, shape)
 
 
 def _group(calls: Calls, m: Modelled, n_steps: int) -> C.Cols:
@@ -210,7 +229,12 @@ def _group(calls: Calls, m: Modelled, n_steps: int) -> C.Cols:
     for s in reversed(SOURCES):  # the most authoritative source present wins
         hit = np.bincount(inv, weights=m.source == s, minlength=g) > 0
         src[hit] = s
+    costliest = np.lexsort((-calls.us, inv))  # per group, its costliest call first
+    starts = np.flatnonzero(np.r_[True, np.diff(inv[costliest]) != 0])
+    top = np.full(g, None, dtype=object)
+    top[inv[costliest[starts]]] = [None if x is None else x.decode() for x in m.shape[costliest[starts]].tolist()]
     return {
+        "top_shape": top,
         "op": calls.name[first], "category": m.category[first], "module": m.module[first],
         "calls_per_step": np.bincount(inv, minlength=g) / n_steps,
         "us_per_step": np.bincount(inv, weights=calls.us, minlength=g) / n_steps,
@@ -229,6 +253,7 @@ def _roofline(t: C.Cols, device: peaks.Device | None, tf32: bool) -> tuple[C.Col
         t["intensity_flop_per_byte"] = np.where(by > 0, fl / by, np.nan)
     n = us.size
     bound, pct = np.full(n, None, dtype=object), np.full(n, np.nan)
+    t["peak_tflops"], t["tf32_tflops"] = np.full(n, np.nan), np.full(n, np.nan)
     in_l2 = 0
     if device is not None:
         bw_per_us = device.tbps * 1e6  # bytes per µs
@@ -236,6 +261,9 @@ def _roofline(t: C.Cols, device: peaks.Device | None, tf32: bool) -> tuple[C.Col
         for i in range(n):
             key = peaks.peak_key(t["category"][i], t["dtype"][i], tf32)
             peak = device.peak(key) if key else None
+            t["peak_tflops"][i] = np.nan if peak is None else peak
+            if key == "fp32" and t["category"][i] in ("gemm", "conv", "attention") and device.peak("tf32"):
+                t["tf32_tflops"][i] = device.peak("tf32")
             t_c = fl[i] / (peak * 1e6) if peak and not np.isnan(fl[i]) else np.nan
             t_m = by[i] / bw_per_us if not np.isnan(by[i]) else np.nan
             if np.isnan(t_c) and np.isnan(t_m):
@@ -270,16 +298,17 @@ def _manifest_gpu(manifest: Any, rank: int) -> str | None:
     return None
 
 
-def compute(ctx: RankContext) -> tuple[C.Cols, list[tuple[str, int, str]]]:
-    """The rank's rows (:data:`OPS_COLUMNS` and :data:`RANK_EXTRA`) and notes ``(key, count, text)``."""
+def compute(ctx: RankContext) -> tuple[C.Cols, list[tuple[str, int, str]], C.Cols]:
+    """The rank's rows (:data:`OPS_COLUMNS` and :data:`RANK_EXTRA`), notes ``(key, count, text)`` and its
+    fusion chains (:func:`tracekit.analyses.fusion.chains`)."""
     return ctx.memo("ops", lambda: _compute(ctx))
 
 
-def _compute(ctx: RankContext) -> tuple[C.Cols, list[tuple[str, int, str]]]:
+def _compute(ctx: RankContext) -> tuple[C.Cols, list[tuple[str, int, str]], C.Cols]:
     rt = ctx.trace
     notes: list[tuple[str, int, str]] = []
     if not rt.n_events:
-        return NO_ROWS, notes
+        return NO_ROWS, notes, NO_ROWS
     steps = rt.step_arrays()
     n_steps = int(steps["step"].size)
     tree = optree.build(rt)
@@ -289,7 +318,7 @@ def _compute(ctx: RankContext) -> tuple[C.Cols, list[tuple[str, int, str]]]:
     else:
         calls = _cpu_calls(rt, tree, steps)
     if not calls.name.size:
-        return NO_ROWS, notes
+        return NO_ROWS, notes, NO_ROWS
     compiled = provenance.read_compiled_kernels(str(rt.path.parent))
     m = _model(rt, calls, compiled)
     t = _group(calls, m, max(n_steps, 1))
@@ -298,11 +327,12 @@ def _compute(ctx: RankContext) -> tuple[C.Cols, list[tuple[str, int, str]]]:
                             ctx.options.peaks))
                         if rt.has_gpu_activity else (None, None))
     t, in_l2 = _roofline(t, device, bool(tf32))
+    chains = fusion.chains(calls, m, max(n_steps, 1), device)
     notes += _notes(t, m, calls, n_steps, rt.has_gpu_activity, device, gpu_name, tf32, in_l2, compiled)
     order = np.argsort(-t["us_per_step"], kind="stable")
     t = {k: v[order] for k, v in t.items()}
     t["rank"] = np.full(order.size, rt.rank, dtype=np.int64)
-    return t, notes
+    return t, notes, chains
 
 
 def _notes(t: C.Cols, m: Modelled, calls: Calls, n_steps: int, gpu: bool, device: peaks.Device | None,
@@ -316,12 +346,12 @@ def _notes(t: C.Cols, m: Modelled, calls: Calls, n_steps: int, gpu: bool, device
         out.append(("no_shapes", 1, "the traces carry no operator shapes: ops have times but no FLOPs or bytes; "
                                     "profile with --record-shapes (torch.profiler.profile(record_shapes=True)) to "
                                     "get them"))
-    other = t["category"] == "other"
+    other = (t["category"] == "other") & ~np.array([op_models.no_work(str(x)) for x in t["op"]], dtype=bool)
     if other.any():
         names = C.sort({"op": t["op"][other], "us": t["us_per_step"][other]}, ["us"], ascending=False)["op"]
         top = list(dict.fromkeys(names.tolist()))
-        out.append(("unknown_ops", len(top), f"{len(top)} op name(s) have no FLOP model (category other, FLOPs "
-                                             f"null), the most time first: {', '.join(top[:5])}"))
+        out.append(("unknown_ops", len(top), f"{len(top)} op name(s) are unknown to the models (category other, "
+                                             f"FLOPs null), the most time first: {', '.join(top[:5])}"))
     triton = np.array([op_models.category(n) != "other" and str(n).startswith("triton_") for n in calls.name])
     unplaced = triton & (C.isna(m.module)) if triton.size else triton
     if unplaced.any() and not compiled:
@@ -329,6 +359,9 @@ def _notes(t: C.Cols, m: Modelled, calls: Calls, n_steps: int, gpu: bool, device
                                                                "no compiled_kernels.json (tracekit profile --dynamo "
                                                                "inductor writes it); their category and FLOPs come "
                                                                "from their names"))
+    if not gpu:
+        out.append(("cpu_run", 1, "CPU-only run: each op's time is its CPU self time; achieved figures without a "
+                                  "roofline (no CPU peaks)"))
     if gpu and device is None:
         out.append(("unknown_gpu", 1, f"no peaks for the GPU {gpu_name!r}: achieved TFLOP/s and TB/s without a "
                                       "roofline; give them with --peaks FILE (docs/ops.md)"))
@@ -345,12 +378,18 @@ def _notes(t: C.Cols, m: Modelled, calls: Calls, n_steps: int, gpu: bool, device
 
 
 def ops_rank_table(ctx: RankContext) -> C.Cols:
-    t, _ = compute(ctx)
-    return t
+    return compute(ctx)[0]
+
+
+def fusion_table(ctx: RankContext) -> C.Cols:
+    chains = compute(ctx)[2]
+    if not C.nrows(chains):
+        return NO_ROWS
+    return {"rank": np.full(C.nrows(chains), ctx.rank, dtype=np.int64), **chains}
 
 
 def op_notes_table(ctx: RankContext) -> C.Cols:
-    _, notes = compute(ctx)
+    notes = compute(ctx)[1]
     if not notes:
         return NO_ROWS
     return {"rank": np.full(len(notes), ctx.rank, dtype=np.int64), "key": C.obj([k for k, _, _ in notes]),
@@ -397,6 +436,8 @@ def _top_per_rank(rank: np.ndarray, n: int) -> np.ndarray:
 TABLES = [
     Table(name="ops_rank", scope="rank", title="Ops per rank, with the modules table's kernel counts",
           columns=(*OPS_COLUMNS, *RANK_EXTRA), compute=ops_rank_table, internal=True),
+    Table(name="fusion_chains", scope="rank", title="Chains of eager memory-bound kernels a compiler would fuse",
+          columns=fusion.COLUMNS, compute=fusion_table, internal=True),
     Table(name="op_notes", scope="rank", title="What the ops table could not model, per rank",
           columns=NOTE_COLUMNS, compute=op_notes_table, internal=True),
     Table(name="ops", scope="run", title="Ops: time, FLOPs, bytes and roofline per rank, module, op and dtype",
