@@ -29,6 +29,9 @@ from tracekit.traces import provenance, schema
 from tracekit.traces.frames import NO_ROWS
 
 NS_PER_US = 1000.0
+#: a memory-bound op whose bytes per call are under this many times the device's last-level cache may be served
+#: from it (the previous kernel's output often still is): device-memory bandwidth does not bound it
+CACHE_FACTOR = 2.0
 #: ``flops_source`` values, most authoritative first (a group of calls takes the first one present)
 SOURCES = ("inductor", "shapes", "kernel_name")
 
@@ -270,7 +273,8 @@ def _roofline(t: C.Cols, device: peaks.Device | None, tf32: bool) -> tuple[C.Col
                 continue
             if not np.isnan(t_c) and not np.isnan(t_m):
                 bound[i] = "compute" if t_c >= t_m else "memory"
-            if bound[i] == "memory" and device.l2_mb and calls[i] > 0 and by[i] / calls[i] <= device.l2_mb * 1e6:
+            if (bound[i] == "memory" and device.l2_mb and calls[i] > 0
+                    and by[i] / calls[i] <= CACHE_FACTOR * device.l2_mb * 1e6):
                 in_l2 += 1
                 continue
             if us[i] > 0:
@@ -363,17 +367,18 @@ def _notes(t: C.Cols, m: Modelled, calls: Calls, n_steps: int, gpu: bool, device
         out.append(("cpu_run", 1, "CPU-only run: each op's time is its CPU self time; achieved figures without a "
                                   "roofline (no CPU peaks)"))
     if gpu and device is None:
-        out.append(("unknown_gpu", 1, f"no peaks for the GPU {gpu_name!r}: achieved TFLOP/s and TB/s without a "
-                                      "roofline; give them with --peaks FILE (docs/ops.md)"))
+        what = f"the GPU {gpu_name!r}" if gpu_name else "this GPU (the trace names no device)"
+        out.append(("unknown_gpu", 1, f"no peaks for {what}: achieved TFLOP/s and TB/s without a roofline; give "
+                                      "them with --peaks FILE (docs/ops.md)"))
     if device is not None:
         fp32_mm = (np.isin(t["category"], ["gemm", "conv", "attention"]) & (t["dtype"] == "float32")).any()
         if fp32_mm and tf32 is None:
             out.append(("tf32_assumed", 1, f"FP32 matmuls are judged against the FP32 peak ({device.peak('fp32')} "
                                            "TFLOP/s): run.json does not say TF32 was on, torch's default is off"))
         if in_l2:
-            out.append(("fits_l2", in_l2, f"{in_l2} memory-bound op row(s) move less data per call than the "
-                                          f"{device.l2_mb:g} MB L2 cache holds: device memory bandwidth does not "
-                                          "bound them, so pct_of_roofline is null"))
+            out.append(("fits_l2", in_l2, f"{in_l2} memory-bound op row(s) move less than {CACHE_FACTOR:g}× the "
+                                          f"{device.l2_mb:g} MB last-level cache per call: the cache may serve them, "
+                                          "device memory bandwidth does not bound them, so pct_of_roofline is null"))
     return out
 
 
