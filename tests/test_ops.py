@@ -123,7 +123,7 @@ def test_elementwise_memory_bound_and_l2_rule(tmp_path: Path) -> None:
     assert r["pct_of_roofline"] == pytest.approx(100 * 3 * n * 4 / 4.8e12 / 100e-6)
     s = _row(res, "aten::mul")  # 48 MB a call: under twice the 50 MB L2, no HBM roofline
     assert s["bound"] == "memory" and math.isnan(s["pct_of_roofline"])
-    assert any("L2" in x for x in res.meta["notes"])
+    assert any("last-level cache" in x for x in res.meta["notes"])
 
 
 def test_per_step_divides_by_steps_and_counts_calls(tmp_path: Path) -> None:
