@@ -286,3 +286,40 @@ def test_peaks_are_dense_figures() -> None:
     assert peaks.peak_key("gemm", "float32", tf32=True) == "tf32"
     assert peaks.peak_key("elementwise", "bfloat16", tf32=False) == "fp32"
     assert np.isfinite([d.tbps for d in peaks.DEVICES]).all()
+
+
+def _codes(res) -> dict:
+    f = res.tables["findings"]
+    return {c: e for c, e in zip(f["code"], f["evidence"])}
+
+
+def test_gemm_below_peak_quotes_tf32_for_fp32(tmp_path: Path) -> None:
+    tb = TraceBuilder(rank=0, world_size=1)
+    tb.step(1, 0, 4000)
+    m = 4096
+    _op_kernel(tb, "aten::mm", 10, [[m, m], [m, m]], [F32, F32], 3000.0)  # 137 GFLOP: 45.8 TFLOP/s, FP32 peak 66.9
+    res = _analyze(tmp_path, tb)
+    ev = _codes(res)["gemm_below_peak"]
+    (row,) = ev["ops"]
+    flops = 2 * m**3
+    assert row["pct_of_roofline"] == pytest.approx(100 * flops / 66.9e12 / 3000e-6, abs=0.05)
+    assert row["tf32_tflops"] == 494.7 and row["shape"] == f"[[{m}, {m}], [{m}, {m}]]"
+    assert ev["cost_us"] == pytest.approx(3000.0 - flops / 494.7e6, abs=0.1)  # the time above TF32's roofline
+    assert any("TF32" in x for x in res.meta["notes"])
+
+
+def test_unfused_chain_counts_intermediate_bytes(tmp_path: Path) -> None:
+    tb = TraceBuilder(rank=0, world_size=1)
+    tb.step(1, 0, 3000)
+    x = [8192, 8192]  # 256 MB in float32
+    t = 10.0
+    for name, dims in (("aten::mul", [x, x]), ("aten::add", [x, x]), ("aten::relu", [x]), ("aten::mm", [x, x])):
+        ext = tb.next_external_id()
+        tb.shaped_op(name, t, 5, dims, [F32] * len(dims), external_id=ext)
+        tb.kernel("k_" + name, 500 + t, 100.0, launch_at_us=t + 1, external_id=ext)
+        t += 110.0
+    ev = _codes(_analyze(tmp_path, tb))["unfused_chain"]
+    saved = 2 * 2 * 8192 * 8192 * 4  # mul's and add's outputs, each written and read back; relu's is the last
+    assert ev["saved_bytes_per_step"] == saved and ev["kernels_per_step"] == 3
+    assert ev["cost_us"] == pytest.approx(saved / 4.8e12 * 1e6, abs=0.1)
+    assert ev["longest"] == "mul → add → relu"
