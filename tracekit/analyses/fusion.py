@@ -37,25 +37,25 @@ COLUMNS = (
 
 
 def _runs(ok: np.ndarray, stream: np.ndarray) -> list[tuple[int, int]]:
-    """``[a, b)`` runs of consecutive ``ok`` positions of one stream."""
-    out = []
-    a = None
-    for i in range(ok.size + 1):
-        good = i < ok.size and ok[i] and (a is None or stream[i] == stream[a])
-        if good and a is None:
-            a = i
-        elif not good and a is not None:
-            out.append((a, i))
-            a = i if i < ok.size and ok[i] else None
-    return out
+    """``[a, b)`` runs of consecutive ``ok`` positions of one stream, of at least :data:`CHAIN_MIN_CALLS`."""
+    if not ok.any():
+        return []
+    brk = np.r_[True, (stream[1:] != stream[:-1]) | ~ok[1:] | ~ok[:-1], True]  # a run may start at each break
+    edges = np.flatnonzero(brk)
+    a, b = edges[:-1], edges[1:]
+    keep = ok[a] & (b - a >= CHAIN_MIN_CALLS)
+    return list(zip(a[keep].tolist(), b[keep].tolist()))
 
 
 def chains(calls: Any, m: Any, n_steps: int, device: peaks.Device | None) -> C.Cols:
     """The rank's chains, summed per step (one row; :data:`COLUMNS` but ``rank``), or no rows for none."""
     if not calls.act_call.size:
         return NO_ROWS
-    eligible = (np.array([str(x).startswith("aten::") for x in calls.name.tolist()], dtype=bool)
-                & np.isin(m.category, list(FUSABLE)) & ~np.isnan(m.out_bytes))
+    codes, uniq = C.factorize(calls.name)
+    eager = np.array([str(x).startswith("aten::") for x in uniq.tolist()], dtype=bool)
+    eligible = eager[codes] & np.isin(m.category, list(FUSABLE)) & ~np.isnan(m.out_bytes)
+    if not eligible.any():
+        return NO_ROWS
     order = np.lexsort((calls.act_ts, calls.act_stream))
     call, stream = calls.act_call[order], calls.act_stream[order]
     dur = (calls.act_end - calls.act_ts)[order]

@@ -168,60 +168,70 @@ class Modelled:
     shape: np.ndarray     # the call's Input Dims text (object; None without)
 
 
+def _categories(calls: Calls, codes: np.ndarray, names: list[str]) -> np.ndarray:
+    """Each call's category: by its name (once per distinct name), a kernel's own name for work launched outside
+    every op, and communication or memory for an unknown op whose work is that."""
+    by_name = C.obj([op_models.category(x) for x in names])
+    by_kernel = C.obj([op_models.kernel_category(x) for x in names])
+    cat = by_name[codes] if codes.size else C.obj([])
+    alone = (cat == "other") & (calls.owner_row < 0)
+    cat[alone] = by_kernel[codes[alone]]
+    cat[(cat == "other") & calls.comm] = "communication"
+    cat[(cat == "other") & calls.copy] = "memory"
+    return cat
+
+
 def _model(rt: Any, calls: Calls, compiled: Mapping[str, provenance.CompiledKernel]) -> Modelled:
-    """Each call's category and modelled cost (one Python step per call; the model is cached per distinct
-    inputs, :func:`op_models.model_of`)."""
+    """Each call's category and modelled cost: names are looked at once each; the recorded inputs of the calls
+    whose op has a model are decoded once per distinct inputs (:func:`op_models.model_of` caches them)."""
     n = calls.name.size
-    cat = np.empty(n, dtype=object)
-    flops, nbytes = np.full(n, np.nan), np.full(n, np.nan)
-    dtype, source = np.full(n, None, dtype=object), np.full(n, None, dtype=object)
+    codes, uniq = C.factorize(calls.name)
+    names = [str(x) for x in uniq.tolist()]
+    cat = _categories(calls, codes, names)
+    flops, nbytes, out_bytes = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
+    dtype, source, shape = (np.full(n, None, dtype=object) for _ in range(3))
     module = calls.module.copy()
-    out_bytes = np.full(n, np.nan)
-    shape = np.full(n, None, dtype=object)
     idx, args = rt.op_args()
-    pos = optree.arg_positions(rt, calls.owner_row) if idx.size else np.full(n, -1)
     dims, types, conc = args["input_dims"], args["input_type"], args["concrete"]
-    shaped = any(dims) if idx.size else False
-    for i, name in enumerate(calls.name.tolist()):
-        c = op_models.category(name)
-        if c == "other" and calls.owner_row[i] < 0:
-            c = op_models.kernel_category(name)
-        if c == "other" and calls.comm[i]:
-            c = "communication"
-        elif c == "other" and calls.copy[i]:
-            c = "memory"
-        cat[i] = c
-        p = int(pos[i])
-        if shaped and p >= 0 and dims[p]:
+    shaped = bool(idx.size) and any(dims)
+    if shaped:
+        pos = optree.arg_positions(rt, calls.owner_row)
+        for i in np.flatnonzero(pos >= 0).tolist():
+            p = int(pos[i])
+            if not dims[p]:
+                continue
             shape[i] = dims[p]
-            cost, src = op_models.model_of(name, dims[p], types[p], conc[p])
+            cost, src = op_models.model_of(names[codes[i]], dims[p], types[p], conc[p])
             if cost is not None:
-                dtype[i] = cost.dtype
+                dtype[i], source[i] = cost.dtype, src if cost.flops is not None else None
+                flops[i] = np.nan if cost.flops is None else cost.flops
+                nbytes[i] = np.nan if cost.bytes is None else cost.bytes
                 out_bytes[i] = np.nan if cost.out_bytes is None else cost.out_bytes
-                if cost.flops is not None:
-                    flops[i], source[i] = cost.flops, src
-                if cost.bytes is not None:
-                    nbytes[i] = cost.bytes
+    for u, name in enumerate(names):
         entry = compiled.get(name)
-        if entry is not None:
-            m = provenance.module_of(entry)
-            if m is not None:
-                module[i] = m
-            if entry.flops is not None:
-                flops[i], source[i] = float(entry.flops), "inductor"
-            if entry.bytes is not None:
-                nbytes[i] = float(entry.bytes)
+        if entry is None:
+            continue
+        sel = codes == u
+        m = provenance.module_of(entry)
+        if m is not None:
+            module[sel] = m
+        if entry.flops is not None:
+            flops[sel], source[sel] = float(entry.flops), "inductor"
+        if entry.bytes is not None:
+            nbytes[sel] = float(entry.bytes)
     return Modelled(cat, flops, nbytes, dtype, source, module, shaped, out_bytes, shape)
 
 
 def _group(calls: Calls, m: Modelled, n_steps: int) -> C.Cols:
     """One row per (module, op, dtype): the calls' sums per step."""
     keys = {"module": m.module, "op": calls.name, "dtype": m.dtype}
-    codes = [C.factorize(np.asarray(v, dtype=object))[0] for v in keys.values()]
-    combo = np.stack(codes, axis=1) if calls.name.size else np.zeros((0, 3), dtype=np.int64)
-    uniq, first, inv = np.unique(combo, axis=0, return_index=True, return_inverse=True)
+    combo = np.zeros(calls.name.size, dtype=np.int64)
+    for v in keys.values():  # one int per (module, op, dtype): mixed-radix codes (-1, missing, as 0)
+        c, u = C.factorize(np.asarray(v, dtype=object))
+        combo = combo * (len(u) + 1) + (c + 1)
+    uniq, first, inv = np.unique(combo, return_index=True, return_inverse=True)
     inv = inv.reshape(-1)
-    g = uniq.shape[0]
+    g = uniq.size
 
     def total(v: np.ndarray) -> np.ndarray:
         has = np.bincount(inv, weights=~np.isnan(v), minlength=g) > 0
@@ -356,8 +366,10 @@ def _notes(t: C.Cols, m: Modelled, calls: Calls, n_steps: int, gpu: bool, device
         top = list(dict.fromkeys(names.tolist()))
         out.append(("unknown_ops", len(top), f"{len(top)} op name(s) are unknown to the models (category other, "
                                              f"FLOPs null), the most time first: {', '.join(top[:5])}"))
-    triton = np.array([op_models.category(n) != "other" and str(n).startswith("triton_") for n in calls.name])
-    unplaced = triton & (C.isna(m.module)) if triton.size else triton
+    codes, uniq = C.factorize(calls.name)
+    is_triton = np.array([str(x).startswith("triton_") for x in uniq.tolist()], dtype=bool)
+    triton = is_triton[codes] if codes.size else np.zeros(0, dtype=bool)
+    unplaced = triton & C.isna(m.module)
     if unplaced.any() and not compiled:
         out.append(("compiled_no_module", int(unplaced.sum()), "compiled kernels have no module: the run folder has "
                                                                "no compiled_kernels.json (tracekit profile --dynamo "

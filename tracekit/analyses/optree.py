@@ -68,9 +68,10 @@ def strip_wrappers(path: str) -> str:
     return ".".join(words)
 
 
-def parents(tid: np.ndarray, ts: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(parent, depth)`` of intervals that nest per thread, given sorted by (tid, ts, -end): the parent is the
-    innermost earlier interval of the thread still open at the start (-1: none).
+def parents(tid: np.ndarray, ts: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """``(parent, depth, levels)`` of intervals that nest per thread, given sorted by (tid, ts, -end): the parent
+    is the innermost earlier interval of the thread still open at the start (-1: none); ``levels[d]`` the
+    positions at depth d, ascending.
 
     depth = open intervals of the thread at the start = earlier starts − ends at or before it; the parent is
     the last earlier interval one level up (a search per depth level)."""
@@ -78,18 +79,19 @@ def parents(tid: np.ndarray, ts: np.ndarray, end: np.ndarray) -> tuple[np.ndarra
     parent = np.full(n, -1, dtype=np.int64)
     depth = np.zeros(n, dtype=np.int64)
     if not n:
-        return parent, depth
-    bounds = np.flatnonzero(np.diff(tid)) + 1
+        return parent, depth, []
+    bounds = np.flatnonzero(tid[1:] != tid[:-1]) + 1
     starts = np.concatenate([[0], bounds])
     stops = np.concatenate([bounds, [n]])
     for a, b in zip(starts.tolist(), stops.tolist()):
         ends = np.sort(end[a:b])
         closed = np.searchsorted(ends, ts[a:b], side="right")
         depth[a:b] = np.maximum(np.arange(b - a) - closed, 0)
-    pos = np.arange(n)
-    for d in range(1, int(depth.max()) + 1):
-        here = pos[depth == d]
-        up = pos[depth == d - 1]
+    by_depth = np.argsort(depth, kind="stable")
+    cuts = np.searchsorted(depth[by_depth], np.arange(int(depth.max()) + 2))
+    levels = [by_depth[cuts[d]:cuts[d + 1]] for d in range(cuts.size - 1)]
+    for d in range(1, len(levels)):
+        here, up = levels[d], levels[d - 1]
         if not here.size or not up.size:
             continue
         k = np.searchsorted(up, here) - 1
@@ -97,18 +99,28 @@ def parents(tid: np.ndarray, ts: np.ndarray, end: np.ndarray) -> tuple[np.ndarra
         cand = up[np.maximum(k, 0)]
         ok &= tid[cand] == tid[here]
         parent[here[ok]] = cand[ok]
-    return parent, depth
+    return parent, depth, levels
 
 
-def _top_down(parent: np.ndarray, depth: np.ndarray, own: np.ndarray) -> np.ndarray:
+def _top_down(parent: np.ndarray, levels: list[np.ndarray], own: np.ndarray) -> np.ndarray:
     """Per node: the innermost node, itself included, where ``own`` holds (-1: none) -- level by level."""
-    n = own.size
-    out = np.where(own, np.arange(n), -1)
-    for d in range(1, int(depth.max()) + 1 if n else 0):
-        here = np.flatnonzero((depth == d) & ~own)
+    out = np.where(own, np.arange(own.size), -1)
+    for here in levels[1:]:
+        here = here[~own[here]]
         p = parent[here]
         out[here] = np.where(p >= 0, out[np.maximum(p, 0)], -1)
     return out
+
+
+def _order(tid: np.ndarray, ts: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """The order by (tid, ts, -end): two stable sorts of nearly sorted keys; a full lexsort only where equal
+    starts on a thread are not already longest first."""
+    o = np.argsort(ts, kind="stable")
+    o = o[np.argsort(tid[o], kind="stable")]
+    t, s, e = tid[o], ts[o], end[o]
+    if ((t[1:] == t[:-1]) & (s[1:] == s[:-1]) & (e[1:] > e[:-1])).any():
+        return np.lexsort((-end, ts, tid))
+    return o
 
 
 def build(rt: RankTrace) -> Tree:
@@ -121,28 +133,34 @@ def build(rt: RankTrace) -> Tree:
     rng = (kind == schema.ANNOTATION) & (is_mod[code] | is_opt[code])
     rows = np.flatnonzero(is_op_ev | rng)
     tid, ts, end = rt.column("tid")[rows], rt.column("ts_ns")[rows], rt.column("end_ns")[rows]
-    order = np.lexsort((-end, ts, tid))
+    order = _order(tid, ts, end)
     rows, tid, ts, end = rows[order], tid[order], ts[order], end[order]
-    parent, depth = parents(tid, ts, end)
+    parent, depth, levels = parents(tid, ts, end)
     c = code[rows]
     is_op = is_op_ev[rows]
-    owner_at = _top_down(parent, depth, is_op & model[c])
+    owner_at = _top_down(parent, levels, is_op & model[c])
     owner = np.where(owner_at >= 0, owner_at, np.arange(rows.size))
-    module = _modules(rt, rows, parent, depth, c, is_op, is_mod, is_opt, path)
+    module = _modules(rt, rows, parent, levels, c, is_op, is_mod, is_opt, path)
     return Tree(rows=rows, parent=parent, owner=owner, module=module, is_op=is_op, depth=depth)
 
 
-def _modules(rt: RankTrace, rows: np.ndarray, parent: np.ndarray, depth: np.ndarray, c: np.ndarray,
+def _modules(rt: RankTrace, rows: np.ndarray, parent: np.ndarray, levels: list[np.ndarray], c: np.ndarray,
              is_op: np.ndarray, is_mod: np.ndarray, is_opt: np.ndarray, path: list[str | None]) -> np.ndarray:
     """Per node its module (see the module doc)."""
     n = rows.size
+    out = np.full(n, None, dtype=object)
+    if not n:
+        return out
     paths = np.empty(len(path), dtype=object)
     paths[:] = path
-    mod_at = _top_down(parent, depth, ~is_op & is_mod[c])
-    out = np.where(mod_at >= 0, paths[c[np.maximum(mod_at, 0)]], None)
-    seq, fwd = _seq_of(rt, rows)
-    bwd_at = _top_down(parent, depth, is_op & (fwd > 0))
-    in_bwd = (bwd_at >= 0) & (mod_at < 0)
+    mod = ~is_op & is_mod[c]
+    mod_at = _top_down(parent, levels, mod) if mod.any() else np.full(n, -1)
+    out[mod_at >= 0] = paths[c[mod_at[mod_at >= 0]]]
+    in_bwd = np.zeros(n, dtype=bool)
+    if mod.any():  # backward ops take their forward op's module: nothing to take without module ranges
+        seq, fwd = _seq_of(rt, rows)
+        bwd_at = _top_down(parent, levels, is_op & (fwd > 0))
+        in_bwd = (bwd_at >= 0) & (mod_at < 0)
     if in_bwd.any():
         fw = np.flatnonzero(is_op & (seq >= 0) & (fwd <= 0))  # forward ops, by start
         keys, first = np.unique(seq[fw], return_index=True)
@@ -154,9 +172,11 @@ def _modules(rt: RankTrace, rows: np.ndarray, parent: np.ndarray, depth: np.ndar
             match = keys[k] == want
             got[match] = fw_mod[k[match]]
         out[np.flatnonzero(in_bwd)] = got
-    opt_at = _top_down(parent, depth, ~is_op & is_opt[c])
-    out[(opt_at >= 0) & (mod_at < 0) & ~in_bwd] = OPTIMIZER
-    return out if n else np.empty(0, dtype=object)
+    opt = ~is_op & is_opt[c]
+    if opt.any():
+        opt_at = _top_down(parent, levels, opt)
+        out[(opt_at >= 0) & (mod_at < 0) & ~in_bwd] = OPTIMIZER
+    return out
 
 
 def _seq_of(rt: RankTrace, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
