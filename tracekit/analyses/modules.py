@@ -123,7 +123,7 @@ def modules_table(ctx: RunContext) -> C.Cols:
 
 def _view(t: Mapping[str, Any], opts: ViewOptions) -> View | None:
     mods = C.as_cols(t["modules"])
-    if not C.nrows(mods):
+    if not C.nrows(mods) or not (mods["module"] == ROOT).any():  # no module ranges in the traces: no tree
         return None
     keep = np.flatnonzero(mods["depth"] <= 2)
     shown = ("rank", "module", "depth", "us_per_step", "self_us_per_step", "step_share_pct", "achieved_tflops")
