@@ -425,7 +425,8 @@ unsqueeze squeeze permute slice select alias split split_with_sizes chunk narrow
 lift_fresh empty empty_strided empty_like new_empty new_empty_strided numpy_T expand_as view_as flatten unflatten
 set_ result_type is_nonzero item _local_scalar_dense size stride contiguous""".split()) | {"detach"}
 _BOOKKEEPING = re.compile(r"^(autograd::|torch::autograd::|[A-Za-z0-9_]+Backward\d*$|Optimizer\.|"
-                          r"torch\.distributed\.ddp\.|torch::distributed::|CompiledFunction|## )")
+                          r"torch\.distributed\.ddp\.|torch::distributed::|CompiledFunction|## |"
+                          r"Torch-Compiled Region|TorchDynamo|AOTDispatcher|Pregraph bytecode|CompiledFxGraph)")
 
 
 def no_work(name: str) -> bool:
