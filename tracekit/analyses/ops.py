@@ -74,6 +74,7 @@ class Calls:
     """The owner calls of one rank: one entry per call, with its work summed."""
 
     name: np.ndarray      # op name (object)
+    code: np.ndarray      # its code in the rank's event names (rt.categories("name"))
     module: np.ndarray    # module (object)
     owner_row: np.ndarray  # event row of the owning CPU op (-1: a GPU activity without one)
     us: np.ndarray
@@ -112,13 +113,14 @@ def _gpu_calls(rt: Any, tree: optree.Tree, in_step: np.ndarray, comm_pattern: st
     own = owner[first]
     mine = np.flatnonzero(own >= 0)
     code = rt.column("name")
-    name = names[g_name[first]]
-    name[mine] = names[code[tree.rows[own[mine]]]]
+    call_code = g_name[first].astype(np.int64)
+    call_code[mine] = code[tree.rows[own[mine]]]
+    name = names[call_code]
     module = np.full(uniq.size, None, dtype=object)
     module[mine] = tree.module[own[mine]]
     owner_row = np.full(uniq.size, -1, dtype=np.int64)
     owner_row[mine] = tree.rows[own[mine]]
-    return Calls(name=name.astype(object), module=module, owner_row=owner_row,
+    return Calls(name=name.astype(object), code=call_code, module=module, owner_row=owner_row,
                  us=np.bincount(inv, weights=dur, minlength=uniq.size) / NS_PER_US,
                  kernels=np.bincount(inv, minlength=uniq.size).astype(np.int64),
                  comm=np.bincount(inv, weights=comm, minlength=uniq.size) > 0,
@@ -139,7 +141,7 @@ def _cpu_calls(rt: Any, tree: optree.Tree, steps: Mapping[str, np.ndarray]) -> C
     uniq, inv = np.unique(owner, return_inverse=True)
     code = rt.column("name")[tree.rows[uniq]]
     n = uniq.size
-    return Calls(name=names[code].astype(object), module=tree.module[uniq].astype(object),
+    return Calls(name=names[code].astype(object), code=code.astype(np.int64), module=tree.module[uniq].astype(object),
                  owner_row=tree.rows[uniq], us=np.bincount(inv, weights=self_ns[sel], minlength=n) / NS_PER_US,
                  kernels=np.zeros(n, dtype=np.int64), comm=np.zeros(n, dtype=bool), copy=np.zeros(n, dtype=bool))
 
@@ -185,8 +187,9 @@ def _model(rt: Any, calls: Calls, compiled: Mapping[str, provenance.CompiledKern
     """Each call's category and modelled cost: names are looked at once each; the recorded inputs of the calls
     whose op has a model are decoded once per distinct inputs (:func:`op_models.model_of` caches them)."""
     n = calls.name.size
-    codes, uniq = C.factorize(calls.name)
-    names = [str(x) for x in uniq.tolist()]
+    codes, _ = by_code(calls.code)
+    first = np.unique(codes, return_index=True)[1]
+    names = [str(x) for x in calls.name[first].tolist()]
     cat = _categories(calls, codes, names)
     flops, nbytes, out_bytes = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
     dtype, source, shape = (np.full(n, None, dtype=object) for _ in range(3))
@@ -222,13 +225,25 @@ def _model(rt: Any, calls: Calls, compiled: Mapping[str, provenance.CompiledKern
     return Modelled(cat, flops, nbytes, dtype, source, module, shaped, out_bytes, shape)
 
 
+def _factor(v: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(codes, how many distinct)`` of an object column (-1: missing); a column of None at C speed."""
+    if v.tolist().count(None) == v.size:
+        return np.full(v.size, -1, dtype=np.int64), 0
+    c, u = C.factorize(np.asarray(v, dtype=object))
+    return c.astype(np.int64), len(u)
+
+
+def by_code(code: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(position of each call's name among the distinct ones, how many)``."""
+    u, inv = np.unique(code, return_inverse=True)
+    return inv.reshape(-1).astype(np.int64), u.size
+
+
 def _group(calls: Calls, m: Modelled, n_steps: int) -> C.Cols:
     """One row per (module, op, dtype): the calls' sums per step."""
-    keys = {"module": m.module, "op": calls.name, "dtype": m.dtype}
     combo = np.zeros(calls.name.size, dtype=np.int64)
-    for v in keys.values():  # one int per (module, op, dtype): mixed-radix codes (-1, missing, as 0)
-        c, u = C.factorize(np.asarray(v, dtype=object))
-        combo = combo * (len(u) + 1) + (c + 1)
+    for c, k in (_factor(m.module), by_code(calls.code), _factor(m.dtype)):
+        combo = combo * (k + 1) + (c + 1)  # one int per (module, op, dtype): mixed-radix codes (-1 missing)
     uniq, first, inv = np.unique(combo, return_index=True, return_inverse=True)
     inv = inv.reshape(-1)
     g = uniq.size
@@ -366,10 +381,11 @@ def _notes(t: C.Cols, m: Modelled, calls: Calls, n_steps: int, gpu: bool, device
         top = list(dict.fromkeys(names.tolist()))
         out.append(("unknown_ops", len(top), f"{len(top)} op name(s) are unknown to the models (category other, "
                                              f"FLOPs null), the most time first: {', '.join(top[:5])}"))
-    codes, uniq = C.factorize(calls.name)
+    codes, _ = by_code(calls.code)
+    uniq = calls.name[np.unique(codes, return_index=True)[1]] if codes.size else calls.name
     is_triton = np.array([str(x).startswith("triton_") for x in uniq.tolist()], dtype=bool)
     triton = is_triton[codes] if codes.size else np.zeros(0, dtype=bool)
-    unplaced = triton & C.isna(m.module)
+    unplaced = triton & np.equal(m.module, None)
     if unplaced.any() and not compiled:
         out.append(("compiled_no_module", int(unplaced.sum()), "compiled kernels have no module: the run folder has "
                                                                "no compiled_kernels.json (tracekit profile --dynamo "

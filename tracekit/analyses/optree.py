@@ -84,10 +84,11 @@ def parents(tid: np.ndarray, ts: np.ndarray, end: np.ndarray) -> tuple[np.ndarra
     starts = np.concatenate([[0], bounds])
     stops = np.concatenate([bounds, [n]])
     for a, b in zip(starts.tolist(), stops.tolist()):
-        ends = np.sort(end[a:b])
+        ends = np.sort(end[a:b], kind="stable")  # (nearly sorted already: timsort runs through it)
         closed = np.searchsorted(ends, ts[a:b], side="right")
         depth[a:b] = np.maximum(np.arange(b - a) - closed, 0)
-    by_depth = np.argsort(depth, kind="stable")
+    small = depth.astype(np.int16) if depth.max() < (1 << 15) else depth
+    by_depth = np.argsort(small, kind="stable")  # (a radix sort for 16-bit keys)
     cuts = np.searchsorted(depth[by_depth], np.arange(int(depth.max()) + 2))
     levels = [by_depth[cuts[d]:cuts[d + 1]] for d in range(cuts.size - 1)]
     for d in range(1, len(levels)):

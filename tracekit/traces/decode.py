@@ -680,7 +680,8 @@ def _op_args(args: list[_TypedArgs], kind: np.ndarray) -> tuple[np.ndarray, dict
                                                                       dtype=np.int64, count=len(kept))}
     shaped = (dims_len[pos] > 0).tolist()
     for col in OP_TEXT_COLUMNS:
-        out[col] = [bytes(getattr(a, col)) if s else b"" for a, s in zip(kept, shaped)]
+        out[col] = ([bytes(getattr(a, col)) if s else b"" for a, s in zip(kept, shaped)] if any(shaped)
+                    else [b""] * len(kept))
     return cpu[pos], out
 
 
