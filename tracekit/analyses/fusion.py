@@ -51,9 +51,9 @@ def chains(calls: Any, m: Any, n_steps: int, device: peaks.Device | None) -> C.C
     """The rank's chains, summed per step (one row; :data:`COLUMNS` but ``rank``), or no rows for none."""
     if not calls.act_call.size:
         return NO_ROWS
-    u, first, codes = np.unique(calls.code, return_index=True, return_inverse=True)
+    codes, first = calls.names()
     eager = np.array([str(x).startswith("aten::") for x in calls.name[first].tolist()], dtype=bool)
-    eligible = eager[codes.reshape(-1)] & np.isin(m.category, list(FUSABLE)) & ~np.isnan(m.out_bytes)
+    eligible = eager[codes] & np.isin(m.category, list(FUSABLE)) & ~np.isnan(m.out_bytes)
     if not eligible.any():
         return NO_ROWS
     order = np.lexsort((calls.act_ts, calls.act_stream))

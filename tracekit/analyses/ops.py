@@ -86,6 +86,14 @@ class Calls:
     act_stream: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
     act_ts: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
     act_end: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    _names: tuple[np.ndarray, np.ndarray] | None = None
+
+    def names(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(per call its distinct name's index, per distinct name one call)``, distinct names by code; once."""
+        if self._names is None:
+            _, first, inv = np.unique(self.code, return_index=True, return_inverse=True)
+            self._names = inv.reshape(-1).astype(np.int64), first
+        return self._names
 
 
 def _gpu_calls(rt: Any, tree: optree.Tree, in_step: np.ndarray, comm_pattern: str | None) -> Calls:
@@ -109,7 +117,8 @@ def _gpu_calls(rt: Any, tree: optree.Tree, in_step: np.ndarray, comm_pattern: st
     owner = tree.owner[node] if tree.rows.size else node  # (no CPU events: every node is -1)
     owner[node < 0] = -1
     key = np.where(owner >= 0, owner, tree.rows.size + np.arange(owner.size))
-    uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    first, inv = _dense_groups(key, tree.rows.size + owner.size)
+    uniq = first  # (one entry per call)
     own = owner[first]
     mine = np.flatnonzero(own >= 0)
     code = rt.column("name")
@@ -126,6 +135,18 @@ def _gpu_calls(rt: Any, tree: optree.Tree, in_step: np.ndarray, comm_pattern: st
                  comm=np.bincount(inv, weights=comm, minlength=uniq.size) > 0,
                  copy=np.bincount(inv, weights=kind != schema.KERNEL, minlength=uniq.size) > 0,
                  act_call=inv.reshape(-1), act_stream=rt.gpu_column("stream")[in_step], act_ts=ts, act_end=end)
+
+
+def _dense_groups(key: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(a member of each group, each item's group)`` of non-negative int keys below ``bound``, groups in key
+    order: ``np.unique(key, return_index=True, return_inverse=True)`` without its sort."""
+    present = np.zeros(bound, dtype=bool)
+    present[key] = True
+    group_of = np.cumsum(present) - 1
+    inv = group_of[key]
+    member = np.empty(int(present.sum()), dtype=np.int64)
+    member[inv] = np.arange(key.size)
+    return member, inv
 
 
 def _cpu_calls(rt: Any, tree: optree.Tree, steps: Mapping[str, np.ndarray]) -> Calls:
@@ -187,8 +208,7 @@ def _model(rt: Any, calls: Calls, compiled: Mapping[str, provenance.CompiledKern
     """Each call's category and modelled cost: names are looked at once each; the recorded inputs of the calls
     whose op has a model are decoded once per distinct inputs (:func:`op_models.model_of` caches them)."""
     n = calls.name.size
-    codes, _ = by_code(calls.code)
-    first = np.unique(codes, return_index=True)[1]
+    codes, first = calls.names()
     names = [str(x) for x in calls.name[first].tolist()]
     cat = _categories(calls, codes, names)
     flops, nbytes, out_bytes = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
@@ -233,16 +253,11 @@ def _factor(v: np.ndarray) -> tuple[np.ndarray, int]:
     return c.astype(np.int64), len(u)
 
 
-def by_code(code: np.ndarray) -> tuple[np.ndarray, int]:
-    """``(position of each call's name among the distinct ones, how many)``."""
-    u, inv = np.unique(code, return_inverse=True)
-    return inv.reshape(-1).astype(np.int64), u.size
-
-
 def _group(calls: Calls, m: Modelled, n_steps: int) -> C.Cols:
     """One row per (module, op, dtype): the calls' sums per step."""
     combo = np.zeros(calls.name.size, dtype=np.int64)
-    for c, k in (_factor(m.module), by_code(calls.code), _factor(m.dtype)):
+    name_idx, name_first = calls.names()
+    for c, k in (_factor(m.module), (name_idx, name_first.size), _factor(m.dtype)):
         combo = combo * (k + 1) + (c + 1)  # one int per (module, op, dtype): mixed-radix codes (-1 missing)
     uniq, first, inv = np.unique(combo, return_index=True, return_inverse=True)
     inv = inv.reshape(-1)
@@ -257,10 +272,11 @@ def _group(calls: Calls, m: Modelled, n_steps: int) -> C.Cols:
     for s in reversed(SOURCES):  # the most authoritative source present wins
         hit = np.bincount(inv, weights=m.source == s, minlength=g) > 0
         src[hit] = s
-    costliest = np.lexsort((-calls.us, inv))  # per group, its costliest call first
-    starts = np.flatnonzero(np.r_[True, np.diff(inv[costliest]) != 0])
     top = np.full(g, None, dtype=object)
-    top[inv[costliest[starts]]] = [None if x is None else x.decode() for x in m.shape[costliest[starts]].tolist()]
+    if m.shaped:
+        costliest = np.lexsort((-calls.us, inv))  # per group, its costliest call first
+        starts = np.flatnonzero(np.r_[True, np.diff(inv[costliest]) != 0])
+        top[inv[costliest[starts]]] = [None if x is None else x.decode() for x in m.shape[costliest[starts]].tolist()]
     return {
         "top_shape": top,
         "op": calls.name[first], "category": m.category[first], "module": m.module[first],
@@ -340,11 +356,13 @@ def _compute(ctx: RankContext) -> tuple[C.Cols, list[tuple[str, int, str]], C.Co
         return NO_ROWS, notes, NO_ROWS
     steps = rt.step_arrays()
     n_steps = int(steps["step"].size)
-    tree = optree.build(rt)
     if rt.has_gpu_activity:
         g_step = rt.gpu_column("step")
-        calls = _gpu_calls(rt, tree, g_step >= 0 if n_steps else np.ones(g_step.size, bool), ctx.options.comm_pattern)
+        in_step = g_step >= 0 if n_steps else np.ones(g_step.size, bool)
+        tree = optree.build(rt, rt.gpu_column("external_id")[in_step])
+        calls = _gpu_calls(rt, tree, in_step, ctx.options.comm_pattern)
     else:
+        tree = optree.build(rt)
         calls = _cpu_calls(rt, tree, steps)
     if not calls.name.size:
         return NO_ROWS, notes, NO_ROWS
@@ -381,8 +399,8 @@ def _notes(t: C.Cols, m: Modelled, calls: Calls, n_steps: int, gpu: bool, device
         top = list(dict.fromkeys(names.tolist()))
         out.append(("unknown_ops", len(top), f"{len(top)} op name(s) are unknown to the models (category other, "
                                              f"FLOPs null), the most time first: {', '.join(top[:5])}"))
-    codes, _ = by_code(calls.code)
-    uniq = calls.name[np.unique(codes, return_index=True)[1]] if codes.size else calls.name
+    codes, first = calls.names()
+    uniq = calls.name[first]
     is_triton = np.array([str(x).startswith("triton_") for x in uniq.tolist()], dtype=bool)
     triton = is_triton[codes] if codes.size else np.zeros(0, dtype=bool)
     unplaced = triton & np.equal(m.module, None)

@@ -42,6 +42,16 @@ class Tree:
     depth: np.ndarray
 
 
+def _launchers(ext: np.ndarray, launched: np.ndarray) -> np.ndarray:
+    """Per event: its External id is one of ``launched`` (a lookup table where the ids are compact)."""
+    top = int(max(ext.max(initial=-1), launched.max(initial=-1)))
+    if top > 1 << 26:
+        return np.isin(ext, launched)
+    hit = np.zeros(top + 2, dtype=bool)
+    hit[launched[launched >= 0]] = True
+    return hit[np.where(ext >= 0, ext, top + 1)]
+
+
 def _name_flags(names: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str | None]]:
     """Per name code (plus a trailing entry for -1): module range, optimizer range, has a model; module paths."""
     n = len(names)
@@ -124,15 +134,28 @@ def _order(tid: np.ndarray, ts: np.ndarray, end: np.ndarray) -> np.ndarray:
     return o
 
 
-def build(rt: RankTrace) -> Tree:
-    """The tree of ``rt``'s CPU ops and module/optimizer ranges (see the module doc)."""
+def build(rt: RankTrace, launched: np.ndarray | None = None) -> Tree:
+    """The tree of ``rt``'s CPU ops and module/optimizer ranges (see the module doc).
+
+    ``launched`` (the External ids of the GPU work to attribute) keeps only the ops that matter for it: the
+    modelled ones, those that launched some of it and, with module ranges, the autograd nodes and forward ops
+    of the backward pairing. The others (views, bookkeeping) own nothing: without them the same ops nest the
+    same way, and a GPU run's tree is about half the size."""
     names = rt.categories("name") or []
     is_mod, is_opt, model, path = _name_flags([str(x) for x in names])
     kind = rt.column("kind")
     code = rt.column("name")
     is_op_ev = kind == schema.CPU_OP
     rng = (kind == schema.ANNOTATION) & (is_mod[code] | is_opt[code])
-    rows = np.flatnonzero(is_op_ev | rng)
+    keep = is_op_ev
+    if launched is not None:
+        keep = is_op_ev & (model[code] | _launchers(rt.column("external_id"), launched))
+        if rng.any():
+            idx, args = rt.op_args()
+            paired = np.zeros(kind.size, dtype=bool)
+            paired[idx] = args["seq_nr"] >= 0
+            keep |= is_op_ev & paired
+    rows = np.flatnonzero(keep | rng)
     tid, ts, end = rt.column("tid")[rows], rt.column("ts_ns")[rows], rt.column("end_ns")[rows]
     order = _order(tid, ts, end)
     rows, tid, ts, end = rows[order], tid[order], ts[order], end[order]
