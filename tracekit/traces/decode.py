@@ -18,7 +18,7 @@ import re
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Union
 
@@ -662,27 +662,30 @@ def _arrays(path: Path, events: list[Any], names: _NameCodes, notes: Notes) -> C
 def _op_args(args: list[_TypedArgs], kind: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
     """The operator args of the CPU events that carry any (:data:`OP_COLUMNS`): their rows and values.
 
-    Two C-level passes over the CPU events find them (a few ms per 100,000 events; searching the slice's text
-    for the key instead costs ~0.6 ms per 512 KiB). The recorded inputs are copied out of the decode buffer as
+    One pass over the CPU events finds them (a list comprehension: ~3x faster here than C-level ``map`` passes,
+    whose per-item cost the short-circuit avoids); the recorded inputs are copied out of the decode buffer as
     bytes (the buffer is reused for the next slice)."""
     cpu = ((kind == schema.CPU_OP) | (kind == schema.ANNOTATION)).nonzero()[0]
-    if not cpu.size:
+    rows = [i for i in cpu.tolist() if args[i].seq_nr != _NO_INT or args[i].input_dims]
+    if not rows:
         return _NO_OP_ROWS, _no_op_args()
-    sub = [args[int(cpu[0])]] if cpu.size == 1 else list(itemgetter(*cpu.tolist())(args))
-    n = len(sub)
-    seq = np.fromiter(map(attrgetter("seq_nr"), sub), dtype=np.int64, count=n)
-    dims_len = np.fromiter(map(len, map(attrgetter("input_dims"), sub)), dtype=np.int64, count=n)
-    pos = ((seq != _NO_INT) | (dims_len > 0)).nonzero()[0]
-    if not pos.size:
-        return _NO_OP_ROWS, _no_op_args()
-    kept = [sub[i] for i in pos.tolist()]
-    out: dict[str, Any] = {"seq_nr": seq[pos], "fwd_tid": np.fromiter(map(attrgetter("fwd_tid"), kept),
-                                                                      dtype=np.int64, count=len(kept))}
-    shaped = (dims_len[pos] > 0).tolist()
+    kept = [args[i] for i in rows]
+    n = len(kept)
+    out: dict[str, Any] = {col: _op_int(kept, col) for col in OP_INT_COLUMNS}
+    shaped = [bool(a.input_dims) for a in kept]
     for col in OP_TEXT_COLUMNS:
         out[col] = ([bytes(getattr(a, col)) if s else b"" for a, s in zip(kept, shaped)] if any(shaped)
-                    else [b""] * len(kept))
-    return cpu[pos], out
+                    else [b""] * n)
+    return np.array(rows, dtype=np.int64), out
+
+
+def _op_int(kept: list[_TypedArgs], col: str) -> np.ndarray:
+    """An int op arg of ``kept``; a value beyond int64 (no sequence number is) reads as absent."""
+    try:
+        return np.fromiter(map(attrgetter(col), kept), dtype=np.int64, count=len(kept))
+    except OverflowError:
+        return np.fromiter((v if _I64_MIN <= v <= _I64_MAX else _NO_INT for v in map(attrgetter(col), kept)),
+                           dtype=np.int64, count=len(kept))
 
 
 _NO_OP_ROWS = np.empty(0, dtype=np.int64)
