@@ -26,6 +26,7 @@ from tracekit.analyses.classify import COMM, class_codes
 from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
 from tracekit.traces import cols as C
 from tracekit.traces import provenance, schema
+from tracekit.traces.decode import UNREAD_KEY
 from tracekit.traces.frames import NO_ROWS
 
 NS_PER_US = 1000.0
@@ -375,7 +376,8 @@ def _compute(ctx: RankContext) -> tuple[C.Cols, list[tuple[str, int, str]], C.Co
                         if rt.has_gpu_activity else (None, None))
     t, in_l2 = _roofline(t, device, bool(tf32))
     chains = fusion.chains(calls, m, max(n_steps, 1), device)
-    notes += _notes(t, m, calls, n_steps, rt.has_gpu_activity, device, gpu_name, tf32, in_l2, compiled)
+    notes += _notes(t, m, calls, n_steps, rt.has_gpu_activity, device, gpu_name, tf32, in_l2, compiled,
+                    bool(rt.meta.get(UNREAD_KEY)))
     order = np.argsort(-t["us_per_step"], kind="stable")
     t = {k: v[order] for k, v in t.items()}
     t["rank"] = np.full(order.size, rt.rank, dtype=np.int64)
@@ -384,7 +386,7 @@ def _compute(ctx: RankContext) -> tuple[C.Cols, list[tuple[str, int, str]], C.Co
 
 def _notes(t: C.Cols, m: Modelled, calls: Calls, n_steps: int, gpu: bool, device: peaks.Device | None,
            gpu_name: str | None, tf32: bool | None, in_l2: int,
-           compiled: Mapping[str, Any]) -> list[tuple[str, int, str]]:
+           compiled: Mapping[str, Any], unread: bool = False) -> list[tuple[str, int, str]]:
     out: list[tuple[str, int, str]] = []
     if not n_steps:
         out.append(("no_steps", 1, "no ProfilerStep in the trace: the ops' _per_step figures are totals over the "
@@ -410,7 +412,8 @@ def _notes(t: C.Cols, m: Modelled, calls: Calls, n_steps: int, gpu: bool, device
                                                                "inductor writes it); their category and FLOPs come "
                                                                "from their names"))
     if not gpu:
-        out.append(("cpu_run", 1, "CPU-only run: each op's time is its CPU self time; achieved figures without a "
+        what = "no GPU activity read" if unread else "CPU-only run"
+        out.append(("cpu_run", 1, f"{what}: each op's time is its CPU self time; achieved figures without a "
                                   "roofline (no CPU peaks)"))
     if gpu and device is None:
         what = f"the GPU {gpu_name!r}" if gpu_name else "this GPU (the trace names no device)"
