@@ -120,7 +120,8 @@ def measure(run: Path) -> dict[str, Any]:
 
 def check(row: dict[str, Any]) -> dict[str, Any]:
     def rel(a: float, b: float) -> float | None:
-        return None if not b else abs(a - b) / b
+        """|a - b| / b; None where b is 0 or unknown (a CPU run has no GPU busy time)."""
+        return None if not b or b != b else abs(a - b) / b
 
     out = {
         "gemm_conv_vs_flop_counter": rel(row["gemm_conv_flops"], row["gemm_conv_flops_counter"]),
