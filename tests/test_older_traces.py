@@ -1,0 +1,69 @@
+"""Older and partial traces: what torch 2.0-2.3 wrote, and traces that lost part of their records.
+
+Hand-built (tests/tracebuilder.py): each trace holds exactly the naming of one torch version, and the
+expected figures are counts of what was written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import tracekit
+from tests.tracebuilder import TraceBuilder
+
+STEP_US = 1000.0
+
+
+def _compiled_inference(folder: Path, region: str | None, subgraph: bool = False) -> Path:
+    """One rank, two steps of a compiled model run under no_grad: per step one compiled region named
+    ``region`` (None: torch 2.0 writes none) with a cache lookup, and three Triton kernels."""
+    tb = TraceBuilder(rank=0, world_size=1)
+    for i in range(2):
+        t = i * STEP_US
+        tb.step(i + 1, t, t + STEP_US)
+        tb.cpu_op("TorchDynamo Cache Lookup", t + 5, 3)
+        if region is not None:
+            tb.cpu_op(region, t + 10, 600)
+        if subgraph:
+            tb.cpu_op("CompiledFunction", t + 20, 100)
+            tb.cpu_op("CompiledFunction", t + 300, 100)
+        for k in range(3):
+            tb.kernel(f"triton_poi_fused_add_{k}", t + 100 + 200 * k, 150, launch_at_us=t + 30 + 10 * k)
+    folder.mkdir(parents=True, exist_ok=True)
+    tb.write(folder / "rank0.json")
+    return folder
+
+
+def _codes(res) -> list[str]:  # noqa: ANN001
+    return list(res.findings["code"])
+
+
+@pytest.mark.parametrize("region", ["Torch-Compiled Region", "Torch-Compiled Region: 0/1"])
+def test_compiled_region_of_every_naming_is_counted(tmp_path: Path, region: str) -> None:
+    res = tracekit.analyze(_compiled_inference(tmp_path / "run", region))
+    gb = res.tables["graph_breaks"]
+    assert gb["regions"].tolist() == [1, 1]
+    assert gb["triton_kernels"].tolist() == [3, 3]
+    assert not gb["compile_skipped"].any()
+    assert "compile_skipped" not in _codes(res)
+
+
+def test_triton_kernels_alone_are_evidence_of_compilation(tmp_path: Path) -> None:
+    """torch 2.0 wrote no region: a cache lookup (compilation requested) and Triton kernels, no subgraph
+    range under no_grad. Compiled code ran: not compile_skipped."""
+    res = tracekit.analyze(_compiled_inference(tmp_path / "run", None))
+    gb = res.tables["graph_breaks"]
+    assert gb["compile_requested"].all() and not gb["compile_skipped"].any()
+    assert "compile_skipped" not in _codes(res)
+
+
+def test_subgraphs_without_regions_are_not_called_graph_breaks(tmp_path: Path) -> None:
+    """torch 2.0: two CompiledFunction per step and no region: a DDPOptimizer split or a graph break,
+    the trace cannot say which (unknown), and no graph_break finding claims "0 compiled regions"."""
+    res = tracekit.analyze(_compiled_inference(tmp_path / "run", None, subgraph=True))
+    bnd = res.tables["break_boundaries"]
+    assert bnd["kind"].tolist() == ["unknown", "unknown"]
+    assert res.tables["graph_breaks"]["real_breaks"].tolist() == [0, 0]
+    assert "graph_break" not in _codes(res)
