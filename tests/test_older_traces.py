@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 import tracekit
+from tracekit.report import render
 from tests.tracebuilder import TraceBuilder
+from tracekit.traces.loader import TraceLoadWarning
 
 STEP_US = 1000.0
 
@@ -67,3 +69,26 @@ def test_subgraphs_without_regions_are_not_called_graph_breaks(tmp_path: Path) -
     assert bnd["kind"].tolist() == ["unknown", "unknown"]
     assert res.tables["graph_breaks"]["real_breaks"].tolist() == [0, 0]
     assert "graph_break" not in _codes(res)
+
+
+def _launches_without_kernels(folder: Path) -> Path:
+    """Two steps of launches whose kernel records were lost: every kernel event removed from the trace."""
+    tb = TraceBuilder(rank=0, world_size=1)
+    for i in range(2):
+        t = i * STEP_US
+        tb.step(i + 1, t, t + STEP_US)
+        tb.cpu_op("aten::mm", t + 10, 50)
+        tb.kernel("ampere_sgemm_128x64_tn", t + 100, 300, launch_at_us=t + 20)
+    tb.events = [e for e in tb.events if e.get("cat") != "kernel"]
+    folder.mkdir(parents=True, exist_ok=True)
+    tb.write(folder / "rank0.json")
+    return folder
+
+
+def test_lost_kernel_records_are_not_called_cpu_only(tmp_path: Path) -> None:
+    with pytest.warns(TraceLoadWarning, match="kernel records missing: 2 device launches"):
+        res = tracekit.analyze(_launches_without_kernels(tmp_path / "run"))
+    notes = " ".join(res.meta["notes"])
+    assert "kernel records missing: 2 device launches" in notes
+    assert "CPU-only" not in notes.replace("not a CPU-only run", "")
+    assert "Per-rank breakdown (kernel records missing" in render.render(res, "table")

@@ -809,7 +809,25 @@ def decode_columns(path: Path, chunk_bytes: int = CHUNK_BYTES) -> tuple[dict[str
         unread = unread_categories(path)  # no device activity read: say what else the file holds
         if unread:
             meta[UNREAD_KEY] = unread
+        launches = device_launches(cols)
+        if launches:
+            meta[LAUNCHES_KEY] = launches
     return meta, cols
+
+
+#: runtime/driver calls that put work on a device: a trace holding them recorded device work
+_DEVICE_LAUNCH = ("LaunchKernel", "Memcpy", "Memset", "GraphLaunch", "LaunchCooperativeKernel")
+
+
+def device_launches(cols: Columns) -> int:
+    """How many runtime/driver calls of ``cols`` launch device work (``cudaLaunchKernel``, ``cuLaunchKernel``,
+    ``hipExtModuleLaunchKernel``, ``cudaMemcpyAsync``...): on a trace with no kernel, copy or memset, these say
+    the device's records were lost, not that the run had no device."""
+    if not cols.n:
+        return 0
+    hit = np.array([any(k in n for k in _DEVICE_LAUNCH) for n in cols.names] + [False])
+    launch = cols.dense["kind"] == schema.LAUNCH
+    return int(hit[cols.name_codes[launch]].sum())
 
 
 #: ``meta`` key of the values the decoder dropped, ``[(what, count, detail of the first), ...]``
@@ -817,6 +835,8 @@ def decode_columns(path: Path, chunk_bytes: int = CHUNK_BYTES) -> tuple[dict[str
 NOTES_KEY = "tracekit_dropped"
 #: ``meta`` key of :func:`unread_categories`, set on a file with no GPU kernel, copy or memset tracekit reads
 UNREAD_KEY = "tracekit_unread_categories"
+#: ``meta`` key of :func:`device_launches`, set on a file with no GPU kernel, copy or memset but device launches
+LAUNCHES_KEY = "tracekit_device_launches"
 #: complete-event categories whose loss says nothing about a device: Python frames, the profiler's own
 #: ranges, CUDA sync markers
 _IGNORABLE_CATEGORIES = frozenset({"python_function", "overhead", "Trace", "cuda_sync"})

@@ -550,6 +550,18 @@ def _warn_unread(traces: list[RankTrace]) -> None:
                   "unavailable for these ranks", TraceLoadWarning, stacklevel=3)
 
 
+def _warn_lost_kernels(traces: list[RankTrace]) -> None:
+    """One warning for every rank file that launched device work but holds no kernel, copy or memset: its
+    device records were lost (:func:`tracekit.traces.decode.device_launches`); never taken for a CPU-only run."""
+    hit = [rt for rt in traces if rt.meta.get(decode.LAUNCHES_KEY) and not rt.meta.get(decode.UNREAD_KEY)]
+    if not hit:
+        return
+    which = str(hit[0].path) if len(hit) == 1 else f"{len(hit)} rank files ({hit[0].path.name}, ...)"
+    n = sum(int(rt.meta[decode.LAUNCHES_KEY]) for rt in hit)
+    warnings.warn(f"{which}: kernel records missing: {n} device launches but no kernel, copy or memset recorded; "
+                  "device-side metrics are unavailable for these ranks", TraceLoadWarning, stacklevel=3)
+
+
 def _assemble(traces: list[RankTrace], skipped: list[tuple[str, str]]) -> TraceSet:
     by_rank: dict[int, RankTrace] = {}
     n_files = len(traces) + len(skipped)
@@ -562,6 +574,7 @@ def _assemble(traces: list[RankTrace], skipped: list[tuple[str, str]]) -> TraceS
     _warn_named(named)
     dropped = warn_dropped(traces)
     _warn_unread(list(by_rank.values()))
+    _warn_lost_kernels(list(by_rank.values()))
     world_size = _check_same_run(by_rank)
     if world_size is not None:
         too_big = sorted(r for r in by_rank if r >= world_size)
