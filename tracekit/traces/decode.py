@@ -314,12 +314,31 @@ def read_bytes(path: Path) -> bytes:
 
 
 def _json_problem(raw: bytes, err: Exception) -> str:
+    """What is wrong with ``raw`` as JSON, in plain words (the parser's message reworded)."""
     if not raw.strip():
         return "empty file"
     msg = str(err)
     if "truncated" in msg.lower() or "unexpected end" in msg.lower():
-        return f"truncated JSON ({msg})"
+        return "truncated JSON (the text ends inside a value: an interrupted write?)"
+    at = re.search(r"\(byte (\d+)\)", msg) or re.search(r"char (\d+)", msg)
+    where = f" at byte {at.group(1)}" if at else ""
+    if "trailing characters" in msg or "Extra data" in msg:
+        return f"not valid JSON (more text after the end of the JSON document{where})"
+    if "invalid character" in msg or "Expecting value" in msg:
+        return f"not valid JSON (text that is not JSON{where})"
     return f"not valid JSON ({msg})"
+
+
+#: msgspec's name of a top-level JSON value's type -> plain words
+_JSON_KINDS = {"int": "a number", "float": "a number", "str": "a string", "array": "a list", "bool": "true/false",
+               "null": "null"}
+
+
+def _not_an_object(err: Exception | str) -> str:
+    """The problem of a JSON document whose top level is not an object (``Expected `object`, got `int```)."""
+    got = re.search(r"got `(\w+)`", str(err))
+    kind = _JSON_KINDS.get(got.group(1), f"a JSON {got.group(1)}") if got else "not an object"
+    return f"not a profiler trace: the file holds {kind}, where a trace is a JSON object with a 'traceEvents' list"
 
 
 def decode(path: Path, raw: bytes | None = None) -> tuple[dict[str, Any], list[Any], bool]:
@@ -344,7 +363,8 @@ def decode(path: Path, raw: bytes | None = None) -> tuple[dict[str, Any], list[A
         try:
             doc = _LOOSE.decode(raw)
         except msgspec.ValidationError as e:  # top level is not an object
-            raise TraceInputError(path, f"not a Chrome trace: {e}") from None
+            top = re.match(r"Expected `object`, got `\w+`$", str(e))  # the top level (no "- at `$...`")
+            raise TraceInputError(path, _not_an_object(e) if top else f"not a profiler trace: {e}") from None
         except RecursionError:
             raise TraceInputError(path, TOO_DEEP) from None
     if not typed:
@@ -357,6 +377,7 @@ def decode(path: Path, raw: bytes | None = None) -> tuple[dict[str, Any], list[A
     return meta_of(doc, ranges), events, typed
 
 
+_PY_KINDS = {int: "int", float: "float", str: "str", list: "array", bool: "bool", type(None): "null"}
 TOO_DEEP = "JSON nested too deeply to be a profiler trace (recursion limit reached)"
 
 
@@ -369,7 +390,7 @@ def _decode_fallback(path: Path, raw: bytes, err: Exception) -> Any:
     except RecursionError:
         raise TraceInputError(path, TOO_DEEP) from None
     if not isinstance(obj, dict):
-        raise TraceInputError(path, "not a Chrome trace: top-level JSON value is not an object")
+        raise TraceInputError(path, _not_an_object(f"got `{_PY_KINDS.get(type(obj), 'value')}`"))
     return _LooseTrace(**{k: obj.get(k) for k in _LooseTrace.__struct_fields__})
 
 

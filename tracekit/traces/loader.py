@@ -95,8 +95,12 @@ def named_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> set[s
 
 def ignorable(path: str | os.PathLike, error: Exception, named: set[str]) -> bool:
     """Is ``error`` (reading ``path``) that of a JSON file that is no profiler trace, found in a folder? Such a
-    file (a results or config file beside the traces) is ignored with a warning rather than failing the run."""
-    return isinstance(error, NotATraceError) and str(Path(path)) not in named
+    file (a results or config file beside the traces) is ignored with a warning rather than failing the run.
+    A file named as a rank's trace (``rank<N>``, ``worker<N>``, ``*.pt.trace.json``) never is: it is a broken
+    rank file, reported with its problem (or skipped under ``--skip-bad``), not a missing rank."""
+    name = Path(path).name
+    rank_file = bool(_RANK_IN_NAME.search(name) or _WORKER_IN_NAME.search(name)) or ".pt.trace." in name
+    return isinstance(error, NotATraceError) and str(Path(path)) not in named and not rank_file
 
 
 def note_ignored(ignored: Sequence[tuple[str, str]]) -> str | None:
