@@ -92,3 +92,17 @@ def test_lost_kernel_records_are_not_called_cpu_only(tmp_path: Path) -> None:
     assert "kernel records missing: 2 device launches" in notes
     assert "CPU-only" not in notes.replace("not a CPU-only run", "")
     assert "Per-rank breakdown (kernel records missing" in render.render(res, "table")
+
+
+def test_next_line_names_the_program_as_it_was_run(tmp_path: Path) -> None:
+    """``profile``'s ``next:`` line works as printed: the path tracekit was run by when that is not the
+    ``tracekit`` on PATH, ``python -m tracekit`` when run as a module."""
+    from tracekit.cli.common import invoked_as
+
+    venv = tmp_path / ".venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "tracekit").write_text("#!/bin/sh\n")
+    assert invoked_as(".venv/bin/tracekit") == ".venv/bin/tracekit"
+    assert invoked_as(str(venv / "tracekit")) == str(venv / "tracekit")
+    assert invoked_as("/usr/lib/python3/__main__.py", str(venv / "python")).endswith(f"{venv / 'python'} -m tracekit")
+    assert invoked_as("dir with space/tracekit") == "'dir with space/tracekit'"

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from tracekit.cli.common import debug_option, run_guarded
+from tracekit.cli.common import debug_option, invoked_as, run_guarded
 from tracekit.errors import ConfigError, RunError
 from tracekit.cli.options import MODEL_HELP, workload_options
 from tracekit.profile.config import OPTIMIZERS, PROFILE_ACTIVITIES, ProfileConfig
@@ -220,5 +221,5 @@ def format_summary(manifest: dict[str, Any]) -> str:
         if c.get("compiles_after_warmup"):
             lines.append(f"warning: {c['compiles_after_warmup']} compiles after warm-up; raise --warmup")
     lines += _graphs_lines(manifest.get("graphs"))
-    lines.append(f"next: tracekit analyze {out_dir}")
+    lines.append(f"next: {invoked_as()} analyze {shlex.quote(str(out_dir))}")
     return "\n".join(lines)
