@@ -603,3 +603,17 @@ def test_broken_rank_file_beside_a_good_one_is_named_with_its_problem(tmp_path: 
     assert "no trace for rank" not in line
     with pytest.warns(TraceLoadWarning, match=f"skipped .*{name}: JSON has no 'traceEvents' list"):
         load(tmp_path, skip_bad=True)
+
+
+def test_compare_folder_points_to_its_runs(tmp_path: Path) -> None:
+    """A ``profile --compare`` folder (one run per subfolder) is not one run with each rank twice: one line names
+    the runs and the commands that fit them."""
+    for v in ("eager", "inductor"):
+        for r in (0, 1):
+            tb = TraceBuilder(rank=r, world_size=2)
+            tb.step(1, 0, 1000)
+            (tmp_path / v).mkdir(exist_ok=True)
+            tb.write(tmp_path / v / f"rank{r}.json")
+    line = assert_cli_error(cli(tmp_path), "2 runs, one per folder", f"tracekit analyze {tmp_path / 'eager'}",
+                            f"tracekit diff {tmp_path / 'eager'} {tmp_path / 'inductor'}")
+    assert "appears twice" not in line

@@ -566,6 +566,18 @@ def _warn_lost_kernels(traces: list[RankTrace]) -> None:
                   "device-side metrics are unavailable for these ranks", TraceLoadWarning, stacklevel=3)
 
 
+def _raise_if_several_runs(traces: list[RankTrace], first: Path, second: Path) -> None:
+    """A rank seen twice, in two folders that each hold traces: the folder given holds several runs (the
+    variants of ``tracekit profile --compare``, a sweep): one line naming them and the commands that fit."""
+    if first.parent == second.parent:
+        return
+    runs = sorted({str(rt.path.parent) for rt in traces})
+    shown = ", ".join(runs[:4]) + (", ..." if len(runs) > 4 else "")
+    raise TraceSetError(f"these traces are {len(runs)} runs, one per folder ({shown}; a `tracekit profile --compare` "
+                        f"folder?): analyze one run, `tracekit analyze {runs[0]}`, or compare two, "
+                        f"`tracekit diff {runs[0]} {runs[1]}`")
+
+
 def _assemble(traces: list[RankTrace], skipped: list[tuple[str, str]]) -> TraceSet:
     by_rank: dict[int, RankTrace] = {}
     n_files = len(traces) + len(skipped)
@@ -573,6 +585,7 @@ def _assemble(traces: list[RankTrace], skipped: list[tuple[str, str]]) -> TraceS
     for rt in traces:
         rt.rank = _rank_of(rt, n_files, named)
         if rt.rank in by_rank:
+            _raise_if_several_runs(traces, by_rank[rt.rank].path, rt.path)
             raise TraceSetError(f"rank {rt.rank} appears twice: {by_rank[rt.rank].path} and {rt.path}")
         by_rank[rt.rank] = rt
     _warn_named(named)
