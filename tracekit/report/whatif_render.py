@@ -217,8 +217,68 @@ def cost_line(pc: dict[str, Any]) -> str:
             f"runtime call ({pc['source']}){factor}{bound}")
 
 
-def render_text(r: WhatifResult, fmt: str = "table") -> str:
-    """The baseline, the profiler cost used, then the per-rank table (window vs predicted)."""
+def _check_summary(checks: list[dict[str, Any]]) -> list[str]:
+    """One line per change: on how many settings and runs it was checked and how far off its predicted change was
+    (the whole table: ``--evidence``)."""
+    out = []
+    for change in dict.fromkeys(c["change"] for c in checks):
+        rows = [c for c in checks if c["change"] == change]
+        done = [c for c in rows if c["verdict"] == "checked" and c["runs"]]
+        if not done:
+            out.append(f"  {change.replace('_', '-')}: not checked against the same change made for real")
+            continue
+        med = [c["delta_error_pp_median"] for c in done if c["delta_error_pp_median"] is not None]
+        top = [c["delta_error_pp_max"] for c in done if c["delta_error_pp_max"] is not None]
+        spread = (f": median error {min(med):.1f}-{max(med):.1f} points of the step per setting, at most "
+                  f"{max(top):.1f}") if med and top else ""
+        out.append(f"  {change.replace('_', '-')}: checked on {len(done)} settings, {sum(c['runs'] for c in done)} "
+                   f"runs{spread}")
+    return out
+
+
+def _ranking_summary(rankings: list[dict[str, Any]]) -> str:
+    """How often the predictions ranked variants as measured, over every setting, in one line."""
+    ranked, pairs = sum(k["ranked"] for k in rankings), sum(k["pairs"] for k in rankings)
+    return (f"  ranked as measured: {ranked} of {pairs} pairs of variants, over {len(rankings)} settings"
+            if pairs else "  (no ranking recorded)")
+
+
+def _evidence_lines(r: WhatifResult, style: str, evidence: bool) -> list[str]:
+    """How far the scenarios' changes were checked: one line per change and one for the rankings by default,
+    the tables with every setting under ``--evidence``."""
+    if not evidence:
+        return ["", "How far these changes were checked (the same change made for real; error: |predicted - "
+                    "measured change|, points of the baseline step; every setting: --evidence, docs/whatif-evidence.md)",
+                *_check_summary(r.scenario_checks), _ranking_summary(r.scenario_ranking)]
+    return ["", "How far these changes were checked (the same change made for real; delta error: |predicted "
+                "- measured change|, points of the baseline step)", *_check_lines(r.scenario_checks, style),
+            "", "How often the predictions ranked variants as measured (pairs of variants of one baseline, "
+                "the baseline among them, whose paired timings differ beyond their quartiles over rounds; "
+                "ranked: the predicted changes differ the same way)", *_ranking_lines(r.scenario_ranking, style)]
+
+
+def _merged_notes(notes: list[str]) -> list[str]:
+    """The notes, those that differ only in their scenario prefix (``bucket-cap-mb=1: run.json has no ...``)
+    said once for all their scenarios (``bucket-cap-mb=1, 5, 25: run.json has no ...``)."""
+    groups: dict[str, list[str]] = {}
+    for n in notes:
+        head, sep, rest = n.partition(": ")
+        key = rest if sep and "=" in head and " " not in head else n
+        groups.setdefault(key, []).append(head if key == rest else "")
+    out = []
+    for key, heads in groups.items():
+        if heads[0] == "":
+            out.append(key)
+            continue
+        option = heads[0].split("=", 1)[0]
+        values = [h.split("=", 1)[1] if h.startswith(option + "=") else h for h in heads]
+        out.append(f"{option}={', '.join(values)}: {key}" if len(heads) > 1 else f"{heads[0]}: {key}")
+    return out
+
+
+def render_text(r: WhatifResult, fmt: str = "table", evidence: bool = False) -> str:
+    """The baseline, the profiler cost used, then the per-rank table (window vs predicted); with scenarios, their
+    table and a summary of how far their changes were checked (``evidence``: every setting's rows)."""
     style = tablefmt(fmt)
     pc = r.profiler_cost
     parts = [f"Baseline over {r.baseline.get('steps', 0)} profiled steps", _baseline_lines(r, style), "",
@@ -234,20 +294,16 @@ def render_text(r: WhatifResult, fmt: str = "table") -> str:
                       "prediction)", tabulate(_scenario_rows(r.scenarios), headers="keys", tablefmt=style,
                                              showindex=False, disable_numparse=True)]
     if r.scenarios:
-        parts += ["", "How far these changes were checked (the same change made for real; delta error: |predicted "
-                      "- measured change|, points of the baseline step)", *_check_lines(r.scenario_checks, style),
-                  "", "How often the predictions ranked variants as measured (pairs of variants of one baseline, "
-                      "the baseline among them, whose paired timings differ beyond their quartiles over rounds; "
-                      "ranked: the predicted changes differ the same way)", *_ranking_lines(r.scenario_ranking, style)]
+        parts += _evidence_lines(r, style, evidence)
     if r.advice is not None:
         parts += ["", "Advice (analyze's findings; the replay's predicted saving per step where a scenario carries "
                       "them out)", *_advice_lines(r.advice)]
-    parts += [f"note: {n}" for n in r.notes]
+    parts += [f"note: {n}" for n in _merged_notes(r.notes)]
     return "\n".join(parts)
 
 
-def render(r: WhatifResult, fmt: str) -> str:
+def render(r: WhatifResult, fmt: str, evidence: bool = False) -> str:
     """``fmt``: one of :data:`~tracekit.report.output.FORMATS` (csv: the scenarios when any were asked, else the
     per-rank table). The HTML page is :func:`tracekit.report.whatif_html.render_html`."""
-    return output.render(Output(text=lambda f: render_text(r, f), document=r.to_dict,
+    return output.render(Output(text=lambda f: render_text(r, f, evidence), document=r.to_dict,
                                 frame=lambda: scenario_table(r.scenarios) if r.scenarios else r.ranks), fmt)
