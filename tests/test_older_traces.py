@@ -106,3 +106,21 @@ def test_next_line_names_the_program_as_it_was_run(tmp_path: Path) -> None:
     assert invoked_as(str(venv / "tracekit")) == str(venv / "tracekit")
     assert invoked_as("/usr/lib/python3/__main__.py", str(venv / "python")).endswith(f"{venv / 'python'} -m tracekit")
     assert invoked_as("dir with space/tracekit") == "'dir with space/tracekit'"
+
+
+def test_whatif_replays_a_capture_without_steps_as_one_step(tmp_path: Path) -> None:
+    """A plain ``with profile():`` capture (no ProfilerStep range): the window is replayed as one step, from the main
+    thread's first event (0 µs) to the end of the last GPU work it launched (400 + 300 = 700 µs), and a note says
+    so."""
+    tb = TraceBuilder(rank=0, world_size=1, distributed=False)
+    tb.cpu_op("aten::mm", 0, 100)
+    tb.kernel("ampere_sgemm_128x64_tn", 50, 300)  # launched 1 µs before it starts
+    tb.cpu_op("aten::mm", 350, 100)
+    tb.kernel("ampere_sgemm_128x64_tn", 400, 300)
+    (tmp_path / "run").mkdir()
+    tb.write(tmp_path / "run" / "trace.json")
+    r = tracekit.whatif(tmp_path / "run")
+    assert r.baseline["steps"] == 1
+    assert r.baseline["profiled_step_us"] == pytest.approx(700.0)
+    assert r.baseline["replayed_step_us"] == pytest.approx(700.0)
+    assert any("no ProfilerStep ranges" in n and "replayed as one step" in n for n in r.notes)

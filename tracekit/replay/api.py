@@ -44,6 +44,7 @@ from tracekit.analyses.distortion import cupti_step_us
 from tracekit.analyses.findings import as_dicts, as_table
 from tracekit.analyses.registry import AnalysisResult
 from tracekit.errors import ReplayError, ScenarioError
+from tracekit.traces import schema
 from tracekit.jsonable import jsonable
 from tracekit.replay import advice as advice_mod
 from tracekit.replay import costs as cost_model
@@ -185,8 +186,15 @@ def _check_replayable(traces: TraceSet) -> list[str]:
         if rt.has_gpu_activity and bool(rt.gpu_column("pre_window").all()):
             notes.append(f"rank {rt.rank} ({rt.path.name}): GPU activity without CPU launch calls (a cuda-only "
                          "capture?): the CPU side that issues the work is missing")
+        elif not rt.step_arrays()["step"].size and not (rt.column("kind") == schema.CPU_OP).any():
+            notes.append(f"rank {rt.rank} ({rt.path.name}): no ProfilerStep ranges and no CPU operators (a cuda-only "
+                         "capture?): its step cannot be replayed")
         elif not rt.step_arrays()["step"].size:
-            notes.append(f"rank {rt.rank} ({rt.path.name}): no ProfilerStep ranges: its step cannot be replayed")
+            rt.window_as_one_step()
+            notes.append(f"rank {rt.rank} ({rt.path.name}): no ProfilerStep ranges (a plain `with profile():` "
+                         "capture?): the whole window is replayed as one step (step 0), so the figures per step are "
+                         "the window's")
+            usable += 1
         else:
             usable += 1
             if rt.has_gpu_activity and (n := _launches_missing(rt)):
@@ -297,10 +305,14 @@ def _whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, 
                      f"is less certain")
     steps = _steps_table(window, replayed, predicted)
     ranks = _ranks_table(steps, traces)
-    baseline = _baseline(steps, traces)
+    whole = any("replayed as one step" in n for n in notes)
+    baseline = _baseline(steps, traces, whole)
     notes += self_check_note(baseline, ranks) + uneven_steps_note(baseline) + cupti_note(baseline)
     if traces.manifest is None or traces.manifest.timings is None:
         notes.append(unchecked_note(baseline))
+    elif whole:
+        notes.append("run.json's unprofiled step is one step's time and the window replayed as one step holds "
+                     "several: the prediction is not compared with it")
     result = WhatifResult(baseline=baseline, ranks=ranks, steps=steps, notes=notes,
                           profiler_cost={"cpu_op_ns": costs.cpu_op_ns, "runtime_ns": costs.runtime_ns,
                                          "scale": costs.scale, "cut_quantile": costs.cut_quantile,
@@ -370,12 +382,13 @@ def _pct(a: float | None, b: float | None) -> float | None:
     return 100.0 * (a - b) / b if a is not None and b and np.isfinite(a) else None
 
 
-def _baseline(steps: pd.DataFrame, traces: TraceSet) -> dict[str, Any]:
+def _baseline(steps: pd.DataFrame, traces: TraceSet, whole_window: bool = False) -> dict[str, Any]:
     prof = _slowest_mean(steps, "window_step_us")
     rep = _slowest_mean(steps, "replayed_step_us")
     pred = _slowest_mean(steps, "predicted_step_us")
-    measured, _ = _measured(traces)
-    cupti = cupti_step_us(traces.manifest)
+    # a window replayed as one step (no ProfilerStep range) holds several steps of run.json's: not comparable
+    measured, _ = _measured(traces) if not whole_window else (None, None)
+    cupti = cupti_step_us(traces.manifest) if not whole_window else None
     idle, window_idle = _idle_share(steps), _idle_share(steps, "window")
     regime = trust.regime_of(idle, window_idle)
     return {"profiled_step_us": prof, "replayed_step_us": rep, "replay_error_pct": _pct(rep, prof),
