@@ -124,3 +124,61 @@ def test_whatif_replays_a_capture_without_steps_as_one_step(tmp_path: Path) -> N
     assert r.baseline["profiled_step_us"] == pytest.approx(700.0)
     assert r.baseline["replayed_step_us"] == pytest.approx(700.0)
     assert any("no ProfilerStep ranges" in n and "replayed as one step" in n for n in r.notes)
+
+
+def _torch20_collectives(folder: Path) -> Path:
+    """What torch 2.0 records of NCCL collectives: ``record_param_comms`` without message args, the c10d op and
+    the ``nccl:*`` range around the launch carrying the tensors' shapes and dtypes, the kernel without args.
+    Per step: an allreduce of a 1024 x 256 bf16 gradient (a TensorList on the c10d op: no shape there) and an
+    allgather of 8192 x 64 floats into 16384 x 64."""
+    tb = TraceBuilder(rank=0, world_size=2)
+    for i in range(2):
+        t = i * STEP_US
+        tb.step(i + 1, t, t + STEP_US)
+        tb.cpu_op("c10d::allreduce_", t + 100, 40, **{"Input Dims": [[], [], [], []],
+                                                       "Input type": ["TensorList", "", "", "Scalar"]})
+        tb.annotation("nccl:all_reduce", t + 105, 30)["args"].update(
+            {"Input Dims": [[1024, 256]], "Input type": ["c10::BFloat16"]})
+        ext = tb.next_external_id()
+        tb.cpu_op("record_param_comms", t + 110, 20, external_id=ext,
+                  **{"Input Dims": [[], [], [], [], [], []], "Input type": ["Scalar"] * 3 + [""] * 3})
+        tb.kernel("ncclKernel_AllReduce_RING_LL_Sum_bfloat16(ncclDevComm*, unsigned long, ncclWork*)", t + 200, 100,
+                  stream=17, launch_at_us=t + 115, external_id=ext)
+        tb.cpu_op("c10d::_allgather_base_", t + 400, 40, **{"Input Dims": [[16384, 64], [8192, 64], []],
+                                                             "Input type": ["float", "float", ""]})
+        tb.annotation("nccl:_all_gather_base", t + 405, 30)["args"].update(
+            {"Input Dims": [[8192, 64]], "Input type": ["float"]})
+        tb.kernel("ncclKernel_AllGather_RING_LL_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)", t + 500, 100,
+                  stream=17, launch_at_us=t + 415)
+    folder.mkdir(parents=True, exist_ok=True)
+    tb.write(folder / "rank0.json")
+    return folder
+
+
+def test_message_size_and_dtype_from_the_ops_shapes(tmp_path: Path) -> None:
+    res = tracekit.analyze(_torch20_collectives(tmp_path / "run"))
+    c = res.tables["collectives"]
+    ar, ag = c[c["coll_name"] == "allreduce"], c[c["coll_name"] == "allgather"]
+    assert len(ar) == 2 and len(ag) == 2
+    assert ar["nelems"].tolist() == [1024 * 256] * 2 and ar["dtype"].tolist() == ["BFloat16"] * 2
+    assert ar["bytes"].tolist() == [1024 * 256 * 2] * 2
+    # the c10d op holds the output too: bytes are max(in, out), as nccl-tests count them
+    assert ag["nelems"].tolist() == [16384 * 64] * 2 and ag["bytes"].tolist() == [16384 * 64 * 4] * 2
+    # bus bandwidth follows: allreduce 2(n-1)/n of 524288 bytes in 100 µs over 2 ranks
+    assert ar["busbw_incl_wait_gbps"].tolist() == pytest.approx([524288 / 100e-6 / 1e9] * 2)
+
+
+def test_process_group_id_names_the_group(tmp_path: Path) -> None:
+    """torch 2.1's record_param_comms wrote "Process Group ID" where later versions write "Process Group Name"."""
+    tb = TraceBuilder(rank=0, world_size=2)
+    tb.step(1, 0, STEP_US)
+    ext = tb.next_external_id()
+    tb.cpu_op("record_param_comms", 100, 20, external_id=ext, **{"Collective name": "allreduce", "dtype": "Float",
+                                                                 "In msg nelems": 1000, "Out msg nelems": 1000,
+                                                                 "Group size": 2, "Process Group ID": 0})
+    tb.kernel("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", 200, 100, stream=17,
+              launch_at_us=105, external_id=ext)
+    (tmp_path / "run").mkdir()
+    tb.write(tmp_path / "run" / "rank0.json")
+    c = tracekit.analyze(tmp_path / "run").tables["collectives"]
+    assert c["pg_name"].tolist() == ["0"] and c["bytes"].tolist() == [4000.0]

@@ -53,6 +53,12 @@ class _TypedArgs(msgspec.Struct, frozen=True, gc=False):
     nbytes: int = msgspec.field(default=_NO_INT, name="bytes")
     #: 2021 kineto (torch 1.8-1.9) spelled it in lower case
     external_id_lc: int = msgspec.field(default=_NO_INT, name="external id")
+    #: the process group of torch 2.1's record_param_comms (later "Process Group Name")
+    pg_id: int = msgspec.field(default=_NO_INT, name="Process Group ID")
+    #: an op's inputs under record_shapes, undecoded (only collective ops' are read: :func:`shape_message`)
+    input_dims: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""), name="Input Dims")
+    input_type: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""), name="Input type")
+    concrete_inputs: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""), name="Concrete Inputs")
 
 
 _EMPTY_TYPED_ARGS = _TypedArgs()
@@ -440,6 +446,64 @@ def _as_str(v: Any) -> str | None:
     return v if isinstance(v, str) else str(v)
 
 
+def _raw(v: Any) -> msgspec.Raw:
+    """An arg value kept undecoded, as the typed decode keeps it (empty when absent or not encodable)."""
+    if v is None:
+        return msgspec.Raw(b"")
+    try:
+        return msgspec.Raw(msgspec.json.encode(v))
+    except (TypeError, ValueError, OverflowError):
+        return msgspec.Raw(b"")
+
+
+#: ``Input type`` names of tensor dtypes (record_shapes' C++ spellings) -> the spelling of ``dtype`` args
+_SHAPE_DTYPES = {"float": "Float", "double": "Double", "c10::Half": "Half", "c10::BFloat16": "BFloat16",
+                 "int": "Int", "long int": "Long", "long": "Long", "short int": "Short", "short": "Short",
+                 "signed char": "Char", "unsigned char": "Byte", "bool": "Bool", "c10::Float8_e4m3fn": "Float8_e4m3fn",
+                 "c10::Float8_e5m2": "Float8_e5m2", "c10::complex<float>": "ComplexFloat",
+                 "c10::complex<double>": "ComplexDouble"}
+#: the collective ops whose input shapes give a message size: c10d's ops, the backends' ranges, record_param_comms
+_COMM_OP = re.compile(r"^(?:c10d::|nccl:|gloo:|record_param_comms$)")
+
+
+def shape_message(dims_raw: msgspec.Raw, types_raw: msgspec.Raw) -> tuple[int, str | None]:
+    """``(elements, dtype)`` of the largest tensor among an op's inputs (``Input Dims`` / ``Input type``): the
+    message of a collective op whose trace has no ``In msg nelems`` (torch 2.0; the largest of input and
+    output, as ``bytes`` counts max(in, out)); ``(-1, None)`` when no input is a tensor of a known dtype."""
+    try:
+        dims, types = msgspec.json.decode(dims_raw), msgspec.json.decode(types_raw)
+    except (msgspec.DecodeError, ValueError):
+        return -1, None
+    if not isinstance(dims, list) or not isinstance(types, list):
+        return -1, None
+    best, dtype = -1, None
+    for shape, t in zip(dims, types):
+        name = _SHAPE_DTYPES.get(t) if isinstance(t, str) else None
+        if name is None or not isinstance(shape, list) or not all(isinstance(d, int) for d in shape):
+            continue
+        n = math.prod(shape)
+        if n > best:
+            best, dtype = n, name
+    return best, dtype
+
+
+def _sizes_from_shapes(args: list[Any], codes: np.ndarray, names: _NameCodes) -> None:
+    """Fill, in place, the message size and dtype of collective ops that record shapes but no ``In msg nelems``
+    (torch 2.0), and the process group of those that record ``Process Group ID`` but no name (torch 2.1)."""
+    hit = names.comm_ops()
+    for i in np.flatnonzero(hit[codes]).tolist():
+        a = args[i]
+        fix: dict[str, Any] = {}
+        if a.in_nelems == _NO_INT and len(a.input_dims):
+            n, dtype = shape_message(a.input_dims, a.input_type)
+            if n >= 0:
+                fix.update(in_nelems=n, dtype=a.dtype or dtype)
+        if a.pg_name is None and a.pg_id != _NO_INT:
+            fix["pg_name"] = str(a.pg_id)
+        if fix:
+            args[i] = msgspec.structs.replace(a, **fix)
+
+
 def _coerce_event(e: dict[str, Any]) -> Any:
     if e.get("ph") != "X":
         return _SKIPPED
@@ -455,6 +519,8 @@ def _coerce_event(e: dict[str, Any]) -> Any:
             pg_name=_as_str(a.get("Process Group Name")), pg_desc=_as_str(a.get("Process Group Description")),
             pg_ranks=_as_str(a.get("Process Group Ranks")), seq=_as_int(a.get("Seq")),
             p2p_dst=_as_int(a.get("Dst Rank")), p2p_src=_as_int(a.get("Src Rank")), nbytes=_as_int(a.get("bytes")),
+            pg_id=_as_int(a.get("Process Group ID")), input_dims=_raw(a.get("Input Dims")),
+            input_type=_raw(a.get("Input type")), concrete_inputs=_raw(a.get("Concrete Inputs")),
         )
     pid, tid = e.get("pid"), e.get("tid")
     return _TypedEvent(
@@ -604,6 +670,13 @@ class _NameCodes(dict):
         code = self[name] = len(self)
         return code
 
+    def comm_ops(self) -> np.ndarray:
+        """Per code: the name is a collective op's (``_COMM_OP``); each name tested once over all batches."""
+        seen: list[bool] = self.__dict__.setdefault("_comm", [])
+        if len(seen) < len(self):
+            seen += [bool(_COMM_OP.match(n)) for n in list(self)[len(seen):]]
+        return np.array(seen, dtype=bool)
+
 
 def _arrays(path: Path, events: list[Any], names: _NameCodes, notes: Notes) -> Columns:
     """Columns of one batch of events; ``names`` (name -> code) is shared by all batches of a file.
@@ -635,6 +708,7 @@ def _arrays(path: Path, events: list[Any], names: _NameCodes, notes: Notes) -> C
         ext = dense["external_id"]
         dense["external_id"] = np.where(ext >= 0, ext, lc)
     codes = np.fromiter(map(names.__getitem__, map(attrgetter("name"), kept)), dtype=np.int32, count=n)
+    _sizes_from_shapes(args, codes, names)
     # only collective events (and GPU copies: their bytes) carry these args: read them from those rows alone
     has = np.fromiter((i for i, a in enumerate(args)
                        if a.coll_name is not None or a.pg_name is not None or a.in_nelems != _NO_INT
