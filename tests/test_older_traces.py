@@ -182,3 +182,50 @@ def test_process_group_id_names_the_group(tmp_path: Path) -> None:
     tb.write(tmp_path / "run" / "rank0.json")
     c = tracekit.analyze(tmp_path / "run").tables["collectives"]
     assert c["pg_name"].tolist() == ["0"] and c["bytes"].tolist() == [4000.0]
+
+
+def _with_profiler_cost(tmp_path: Path, ns: float | None) -> Path:
+    """A committed 2 x H200 run with its run.json's calibration set to ``ns`` per event (None: removed)."""
+    import json
+    import shutil
+
+    run = tmp_path / f"run_{ns}"
+    shutil.copytree(Path(__file__).parents[1] / "sample_traces" / "inductor_no_optimization", run)
+    doc = json.loads((run / "run.json").read_text())
+    if ns is None:
+        doc.pop("profiler_cost", None)
+    else:
+        doc["profiler_cost"] = {**(doc.get("profiler_cost") or {}), "cpu_op_ns": ns, "runtime_ns": ns,
+                                "device": "cuda", "probes": {}}
+    (run / "run.json").write_text(json.dumps(doc))
+    return run
+
+
+def test_a_calibration_the_profiler_cannot_cost_is_not_used(tmp_path: Path) -> None:
+    """9 ns per event (one H100 run measured it; 808 ns to 12 µs on every other CUDA run): the prediction is the
+    one without a calibration at all (the documented default), and a note says why."""
+    import warnings
+
+    from tracekit.replay.costs import DEFAULT_CPU_OP_NS
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bad = tracekit.whatif(_with_profiler_cost(tmp_path, 9.0))
+        none = tracekit.whatif(_with_profiler_cost(tmp_path, None))
+        good = tracekit.whatif(_with_profiler_cost(tmp_path, 1500.0))
+    assert bad.profiler_cost["cpu_op_ns"] == DEFAULT_CPU_OP_NS and bad.profiler_cost["source"] == "default"
+    assert bad.baseline["predicted_step_us"] == none.baseline["predicted_step_us"]
+    assert good.profiler_cost["cpu_op_ns"] == 1500.0
+    note = next(n for n in bad.notes if n.startswith("profiler cost:"))
+    assert "measured 9 ns per CPU operator, outside what the profiler can cost" in note and "defaults instead" in note
+
+
+def test_profile_warns_when_it_records_such_a_calibration() -> None:
+    from tracekit.cli.profile import format_summary
+
+    m = {"run": {"device": "cuda", "world_size": 1}, "profiler_cost": {"cpu_op_ns": 9.0, "runtime_ns": 9.0},
+         "_out_dir": "runs/x"}
+    text = format_summary(m)
+    assert "warning: the calibration measured 9 ns per CPU operator" in text and "profile again" in text
+    m["profiler_cost"] = {"cpu_op_ns": 2000.0, "runtime_ns": 2000.0}
+    assert "warning: the calibration" not in format_summary(m)

@@ -179,6 +179,15 @@ def advise(traces: TraceSet, res: AnalysisResult, *, comm_pattern: str | None = 
     return result
 
 
+def _warmup_clause(traces: TraceSet) -> str:
+    """How much the run's CUPTI-only warm-up steps ran above its unprofiled step: what the profiler really cost
+    the run (beside a calibration that says it cost nothing), or "" where run.json has not both."""
+    cupti, (measured, _) = cupti_step_us(traces.manifest), _measured(traces)
+    if not cupti or not measured:
+        return ""
+    return f"; the run's CUPTI-only warm-up steps ran {cupti / measured:.2f}x its unprofiled step"
+
+
 def _check_replayable(traces: TraceSet) -> list[str]:
     """Notes on what cannot be replayed; raises :class:`ReplayError` when nothing can."""
     notes, usable = [], 0
@@ -299,7 +308,11 @@ def _whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, 
     p_start, p_end = simulate.evaluate(gp, plan)
     predicted = figures.step_figures(gp, p_start, p_end, comm)
     notes += list(dict.fromkeys(g.notes + gp.notes))
-    if costs.source == "default":
+    if costs.rejected is not None:
+        notes.append(f"profiler cost: run.json's not used: {costs.rejected}{_warmup_clause(traces)}; the "
+                     f"documented defaults instead ({costs.cpu_op_ns:.0f} ns per operator, {costs.runtime_ns:.0f} ns "
+                     f"per runtime call, x{costs.scale:g}): the prediction is less certain")
+    elif costs.source == "default":
         notes.append(f"profiler cost: no measurement in run.json; documented defaults used ({costs.cpu_op_ns:.0f} ns "
                      f"per operator, {costs.runtime_ns:.0f} ns per runtime call, x{costs.scale:g}): the prediction "
                      f"is less certain")
@@ -316,7 +329,7 @@ def _whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, 
     result = WhatifResult(baseline=baseline, ranks=ranks, steps=steps, notes=notes,
                           profiler_cost={"cpu_op_ns": costs.cpu_op_ns, "runtime_ns": costs.runtime_ns,
                                          "scale": costs.scale, "cut_quantile": costs.cut_quantile,
-                                         "source": costs.source},
+                                         "source": costs.source, "rejected": costs.rejected},
                           timeline=timeline_mod.one_step(gp, p_start, p_end, comm), backend=_backend(traces))
     if scenarios:  # edits of the predicted graph, re-evaluated (tracekit.replay.scenarios)
         ctx = scenario_mod.context(gp, traces, coll, offsets, comm)
