@@ -229,3 +229,34 @@ def test_profile_warns_when_it_records_such_a_calibration() -> None:
     assert "warning: the calibration measured 9 ns per CPU operator" in text and "profile again" in text
     m["profiler_cost"] = {"cpu_op_ns": 2000.0, "runtime_ns": 2000.0}
     assert "warning: the calibration" not in format_summary(m)
+
+
+def test_whatif_quotes_each_ranks_own_kind(tmp_path: Path) -> None:
+    """Rank 0's GPU is busy 900 of each 1000 µs step, rank 1's 100: a GPU-bound and a CPU-bound rank. The mean
+    over ranks (50 % idle) called the whole run CPU-bound; each rank now gets its own kind (column ``bound``) and
+    the trust line quotes each kind's benchmark figures for its rank."""
+    import warnings
+
+    from tracekit.replay import trust
+    from tracekit.report.whatif_render import render_text
+
+    run = tmp_path / "run"
+    run.mkdir()
+    for rank, busy in ((0, 900.0), (1, 100.0)):
+        tb = TraceBuilder(rank=rank, world_size=2)
+        for i in range(3):
+            t = i * STEP_US
+            tb.step(i + 1, t, t + STEP_US)
+            tb.cpu_op("aten::mm", t + 2, 10)
+            tb.kernel("ampere_sgemm_128x64_tn", t + 10, busy, launch_at_us=t + 5)
+        tb.write(run / f"rank{rank}.json")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = tracekit.whatif(run)
+    assert r.ranks["bound"].tolist() == ["gpu-bound", "cpu-bound"]
+    kinds = {k["name"]: k["ranks"] for k in r.baseline["rank_regimes"]}
+    assert kinds == {"gpu-bound": [0], "cpu-bound": [1]}
+    text = render_text(r)
+    gpu, cpu = (next(x for x in trust.REGIMES if x.name == n) for n in ("gpu-bound", "cpu-bound"))
+    assert f"rank 0 a GPU-bound step (GPU idle" in text and f"on {gpu.runs} benchmark runs" in text
+    assert f"rank 1 a CPU-bound step (GPU idle" in text and f"on {cpu.runs} benchmark runs" in text

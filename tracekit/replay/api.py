@@ -59,7 +59,7 @@ from tracekit.traces.manifest import Manifest
 from tracekit.traces.traceset import RankTrace, TraceSet
 
 RANK_COLUMNS = ("rank", "window_step_us", "replayed_step_us", "replay_error_pct", "predicted_step_us",
-                "measured_unprofiled_step_us", "error_pct", "window_idle_us", "predicted_idle_us",
+                "measured_unprofiled_step_us", "error_pct", "bound", "window_idle_us", "predicted_idle_us",
                 "window_exposed_comm_us", "predicted_exposed_comm_us", "window_overlap_pct", "predicted_overlap_pct",
                 "window_wait_us", "predicted_wait_us")
 #: the analyze tables the replay reads (``instances``: the cross-rank match, which sets the clock offsets)
@@ -404,14 +404,41 @@ def _baseline(steps: pd.DataFrame, traces: TraceSet, whole_window: bool = False)
     cupti = cupti_step_us(traces.manifest) if not whole_window else None
     idle, window_idle = _idle_share(steps), _idle_share(steps, "window")
     regime = trust.regime_of(idle, window_idle)
+    by_rank = rank_regimes(steps)
+    several = len(traces) > 1
+    if len({r["name"] for r in by_rank}) > 1:  # ranks of different kinds: the predicted step is the slowest rank's
+        slowest = int(steps.groupby("rank")["predicted_step_us"].mean().idxmax())
+        regime = next(trust.regime_of(r["predicted_gpu_idle_pct"], r["window_gpu_idle_pct"]) for r in by_rank
+                      if slowest in r["ranks"])
     return {"profiled_step_us": prof, "replayed_step_us": rep, "replay_error_pct": _pct(rep, prof),
             "predicted_step_us": pred, "measured_unprofiled_step_us": measured, "error_pct": _pct(pred, measured),
             "measured_spread_pct": _measured_spread(traces), "measured_drift_pct": _measured_drift(traces),
             "window_vs_measured_pct": _pct(prof, measured), "steps": int(steps["step"].nunique()),
             "cupti_step_us": cupti, "predicted_vs_cupti_pct": _pct(pred, cupti),
             "predicted_gpu_idle_pct": idle, "window_gpu_idle_pct": window_idle,
-            "regime": regime.to_dict(several_ranks=len(traces) > 1) if regime is not None else None,
+            "regime": regime.to_dict(several_ranks=several) if regime is not None else None,
+            "rank_regimes": [{**r, **trust.regime_of(r["predicted_gpu_idle_pct"], r["window_gpu_idle_pct"])
+                              .to_dict(several_ranks=several)} for r in by_rank] if len(by_rank) > 1 else None,
             **_step_spread(steps)}
+
+
+def rank_regimes(steps: pd.DataFrame) -> list[dict[str, Any]]:
+    """Each rank's own regime (:func:`tracekit.replay.trust.regime_of` of its predicted and window GPU idle shares:
+    mean idle over mean step), the ranks of one regime together: ``[{"name", "ranks", "predicted_gpu_idle_pct",
+    "window_gpu_idle_pct"}]`` (the shares: means over those ranks), most ranks first; [] on a CPU run."""
+    per_rank = steps.groupby("rank")[["predicted_idle_us", "predicted_step_us", "window_idle_us",
+                                      "window_step_us"]].mean()
+    pred = 100.0 * per_rank["predicted_idle_us"] / per_rank["predicted_step_us"]
+    win = 100.0 * per_rank["window_idle_us"] / per_rank["window_step_us"]
+    groups: dict[str, list[tuple[int, float, float]]] = {}
+    for rank, p, w in zip(per_rank.index, pred, win):
+        r = trust.regime_of(None if pd.isna(p) else float(p), None if pd.isna(w) else float(w))
+        if r is not None:
+            groups.setdefault(r.name, []).append((int(rank), float(p), float(w)))
+    out = [{"name": name, "ranks": [m[0] for m in members],
+            "predicted_gpu_idle_pct": float(np.mean([m[1] for m in members])),
+            "window_gpu_idle_pct": float(np.mean([m[2] for m in members]))} for name, members in groups.items()]
+    return sorted(out, key=lambda r: -len(r["ranks"]))
 
 
 #: the window's slowest step over its median step from which a note says one step carries the mean: on the committed
@@ -497,6 +524,16 @@ def _measured_drift(traces: TraceSet) -> float | None:
     return _pct(statistics.median(t.overall.step_s), tail)
 
 
+def _rank_bound(r: pd.Series) -> str | None:
+    """A rank's regime name (:func:`rank_regimes`), from its means over steps; None on a CPU run."""
+    def share(which: str) -> float | None:
+        v = 100.0 * r[f"{which}_idle_us"] / r[f"{which}_step_us"] if r[f"{which}_step_us"] else float("nan")
+        return None if pd.isna(v) else float(v)
+
+    regime = trust.regime_of(share("predicted"), share("window"))
+    return regime.name if regime is not None else None
+
+
 def _ranks_table(steps: pd.DataFrame, traces: TraceSet) -> pd.DataFrame:
     _, per = _measured(traces)
     m = steps.groupby("rank").mean(numeric_only=True)
@@ -508,6 +545,7 @@ def _ranks_table(steps: pd.DataFrame, traces: TraceSet) -> pd.DataFrame:
                      "replay_error_pct": _pct(r["replayed_step_us"], r["window_step_us"]),
                      "predicted_step_us": r["predicted_step_us"], "measured_unprofiled_step_us": meas,
                      "error_pct": _pct(r["predicted_step_us"], meas),
+                     "bound": _rank_bound(r),
                      **{f"{w}_{f}": r[f"{w}_{f}"] for w in ("window", "predicted")
                         for f in ("idle_us", "exposed_comm_us", "overlap_pct", "wait_us")}})
     return pd.DataFrame(rows, columns=list(RANK_COLUMNS))

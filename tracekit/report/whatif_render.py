@@ -46,6 +46,13 @@ def trust_lines(b: dict[str, Any]) -> list[str]:
         return ["how far to trust the prediction: not at all: the replay does not reproduce the profiled window "
                 "(self-check failed, see the note)", ""]
     reg, idle = b.get("regime"), b.get("predicted_gpu_idle_pct")
+    if b.get("rank_regimes"):  # ranks of different kinds: each kind's figures, for its ranks
+        parts = [f"{_ranks_text(r['ranks'])} a {trust.label(r['name'])} (GPU idle {r['predicted_gpu_idle_pct']:.1f} % "
+                 f"of the predicted step): on {r['runs']} benchmark runs of that kind the predicted step was off by a "
+                 f"median of {r['error_pct_median']:.1f} %, at most {r['error_pct_max']:.1f} %"
+                 for r in b["rank_regimes"]]
+        return ["how far to trust the prediction, by rank (the predicted step is the slowest rank's, a "
+                f"{trust.label(reg['name'])}): " + "; ".join(parts) + " (docs/whatif.md)", ""]
     if not reg or idle is None:
         return []
     lean = trust.lean_clause(reg.get("multi_rank"))
@@ -53,6 +60,17 @@ def trust_lines(b: dict[str, Any]) -> list[str]:
             f"predicted step); on "
             f"{reg['runs']} benchmark runs of that kind the predicted step was off by a median of "
             f"{reg['error_pct_median']:.1f} %, at most {reg['error_pct_max']:.1f} %{lean} (docs/whatif.md)", ""]
+
+
+def _ranks_text(ranks: list[int]) -> str:
+    """``rank 3`` / ``ranks 0-2, 5``."""
+    runs: list[str] = []
+    for r in sorted(ranks):
+        if runs and runs[-1].split("-")[-1] == str(r - 1):
+            runs[-1] = f"{runs[-1].split('-')[0]}-{r}"
+        else:
+            runs.append(str(r))
+    return f"rank{'s' if len(ranks) > 1 else ''} {', '.join(runs)}"
 
 
 def _truth_note(b: dict[str, Any]) -> str:
@@ -95,6 +113,10 @@ def _arrow(a: Any, b: Any, unit: str = "ms") -> str:
     return f"{one(a)} -> {one(b)}"
 
 
+#: the per-rank table's short name of each regime (tracekit.replay.trust)
+_BOUND_SHORT = {"gpu-bound": "GPU", "cpu-bound": "CPU", "gpu-bound-once-shed": "GPU once shed"}
+
+
 def _rank_rows(ranks: pd.DataFrame) -> pd.DataFrame:
     """The per-rank table for reading: window -> predicted pairs, ms (overlap in %)."""
     return pd.DataFrame({
@@ -104,6 +126,7 @@ def _rank_rows(ranks: pd.DataFrame) -> pd.DataFrame:
         "predicted ms": _ms_column(ranks["predicted_step_us"]),
         "measured ms": _ms_column(ranks["measured_unprofiled_step_us"]),
         "error": [_pct(v) for v in ranks["error_pct"]],
+        "bound": [_BOUND_SHORT.get(v, "-") for v in ranks["bound"]] if "bound" in ranks else "-",
         "GPU idle ms": [_arrow(a, b) for a, b in zip(ranks["window_idle_us"], ranks["predicted_idle_us"])],
         "exposed comm ms": [_arrow(a, b) for a, b in zip(ranks["window_exposed_comm_us"],
                                                           ranks["predicted_exposed_comm_us"])],
