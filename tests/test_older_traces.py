@@ -260,3 +260,13 @@ def test_whatif_quotes_each_ranks_own_kind(tmp_path: Path) -> None:
     gpu, cpu = (next(x for x in trust.REGIMES if x.name == n) for n in ("gpu-bound", "cpu-bound"))
     assert f"rank 0 a GPU-bound step (GPU idle" in text and f"on {gpu.runs} benchmark runs" in text
     assert f"rank 1 a CPU-bound step (GPU idle" in text and f"on {cpu.runs} benchmark runs" in text
+
+
+def test_whatif_on_lost_kernel_records_does_not_call_it_a_cpu_run(tmp_path: Path) -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = tracekit.whatif(_launches_without_kernels(tmp_path / "run"))
+    assert any(n.startswith("kernel records missing") for n in r.notes)
+    assert not any("CPU run" in n for n in r.notes)

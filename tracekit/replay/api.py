@@ -45,6 +45,7 @@ from tracekit.analyses.findings import as_dicts, as_table
 from tracekit.analyses.registry import AnalysisResult
 from tracekit.errors import ReplayError, ScenarioError
 from tracekit.traces import schema
+from tracekit.traces.decode import LAUNCHES_KEY
 from tracekit.jsonable import jsonable
 from tracekit.replay import advice as advice_mod
 from tracekit.replay import costs as cost_model
@@ -213,7 +214,10 @@ def _check_replayable(traces: TraceSet) -> list[str]:
                              "trace?): they belong to no step, and the steps' lengths are uncertain")
     if not usable:
         raise ReplayError("nothing to predict: " + "; ".join(notes))
-    if not traces.has_gpu_activity:
+    if not traces.has_gpu_activity and any(rt.meta.get(LAUNCHES_KEY) for rt in traces):
+        notes.append("kernel records missing (device launches, no kernel, copy or memset recorded): the replay "
+                     "covers CPU threads and collectives only, and the device's time is unknown")
+    elif not traces.has_gpu_activity:
         notes.append("no GPU activity (CPU run): the replay covers CPU threads and collectives only")
         notes += shared_cores_notes(traces.manifest)
     return notes
