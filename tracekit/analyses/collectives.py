@@ -4,8 +4,10 @@ One row per collective instance. On GPU traces an instance is a communication
 kernel; its collective args (name, process group, dtype, element counts) come
 from the kernel when kineto recorded them and otherwise from the CPU
 ``record_param_comms`` op that launched it (same External id) — compiled runs
-record them only there. On CPU-only traces (gloo) an instance is a
-``record_param_comms`` op and the device-side columns are NaN.
+record them only there. torch 2.0 recorded no message args at all: the size, dtype and collective then come
+from the shapes of the ``c10d::*`` op and ``nccl:*`` range around the kernel's launch (the largest of their
+tensors, :func:`_fill_from_enclosing_ops`; unknown without ``record_shapes``). On CPU-only traces (gloo) an
+instance is a ``record_param_comms`` op and the device-side columns are NaN.
 
 Columns (times in µs, bandwidth in GB/s = 1e9 bytes/s):
 
@@ -397,13 +399,12 @@ def _fill_from_enclosing_ops(rt: RankTrace, k: np.ndarray, d: dict[str, np.ndarr
     ops = ops[np.lexsort((rt.column("ts_ns")[ops], rt.column("tid")[ops]))]
     o_tid, o_ts, o_end = rt.column("tid")[ops], rt.column("ts_ns")[ops], rt.column("end_ns")[ops]
     o_nel = rt.column("in_nelems")[ops]
-    key = np.stack([o_tid, o_ts])
     names = rt.name_categories()
     dvals, _ = _category_table(rt, "dtype")
     for i in np.flatnonzero(need & (lts >= 0)).tolist():
         hi = int(np.searchsorted(o_tid, ltid[i], "right"))
         lo = int(np.searchsorted(o_tid, ltid[i], "left"))
-        pos = lo + int(np.searchsorted(key[1, lo:hi], lts[i], "right"))  # ops of the thread starting <= launch
+        pos = lo + int(np.searchsorted(o_ts[lo:hi], lts[i], "right"))  # ops of the thread starting <= launch
         best = -1
         for j in range(pos - 1, max(lo, pos - _ENCLOSING_DEPTH) - 1, -1):
             if o_end[j] < lts[i]:
