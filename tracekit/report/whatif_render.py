@@ -50,7 +50,7 @@ def trust_lines(b: dict[str, Any]) -> list[str]:
         parts = [f"{_ranks_text(r['ranks'])} a {trust.label(r['name'])} (GPU idle {r['predicted_gpu_idle_pct']:.1f} % "
                  f"of the predicted step): on {r['runs']} benchmark runs of that kind the predicted step was off by a "
                  f"median of {r['error_pct_median']:.1f} %, at most {r['error_pct_max']:.1f} %"
-                 for r in b["rank_regimes"]]
+                 f"{trust.lean_clause(r.get('multi_rank'))}" for r in b["rank_regimes"]]
         return ["how far to trust the prediction, by rank (the predicted step is the slowest rank's, a "
                 f"{trust.label(reg['name'])}): " + "; ".join(parts) + " (docs/whatif.md)", ""]
     if not reg or idle is None:
