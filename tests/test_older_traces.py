@@ -185,12 +185,13 @@ def test_process_group_id_names_the_group(tmp_path: Path) -> None:
 
 
 def _with_profiler_cost(tmp_path: Path, ns: float | None) -> Path:
-    """A committed 2 x H200 run with its run.json's calibration set to ``ns`` per event (None: removed)."""
+    """A committed CPU-bound H200 run (the profiler cost decides its prediction) with its run.json's calibration set
+    to ``ns`` per event (None: removed)."""
     import json
     import shutil
 
     run = tmp_path / f"run_{ns}"
-    shutil.copytree(Path(__file__).parents[1] / "sample_traces" / "inductor_no_optimization", run)
+    shutil.copytree(Path(__file__).parents[1] / "sample_traces" / "h200_compiled_probe" / "toy-cpubound-break", run)
     doc = json.loads((run / "run.json").read_text())
     if ns is None:
         doc.pop("profiler_cost", None)
