@@ -366,8 +366,9 @@ def _eager_steps(rank: int, steps: np.ndarray, facts: CompileFacts) -> dict[str,
 
 # -- registered tables (see tracekit.analyses.registry) ------------------------------------------
 
-_GB_SHOWN = ("rank", "step", "regions", "fwd_subgraphs", "bwd_subgraphs", "ddp_splits", "real_breaks",
-             "compiled_cpu_us", "eager_between_us", "idle_at_breaks_us", "cost_per_break_us", "compile_skipped")
+_GB_SHOWN = ("rank", "step", "regions", "fwd_subgraphs", "bwd_subgraphs", "triton_kernels", "ddp_splits",
+             "real_breaks", "compiled_cpu_us", "eager_between_us", "idle_at_breaks_us", "cost_per_break_us",
+             "compile_skipped")
 
 
 def _tables(ctx: RankContext) -> tuple[Columnar, Columnar]:
