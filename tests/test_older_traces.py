@@ -255,6 +255,9 @@ def test_whatif_quotes_each_ranks_own_kind(tmp_path: Path) -> None:
         warnings.simplefilter("ignore")
         r = tracekit.whatif(run)
     assert r.ranks["bound"].tolist() == ["gpu-bound", "cpu-bound"]
+    # analyze's gpu_idle finding names rank 1 only: the rank whatif classes as waiting, never a GPU-bound one
+    findings = tracekit.analyze(run).findings
+    assert findings.loc[findings["code"] == "gpu_idle", "rank"].tolist() == [1]
     kinds = {k["name"]: k["ranks"] for k in r.baseline["rank_regimes"]}
     assert kinds == {"gpu-bound": [0], "cpu-bound": [1]}
     text = render_text(r)
