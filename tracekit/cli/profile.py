@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from tracekit.cli.common import debug_option, run_guarded
+from tracekit.cli.common import debug_option, invoked_as, run_guarded
 from tracekit.errors import ConfigError, RunError
 from tracekit.cli.options import MODEL_HELP, workload_options
 from tracekit.profile.config import OPTIMIZERS, PROFILE_ACTIVITIES, ProfileConfig
@@ -220,5 +221,11 @@ def format_summary(manifest: dict[str, Any]) -> str:
         if c.get("compiles_after_warmup"):
             lines.append(f"warning: {c['compiles_after_warmup']} compiles after warm-up; raise --warmup")
     lines += _graphs_lines(manifest.get("graphs"))
-    lines.append(f"next: tracekit analyze {out_dir}")
+    from tracekit.traces.manifest import implausible_profiler_cost  # after the run: off the CLI's start-up
+
+    bad_cost = implausible_profiler_cost(manifest.get("profiler_cost"), run.get("device"))
+    if bad_cost:
+        lines.append(f"warning: {bad_cost}: a failed measurement (a busy host?); tracekit whatif will not use it "
+                     "and subtracts its documented default instead; profile again to measure it anew")
+    lines.append(f"next: {invoked_as()} analyze {shlex.quote(str(out_dir))}")
     return "\n".join(lines)

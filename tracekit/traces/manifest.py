@@ -431,6 +431,29 @@ class ProfilerCost(_S):
     method: str | None = None
 
 
+#: what one recorded event can cost the profiler on a CUDA run, ns (lowest, highest): the 125 calibrations of the
+#: committed CUDA runs measured 808 ns to 12.3 µs per event (operators and runtime calls, H100 and H200 hosts), and
+#: CUPTI's own cost per CUDA call is 2.6-15 µs (docs/whatif.md, "Profiler cost"). A figure outside it is a failed
+#: measurement (one H100 run measured 9 ns): :func:`implausible_profiler_cost`
+PROFILER_COST_RANGE_NS = (500.0, 100_000.0)
+
+
+def implausible_profiler_cost(figures: Any, device: str | None) -> str | None:
+    """Why the calibrated figures (a :class:`ProfilerCost`, or a mapping with ``cpu_op_ns``/``runtime_ns``) of a
+    run on ``device`` cannot be what the profiler costs, or None when they can (or are not checked: CPU runs,
+    whose calibration runs on a shared CPU and has no documented range)."""
+    if figures is None or device in (None, "cpu"):
+        return None
+    get = figures.get if isinstance(figures, dict) else (lambda k: getattr(figures, k, None))
+    lo, hi = PROFILER_COST_RANGE_NS
+    for key, what in (("cpu_op_ns", "per CPU operator"), ("runtime_ns", "per runtime call")):
+        v = get(key)
+        if isinstance(v, (int, float)) and not lo <= v <= hi:
+            return (f"the calibration measured {v:.0f} ns {what}, outside what the profiler can cost per event on "
+                    f"a CUDA run ({lo:.0f} ns to {hi / 1000:.0f} µs)")
+    return None
+
+
 class GraphCut(_S):
     kind: str | None = None
     reason: str | None = None
