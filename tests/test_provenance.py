@@ -1,0 +1,114 @@
+"""compiled_kernels.json and the parsers of inductor's output (tracekit.traces.provenance), on real generated
+code committed under tests/data/inductor (torch 2.13, CPU: a two-block Sequential of Linear-ReLU-Linear and
+LayerNorm with a residual; see tests/data/inductor/README.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from tracekit.traces.provenance import (CompiledKernels, KernelOrigin, ProvenanceError, fused_ops_from_name,
+                                        module_path_from_stack, parse_output_code, read_compiled,
+                                        read_compiled_kernels, strip_wrappers, trace_names, write_compiled)
+
+DATA = Path(__file__).parent / "data" / "inductor"
+
+
+def _code(name: str) -> str:
+    return (DATA / name).read_text(encoding="utf-8")
+
+
+def test_forward_code_launches_in_order_with_their_comments() -> None:
+    code = _code("cpu_forward_comments.txt")
+    ks = parse_output_code(code)
+    assert [k.name for k in ks] == ["extern_kernels.addmm", "cpp_fused_relu_0", "extern_kernels.addmm",
+                                    "cpp_fused_add_native_layer_norm_1", "extern_kernels.addmm", "cpp_fused_relu_0",
+                                    "extern_kernels.addmm",
+                                    "cpp_fused_add_native_layer_norm_native_layer_norm_backward_2"]
+    # the four Linear layers' GEMMs, each named by its dynamo node, fused with the transpose of the weight
+    assert [k.source_nodes for k in ks if k.name == "extern_kernels.addmm"] == [
+        ["linear"], ["linear_1"], ["linear_2"], ["linear_3"]]
+    assert ks[0].aten_ops == ["aten::t", "aten::addmm"]
+    assert all(k.handle is None for k in ks)  # generated without provenance tracking
+    # C++ kernels carry no comment in this torch: nothing is invented for them
+    assert ks[1].source_nodes == [] and ks[1].aten_ops == []
+
+
+def test_provenance_handles_pair_each_launch() -> None:
+    ks = parse_output_code(_code("cpu_backward_provenance.txt"))
+    assert [k.handle for k in ks] == [f"{k.name}:{i}" for i, k in enumerate(ks, 1)]
+    mm = [k for k in ks if k.name == "extern_kernels.mm"]
+    # 4 Linear layers x 2 GEMMs, less the first layer's input gradient (not needed), less the one inductor
+    # turned into an addmm with the residual's gradient add
+    assert len(mm) == 6 and sum(k.name == "extern_kernels.addmm" for k in ks) == 1
+    assert mm[0].source_nodes == ["linear_3", "permute_4", "mm"]
+
+
+def test_cpp_kernels_trace_under_their_record_function_name() -> None:
+    code = _code("cpu_backward_provenance.txt")
+    assert trace_names(code, "cpp_fused_sum_2") == "graph_0_cpp_fused_sum_2"
+    assert trace_names(code, "triton_poi_fused_relu_0") == "triton_poi_fused_relu_0"  # not in this code: as is
+
+
+@pytest.mark.parametrize(("name", "ops"), [
+    ("triton_poi_fused_add_mul_0", ("add", "mul")),
+    ("triton_red_fused_native_layer_norm_1", ("native_layer_norm",)),
+    ("triton_per_fused__log_softmax_native_layer_norm_backward_3", ("_log_softmax", "native_layer_norm_backward")),
+    ("triton_poi_fused__to_copy_add_1", ("_to_copy", "add")),
+    ("triton_tem_fused_mm_0", ("mm",)),
+    ("graph_0_cpp_fused_relu_threshold_backward_1", ("relu", "threshold_backward")),
+    ("triton_poi_fused_0", ()),
+    ("sm90_xmma_gemm_bf16bf16_bf16f32", ()),
+    ("ncclDevKernel_AllReduce_Sum_f32_RING_LL", ()),
+])
+def test_fused_ops_from_name(name: str, ops: tuple[str, ...]) -> None:
+    assert fused_ops_from_name(name) == ops
+
+
+@pytest.mark.parametrize(("entry", "path"), [
+    ("L['self'].blocks[0].fc", "blocks.0.fc"),
+    ("L['fn'].0.act", "0.act"),
+    ("L['self']._modules['fc1']", "fc1"),
+    ("L['self'].module._orig_mod.front.1", "front.1"),
+    ("L['self']", ""),
+])
+def test_module_path_from_dynamo_stack(entry: str, path: str) -> None:
+    assert module_path_from_stack(entry) == path
+
+
+def test_strip_wrappers() -> None:
+    assert strip_wrappers("module._orig_mod.layers.3") == "layers.3"
+    assert strip_wrappers("module") == ""
+    assert strip_wrappers("modules.0") == "modules.0"  # a real name that only starts like a wrapper
+
+
+def test_roundtrip_and_reader(tmp_path: Path) -> None:
+    doc = CompiledKernels(source="provenance_tracking", kernels={
+        "triton_poi_fused_relu_0": KernelOrigin(modules=["mlp.act"], aten_ops=["aten::relu"], graph="forward",
+                                                calls=[["mlp.act"]])})
+    write_compiled(tmp_path, doc)
+    assert read_compiled(tmp_path) == doc
+    got = read_compiled_kernels(tmp_path)
+    assert got["triton_poi_fused_relu_0"].modules == ["mlp.act"]
+    assert read_compiled_kernels(tmp_path / "nothing") == {}  # no file: no kernels, no error
+
+
+@pytest.mark.parametrize(("content", "problem"), [
+    (b"{not json", "not a compiled-kernels file"),
+    (b'{"version": 1, "kernels": {"k": {"modules": "fc1"}}}', "not a compiled-kernels file"),
+    (b'{"version": 9, "kernels": {}}', "format version 9"),
+])
+def test_bad_file_names_the_file(tmp_path: Path, content: bytes, problem: str) -> None:
+    (tmp_path / "compiled_kernels.json").write_bytes(content)
+    with pytest.raises(ProvenanceError, match=problem) as e:
+        read_compiled_kernels(tmp_path)
+    assert str(tmp_path / "compiled_kernels.json") in str(e.value)
+    assert e.value.exit_code == 2
+
+
+def test_the_format_decodes_unknown_fields_away(tmp_path: Path) -> None:
+    (tmp_path / "compiled_kernels.json").write_bytes(msgspec.json.encode(
+        {"version": 1, "kernels": {"k": {"modules": ["a"], "future_field": 1}}}))
+    assert read_compiled_kernels(tmp_path)["k"].modules == ["a"]
