@@ -27,11 +27,10 @@ def forward_is_compiled(dynamo: str, optimize_ddp: str | None) -> bool:
     return dynamo != "none" and optimize_ddp != "python_reducer_without_compiled_forward"
 
 
-def _is_compiling() -> bool:
+def _is_compiling_fn() -> Any:
     import torch
 
-    fn = getattr(getattr(torch, "compiler", None), "is_compiling", None) or torch._dynamo.is_compiling
-    return bool(fn())
+    return getattr(getattr(torch, "compiler", None), "is_compiling", None) or torch._dynamo.is_compiling
 
 
 class ModuleRanges:
@@ -73,21 +72,24 @@ class ModuleRanges:
 
 
 def _hooks(range_name: str) -> tuple[Any, Any, list[Any]]:
-    """A (pre, post) hook pair sharing a stack of open ranges (a module may be re-entered)."""
+    """A (pre, post) hook pair sharing a stack of open ranges (a module may be re-entered).
+
+    ``torch.profiler.record_function``: a ``user_annotation`` range, what a user's own annotation is in the
+    trace (torch's faster ``_RecordFunctionFast`` would record a ``cpu_op``, which analyses read as an
+    operator)."""
     import torch
 
+    is_compiling, record_function = _is_compiling_fn(), torch.profiler.record_function
     stack: list[Any] = []
 
     def pre(_mod: Any, _args: Any) -> None:
-        if _is_compiling():
-            return
-        rf = torch.profiler.record_function(range_name)
-        rf.__enter__()
-        stack.append(rf)
+        if not is_compiling():
+            rf = record_function(range_name)
+            rf.__enter__()
+            stack.append(rf)
 
     def post(_mod: Any, _args: Any, _out: Any) -> None:
-        if _is_compiling() or not stack:
-            return
-        stack.pop().__exit__(None, None, None)
+        if stack and not is_compiling():
+            stack.pop().__exit__(None, None, None)
 
     return pre, post, stack
