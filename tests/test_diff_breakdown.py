@@ -96,8 +96,9 @@ def test_per_op_sums_modules_then_means_ranks() -> None:
     a = _ops([(0, "fc1", "aten::addmm", "gemm", 1, 100.0, 1e6), (0, "fc2", "aten::addmm", "gemm", 1, 50.0, 5e5),
               (0, "act", "aten::relu", "elementwise", 1, 20.0, 2e5), (1, "fc1", "aten::addmm", "gemm", 1, 110.0, 1e6),
               (1, "fc2", "aten::addmm", "gemm", 1, 60.0, 5e5), (1, "act", "aten::relu", "elementwise", 1, 20.0, 2e5)])
-    b = _ops([(0, "fc1", "aten::addmm", "gemm", 2, 140.0, 1.5e6), (0, "act", "triton_poi_fused_relu_0", "elementwise", 1, 8.0, 1e5),
-              (1, "fc1", "aten::addmm", "gemm", 2, 160.0, 1.5e6), (1, "act", "triton_poi_fused_relu_0", "elementwise", 1, 8.0, 1e5)])
+    relu = ("triton_poi_fused_relu_0", "elementwise")
+    b = _ops([(0, "fc1", "aten::addmm", "gemm", 2, 140.0, 1.5e6), (0, "act", *relu, 1, 8.0, 1e5),
+              (1, "fc1", "aten::addmm", "gemm", 2, 160.0, 1.5e6), (1, "act", *relu, 1, 8.0, 1e5)])
     t = compare_ops(a, b)
     assert tuple(t.columns) == OP_COLUMNS
     mm = _row(t, "op", "aten::addmm")

@@ -9,9 +9,10 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from tracekit.traces.provenance import (CompiledKernels, KernelOrigin, ProvenanceError, fused_ops_from_name,
-                                        module_path_from_stack, parse_output_code, read_compiled,
-                                        read_compiled_kernels, strip_wrappers, trace_names, write_compiled)
+from tracekit.traces.provenance import (CompiledKernels, KernelOrigin, ProvenanceError, extern_op,
+                                        fused_ops_from_name, module_path_from_stack, parse_output_code,
+                                        read_compiled, read_compiled_kernels, strip_wrappers, trace_names,
+                                        write_compiled)
 
 DATA = Path(__file__).parent / "data" / "inductor"
 
@@ -44,6 +45,16 @@ def test_provenance_handles_pair_each_launch() -> None:
     # turned into an addmm with the residual's gradient add
     assert len(mm) == 6 and sum(k.name == "extern_kernels.addmm" for k in ks) == 1
     assert mm[0].source_nodes == ["linear_3", "permute_4", "mm"]
+
+
+def test_fallback_ops_are_launches_named_as_the_trace_names_them() -> None:
+    ks = parse_output_code(_code("cpu_attention_backward_provenance.txt"))
+    assert [extern_op(k.name) for k in ks] == ["aten::mm", "aten::mm", None,
+                                               "aten::_scaled_dot_product_flash_attention_for_cpu_backward", None,
+                                               "aten::mm", None]
+    sdpa = ks[3]
+    assert sdpa.handle == "torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward.default:4"
+    assert "aten::_scaled_dot_product_flash_attention_for_cpu_backward" in sdpa.aten_ops
 
 
 def test_cpp_kernels_trace_under_their_record_function_name() -> None:

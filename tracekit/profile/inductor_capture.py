@@ -30,7 +30,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tracekit.traces.provenance import (CompiledKernels, KernelOrigin, module_path_from_stack, parse_output_code,
+from tracekit.traces.provenance import (CompiledKernels, KernelOrigin, extern_op, module_path_from_stack,
+                                        parse_output_code,
                                         strip_wrappers, trace_names, write_compiled)
 
 
@@ -186,8 +187,9 @@ class InductorCapture:
             self._add(code, k.name, KernelOrigin(modules=mods, aten_ops=ops, source_nodes=list(nodes), graph=kind))
 
     def _add(self, code: str, name: str, origin: KernelOrigin) -> None:
-        if name.startswith("extern_kernels."):
-            table, key = self.doc.extern, "aten::" + name.split(".", 1)[1]
+        op = extern_op(name)
+        if op is not None:
+            table, key = self.doc.extern, op
         else:
             table, key = self.doc.kernels, trace_names(code, name)
         have = table.get(key)

@@ -19,8 +19,9 @@ rank compiles the same program)::
          "calls": [["blocks.0.mlp.act"], ["blocks.1.mlp.act"]]}},  # per launch of one graph call, in
                                                  # launch order, the modules of that launch (a kernel
                                                  # reused by several modules runs once per use)
-     "extern": {"aten::addmm": {...same fields...}},  # library calls inductor kept (cuBLAS/oneDNN GEMMs...):
-                                                 # keyed by the ATen op the trace shows for them
+     "extern": {"aten::addmm": {...same fields...}},  # library calls inductor kept (cuBLAS/oneDNN GEMMs...)
+                                                 # and ops it falls back to (attention...): keyed by the
+                                                 # ATen op the trace shows for them
      "notes": ["..."]}                           # what could not be captured, and why
 
 The mapping comes, per graph, from inductor's provenance tracking where the torch version has it
@@ -155,12 +156,15 @@ _DEF_RE = re.compile(r"^(?P<name>[A-Za-z_]\w*)\s*=\s*async_compile\.(?:triton|cp
                      re.M)
 _HANDLE_RE = re.compile(r"#\s*\[Provenance debug handles\]\s*(?P<key>(?P<name>[\w.]+):(?P<handle>\d+))")
 _EXTERN_RE = re.compile(r"^\s*(?:\w+\s*=\s*)?extern_kernels\.(?P<op>\w+)\(", re.M)
+#: an ATen op inductor calls as it is (a fallback: attention, some collectives)
+_FALLBACK_RE = re.compile(r"^\s*(?:\w+\s*=\s*)?(?P<call>torch\.ops\.(?P<ns>\w+)\.(?P<op>\w+)\.(?P<ovl>\w+))\(", re.M)
 
 
 class CodeKernel(msgspec.Struct, kw_only=True):
     """One kernel launch (or extern call) in the ``call()`` of inductor's generated wrapper code."""
 
-    name: str                   # the kernel's name in the code (``triton_poi_fused_relu_0``, ``extern_kernels.mm``)
+    name: str                   # the kernel's name in the code (``triton_poi_fused_relu_0``, ``extern_kernels.mm``,
+                                # ``torch.ops.aten._scaled_dot_product_flash_attention.default``)
     source_nodes: list[str]     # from the comment above the call or the definition ([] without one)
     aten_ops: list[str]         # ``aten::relu``... from the same comment
     handle: str | None = None   # ``name:N``: the provenance-tracking key of this launch, when tracked
@@ -193,7 +197,8 @@ def parse_output_code(code: str) -> list[CodeKernel]:
     """Every kernel launch and extern call of inductor's generated wrapper code, in launch order.
 
     Launches are read from the ``call()`` body: a line calling a defined kernel (``name.run(`` for Triton,
-    ``name(`` for C++) or ``extern_kernels.<op>(``. The source nodes and ATen ops come from the
+    ``name(`` for C++), ``extern_kernels.<op>(`` (a library call) or ``torch.ops.<ns>.<op>.<overload>(`` (an op
+    inductor falls back to, named so). The source nodes and ATen ops come from the
     ``Source Nodes`` comment in the lines just above the launch, else from the comment above the kernel's
     definition (C++ kernels have neither on some torch versions: then both lists are empty). A
     ``[Provenance debug handles] name:N`` comment above a launch gives its provenance key."""
@@ -203,7 +208,8 @@ def parse_output_code(code: str) -> list[CodeKernel]:
     body = code[start:] if start >= 0 else ""
     call_re = re.compile(r"^\s*(?P<name>" + "|".join(sorted(map(re.escape, names), key=len, reverse=True))
                          + r")(?:\.run)?\(", re.M) if names else None
-    launches: list[tuple[int, str]] = [(m.start(), "extern_kernels." + m.group("op")) for m in _EXTERN_RE.finditer(body)]
+    launches = [(m.start(), "extern_kernels." + m.group("op")) for m in _EXTERN_RE.finditer(body)]
+    launches += [(m.start(), m.group("call")) for m in _FALLBACK_RE.finditer(body)]
     if call_re is not None:
         launches += [(m.start(), m.group("name")) for m in call_re.finditer(body)]
     launches.sort()
@@ -220,6 +226,18 @@ def parse_output_code(code: str) -> list[CodeKernel]:
         out.append(CodeKernel(name=name, source_nodes=list(nodes), aten_ops=list(aten),
                               handle=h[-1].group("key") if h else None))
     return out
+
+
+def extern_op(name: str) -> str | None:
+    """The profiler's name of a library or fallback call of the generated code (``extern_kernels.mm`` ->
+    ``aten::mm``, ``torch.ops.aten._scaled_dot_product_flash_attention.default`` ->
+    ``aten::_scaled_dot_product_flash_attention``); None for a generated kernel."""
+    if name.startswith("extern_kernels."):
+        return "aten::" + name.split(".", 1)[1]
+    if name.startswith("torch.ops."):
+        parts = name.split(".")
+        return f"{parts[2]}::{parts[3]}" if len(parts) >= 4 else None
+    return None
 
 
 def trace_names(code: str, name: str) -> str:
