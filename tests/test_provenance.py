@@ -123,3 +123,62 @@ def test_the_format_decodes_unknown_fields_away(tmp_path: Path) -> None:
     (tmp_path / "compiled_kernels.json").write_bytes(msgspec.json.encode(
         {"version": 1, "kernels": {"k": {"modules": ["a"], "future_field": 1}}}))
     assert read_compiled_kernels(tmp_path)["k"].modules == ["a"]
+
+
+#: the layout of inductor's Triton wrapper code (torch 2.5+), hand-reduced: a comment block above each kernel's
+#: definition (kernel path, source nodes), a comment above each launch, ``<name>_xnumel`` helper lines that
+#: start like a launch but are none, a kernel defined once and launched twice, a template GEMM, a fallback op
+TRITON_CODE = '''
+async_compile = AsyncCompile()
+
+
+# kernel path: /tmp/torchinductor_u/ab/cabfused0.py
+# Topologically Sorted Source Nodes: [x, gelu], Original ATen: [aten.add, aten.gelu]
+# Source node to ATen node mapping:
+#   gelu => add_1, erf, mul
+# Graph fragment:
+#   %erf : [num_users=1] = call_function[target=torch.ops.aten.erf.default](args = (%mul_1,), kwargs = {})
+triton_poi_fused_add_gelu_0 = async_compile.triton('triton_poi_fused_add_gelu_0', """
+@triton.jit
+def triton_poi_fused_add_gelu_0(in_out_ptr0, xnumel, XBLOCK : tl.constexpr):
+    pass
+""", device_str='cuda')
+
+
+# kernel path: /tmp/torchinductor_u/cd/ccdtem.py
+# Topologically Sorted Source Nodes: [linear], Original ATen: [aten.addmm]
+triton_tem_fused_addmm_1 = async_compile.triton('triton_tem_fused_addmm_1', """
+""", device_str='cuda')
+
+
+async_compile.wait(globals())
+del async_compile
+
+def call(args):
+    primals_1, primals_2 = args
+    with torch.cuda._DeviceGuard(0):
+        buf0 = empty_strided_cuda((8, 64), (64, 1), torch.bfloat16)
+        # Topologically Sorted Source Nodes: [linear], Original ATen: [aten.addmm]
+        stream0 = get_raw_stream(0)
+        triton_tem_fused_addmm_1.run(primals_1, primals_2, buf0, grid=mm_grid(8, 64, meta0), stream=stream0)
+        # Topologically Sorted Source Nodes: [x, gelu], Original ATen: [aten.add, aten.gelu]
+        triton_poi_fused_add_gelu_0_xnumel = 512
+        triton_poi_fused_add_gelu_0.run(buf0, triton_poi_fused_add_gelu_0_xnumel, stream=stream0)
+        # Topologically Sorted Source Nodes: [sdpa], Original ATen: [aten._scaled_dot_product_flash_attention]
+        buf2 = torch.ops.aten._scaled_dot_product_flash_attention.default(buf0, buf0, buf0, 0.0, True)
+        # Topologically Sorted Source Nodes: [x_1, gelu_1], Original ATen: [aten.add, aten.gelu]
+        triton_poi_fused_add_gelu_0.run(buf2, 512, stream=stream0)
+    return (buf0, )
+'''
+
+
+def test_triton_layout() -> None:
+    ks = parse_output_code(TRITON_CODE)
+    assert [k.name for k in ks] == ["triton_tem_fused_addmm_1", "triton_poi_fused_add_gelu_0",
+                                    "torch.ops.aten._scaled_dot_product_flash_attention.default",
+                                    "triton_poi_fused_add_gelu_0"]
+    assert [k.source_nodes for k in ks] == [["linear"], ["x", "gelu"], ["sdpa"], ["x_1", "gelu_1"]]
+    assert ks[1].aten_ops == ["aten::add", "aten::gelu"]
+    tem, gelu = "/tmp/torchinductor_u/cd/ccdtem.py", "/tmp/torchinductor_u/ab/cabfused0.py"
+    assert [k.path for k in ks] == [tem, gelu, None, gelu]
+    assert extern_op(ks[2].name) == "aten::_scaled_dot_product_flash_attention"

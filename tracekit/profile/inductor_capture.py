@@ -184,27 +184,32 @@ class InductorCapture:
                 nodes = k.source_nodes
                 mods = _uniq(by_key.get(n) or module.get(n) for n in nodes)
             ops = _uniq([*k.aten_ops, *(aten.get(n) for n in nodes)])
-            self._add(code, k.name, KernelOrigin(modules=mods, aten_ops=ops, source_nodes=list(nodes), graph=kind))
-
-    def _add(self, code: str, name: str, origin: KernelOrigin) -> None:
-        op = extern_op(name)
-        if op is not None:
-            table, key = self.doc.extern, op
-        else:
-            table, key = self.doc.kernels, trace_names(code, name)
-        have = table.get(key)
-        if have is None:
-            have = table[key] = KernelOrigin(graph=origin.graph)
-        have.modules = _uniq([*have.modules, *origin.modules])
-        have.aten_ops = _uniq([*have.aten_ops, *origin.aten_ops])
-        have.source_nodes = _uniq([*have.source_nodes, *origin.source_nodes])
-        have.calls.append(list(origin.modules))
+            origin = KernelOrigin(modules=mods, aten_ops=ops, source_nodes=list(nodes), graph=kind)
+            op = extern_op(k.name)
+            if op is not None:
+                _merge(self.doc.extern, op, origin)
+            else:
+                _merge(self.doc.kernels, trace_names(code, k.name), origin)
+                if k.path:
+                    _merge(self.doc.files, k.path, origin)
 
     def document(self) -> CompiledKernels:
         return self.doc
 
     def write(self, out_dir: str | Path) -> Path:
         return write_compiled(out_dir, self.doc)
+
+
+def _merge(table: dict[str, KernelOrigin], key: str, origin: KernelOrigin) -> None:
+    """Add one launch to ``table[key]``: the lists united (first-seen order), the launch's modules appended
+    to ``calls``; ``graph`` stays the first one's."""
+    have = table.get(key)
+    if have is None:
+        have = table[key] = KernelOrigin(graph=origin.graph)
+    have.modules = _uniq([*have.modules, *origin.modules])
+    have.aten_ops = _uniq([*have.aten_ops, *origin.aten_ops])
+    have.source_nodes = _uniq([*have.source_nodes, *origin.source_nodes])
+    have.calls.append(list(origin.modules))
 
 
 def _tracked_nodes() -> dict[str, list[str]]:

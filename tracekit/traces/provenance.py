@@ -22,6 +22,10 @@ rank compiles the same program)::
      "extern": {"aten::addmm": {...same fields...}},  # library calls inductor kept (cuBLAS/oneDNN GEMMs...)
                                                  # and ops it falls back to (attention...): keyed by the
                                                  # ATen op the trace shows for them
+     "files": {"/tmp/torchinductor_root/ab/cabc....py": {...same fields...}},  # per kernel source file (Triton:
+                                                 # the launch event's ``kernel_file`` argument), one definition
+                                                 # each: tells apart kernels of the same name in two graphs
+                                                 # (names restart per graph, e.g. DDPOptimizer's submodules)
      "notes": ["..."]}                           # what could not be captured, and why
 
 The mapping comes, per graph, from inductor's provenance tracking where the torch version has it
@@ -76,6 +80,7 @@ class CompiledKernels(msgspec.Struct, kw_only=True, omit_defaults=False):
     torch: str | None = None
     kernels: dict[str, KernelOrigin] = msgspec.field(default_factory=dict)
     extern: dict[str, KernelOrigin] = msgspec.field(default_factory=dict)
+    files: dict[str, KernelOrigin] = msgspec.field(default_factory=dict)
     notes: list[str] = msgspec.field(default_factory=list)
 
 
@@ -168,6 +173,8 @@ class CodeKernel(msgspec.Struct, kw_only=True):
     source_nodes: list[str]     # from the comment above the call or the definition ([] without one)
     aten_ops: list[str]         # ``aten::relu``... from the same comment
     handle: str | None = None   # ``name:N``: the provenance-tracking key of this launch, when tracked
+    path: str | None = None     # the kernel's source file (``# kernel path:``; Triton): the ``kernel_file``
+                                # argument of its launch event in the trace
 
 
 def aten_name(op: str) -> str:
@@ -181,15 +188,21 @@ def _split(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
-def _definition_comments(code: str) -> dict[str, tuple[list[str], list[str]]]:
-    """Kernel name -> (source nodes, aten ops) from the comment block above each kernel definition."""
-    out: dict[str, tuple[list[str], list[str]]] = {}
+_PATH_RE = re.compile(r"^#\s*kernel path:\s*(?P<path>\S+)\s*$", re.M)
+
+
+def _definitions(code: str) -> dict[str, tuple[list[str], list[str], str | None]]:
+    """Kernel name -> (source nodes, ATen ops, kernel path) from the comment block above each kernel's
+    definition (the block starts after the last blank line; empty lists and None where it says nothing)."""
+    out: dict[str, tuple[list[str], list[str], str | None]] = {}
     for m in _DEF_RE.finditer(code):
         head = code[max(0, m.start() - 4000):m.start()]
         block = head[head.rfind("\n\n") + 1:] if "\n\n" in head else head
         c = list(_COMMENT_RE.finditer(block))
-        if c:
-            out[m.group("name")] = (_split(c[-1].group("nodes")), [aten_name(a) for a in _split(c[-1].group("aten"))])
+        p = list(_PATH_RE.finditer(block))
+        nodes = _split(c[-1].group("nodes")) if c else []
+        aten = [aten_name(a) for a in _split(c[-1].group("aten"))] if c else []
+        out[m.group("name")] = (nodes, aten, p[-1].group("path") if p else None)
     return out
 
 
@@ -202,8 +215,8 @@ def parse_output_code(code: str) -> list[CodeKernel]:
     ``Source Nodes`` comment in the lines just above the launch, else from the comment above the kernel's
     definition (C++ kernels have neither on some torch versions: then both lists are empty). A
     ``[Provenance debug handles] name:N`` comment above a launch gives its provenance key."""
-    defs = _definition_comments(code)
-    names = {m.group("name") for m in _DEF_RE.finditer(code)}
+    defs = _definitions(code)
+    names = set(defs)
     start = code.find("def call(")
     body = code[start:] if start >= 0 else ""
     call_re = re.compile(r"^\s*(?P<name>" + "|".join(sorted(map(re.escape, names), key=len, reverse=True))
@@ -219,12 +232,13 @@ def parse_output_code(code: str) -> list[CodeKernel]:
         prev = pos
         c = list(_COMMENT_RE.finditer(between))
         h = [m for m in _HANDLE_RE.finditer(between) if m.group("name") == name]
+        d_nodes, d_aten, path = defs.get(name, ([], [], None))
         if c:
             nodes, aten = _split(c[-1].group("nodes")), [aten_name(a) for a in _split(c[-1].group("aten"))]
         else:
-            nodes, aten = defs.get(name, ([], []))
+            nodes, aten = d_nodes, d_aten
         out.append(CodeKernel(name=name, source_nodes=list(nodes), aten_ops=list(aten),
-                              handle=h[-1].group("key") if h else None))
+                              handle=h[-1].group("key") if h else None, path=path))
     return out
 
 
