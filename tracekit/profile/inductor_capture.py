@@ -126,6 +126,8 @@ class InductorCapture:
         import torch._inductor.config as ic
         from torch._inductor.graph import GraphLowering
 
+        if not hasattr(GraphLowering, "save_output_code"):  # nothing would ever call the hook: say so
+            raise RuntimeError("this torch's GraphLowering has no save_output_code hook")
         patches: dict[str, Any] = {"fx_graph_cache": False}
         if hasattr(ic.triton, "unique_kernel_names"):
             patches["triton.unique_kernel_names"] = True
