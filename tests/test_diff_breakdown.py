@@ -120,3 +120,24 @@ def test_rendered_in_every_format() -> None:
     frame = diff_frame(d)
     assert list(frame.columns) == ["table", *MODULE_COLUMNS] and set(frame["table"]) == {"by_module"}
     assert "(not available: see the notes)" in render_diff({"by_module": None, "notes": ["x"]}, "table")
+
+
+def test_breakdown_reads_the_tables_and_which_run_is_eager() -> None:
+    from types import SimpleNamespace
+
+    from tracekit.compare.diff import breakdown
+    from tracekit.traces.manifest import Manifest
+
+    eager, compiled = Manifest(config={"dynamo": "none"}), Manifest(config={"dynamo": "inductor"})
+    a, b = SimpleNamespace(tables={"modules": EAGER}), SimpleNamespace(tables={"modules": COMPILED})
+    out = breakdown(a, b, eager, compiled, "module", 800.0)
+    assert out["breakdown_notes"] == [] and len(out["by_module"]) == 7
+    assert [f["code"] for f in out["breakdown_findings"]] == ["compiled_slower_than_eager"]
+    assert out["breakdown_findings"][0]["evidence"]["module"] == "mlp.fc1"
+    # two eager runs: rows, no finding, and a note saying why
+    out = breakdown(a, b, eager, eager, "module", 800.0)
+    assert out["breakdown_findings"] == [] and "A none, B none" in out["breakdown_notes"][0]
+    # a run without the table: no rows, a note naming it
+    out = breakdown(a, SimpleNamespace(tables={}), eager, compiled, "op")
+    assert out["by_op"] is None and out["breakdown_notes"] == [
+        "run A has no `ops` table: no per-op comparison", "run B has no `ops` table: no per-op comparison"]
