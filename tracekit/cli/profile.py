@@ -63,6 +63,9 @@ Examples:
                    "run.json cpu_only_step_s): the profiler's cost split by state (docs/whatif-evidence.md).")
 @click.option("--record-shapes", is_flag=True, help="Record operator input shapes.")
 @click.option("--with-stack", is_flag=True, help="Record Python stacks (bigger traces).")
+@click.option("--record-modules/--no-record-modules", default=True, show_default=True,
+              help="Name each module's forward in the trace (ranges tracekit.module:<path>) in the profiled "
+                   "steps of an eager forward; a compiled forward is named through compiled_kernels.json.")
 @click.option("--profile-activities", type=click.Choice(PROFILE_ACTIVITIES), default="cpu,cuda", show_default=True,
               help="What the profiler records. cuda (GPU runs): less profiler overhead, but no CPU side: "
                    "no steps, phases, launches or collective ops in the trace (see docs/commands/profile.md).")

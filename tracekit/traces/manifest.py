@@ -32,7 +32,8 @@ Top-level keys (``schema_version`` 1)::
                       the profiler's window: wait, warm-up, recorded);
                       "profiled": {"mean_sec_per_iter", "step_s" (slowest rank per step), "activities",
                                    "definition"}}
-    profile_window   {"wait", "warmup", "active", "first_step", "record_shapes", "with_stack", "activities"}
+    profile_window   {"wait", "warmup", "active", "first_step", "record_shapes", "with_stack", "activities",
+                      "record_modules" (the recorded steps carry tracekit.module:<path> forward ranges)}
     profiler_cost    {"cpu_op_ns", "runtime_ns", "device", "activities", "record_shapes", "with_stack",
                       "ops_per_rep", "launches_per_rep", "reps", "per_rank": [{"rank", "cpu_op_ns",
                       "runtime_ns"}], "probe", "probes", "method"}: the profiler's cost per recorded event, measured on
@@ -238,6 +239,7 @@ class ProfileWindow(_S):
     record_shapes: bool | None = None
     with_stack: bool | None = None
     activities: str | None = None
+    record_modules: bool | None = None
 
 
 class BreakReason(_S):
