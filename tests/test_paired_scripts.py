@@ -48,7 +48,7 @@ def test_paired_twin_rows_check_the_committed_prediction():
     paired = json.loads((run / "paired.jsonl").read_text())
     assert row["measured_delta_pct"] == paired["paired_delta_pct_median"]
     committed = [json.loads(line) for line in
-                 (ROOT / "benchmarks/results/whatif_scenarios_2026-11-25_h100_paired_twins.jsonl").read_text().splitlines()]
+                 (ROOT / "benchmarks/results/whatif_scenarios_h100_paired_twins.jsonl").read_text().splitlines()]
     (same,) = [r for r in committed if r["variant"].endswith("c/transformer-320-break")]
     assert row["predicted_delta_pct"] == pytest.approx(same["predicted_delta_pct"], abs=1e-9)
 

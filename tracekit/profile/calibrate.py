@@ -38,7 +38,7 @@ run's compile facts start counting, its code its own, so it adds no frame, recom
 bucket log to the run's ``compile`` section). A recorded event of compiled code costs the
 profiler 1.3-2.3x one of eager code on an H100 (Triton launch ranges with their launch
 arguments, ``cuLaunchKernelEx``, compiled-region ranges:
-``benchmarks/results/profiler_cost_compiled_2026-11-25_h100.txt``), so the run's figure is
+``benchmarks/results/profiler_cost_compiled_h100.txt``), so the run's figure is
 the compiled probe's; both probes' figures are kept under ``probes``. On 16 inductor runs
 (docs/whatif-evidence.md, "A compiled probe for compiled runs") it predicted the unprofiled step about
 as well as the eager probe (|error| median 22.1 % against 23.2 %): both are noise-bound there. CPU runs keep the eager

@@ -42,16 +42,16 @@ from typing import Any
 #: a step whose GPU idle share is below this is GPU-bound (module doc)
 GPU_BOUND_MAX_IDLE_PCT = 15.0
 
-_SOURCES = ("whatif_2026-11-27_committed_all.jsonl", "whatif_2026-11-27_h100_unsynced.jsonl",
-            "whatif_2026-11-27_h100x2_unsynced.jsonl", "whatif_2026-11-28_nccl_baselines_not_kept.jsonl",
-            "whatif_2026-11-28_h200_heldout_e_not_kept.jsonl", "whatif_2026-11-28_h200x2_layouts_not_kept.jsonl",
-            "whatif_2026-11-28_h200x2_ws1_baselines_not_kept.jsonl",
-            "whatif_2026-11-28_h200x2_hooks_baselines_not_kept.jsonl",
-            "whatif_2026-11-28_h200x2_contention_baselines.jsonl",
-            "whatif_2026-11-28_h200x2_contention_tfmbig_baselines_not_kept.jsonl",
-            "whatif_2026-11-28_h200x2_phases_baselines_not_kept.jsonl",
-            "whatif_2026-11-29_h200_window_not_kept.jsonl", "whatif_2026-11-29_h200_window_b_not_kept.jsonl",
-            "whatif_2026-11-29_h200_defaults_not_kept.jsonl")
+_SOURCES = ("whatif_committed_all.jsonl", "whatif_h100_unsynced.jsonl",
+            "whatif_h100x2_unsynced.jsonl", "whatif_nccl_baselines_no_traces.jsonl",
+            "whatif_h200_heldout_e_no_traces.jsonl", "whatif_h200x2_layouts_no_traces.jsonl",
+            "whatif_h200x2_ws1_baselines_no_traces.jsonl",
+            "whatif_h200x2_hooks_baselines_no_traces.jsonl",
+            "whatif_h200x2_contention_baselines.jsonl",
+            "whatif_h200x2_contention_tfmbig_baselines_no_traces.jsonl",
+            "whatif_h200x2_phases_baselines_no_traces.jsonl",
+            "whatif_h200_window_no_traces.jsonl", "whatif_h200_window_b_no_traces.jsonl",
+            "whatif_h200_defaults_no_traces.jsonl")
 _ANY = (0.0, 100.0 + 1e-9)
 
 

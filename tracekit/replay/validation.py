@@ -68,16 +68,16 @@ class Check(_FromResults):
         return "gloo" if "CPU/gloo" in self.setting else "nccl" if "NCCL" in self.setting else None
 
 
-_GB = ("whatif_scenarios_2026-11-24_h100_graph_break", "whatif_scenarios_2026-11-25_h200_graph_break")
-_GLOO = ("whatif_scenarios_2026-11-24_cpu_gloo_a", "whatif_scenarios_2026-11-24_cpu_gloo_b",
-         "whatif_scenarios_2026-11-24_cpu_gloo_c")
+_GB = ("whatif_scenarios_h100_graph_break", "whatif_scenarios_h200_graph_break")
+_GLOO = ("whatif_scenarios_cpu_gloo_a", "whatif_scenarios_cpu_gloo_b",
+         "whatif_scenarios_cpu_gloo_c")
 
-_CPU16 = ("whatif_scenarios_2026-11-25_cpu16_a", "whatif_scenarios_2026-11-25_cpu16_b")
-_CPU16_PINNED = ("whatif_scenarios_2026-11-25_cpu16_pinned",)
+_CPU16 = ("whatif_scenarios_cpu16_a", "whatif_scenarios_cpu16_b")
+_CPU16_PINNED = ("whatif_scenarios_cpu16_pinned",)
 _IDLE = "CPU/gloo, 2 ranks, an idle 16-core host"
-_PAIRED = "whatif_scenarios_2026-11-25_h100_paired_twins"
-_PAIRED_H200 = "whatif_scenarios_2026-11-25_h200_paired_twins"
-_CPU16_PAIRED = ("whatif_scenarios_2026-11-25_cpu16_paired",)
+_PAIRED = "whatif_scenarios_h100_paired_twins"
+_PAIRED_H200 = "whatif_scenarios_h200_paired_twins"
+_CPU16_PAIRED = ("whatif_scenarios_cpu16_paired",)
 _ONE_JOB = "pinned to 8 cores, every variant timed in one job, steps alternating, 30 rounds"
 _NCCL = "NCCL, 2 GPUs (4 x H200 host)"
 _NCCL_ONE_JOB = "every variant timed in one job, steps alternating, 40 rounds"
@@ -86,27 +86,27 @@ _NCCL_SHAPES = ("toy MLP 8 x 4096 fp32 batch 64 and a bf16 transformer (3 sets e
 _GPUBOUND = "toy MLP 16 x 4096 fp32 batch 512"
 _ALL_SHAPES = "the three CPU-bound shapes and a GPU-bound toy MLP 16 x 4096"
 _CPU_SHAPES = "toy4096|tfm1024|gpt2bf16"
-_NCCL_PAIRED = ("whatif_scenarios_2026-11-27_h200x4_paired",)
-_NCCL_SEPARATE = ("whatif_scenarios_2026-11-27_h200x4_separate",)
+_NCCL_PAIRED = ("whatif_scenarios_h200x4_paired",)
+_NCCL_SEPARATE = ("whatif_scenarios_h200x4_separate",)
 _X2 = "NCCL, 2 GPUs (a 2 x H200 host, 32 cores), CPU-bound steps"
 _X2_HELD_OUT = ("the three CPU-bound shapes, one set recorded after every figure of the model was fitted; GPT-2's "
                 "trace not kept")
-_NCCL_X2 = ("whatif_scenarios_2026-11-27_h200x2_paired",)
+_NCCL_X2 = ("whatif_scenarios_h200x2_paired",)
 _X2B = "NCCL, 2 GPUs (another 2 x H200 host, 32 cores, 2026-11-28), CPU-bound steps"
 _X2B_HELD_OUT = ("the three CPU-bound shapes, recorded after every figure of the model was fitted and evaluated "
                  "before and after the launch work of 2026-11-28; GPT-2's trace not kept")
-_NCCL_X2B = ("whatif_scenarios_2026-11-28_h200x2_paired",)
+_NCCL_X2B = ("whatif_scenarios_h200x2_host2_paired",)
 _X2W = "NCCL, 2 GPUs (a third 2 x H200 host, 32 cores, 2026-11-28, seventh session), CPU-bound steps"
 _X2W_HELD_OUT = ("five CPU-bound shapes (toy MLPs 8 x 4096 and 16 x 2048, bf16 transformers 1024 x 8 and 768 x 12, HF "
                  "GPT-2 bf16), recorded after NCCL's launches were shed; traces not kept")
-_NCCL_X2W = ("whatif_scenarios_2026-11-28_h200x2_ws1_heldout",)
+_NCCL_X2W = ("whatif_scenarios_h200x2_ws1_heldout",)
 _H100X2 = "NCCL, 2 GPUs (a 2 x H100 host, 32 cores, 2026-11-28), CPU-bound steps"
 _H100X2_HELD_OUT = "the three CPU-bound shapes, recorded after every change of the model; traces not kept"
-_NCCL_H100X2 = ("whatif_scenarios_2026-11-28_h100x2_paired",)
+_NCCL_H100X2 = ("whatif_scenarios_h100x2_paired",)
 _CROSS = ("every bucket layout (caps 1, 5, 25, 100 MB) profiled and each predicted from every other, the four timed "
           "in one job, 40 rounds (benchmarks/bench_whatif.py --cross)")
-_CROSS_X4 = ("whatif_scenarios_2026-11-27_h200x4_layouts_cross",)
-_CROSS_X2 = ("whatif_scenarios_2026-11-28_h200x2_layouts_cross",)
+_CROSS_X4 = ("whatif_scenarios_h200x4_layouts_cross",)
+_CROSS_X2 = ("whatif_scenarios_h200x2_layouts_cross",)
 _X2C = "NCCL, 2 GPUs (a 2 x H200 host, 32 cores, 2026-11-28, fifth session), CPU-bound steps"
 _X2C_SHAPES = ("bf16 transformers 1024 x 8 and 768 x 12, HF GPT-2 bf16, toy MLPs 8 x 4096 and 16 x 2048; recorded after "
                "every figure of the model was set; traces not kept")
@@ -116,7 +116,7 @@ _X2D_SHAPES = ("toy MLPs 16 x 4096 fp32 batch 512 and 16 x 2048 fp32 batch 2048,
                "sample_traces/h200x2_contention, and a bf16 transformer 1024 x 8 batch 64, trace not kept; each profiled at "
                "caps 25 and 100 MB and predicted from both; recorded after the contention re-timing was set on the 4 x H200 "
                "runs: held out")
-_NCCL_X2D = ("whatif_scenarios_2026-11-28_h200x2_contention",)
+_NCCL_X2D = ("whatif_scenarios_h200x2_contention",)
 
 CHECKS: tuple[Check, ...] = (
     Check("no_graph_breaks", "inductor, GPU-bound step (GPU busy throughout), 1 GPU (H100, H200)", 3, 0.1, 0.9,
@@ -135,10 +135,10 @@ CHECKS: tuple[Check, ...] = (
           13.8, 20.9, NOISY, "pinned, the same program still measured 5.5 to 8.2 ms (toy with the break) and 10.3 to "
           "14.3 ms (transformer without it) in three runs; every pair measured faster without the break but one, by "
           "more than the -2.4 to -3.1 % the model before DDPOptimizer's re-cut predicted (traces not kept)",
-          ("whatif_scenarios_2026-11-25_h100_graph_break_pinned",)),
+          ("whatif_scenarios_h100_pinned_graph_break",)),
     Check("no_graph_breaks", "inductor, CPU/gloo, 2 ranks", 1, 26.1, 26.1, NOISY,
           "the twin without the break measured 25 % slower than the one with it",
-          ("whatif_scenarios_2026-11-24_cpu_gloo_graph_break",)),
+          ("whatif_scenarios_cpu_gloo_graph_break",)),
     Check("bucket_cap_mb", "CPU/gloo, 2 ranks (caps 1, 5, 25 again, 100 MB)", 11, 14.9, 55.3, NOISY,
           "the unchanged baseline measured 21 % and 55 % apart in two repeats", _GLOO),
     Check("bucket_cap_mb", "CPU/gloo, 2 ranks on a 2-core host, DDP's default caps (the README's demo model), every "
@@ -146,7 +146,7 @@ CHECKS: tuple[Check, ...] = (
           "no two variants measured apart beyond their quartiles (cap 25 MB -1.5 %, 100 MB +4.9 %, 1 MB +7.9 %, "
           "quartiles 4 to 20 % wide); predicted +16.7, +24.4 and +11.6 %: each rank's compute and gloo's worker "
           "threads share the two cores, which the replay does not model (2026-11-28)",
-          ("whatif_scenarios_2026-11-28_cpu2_demo_paired",)),
+          ("whatif_scenarios_cpu2_demo_paired",)),
     Check("first_bucket_cap_mb", "CPU/gloo, 2 ranks (first bucket 5 MB)", 3, 37.5, 65.8, NOISY,
           "the unchanged baseline measured 21 % and 55 % apart in two repeats", _GLOO),
     Check("world_size", "CPU/gloo, 2 ranks -> 1", 3, 41.4, 68.7, NOISY,
@@ -334,8 +334,8 @@ CHECKS: tuple[Check, ...] = (
           CHECKED, "the MLP measured +9.8, +10.2, +10.2 and +9.9 % for a second rank, predicted +7.2, +7.0, +7.1 and "
           "+7.1 %: compute beside the allreduces (1.28x slower, set before these runs) is most of it; the transformer "
           "+0.3, 0.0 and +0.5 %, predicted +1.1 % (the third 2 x H200 host was run after the model was set: held out)",
-          ("whatif_scenarios_2026-11-28_h200x4_grow", "whatif_scenarios_2026-11-28_h200x2_grow",
-           "whatif_scenarios_2026-11-28_h200x2b_grow", "whatif_scenarios_2026-11-28_h200x2c_grow"), "gpubound|tfmbig",
+          ("whatif_scenarios_h200x4_grow", "whatif_scenarios_h200x2_grow",
+           "whatif_scenarios_h200x2b_grow", "whatif_scenarios_h200x2c_grow"), "gpubound|tfmbig",
           from_one_rank=True),
     Check("world_size", "NCCL, 1 GPU grown to 2 and 4 (a 1-rank run; the paired truth timed in one job, 40 rounds), "
           "CPU-bound steps (toy MLP 8 x 4096 fp32 batch 64 on all four hosts, a bf16 transformer batch 8 and HF GPT-2 "
@@ -344,8 +344,8 @@ CHECKS: tuple[Check, ...] = (
           "+23.4, +2.6 and +24.9 %); where the step waits for the CPU, the ranks' skew and NCCL's enqueue work decide "
           "the change, and the model takes every rank to be the recorded one (the transformer: +19.7, +8.9 and +2.9 % "
           "measured, 0.0, 0.0 and +1.5 % predicted; GPT-2 +4.1 and +13.7 %, predicted +0.6 and +1.5 %)",
-          ("whatif_scenarios_2026-11-28_h200x4_grow", "whatif_scenarios_2026-11-28_h200x2_grow",
-           "whatif_scenarios_2026-11-28_h200x2b_grow", "whatif_scenarios_2026-11-28_h200x2c_grow"),
+          ("whatif_scenarios_h200x4_grow", "whatif_scenarios_h200x2_grow",
+           "whatif_scenarios_h200x2b_grow", "whatif_scenarios_h200x2c_grow"),
           "toy4096|tfm1024/|gpt2bf16", from_one_rank=True),
     Check("world_size", f"{_NCCL}, separate runs (2 ranks -> 1 and -> 4; {_ALL_SHAPES})", 8, 6.4, 27.8, NOISY,
           "the transformer's 1 and 4 ranks measured +0.2 and -6.1 % here, -14.6 and +3.2 % timed in one job",
@@ -356,14 +356,14 @@ CHECKS: tuple[Check, ...] = (
           "as --bandwidth-x with the ratio of the two runs' own fitted bus bandwidths (37.7-40.6 and 267-305 GB/s, "
           "the timed 41.8 and 305 GB/s within 10 %): toy MLP +192.6 / -63.9 % predicted, +201.2 / -66.8 % "
           "measured; GPU-bound MLP +57.5 / -42.1 %, +64.0 / -39.0 %; transformer +31.2 / -0.9 %, +18.6 / -15.7 %",
-          ("whatif_scenarios_2026-11-28_h200x4_busbw",)),
+          ("whatif_scenarios_h200x4_busbw",)),
     Check("bandwidth_x", f"{_NCCL}, a slower network made for real (NCCL_MAX_NCHANNELS=2: 7.30x less all-reduce "
           f"bandwidth, scripts/nccl_busbw.py) and back, separate runs ({_ALL_SHAPES})", 6, 11.7, 18.9, CHECKED,
           "the change (+19 to +201 %) is far above the runs' noise; toy MLP measured +201.2 / -66.8 %, predicted "
           "+220.0 / -63.9 %; GPU-bound MLP +64.0 / -39.0 %, predicted +74.8 / -42.1 % (-18.1 % until 2026-11-28: "
           "the slow run's allreduces, queued behind each other, kept their recorded launch-to-start times of "
           "15-20 ms); transformer +18.6 / -15.7 %, predicted +31.3 / -0.9 % (allreduces overlapped the backward "
-          "more, or slowed it less, than the replay keeps)", (*_NCCL_SEPARATE, "whatif_scenarios_2026-11-27_h200x4_bandwidth")),
+          "more, or slowed it less, than the replay keeps)", (*_NCCL_SEPARATE, "whatif_scenarios_h200x4_bandwidth")),
 )
 
 
