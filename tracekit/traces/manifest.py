@@ -76,7 +76,7 @@ Top-level keys (``schema_version`` 1)::
                       "reducer_buckets": [[indices into reducer_params], bucket 0 first]|None,
                       "graphs": [{"index", "kind": "forward"|"compiled_autograd"|"backward", "compile_id",
                                   "nodes", "ops", "allreduces", "params": [names], "param_bytes",
-                                  "file" (graphs/NNN_<kind>_<id>.py), "ddp_optimizer_submodule",
+                                  "file" (graphs/NNN_<kind>_<id>.fx.txt), "ddp_optimizer_submodule",
                                   "buckets": [reducer bucket ids], "cut": {"kind": "ddp_split"|
                                   "graph_break"|"end", "reason", "where"},
                                   "allreduce_params" (backward graphs: per allreduce, its parameter)}],
