@@ -37,7 +37,7 @@ Usage::
 3. **Fit** wall time against rank count per contender (least squares, :func:`linear_fit`): the fixed
    cost and the cost per rank, and how far the worst point is from that line (linear in ranks means
    small residuals). Results (rows, fits, the machine's facts) go to ``--json``, by default
-   ``benchmarks/results/bench_many_ranks_<date>_<kb>kb.json``.
+   ``benchmarks/results/bench_many_ranks_<kb>kb_m<NN>.json``.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the generated rank files")
     ap.add_argument("--cache-dir", type=Path, default=REPO / ".bench")
     ap.add_argument("--json", type=Path, default=None,
-                    help="results file (default benchmarks/results/bench_many_ranks_<date>_<kb>kb.json)")
+                    help="results file (default benchmarks/results/bench_many_ranks_<kb>kb_m<NN>.json)")
     a = ap.parse_args(argv)
 
     machine = machine_facts()  # the load average before this benchmark's own work

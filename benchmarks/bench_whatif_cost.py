@@ -13,7 +13,7 @@ checkout's modules byte-compiled and the input in the page cache, best of ``--re
 ``ru_maxrss``, the largest single process). ``--against DIR`` times another checkout (e.g. a ``git worktree``
 of the previous commit) in the same run, alternating with this one, and checks the two print the same JSON.
 
-Results go to ``--json`` (default ``benchmarks/results/bench_whatif_cost_<date>.json``) with the machine's
+Results go to ``--json`` (default ``benchmarks/results/bench_whatif_cost_<shape>_m<NN>.json``) with the machine's
 facts (:func:`bench_analyze.machine_facts`).
 
 Usage::
