@@ -24,7 +24,7 @@ CASES = {
     "sample_inductor_graph_break": "sample_traces/inductor_graph_break",
     "sample_aot_eager_python_reducer": "sample_traces/aot_eager_python_reducer",
     "sample_fsdp_transformer_inductor": "sample_traces/fsdp_transformer_inductor",
-    # scripts/gpu_compiled_autograd.sh on 2 x H200: DDPOptimizer, replicate(), tensor parallel tp=2
+    # benchmarks/gpu/compiled_autograd.sh on 2 x H200: DDPOptimizer, replicate(), tensor parallel tp=2
     "sample_ca_inductor": "sample_traces/h200x2_compiled_autograd/inductor",
     "sample_ca_replicate_inductor": "sample_traces/h200x2_compiled_autograd/replicate-inductor",
     "sample_ca_tp2_replicate_transformer": "sample_traces/h200x2_compiled_autograd/tp2-replicate-transformer",

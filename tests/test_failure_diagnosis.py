@@ -116,10 +116,24 @@ def test_heartbeat_file_record_and_fault_parse(tmp_path: Path, monkeypatch: pyte
     assert "unreadable" in heartbeat.read_progress(tmp_path)[4]
 
 
-def test_module_marks_are_noops_without_a_file() -> None:
-    heartbeat.stop(clean=True)
+def test_module_marks_are_noops_without_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once the progress file is closed (or was never opened: ``start(None, ...)``), the module's marks write
+    nothing: the closed file keeps its last record and no new file appears."""
+    monkeypatch.chdir(tmp_path)
+    assert heartbeat.start(tmp_path, 0) is not None
+    heartbeat.set_stage("timed")
     heartbeat.begin_step()
-    heartbeat.mark("forward")  # no file open: nothing happens, nothing raises
+    heartbeat.mark("forward")
+    heartbeat.stop(clean=True)
+    closed = (tmp_path / heartbeat.progress_filename(0)).read_bytes()
+    assert heartbeat.start(None, 0) is None
+    heartbeat.set_stage("warmup")
+    heartbeat.begin_step()
+    heartbeat.mark("backward")
+    assert (tmp_path / heartbeat.progress_filename(0)).read_bytes() == closed
+    assert sorted(p.name for p in tmp_path.iterdir()) == [heartbeat.progress_filename(0)]
+    rec = heartbeat.read_progress(tmp_path)[0]
+    assert (rec["stage"], rec["step"], rec["phase"]) == ("timed", 1, "forward")
 
 
 def test_innermost_frame_of_the_main_thread() -> None:

@@ -8,19 +8,19 @@ import pandas as pd
 import pytest
 
 from tracekit.analyses.graphbreaks import _step_sums, graph_break_summary
-from tracekit.analyses.timeline import group_median, manifest_check
+from tracekit.analyses.manifest_check import manifest_check, median_by
 from tracekit.traces import cols as C
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_group_median_is_pandas(seed: int) -> None:
+def test_median_by_is_pandas(seed: int) -> None:
     rng = np.random.default_rng(seed)
     n = 80
     v = rng.integers(0, 9, n).astype(float)
     v[rng.random(n) < 0.2] = np.nan
     t = {"rank": rng.integers(0, 6, n), "v": v}
     want = pd.DataFrame(t).groupby("rank")["v"].median().dropna().to_dict()
-    assert group_median(t, "rank", "v") == pytest.approx(want)
+    assert median_by(t, "rank", "v") == pytest.approx(want)
 
 
 def test_factorize_is_pandas() -> None:

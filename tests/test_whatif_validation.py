@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tracekit.replay import validation
+from tracekit.replay import evidence, validation
 from tracekit.replay.scenario_spec import Scenario
 from tracekit.replay.api import WhatifResult
 
@@ -26,7 +26,7 @@ def _variants(check: validation.Check) -> list[dict]:
     """The variant rows of the check's files whose change is the check's and whose run matches ``variants``."""
     rows = []
     for fragment in check.sources:
-        files = sorted(RESULTS.glob(f"{fragment}*.jsonl"))
+        files = evidence.result_files(RESULTS, fragment)
         assert files, f"{fragment}: no such result file"
         for f in files:
             for line in f.read_text().splitlines():
@@ -86,7 +86,7 @@ def test_result_lists_the_checks_of_its_scenarios_only() -> None:
 def _ranking_rows(k: validation.Ranking) -> list[dict]:
     rows = []
     for fragment in k.sources:
-        files = sorted(RESULTS.glob(f"{fragment}*.jsonl"))
+        files = evidence.result_files(RESULTS, fragment)
         assert files, f"{fragment}: no such result file"
         rows += [r for f in files for r in map(json.loads, f.read_text().splitlines())
                  if re.search(k.variants, r["variant"])]

@@ -50,8 +50,9 @@ import numpy as np
 
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.findings import Finding, FindingContext, rank_step_us, rounded, step_means
+from tracekit.analyses.manifest_check import rank_compile_facts
 from tracekit.analyses.registry import Column, RankContext, Table, View, ViewOptions
-from tracekit.analyses.timeline import cpu_ops, rank_compile_facts, rows_by_rank
+from tracekit.analyses.timeline import cpu_ops, rows_by_rank
 from tracekit.traces import cols as C, schema
 from tracekit.traces.cols import Cols
 from tracekit.traces.frames import NO_ROWS, Columnar

@@ -77,7 +77,7 @@ Top-level keys (``schema_version`` 1)::
                       "reducer_buckets": [[indices into reducer_params], bucket 0 first]|None,
                       "graphs": [{"index", "kind": "forward"|"compiled_autograd"|"backward", "compile_id",
                                   "nodes", "ops", "allreduces", "params": [names], "param_bytes",
-                                  "file" (graphs/NNN_<kind>_<id>.py), "ddp_optimizer_submodule",
+                                  "file" (graphs/NNN_<kind>_<id>.fx.txt), "ddp_optimizer_submodule",
                                   "buckets": [reducer bucket ids], "cut": {"kind": "ddp_split"|
                                   "graph_break"|"end", "reason", "where"},
                                   "allreduce_params" (backward graphs: per allreduce, its parameter)}],
@@ -170,9 +170,9 @@ class RankHost(_S):
     pid: int | None = None
     device: str | None = None
     gpu_name: str | None = None
-    #: CPU cores the rank's process could run on (its affinity mask; since 2026-11-28)
+    #: CPU cores the rank's process could run on (its affinity mask; None in manifests that predate the field)
     cpus: int | None = None
-    #: torch's intra-op threads in the rank (``torch.get_num_threads()``; since 2026-11-28)
+    #: torch's intra-op threads in the rank (``torch.get_num_threads()``; None in manifests that predate the field)
     torch_threads: int | None = None
     #: gloo with --tp: OS thread id -> process group name (tracekit.profile.pg_probe)
     gloo_threads: dict[str, str] | None = None
@@ -207,7 +207,7 @@ class StepTimes(_S):
     profiled_mean_sec_per_iter: float | None = None
     #: every step of the profiler's window, timed the same way: ``profile_window.wait`` steps with the profiler
     #: off, ``profile_window.warmup`` with CUPTI's activity tracing on and nothing recorded, then the recorded ones
-    #: (per rank; None in manifests before 2026-11-29)
+    #: (per rank; None in manifests that predate the field)
     window_step_s: list[float] | None = None
     #: steps after the window profiled with the CPU recorded and CUPTI off (``--profile-cpu-only-steps``), timed
     #: the same way (per rank; None when not timed)
@@ -403,8 +403,8 @@ class ProfilerCost(_S):
 
     Measured by :mod:`tracekit.profile.calibrate` in each rank after the timed steps: a loop
     of small training steps (on the GPU in CUDA runs, under DDP when the run uses it) timed with
-    the profiler off and on, with the run's profiler settings. CUDA runs calibrated since 2026-11-24 (``ddp`` not null)
-    record one figure per event (``cpu_op_ns`` = ``runtime_ns``). The replay (``tracekit whatif``) subtracts these costs
+    the profiler off and on, with the run's profiler settings. CUDA runs whose calibration records ``ddp``
+    (not null) record one figure per event (``cpu_op_ns`` = ``runtime_ns``). The replay (``tracekit whatif``) subtracts these costs
     to predict the step the profiler did not disturb.
     """
 
@@ -425,10 +425,10 @@ class ProfilerCost(_S):
     #: per-rank figures: [{"rank", "cpu_op_ns", "runtime_ns"}]
     per_rank: list[dict[str, Any]] = []
     #: which probe gave the figures above: "eager", or the run's ``torch.compile`` backend (compiled CUDA runs
-    #: time a compiled probe too); None in manifests before 2026-11-25
+    #: time a compiled probe too); None in manifests that predate the field
     probe: str | None = None
     #: each probe's figures (medians over ranks): {label: {"cpu_op_ns", "runtime_ns", "ops_per_rep",
-    #: "launches_per_rep"}}; empty in manifests before 2026-11-25
+    #: "launches_per_rep"}}; empty in manifests that predate the field
     probes: dict[str, dict[str, Any]] = {}
     method: str | None = None
 
@@ -524,7 +524,7 @@ class Manifest(_S):
     graphs: Graphs | None = None
     #: ``tracekit bench ddp --profile`` points: ``{"ddp", "world_size"}``
     bench_point: dict[str, Any] | None = None
-    #: the profiler's own cost per event on this machine (:class:`ProfilerCost`); null before 2026-11-24
+    #: the profiler's own cost per event on this machine (:class:`ProfilerCost`); null in manifests that predate it
     profiler_cost: ProfilerCost | None = None
     #: status "failed": which rank stopped first and who failed because of it (tracekit.profile.diagnose.Failure)
     failure: dict[str, Any] | None = None
