@@ -1,5 +1,5 @@
 """Write the generated wrapper code (Triton) of a tiny model's forward and backward, and the compiled_kernels.json
-the capture makes of it, into the folder given (scripts/gpu_provenance_samples.sh; needs a GPU)."""
+the capture makes of it, into the folder given (benchmarks/gpu/provenance_samples.sh; needs a GPU)."""
 import sys
 import torch
 from torch import nn
