@@ -172,15 +172,15 @@ def test_modules_of_ops_and_tree_rollup(tmp_path: Path) -> None:
     assert mods.loc["blocks.0.mlp", "us_per_step"] == pytest.approx(3.0 + 4.0)
     assert mods.loc["blocks.0", "us_per_step"] == pytest.approx(10.0 + 7.0)
     assert mods.loc["blocks.0", "self_us_per_step"] == pytest.approx(10.0)
-    assert mods.loc["(model)", "us_per_step"] == pytest.approx(17.0 + 2.0)
+    assert mods.loc["", "us_per_step"] == pytest.approx(17.0 + 2.0)
     assert mods.loc["(outside modules)", "us_per_step"] == pytest.approx(1.0)
     assert mods.loc["(optimizer)", "us_per_step"] == pytest.approx(5.0)
-    assert mods.loc["blocks.0.mlp", "parent"] == "blocks.0" and mods.loc["blocks", "parent"] == "(model)"
-    assert mods.loc["blocks.0.mlp", "depth"] == 3 and mods.loc["(model)", "depth"] == 0
+    assert mods.loc["blocks.0.mlp", "parent"] == "blocks.0" and mods.loc["blocks", "parent"] == ""
+    assert mods.loc["blocks.0.mlp", "depth"] == 3 and mods.loc["", "depth"] == 0
     assert mods.loc["blocks.0.mlp", "flops_per_step"] == 2 * 64 * 64
     assert mods["self_us_per_step"].sum() == pytest.approx(res.tables["ops"]["us_per_step"].sum())
     assert mods.loc["blocks.0", "kernels_per_step"] == 3
-    assert mods.loc["(model)", "step_share_pct"] == pytest.approx(100 * 19.0 / 5000)
+    assert mods.loc["", "step_share_pct"] == pytest.approx(100 * 19.0 / 5000)
 
 
 def test_trace_without_shapes_has_times_and_a_note(tmp_path: Path) -> None:
@@ -244,9 +244,9 @@ def test_compiled_kernels_by_name_and_by_provenance_file(tmp_path: Path) -> None
     (tmp_path / "compiled_kernels.json").write_text(json.dumps({"version": 1, "kernels": {
         "triton_poi_fused_add_mul_0": {"modules": ["blocks.3.mlp.0", "blocks.3.mlp.2"], "aten_ops": ["aten::add"],
                                        "graph": "forward", "flops": 12345, "bytes": None}}}))
-    from tracekit.traces.provenance import read_compiled_kernels
+    from tracekit.analyses.ops import _compiled_kernels
 
-    read_compiled_kernels.cache_clear()
+    _compiled_kernels.cache_clear()
     p = _row(tracekit.analyze(tmp_path), "triton_poi_fused_add_mul_0")
     assert p["module"] == "blocks.3.mlp" and p["flops_per_step"] == 12345 and p["flops_source"] == "inductor"
 

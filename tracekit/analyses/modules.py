@@ -2,10 +2,10 @@
 
 A module's **self** figures are the sums over the ops whose ``module`` is exactly it; its inclusive figures
 (``us_per_step``, ``kernels_per_step``, ``flops_per_step``, ``bytes_per_step``) add every module below it
-(``blocks.3`` holds ``blocks.3.mlp`` holds ``blocks.3.mlp.0``). The root, the model itself (module ``""``), is
-shown as ``(model)`` and holds every module; ops outside every module form the row ``(outside modules)``, and
-optimizer ops outside modules the row ``(optimizer)``, both at depth 0 beside the root. So the self times of
-all rows sum to the ``ops`` table's total time of the rank.
+(``blocks.3`` holds ``blocks.3.mlp`` holds ``blocks.3.mlp.0``). The root, the model itself, is module ``""``
+(shown as ``(model)`` in the text report) and holds every module; ops outside every module form the row
+``(outside modules)``, and optimizer ops outside modules the row ``(optimizer)``, both at depth 0 beside the
+root. So the self times of all rows sum to the ``ops`` table's total time of the rank.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ OUTSIDE = "(outside modules)"
 
 COLUMNS = (
     Column("rank", "rank", "the rank"),
-    Column("module", "name", "dotted module path; (model) = the model itself, (outside modules) = ops in no "
-                             "module, (optimizer) = optimizer ops in no module"),
-    Column("parent", "name", "the enclosing module ((model) for a top-level module); null at depth 0"),
-    Column("depth", "count", "0 for (model), (outside modules) and (optimizer); 1 + the parent's depth below"),
+    Column("module", "name", "dotted module path; '' = the model itself (the text report shows (model)), "
+                             "(outside modules) = ops in no module, (optimizer) = optimizer ops in no module"),
+    Column("parent", "name", "the enclosing module ('' for a top-level module); null at depth 0"),
+    Column("depth", "count", "0 for the model, (outside modules) and (optimizer); 1 + the parent's depth below"),
     Column("us_per_step", "us", "summed op time (ops table us_per_step) of this module and every module below it"),
     Column("self_us_per_step", "us", "summed op time of the ops whose module is exactly this one"),
     Column("kernels_per_step", "count", "GPU activities launched by its ops and its sub-modules' ops per step"),
@@ -50,9 +50,7 @@ def _ancestors(path: str) -> list[str]:
 
 
 def _label(m: str | None) -> str:
-    if m is None:
-        return OUTSIDE
-    return ROOT if m == "" else m
+    return OUTSIDE if m is None else m
 
 
 def rank_modules(ops: Mapping[str, np.ndarray], step_us: float) -> dict[str, list[Any]]:
@@ -123,12 +121,13 @@ def modules_table(ctx: RunContext) -> C.Cols:
 
 def _view(t: Mapping[str, Any], opts: ViewOptions) -> View | None:
     mods = C.as_cols(t["modules"])
-    if not C.nrows(mods) or not (mods["module"] == ROOT).any():  # no module ranges in the traces: no tree
+    if not C.nrows(mods) or not (mods["module"] == "").any():  # no module ranges in the traces: no tree
         return None
     keep = np.flatnonzero(mods["depth"] <= 2)
     shown = ("rank", "module", "depth", "us_per_step", "self_us_per_step", "step_share_pct", "achieved_tflops")
-    return View("Modules per rank (depth ≤ 2; --table modules for the whole tree)",
-                C.select(C.take(mods, keep), list(shown)))
+    view = C.select(C.take(mods, keep), list(shown))
+    view["module"] = C.obj([ROOT if m == "" else m for m in view["module"].tolist()])
+    return View("Modules per rank (depth ≤ 2; --table modules for the whole tree)", view)
 
 
 TABLES = [

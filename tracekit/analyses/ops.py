@@ -15,6 +15,7 @@ both stated in docs/ops.md.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -205,7 +206,7 @@ def _categories(calls: Calls, codes: np.ndarray, names: list[str]) -> np.ndarray
     return cat
 
 
-def _model(rt: Any, calls: Calls, compiled: Mapping[str, provenance.CompiledKernel]) -> Modelled:
+def _model(rt: Any, calls: Calls, compiled: Mapping[str, provenance.KernelOrigin]) -> Modelled:
     """Each call's category and modelled cost: names are looked at once each; the recorded inputs of the calls
     whose op has a model are decoded once per distinct inputs (:func:`op_models.model_of` caches them)."""
     n = calls.name.size
@@ -216,7 +217,7 @@ def _model(rt: Any, calls: Calls, compiled: Mapping[str, provenance.CompiledKern
     dtype, source, shape = (np.full(n, None, dtype=object) for _ in range(3))
     module = calls.module.copy()
     idx, args = rt.op_args()
-    dims, types, conc = args["input_dims"], args["input_type"], args["concrete"]
+    dims, types, conc = args["input_dims"], args["input_type"], args["concrete_inputs"]
     shaped = bool(idx.size) and any(dims)
     if shaped:
         pos = optree.arg_positions(rt, calls.owner_row)
@@ -325,6 +326,16 @@ def _roofline(t: C.Cols, device: peaks.Device | None, tf32: bool) -> tuple[C.Col
     return t, in_l2
 
 
+@functools.lru_cache(maxsize=16)
+def _compiled_kernels(run_dir: str) -> tuple[dict[str, provenance.KernelOrigin], str | None]:
+    """The run folder's compiled kernels (read once per process, every rank shares them) and, for a file that
+    cannot be read, its one-line problem (the analysis goes on without it)."""
+    try:
+        return provenance.read_compiled_kernels(run_dir), None
+    except provenance.ProvenanceError as e:
+        return {}, str(e)
+
+
 def tf32_of(manifest: Any) -> bool | None:
     """Whether TF32 was on for FP32 matmuls, when run.json says (``config.tf32`` / ``allow_tf32`` /
     ``float32_matmul_precision`` other than "highest"); None when it does not."""
@@ -367,7 +378,9 @@ def _compute(ctx: RankContext) -> tuple[C.Cols, list[tuple[str, int, str]], C.Co
         calls = _cpu_calls(rt, tree, steps)
     if not calls.name.size:
         return NO_ROWS, notes, NO_ROWS
-    compiled = provenance.read_compiled_kernels(str(rt.path.parent))
+    compiled, bad = _compiled_kernels(str(rt.path.parent))
+    if bad:
+        notes.append(("bad_compiled_kernels", 1, f"{bad}; compiled kernels are attributed by their names"))
     m = _model(rt, calls, compiled)
     t = _group(calls, m, max(n_steps, 1))
     tf32 = tf32_of(ctx.manifest)
