@@ -241,14 +241,19 @@ def test_compiled_kernels_by_name_and_by_provenance_file(tmp_path: Path) -> None
     t = _row(res, "triton_tem_fused_mm_2")
     assert t["category"] == "gemm" and t["flops_per_step"] == 2 * 256 * 512 * 128 and t["flops_source"] == "shapes"
     assert any("compiled_kernels.json" in x for x in res.meta["notes"])
+    _op_kernel(tb, "aten::mm", 300, [[64, 64], [64, 64]], [BF16, BF16], 3.0)  # an extern call of compiled code
+    tb.write(tmp_path / "rank0.trace.json")
     (tmp_path / "compiled_kernels.json").write_text(json.dumps({"version": 1, "kernels": {
         "triton_poi_fused_add_mul_0": {"modules": ["blocks.3.mlp.0", "blocks.3.mlp.2"], "aten_ops": ["aten::add"],
-                                       "graph": "forward", "flops": 12345, "bytes": None}}}))
+                                       "graph": "forward", "flops": 12345, "bytes": None}},
+        "extern": {"aten::mm": {"modules": ["blocks.1.attn", "blocks.2.attn"]}}}))
     from tracekit.analyses.ops import _compiled_kernels
 
     _compiled_kernels.cache_clear()
-    p = _row(tracekit.analyze(tmp_path), "triton_poi_fused_add_mul_0")
+    res = tracekit.analyze(tmp_path)
+    p = _row(res, "triton_poi_fused_add_mul_0")
     assert p["module"] == "blocks.3.mlp" and p["flops_per_step"] == 12345 and p["flops_source"] == "inductor"
+    assert _row(res, "aten::mm")["module"] == "blocks"  # the common prefix of the modules calling it
 
 
 def test_cpu_run_self_time_not_double_counted(tmp_path: Path) -> None:

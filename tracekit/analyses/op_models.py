@@ -414,6 +414,9 @@ MODELS: dict[str, tuple[str, Model]] = _table()
 _COMM = re.compile(r"^(c10d::|nccl:|gloo:|record_param_comms|c10d_functional::|_c10d_functional::"
                    r"|torch\.distributed\.|ProcessGroup|allreduce|all_reduce|all_gather|reduce_scatter)")
 _TRITON = re.compile(r"^triton_(poi|red|per|tem|for|mm|bmm|conv)_")
+#: inductor's C++ kernels (CPU): ``cpp_fused_relu_0``, ``graph_0_cpp_fused_...`` with kernel profiling
+_CPP = re.compile(r"^(?:graph_\d+_)?cpp_fused_")
+_REDUCING = frozenset(_REDUCTION) | {"softmax", "_softmax", "_log_softmax", "logsumexp"}
 #: single-word pointwise and reduction op names counted in a fused Triton kernel's name
 _FUSED_WORDS = frozenset(_ELEMENTWISE) | {w for w in _REDUCTION} | {"softmax", "relu", "gelu", "silu"}
 
@@ -472,6 +475,9 @@ def category(name: str) -> str:
     m = _TRITON.match(name)
     if m:
         return triton_category(name, m.group(1))
+    if _CPP.match(name):
+        words = set(name.split("_"))
+        return "norm" if "norm" in words else "reduction" if words & _REDUCING else "elementwise"
     return "other"
 
 

@@ -34,6 +34,8 @@ NS_PER_US = 1000.0
 #: a memory-bound op whose bytes per call are under this many times the device's last-level cache may be served
 #: from it (the previous kernel's output often still is): device-memory bandwidth does not bound it
 CACHE_FACTOR = 2.0
+#: the key prefix of compiled_kernels.json's library calls in :func:`_compiled_kernels`'s mapping
+EXTERN = "extern:"
 #: ``flops_source`` values, most authoritative first (a group of calls takes the first one present)
 SOURCES = ("inductor", "shapes", "kernel_name")
 
@@ -234,9 +236,15 @@ def _model(rt: Any, calls: Calls, compiled: Mapping[str, provenance.KernelOrigin
                 out_bytes[i] = np.nan if cost.out_bytes is None else cost.out_bytes
     for u, name in enumerate(names):
         entry = compiled.get(name)
-        if entry is None:
+        extern = compiled.get(EXTERN + name)
+        if entry is None and extern is None:
             continue
         sel = codes == u
+        if entry is None:  # a library call of compiled code: its modules where no range gave the call one
+            m = provenance.module_of(extern)
+            if m is not None:
+                module[sel & np.equal(module, None)] = m
+            continue
         m = provenance.module_of(entry)
         if m is not None:
             module[sel] = m
@@ -328,12 +336,16 @@ def _roofline(t: C.Cols, device: peaks.Device | None, tf32: bool) -> tuple[C.Col
 
 @functools.lru_cache(maxsize=16)
 def _compiled_kernels(run_dir: str) -> tuple[dict[str, provenance.KernelOrigin], str | None]:
-    """The run folder's compiled kernels (read once per process, every rank shares them) and, for a file that
-    cannot be read, its one-line problem (the analysis goes on without it)."""
+    """The run folder's compiled kernels by name, and its library calls (``extern``) under :data:`EXTERN` + their
+    ATen op, read once per process (every rank shares them); for a file that cannot be read, its one-line problem
+    (the analysis goes on without it)."""
     try:
-        return provenance.read_compiled_kernels(run_dir), None
+        doc = provenance.read_compiled(run_dir)
     except provenance.ProvenanceError as e:
         return {}, str(e)
+    if doc is None:
+        return {}, None
+    return dict(doc.kernels) | {EXTERN + k: v for k, v in doc.extern.items()}, None
 
 
 def tf32_of(manifest: Any) -> bool | None:
