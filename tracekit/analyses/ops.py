@@ -27,7 +27,7 @@ from tracekit.analyses.classify import COMM, class_codes
 from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
 from tracekit.traces import cols as C
 from tracekit.traces import provenance, schema
-from tracekit.traces.decode import UNREAD_KEY
+from tracekit.traces.decode import LAUNCHES_KEY, UNREAD_KEY
 from tracekit.traces.frames import NO_ROWS
 
 NS_PER_US = 1000.0
@@ -402,7 +402,7 @@ def _compute(ctx: RankContext) -> tuple[C.Cols, list[tuple[str, int, str]], C.Co
     t, in_l2 = _roofline(t, device, bool(tf32))
     chains = fusion.chains(calls, m, max(n_steps, 1), device)
     notes += _notes(t, m, calls, n_steps, rt.has_gpu_activity, device, gpu_name, tf32, in_l2, compiled,
-                    bool(rt.meta.get(UNREAD_KEY)))
+                    bool(rt.meta.get(UNREAD_KEY) or rt.meta.get(LAUNCHES_KEY)))
     order = np.argsort(-t["us_per_step"], kind="stable")
     t = {k: v[order] for k, v in t.items()}
     t["rank"] = np.full(order.size, rt.rank, dtype=np.int64)
@@ -437,7 +437,7 @@ def _notes(t: C.Cols, m: Modelled, calls: Calls, n_steps: int, gpu: bool, device
                                                                "inductor writes it); their category and FLOPs come "
                                                                "from their names"))
     if not gpu:
-        what = "no GPU activity read" if unread else "CPU-only run"
+        what = "no GPU activity read" if unread else "CPU-only run"  # (a device whose records were not read)
         out.append(("cpu_run", 1, f"{what}: each op's time is its CPU self time; achieved figures without a "
                                   "roofline (no CPU peaks)"))
     if gpu and device is None:
