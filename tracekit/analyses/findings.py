@@ -224,7 +224,8 @@ def ranked(found: list[Finding]) -> list[Finding]:
 
 
 def step_means(result: Any) -> dict[int, float]:
-    """Mean CPU step time per rank (µs), from the ``steps`` table (a frame or Cols): one grouping for all ranks."""
+    """Mean step per rank (µs; ``steps.step_us``, the step on the device's clock: :mod:`tracekit.traces.steps`),
+    from the ``steps`` table (a frame or Cols): one grouping for all ranks."""
     s = C.as_cols(result.steps)
     if not C.nrows(s) or "rank" not in s:
         return {}
@@ -249,7 +250,7 @@ def group_means(t: C.Cols, by: str, columns: Sequence[str]) -> tuple[np.ndarray,
 
 
 def rank_step_us(result: Any, rank: int, means: dict[int, float] | None = None) -> float:
-    """Rank ``rank``'s mean CPU step time (µs; NaN without steps); ``means`` from :func:`step_means`."""
+    """Rank ``rank``'s mean step (µs, ``ranks.step_mean_us``; NaN without steps); ``means`` from :func:`step_means`."""
     means = step_means(result) if means is None else means
     return means.get(int(rank), float("nan"))
 

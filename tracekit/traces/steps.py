@@ -1,0 +1,112 @@
+"""The step: one definition, used by every table, finding and the what-if replay.
+
+A trace marks each training step with a CPU range ``ProfilerStep#N`` (the *host range*: the host
+enqueueing the step). On a GPU run the host runs ahead of the device: it can enqueue a whole step
+in a third of the time the device takes to run it, so the host range is not how long the step
+took. :func:`step_windows` gives each step its window on the device's clock:
+
+- **device work** is every kernel, memcpy and memset on any stream of the rank's device; it
+  belongs to the step whose host range contains its launch call (correlation id);
+- a step **ends** when its last device work ends, or when its host range ends if that is later
+  (a step is done when both its host part and its device part are);
+- a step **starts** when its host range starts, or when the previous step ended if that is later
+  (its device work cannot start before the previous step's is done: consecutive steps tile the
+  timeline, so a GPU-bound step lasts from the end of the previous step's last device work to the
+  end of its own);
+- the **first step** of the window has, as its previous step, the device work that ran in the
+  window but was launched before it (the *backlog*: :func:`backlog_end`); where the host had
+  queued whole steps ahead, the first step starts when that backlog has drained;
+- a step never ends before it starts (a step that launched nothing behind a longer backlog is
+  empty, length 0).
+
+On a rank without device work (a CPU run) the window is the host range.
+
+The host range keeps its own name everywhere it is shown (``host_step_us``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def launched_in_window_later(pre: np.ndarray, stream: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """Mask of the device operations with no launch recorded (``pre``) that start after an operation launched
+    in the window on their stream. A stream runs its operations in launch order, so these were not launched
+    before the window: their launch is missing from the trace (a sampled or filtered trace)."""
+    streams, inv = np.unique(stream, return_inverse=True)
+    first = np.full(streams.size, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first, inv[~pre], start[~pre])  # each stream's first operation launched in the window
+    return pre & (start > first[inv])
+
+
+def backlog_end(pre: np.ndarray, stream: np.ndarray, start: np.ndarray, end: np.ndarray,
+                first_step_ts: int | None) -> int | None:
+    """The end of the device work launched before the window (no launch recorded), or None: the operations
+    with no launch recorded that start before their stream's first operation launched in the window, and on a
+    stream with none, before the first step's host range (``first_step_ts``; None: no step).
+    :func:`launched_in_window_later` takes out the rest, which would otherwise push the first step's start
+    past its end."""
+    pre = np.asarray(pre, dtype=bool)
+    if not pre.any():
+        return None
+    start, end, stream = np.asarray(start), np.asarray(end), np.asarray(stream)
+    window = int(first_step_ts) if first_step_ts is not None else int(start.max()) + 1
+    has_launched = np.isin(stream, stream[~pre])
+    keep = pre & ~launched_in_window_later(pre, stream, start) & (has_launched | (start < window))
+    return int(end[keep].max()) if keep.any() else None
+
+
+def step_windows(step: np.ndarray, host_ts: np.ndarray, host_end: np.ndarray, op_step: np.ndarray,
+                 op_end: np.ndarray, backlog: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """Each step's window ``(lo, hi)`` in ns (module doc).
+
+    ``step``, ``host_ts``, ``host_end``: the steps' numbers and host ranges, ordered by ``host_ts``;
+    ``op_step``, ``op_end``: each device operation's step (-1: none) and end; ``backlog``: the end of the
+    work launched before the window (:func:`backlog_end`), None when there is none. Without device work
+    (``op_step`` empty) every window is its host range, chained the same way. Windows are ordered and
+    disjoint: ``lo[k] >= hi[k - 1]``."""
+    step = np.asarray(step)
+    last: dict[int, int] = {}
+    op_step, op_end = np.asarray(op_step), np.asarray(op_end)
+    has = op_step >= 0
+    if has.any():
+        keys, inv = np.unique(op_step[has], return_inverse=True)
+        top = np.full(keys.size, np.iinfo(np.int64).min, dtype=np.int64)
+        np.maximum.at(top, inv, op_end[has].astype(np.int64))
+        last = dict(zip(keys.tolist(), top.tolist()))
+    lo = np.empty(step.size, dtype=np.int64)
+    hi = np.empty(step.size, dtype=np.int64)
+    prev = backlog
+    for k, (s, a, b) in enumerate(zip(step.tolist(), np.asarray(host_ts).tolist(), np.asarray(host_end).tolist())):
+        x, y = int(a), int(b)
+        if s in last:  # the step lasts until its device work is done ...
+            y = max(y, last[s])
+        if prev is not None:  # ... and starts no earlier than the previous step ended
+            x = max(x, prev)
+        y = max(y, x)
+        lo[k], hi[k] = x, y
+        prev = y
+    return lo, hi
+
+
+def window_pieces(ts: np.ndarray, end: np.ndarray, lo: np.ndarray, hi: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The parts of the intervals ``[ts, end)`` inside each window ``[lo, hi)`` (ordered, disjoint windows, as
+    :func:`step_windows` gives): ``(piece starts, piece ends, window of each piece, interval of each piece)``.
+    An interval across a step boundary gives a piece to each step it runs in; time outside every window is
+    in no piece."""
+    ts, end = np.asarray(ts, dtype=np.int64), np.asarray(end, dtype=np.int64)
+    first = np.searchsorted(hi, ts, side="right")  # the first window ending after the interval starts
+    last = np.searchsorted(lo, end, side="left") - 1  # the last window starting before it ends
+    counts = np.maximum(last - first + 1, 0)
+    src = np.repeat(np.arange(ts.size), counts)
+    seg = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts) + np.repeat(first, counts)
+    seg = seg.astype(np.int64)
+    return np.maximum(ts[src], lo[seg]), np.minimum(end[src], hi[seg]), seg, src
+
+
+#: the one-line definitions of the step columns, shared by every table that shows them
+STEP_DOC = ("the step on the device's clock (tracekit.traces.steps): from the later of its ProfilerStep#N start "
+            "and the previous step's end to the later of its ProfilerStep#N end and the end of the last device "
+            "work (kernel, memcpy, memset) it launched; a CPU run: the ProfilerStep#N range")
+HOST_STEP_DOC = "the host's CPU range ProfilerStep#N (the host enqueueing the step; shorter on a GPU-bound run)"
