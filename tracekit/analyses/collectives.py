@@ -800,6 +800,9 @@ class BackwardCommExposed(Finding, tag="backward_comm_exposed"):
     exposed_us_per_step: float | None
     allreduces_per_step: float | None
 
+    QUOTES: ClassVar[dict[str, tuple[str, str, str]]] = {
+        "step_us": ("steps", "step_us", "mean"), "cost_us": ("buckets", "exposed_us", "per_step"),
+        "exposed_us_per_step": ("buckets", "exposed_us", "per_step")}
     ORDER: ClassVar[int] = 20
     TIMING: ClassVar[bool] = True
 

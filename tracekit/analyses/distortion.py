@@ -423,6 +423,9 @@ class ProfilerDistortion(Finding, tag="profiler_distortion"):
     #: the profiler's warm-up steps (CUPTI on, nothing recorded) over the unprofiled step (None: not timed)
     cupti_ratio: float | None = None
 
+    #: its figures are run facts (``meta["profiler_distortion"]``: run.json's timings, or the trace's steps), no
+    #: one rank's rows
+    QUOTES: ClassVar[dict[str, tuple[str, str, str]]] = {}
     ORDER: ClassVar[int] = 90
     QUALIFIER: ClassVar[bool] = True
 

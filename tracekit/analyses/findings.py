@@ -98,6 +98,11 @@ class Finding(msgspec.Struct, kw_only=True, tag_field="code"):
     #: set by a qualifier: measured under a distorted profiler window
     distorted_window: bool | UnsetType = UNSET
 
+    #: the table column each evidence field quotes: ``{field: (table, column, how)}``, ``how`` = ``"mean"`` (the
+    #: mean over the finding's rank's rows) or ``"per_step"`` (their sum over the number of distinct steps in
+    #: them). An all-rank finding quotes its ``worst_rank``'s. ``tests/test_finding_quotes.py`` checks every
+    #: registered finding on every committed run that fires it against its table.
+    QUOTES: ClassVar[dict[str, tuple[str, str, str]]] = {"step_us": ("steps", "step_us", "mean")}
     #: run order among the findings (a finding may read those with a lower ORDER: ``ctx.earlier``)
     ORDER: ClassVar[int] = 100
     #: its numbers are times measured in the profiled window (a distorted window may fake them)
@@ -320,6 +325,8 @@ def _whatif_quote(w: dict[str, Any] | None) -> str | None:
                 f"({w.get('predicted_saving_pct') or 0:.1f} %); {trust}")
     if w.get("predicted_step_us") is not None:
         return f"what-if: predicted unprofiled step {w['predicted_step_us'] / 1000:.2f} ms; {trust}"
+    if w.get("note"):
+        return f"what-if: {w['note']}"
     return None
 
 

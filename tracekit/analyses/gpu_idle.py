@@ -132,6 +132,10 @@ class GpuIdle(Finding, tag="gpu_idle"):
     cpu_bound: bool
     makes_wait: list[int] | None
 
+    QUOTES: ClassVar[dict[str, tuple[str, str, str]]] = {
+        "step_us": ("gpu_idle", "step_us", "mean"), "cost_us": ("gpu_idle", "gpu_idle_us", "mean"),
+        "gpu_idle_us_per_step": ("gpu_idle", "gpu_idle_us", "mean"), "gpu_idle_pct": ("gpu_idle", "gpu_idle_pct", "mean"),
+        "launch_idle_pct": ("gpu_idle", "launch_idle_pct", "mean"), "kernels_per_step": ("gpu_idle", "kernels", "mean")}
     ORDER: ClassVar[int] = 40
     TIMING: ClassVar[bool] = True
 

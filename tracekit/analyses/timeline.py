@@ -44,7 +44,7 @@ import numpy as np
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import COMPUTE, class_codes, class_mask
 from tracekit.analyses.collectives import gradient_allreduce_mask, manifest_tp
-from tracekit.analyses.findings import Finding, FindingContext, rank_step_us, rounded, step_means
+from tracekit.analyses.findings import Finding, FindingContext, group_means, rank_step_us, rounded, step_means
 from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
 from tracekit.traces import cols as C
 from tracekit.traces.arrays import unique
@@ -517,7 +517,10 @@ MIB = 1024 * 1024
 
 class AllreduceAfterBackward(Finding, tag="allreduce_after_backward"):
     """``allreduce_after_backward``: at least :data:`AFTER_BACKWARD_SHARE` of a rank's backward allreduces
-    start after its last backward compute kernel; cost: the communication exposed at the tail, per step."""
+    start after its last backward compute kernel; cost: the communication not hidden behind compute, per step
+    (``steps.exposed_comm_us``, the figure ``diff`` compares); ``tail_exposed_us``: the allreduces' time after
+    backward compute ended per step (``bucket_timeline.tail_exposed_us``; it may overlap the optimizer's
+    compute, so it can exceed the cost)."""
 
     allreduces_per_step: float
     after_backward_per_step: float
@@ -527,6 +530,9 @@ class AllreduceAfterBackward(Finding, tag="allreduce_after_backward"):
     bwd_subgraphs_per_step: float
     tail_exposed_us: float | None
 
+    QUOTES: ClassVar[dict[str, tuple[str, str, str]]] = {
+        "step_us": ("steps", "step_us", "mean"), "cost_us": ("steps", "exposed_comm_us", "mean"),
+        "tail_exposed_us": ("bucket_timeline", "tail_exposed_us", "per_step")}
     ORDER: ClassVar[int] = 10
     TIMING: ClassVar[bool] = True
 
@@ -553,24 +559,37 @@ def allreduce_after_backward(result: Any, timeline: Any, gb: Any,
     gb = C.as_cols(gb)
     bwd_sub = group_median(gb, "rank", "bwd_subgraphs") if C.nrows(gb) else {}
     means = step_means(result)
+    exposed = _exposed_means(result)
     out = []
     for rank, a in rows_by_rank(g.keys["rank"], agg, fire):
         steps, n_after, n = int(a["steps"]), int(a["n_after"]), int(a["n"])
         per_step, after_per_step = n / steps, n_after / steps  # both per step: never "39 of 14"
-        cost = float(a["tail"] / steps)
+        tail = float(a["tail"] / steps)
+        cost = exposed.get(int(rank), float("nan"))
         sub = float(bwd_sub.get(rank, 0.0))
         facts = rank_compile_facts(manifest, int(rank))
         grad_mb = float(a["bytes"]) / steps / 1e6
         why = _after_backward_why(per_step, sub, facts.optimize_ddp, grad_mb, bucket_cap_bytes(manifest))
         who = "all" if n_after == n else f"{_num(after_per_step)} of"
         msg = (f"{who} {_num(per_step)} allreduce{'s' if per_step != 1 else ''} per step start after backward "
-               f"compute ends{why}; {cost:.0f} µs of communication per step is exposed at the tail")
+               f"compute ends{why}; {cost:.0f} µs of communication per step is exposed (hidden behind no compute: "
+               f"steps.exposed_comm_us; {tail:.0f} µs per step run after backward compute ended)")
         out.append(AllreduceAfterBackward(
-            rank=int(rank), message=msg, cost_us=cost, step_us=rank_step_us(result, rank, means),
+            rank=int(rank), message=msg, cost_us=cost if np.isfinite(cost) else None,
+            step_us=rank_step_us(result, rank, means),
             allreduces_per_step=round(per_step, 1), after_backward_per_step=round(after_per_step, 1),
             after_backward=n_after, allreduces=n, steps=steps, bwd_subgraphs_per_step=sub,
-            tail_exposed_us=rounded(cost)))
+            tail_exposed_us=rounded(tail)))
     return out
+
+
+def _exposed_means(result: Any) -> dict[int, float]:
+    """Per rank, the mean over its steps of ``steps.exposed_comm_us`` (NaN-free ranks only)."""
+    s = C.as_cols(result.steps)
+    if not C.nrows(s) or "exposed_comm_us" not in s:
+        return {}
+    ranks, (means,) = group_means(s, "rank", ["exposed_comm_us"])
+    return dict(zip(ranks.tolist(), means.tolist()))
 
 
 def rows_by_rank(ranks: np.ndarray, agg: Cols, keep: np.ndarray) -> list[tuple[int, dict[str, Any]]]:

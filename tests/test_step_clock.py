@@ -1,0 +1,127 @@
+"""The one step (tracekit.traces.steps): on the device's clock for GPU runs, the host range on CPU runs, the same
+in every table and in the what-if replay; communication per step is a union of intervals.
+
+Times are µs relative to the builder's ``t0_us``."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from tracekit.analyses.distortion import _trace_bucket_figures, overlap_note
+from tracekit.analyses.options import AnalyzeOptions
+from tracekit.runner.run import analyze
+from tracekit.traces import steps as step_defs
+from tracekit.traces.loader import load
+
+try:
+    from tests.tracebuilder import TraceBuilder
+except ImportError:  # tests/ not a package
+    from tracebuilder import TraceBuilder
+
+
+def _run(tmp_path, *builders):  # noqa: ANN001, ANN202
+    for tb in builders:
+        tb.write(tmp_path / f"rank{tb.rank}.trace.json.gz")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return analyze(load(tmp_path), AnalyzeOptions())
+
+
+def _gpu_bound(tb: TraceBuilder) -> TraceBuilder:
+    """Three steps the host enqueues in 100 µs each while each step's kernel runs 500 µs back to back."""
+    for k in range(3):
+        tb.step(k + 1, 100 * k, 100 * (k + 1))
+        tb.kernel(f"gemm{k}", 20 + 500 * k, 500, launch_at_us=100 * k + 10)  # [20, 520), [520, 1020), [1020, 1520)
+    return tb
+
+
+def test_step_windows_arithmetic() -> None:
+    # host ranges [0, 100), [100, 200), [200, 300); step 1's work ends at 520, step 2's at 1020, step 3 launched nothing
+    lo, hi = step_defs.step_windows(np.array([1, 2, 3]), np.array([0, 100, 200]), np.array([100, 200, 300]),
+                                    np.array([1, 2, -1]), np.array([520, 1020, 2000]), None)
+    assert lo.tolist() == [0, 520, 1020] and hi.tolist() == [520, 1020, 1020]  # step 3: empty behind step 2
+    # a backlog (work launched before the window) ending at 50 pushes the first step's start
+    lo, hi = step_defs.step_windows(np.array([1]), np.array([0]), np.array([100]), np.array([1]), np.array([80]), 50)
+    assert (lo.tolist(), hi.tolist()) == ([50], [100])  # the host range ends last: the step ends with it
+
+
+def test_window_pieces_cut_at_step_edges() -> None:
+    s, e, seg, src = step_defs.window_pieces(np.array([5, 90, 300]), np.array([20, 130, 310]),
+                                             np.array([0, 100]), np.array([100, 200]))
+    assert list(zip(s.tolist(), e.tolist(), seg.tolist(), src.tolist())) == [
+        (5, 20, 0, 0), (90, 100, 0, 1), (100, 130, 1, 1)]  # the interval at 300 is in no step
+
+
+def test_gpu_bound_step_is_the_device_period(tmp_path) -> None:
+    res = _run(tmp_path, _gpu_bound(TraceBuilder(rank=0, world_size=1)))
+    s = res.steps.sort_values("step")
+    assert s["step_us"].tolist() == [520 - 0, 1020 - 520, 1520 - 1020]
+    assert s["host_step_us"].tolist() == [100, 100, 100]
+    assert s["busy_us"].tolist() == [500, 500, 500]
+    r = res.ranks.iloc[0]
+    assert r["step_mean_us"] == pytest.approx((520 + 500 + 500) / 3) and r["host_step_mean_us"] == 100
+    idle = res.tables["gpu_idle"].sort_values("step")
+    assert idle["step_us"].tolist() == s["step_us"].tolist()
+    assert idle["gpu_idle_us"].tolist() == [20, 0, 0]
+
+
+def test_cpu_run_step_is_the_host_range(tmp_path) -> None:
+    tb = TraceBuilder(rank=0, world_size=1)
+    tb.step(1, 0, 300)
+    tb.step(2, 300, 450)
+    res = _run(tmp_path, tb)
+    assert res.steps.sort_values("step")["step_us"].tolist() == [300, 150]
+    assert res.steps["host_step_us"].tolist() == res.steps["step_us"].tolist()
+
+
+def test_backlog_delays_the_first_step(tmp_path) -> None:
+    tb = TraceBuilder(rank=0, world_size=1)
+    tb.step(1, 0, 100)
+    tb.kernel("queued", 0, 300, pre_window=True)      # launched before the window: the previous step's
+    tb.kernel("mine", 300, 100, launch_at_us=50)       # step 1's own work, behind it
+    res = _run(tmp_path, tb)
+    assert res.steps["step_us"].tolist() == [400 - 300] and res.steps["busy_us"].tolist() == [100]
+
+
+def test_whatif_window_is_analyze_step(tmp_path) -> None:
+    from tracekit.replay.api import whatif
+
+    _gpu_bound(TraceBuilder(rank=0, world_size=1)).write(tmp_path / "rank0.trace.json.gz")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = whatif(tmp_path)
+        a = analyze(load(tmp_path), AnalyzeOptions())
+    w = r.steps.sort_values("step")["window_step_us"].tolist()
+    assert w == a.steps.sort_values("step")["step_us"].tolist() == [520, 500, 500]
+
+
+def test_committed_gpu_bound_run_step_is_not_below_unprofiled() -> None:
+    # sample_traces/inductor_no_optimization: the host enqueued each step in ~5.0 ms while the device ran it in
+    # ~14.5 ms; the unprofiled (device-synchronized) step is 14.7 ms
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = analyze(load("sample_traces/inductor_no_optimization"), AnalyzeOptions())
+    d = res.meta["profiler_distortion"]
+    assert d["ratio"] >= 0.95 and not d["doubtful"]  # the host range gave 0.36x ("doubtful")
+    r = res.ranks
+    assert (r["host_step_mean_us"] < 6000).all() and (r["step_mean_us"] > 14000).all()
+    s = res.steps
+    assert (s["busy_us"] <= s["step_us"]).all() and (s["compute_us"] + s["comm_us"] - s["overlap_us"]
+                                                     <= s["step_us"]).all()
+
+
+# -- communication per step is a union (item: overlapping collectives) -------------------------------
+
+def test_overlapping_bucket_allreduces_count_once() -> None:
+    # one rank, one step, gloo: bucket 0 runs [100, 300) µs after the backward start, bucket 1 [150, 200)
+    # (gloo's worker threads run them at once), bucket 2 [400, 450)
+    buckets = {"rank": np.array([0, 0, 0]), "step": np.array([1, 1, 1]),
+               "start_offset_us": np.array([100.0, 150.0, 400.0]), "dur_us": np.array([200.0, 50.0, 50.0])}
+    figs = _trace_bucket_figures({}, buckets)[0]
+    assert figs["comm"] == (300 - 100) + (450 - 400) and figs["sum"] == 200 + 50 + 50 and figs["buckets"] == 3
+    note = overlap_note({0: figs})
+    assert note is not None and "250 µs per step" in note and "300 µs" in note
+    assert overlap_note({0: figs | {"sum": figs["comm"]}}) is None  # no overlap, no note
