@@ -72,6 +72,20 @@ def test_per_step_figures_never_exceed_the_step(run: str) -> None:
         for r, comm in zip(ev["rank"], ev["trace_comm_us_per_step"].astype(float)):
             if math.isfinite(comm) and r in step.index:
                 assert comm <= step[r] + 1e-6, (run, r, comm, step[r])
+    _bucket_times_inside_steps(run, res)
+
+
+def _bucket_times_inside_steps(run: str, res) -> None:  # noqa: ANN001
+    """The bucket timeline is on the device's clock: its times of one step span at most the step."""
+    tl = res.tables.get("bucket_timeline")
+    if tl is None or not len(tl):
+        return
+    step = res.steps.set_index(["rank", "step"])["step_us"]
+    times = tl[["ready_us", "launch_us", "start_us", "end_us"]].to_numpy(dtype=float)
+    lo, hi = np.fmin(np.nanmin(times, axis=1), 0.0), np.nanmax(times, axis=1)
+    for r, s, a, b in zip(tl["rank"], tl["step"], lo, hi):
+        if (r, s) in step.index and math.isfinite(b):
+            assert b - a <= step[(r, s)] + 1e-3, (run, r, s, a, b, step[(r, s)])
 
 
 @pytest.mark.parametrize("run", RUNS)

@@ -360,8 +360,15 @@ def _check_buckets(b):
     assert b["step"].tolist() == [1, 1, 2, 2]
     assert b["bucket"].tolist() == [0, 1, 0, 1]
     assert b["bytes"].tolist() == [1000 * 4, 2000 * 4, 3000 * 4, 4000 * 4]
-    assert b["launch_offset_us"].tolist() == [250 - 200, 390 - 200, 1210 - 1200, 1290 - 1200]
-    assert b["start_offset_us"].tolist() == [300 - 200, 400 - 200, 1260 - 1200, 1400 - 1200]
+    # offsets on the device's clock: to_device(t) = min(t + lag of the operation launched last at or before t,
+    # device start of the one launched next; lag = device start − launch call). Step 1: the backward start (200)
+    # and the launch at 250 follow the forward allreduce's launch call (51 -> kernel 60: lag 9); the launch at
+    # 390 follows bucket 0's (251 -> 300: lag 49) but its own kernel, launched next (391), starts at 400.
+    # Step 2: its backward start (1200) follows step 1's bucket 1 (391 -> 400: lag 9), as does the launch at
+    # 1210; the launch at 1290 follows step 2's bucket 0 (1211 -> 1260: lag 49).
+    assert b["launch_offset_us"].tolist() == [(250 + 9) - (200 + 9), min(390 + 49, 400) - (200 + 9),
+                                              (1210 + 9) - (1200 + 9), (1290 + 49) - (1200 + 9)]
+    assert b["start_offset_us"].tolist() == [300 - (200 + 9), 400 - (200 + 9), 1260 - (1200 + 9), 1400 - (1200 + 9)]
     assert b["dur_us"].tolist() == [40, 20, 30, 10]
     assert b["exposed_us"].tolist() == [40, 20, 30, 10]
     assert b["busbw_incl_wait_gbps"].tolist() == pytest.approx([4000 / 1e9 / 40e-6, 8000 / 1e9 / 20e-6,
@@ -403,7 +410,9 @@ def test_gradients_ready_on_the_gpu_ignores_a_side_stream_kernel_still_running(t
         t = run(tmp_path, tb).tables["bucket_timeline"]
     r = row(t, step=1, bucket=0)
     assert r.start_ns - r.ready_gpu_ns == 20_000        # the gemm's end (280 us), not the callback's (400 us)
-    assert r.queue_us == pytest.approx(300 - max(280, 250))  # start - max(ready_gpu, launch)
+    # start - max(ready_gpu, launch on the device's clock): the launch (250) follows the callback's (210 -> 260:
+    # lag 50), bounded by its own kernel's start (300)
+    assert r.queue_us == pytest.approx(300 - max(280, min(250 + 50, 300)))
 
 
 # -- cross-rank ---------------------------------------------------------------------------

@@ -125,3 +125,75 @@ def test_overlapping_bucket_allreduces_count_once() -> None:
     note = overlap_note({0: figs})
     assert note is not None and "250 µs per step" in note and "300 µs" in note
     assert overlap_note({0: figs | {"sum": figs["comm"]}}) is None  # no overlap, no note
+
+
+# -- host instants on the device's clock (the bucket timeline) -----------------------------------------
+
+def test_to_device_clock_arithmetic() -> None:
+    # launches at 10, 20, 50 whose operations start at 110, 130, 60: lags 100, 110, 10
+    lags = step_defs.launch_lags(np.array([20, 10, 50, -1]), np.array([130, 110, 60, 5]))
+    got = step_defs.to_device_clock(np.array([5, 10, 15, 40, 50, 70, -1]), lags)
+    assert got.tolist() == [
+        min(5 + 0, 110),      # no launch before: lag 0, before the device starts what is launched next
+        10 + 100,             # at a launch: its own lag
+        min(15 + 100, 130),   # after the launch at 10 (lag 100), before the one at 20 (starts 130)
+        min(40 + 110, 60),    # the launch at 20 has lag 110, but what the host launched next started at 60
+        50 + 10,
+        70 + 10,              # after the last launch: no bound
+        -1]
+
+
+
+
+def test_bucket_timeline_is_on_the_device_clock(tmp_path) -> None:
+    tb = TraceBuilder(rank=0, world_size=2)
+    tb.step(1, 0, 100)
+    tb.kernel("fwd", 20, 380, launch_at_us=10)                                 # launch 10 -> 20: lag 10
+    tb.cpu_op("autograd::engine::evaluate_function: MmBackward0", 30, 20)     # host backward [30, 50)
+    tb.kernel("bwd", 400, 300, launch_at_us=35)                                # launch 35 -> 400: lag 365
+    tb.nccl_allreduce(700, 100, launch_at_us=60, nelems=1000)                  # launch call 61 -> 700: lag 639
+    tb.nccl_allreduce(800, 100, launch_at_us=70, nelems=2000)                  # launch call 71 -> 800: lag 729
+    tb.cpu_op("autograd::engine::evaluate_function: MmBackward0", 65, 15)     # the host backward spans [30, 80)
+    res = _run(tmp_path, tb)
+    assert res.steps["step_us"].tolist() == [900 - 0]                           # to the last allreduce's end
+    tl = res.tables["bucket_timeline"].sort_values("bucket")
+    assert tl["bucket"].tolist() == [0, 1]
+    bwd = min(30 + 10, 400)        # backward start: after the fwd launch (lag 10), before the bwd kernel starts
+    assert (tl["bwd_start_ns"] == 30_000).all() and (tl["bwd_start_device_ns"] == bwd * 1000).all()
+    assert tl["ready_cpu_ns"].tolist() == [50_000, 50_000]                      # the backward op's end
+    assert tl["ready_us"].tolist() == [min(50 + 365, 700) - bwd] * 2            # after the bwd launch (lag 365)
+    # bucket 0's launch (60) follows the bwd kernel's (35, lag 365), before its own kernel (700); bucket 1's (70)
+    # follows bucket 0's launch call (61, lag 639), before its own kernel (800)
+    assert tl["launch_us"].tolist() == [min(60 + 365, 700) - bwd, min(70 + 639, 800) - bwd]
+    assert tl["start_us"].tolist() == [700 - bwd, 800 - bwd] and tl["end_us"].tolist() == [800 - bwd, 900 - bwd]
+    assert tl["queue_us"].tolist() == [700 - max(700, 425), 800 - max(700, 709)]
+    assert tl["launch_delay_us"].tolist() == [60 - 50, 70 - 50]                 # host clock
+    # every time lies inside the step's window [0, 900) on the device's clock; on the host's clock the kernels
+    # started 650 µs after the backward in a 100 µs host step
+    for c in ("ready_us", "launch_us", "start_us", "end_us"):
+        assert (0 <= bwd + tl[c]).all() and (bwd + tl[c] <= 900).all(), c
+
+
+def _bucket_times_outside_steps(run: str) -> list[tuple]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = analyze(load(run), AnalyzeOptions())
+    tl, s = res.tables["bucket_timeline"], res.steps
+    bad = []
+    for (rank, step), rows in tl.groupby(["rank", "step"]):
+        step_us = float(s[(s["rank"] == rank) & (s["step"] == step)]["step_us"].iloc[0])
+        for c in ("ready_us", "launch_us", "start_us", "end_us"):
+            v = rows[c].dropna()
+            if len(v) and (v.max() - min(v.min(), 0.0) > step_us + 1e-3):
+                bad.append((rank, step, c, float(v.max()), step_us))
+    return bad
+
+
+def test_committed_bucket_timeline_times_lie_inside_the_step() -> None:
+    # the host-clock timeline put inductor_no_optimization's allreduces 35 ms after the backward start in a
+    # 14.5 ms step
+    assert _bucket_times_outside_steps("sample_traces/inductor_no_optimization") == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tl = analyze(load("sample_traces/inductor_no_optimization"), AnalyzeOptions()).tables["bucket_timeline"]
+    assert tl["end_us"].max() < 14_500

@@ -482,9 +482,10 @@ def bucket_table(rt: RankTrace, coll: Columnar, tp: int = 1, world_size: int | N
 
     ``bucket`` is the launch order within the step (0 = first bucket launched,
     which holds the last layers' gradients). ``launch_offset_us`` and
-    ``start_offset_us`` are the CPU launch and kernel start relative to the
+    ``start_offset_us`` are the launch and the kernel start relative to the
     start of the step's backward (first ``autograd::engine::evaluate_function``,
-    or the compiled-autograd region). ``launch_op`` names the functional op of a
+    or the compiled-autograd region), on the device's clock: the host's launch and backward start
+    put on it through the launches (:meth:`RankTrace.to_device_clock`; a CPU run has one clock). ``launch_op`` names the functional op of a
     compiled-autograd bucket (``_c10d_functional::all_reduce_`` with inductor's concat
     fusion, ``all_reduce_coalesced_`` with the coalesced one), None for the C++ reducer.
     ``wait_offset_us`` / ``wait_cpu_us``: where ``wait_tensor`` waits on it (see
@@ -502,9 +503,13 @@ def bucket_table(rt: RankTrace, coll: Columnar, tp: int = 1, world_size: int | N
     kstart, kend = np.asarray(coll["start_ns"])[rows], np.asarray(coll["end_ns"])[rows]
     out = {c: np.asarray(coll[c])[rows] for c in BUCKET_COLUMNS if c in coll}
     out["bucket"] = _cumcount(step)
-    out["launch_offset_us"] = (launch - start) / NS_PER_US
-    out["start_offset_us"] = np.where(kstart >= 0, (kstart - start) / NS_PER_US, np.nan)
-    out["wait_offset_us"], out["wait_cpu_us"] = functional.wait_columns(rt, launch, kend, start)
+    # offsets on the device's clock (a CPU run's is the host's): host instants mapped through the launches
+    base, launch_dev = rt.to_device_clock(start), rt.to_device_clock(launch)
+    base_f = np.where(base >= 0, base.astype(float), np.nan)
+    out["launch_offset_us"] = (np.where(launch_dev >= 0, launch_dev, np.nan) - base_f) / NS_PER_US
+    out["start_offset_us"] = np.where(kstart >= 0, (kstart - base_f) / NS_PER_US, np.nan)
+    _, out["wait_cpu_us"] = functional.wait_columns(rt, launch, kend, start)
+    out["wait_offset_us"], _ = functional.wait_columns(rt, launch, kend, base_f, to_clock=rt.to_device_clock)
     return {c: out[c] for c in BUCKET_COLUMNS}
 
 
@@ -749,8 +754,9 @@ TABLES = [
     Table(
         name="buckets", scope="rank", title="DDP buckets (backward allreduces per rank and step)",
         doc="The allreduces launched during backward are DDP's gradient buckets; offsets are from the start of "
-            "the step's backward (first autograd::engine::evaluate_function). The text report shows the mean "
-            "over steps.",
+            "the step's backward (first autograd::engine::evaluate_function), on the device's clock (the host's "
+            "launch, backward start and wait put on it through the launches, as bucket_timeline's; a CPU run has "
+            "one clock). The text report shows the mean over steps.",
         columns=(
             Column("rank", "rank", "the rank"),
             Column("step", "step", "the ProfilerStep"),
@@ -762,15 +768,16 @@ TABLES = [
                                         "concat fusion, all_reduce_coalesced_ with the coalesced one); null for "
                                         "the C++ reducer"),
             Column("bytes", "bytes", "the allreduce's buffer"),
-            Column("launch_offset_us", "us", "CPU launch − backward start"),
-            Column("start_offset_us", "us", "kernel start − backward start"),
+            Column("launch_offset_us", "us", "launch − backward start, both on the device's clock"),
+            Column("start_offset_us", "us", "kernel start − backward start (on the device's clock)"),
             Column("dur_us", "us", "kernel duration"),
             Column("exposed_us", "us", "part of the kernel overlapped by no compute kernel"),
             Column("busbw_incl_wait_gbps", "GB/s", "bus bandwidth on this rank's kernel time, waiting included "
                                                    "(see collectives; the text report adds busbw_gbps on the "
                                                    "transfer time)"),
             Column("wait_offset_us", "us", "first _c10d_functional::wait_tensor on the launching thread after the "
-                                           "launch − backward start (null without wait_tensor ops)"),
+                                           "launch − backward start, both on the device's clock (null without "
+                                           "wait_tensor ops)"),
             Column("wait_cpu_us", "us", "time inside wait_tensor between the launch and the collective's end: "
                                         "blocking on gloo, ~0 on NCCL (there the device-side cost is exposed_us)"),
         ),

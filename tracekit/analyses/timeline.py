@@ -4,8 +4,16 @@ A *bucket* is one allreduce launched during the step's backward (the DDP
 reducer's bucket; :func:`tracekit.analyses.collectives.bucket_table` numbers
 them in launch order, 0 = first launched = the last layers' gradients).
 
-Columns of :func:`bucket_timeline` (absolute times in ns on the rank's clock,
-offsets in µs from ``bwd_start_ns``, the CPU start of the step's first backward op):
+Columns of :func:`bucket_timeline`: absolute times in ns (kineto's clock, on which the host's
+CPU ranges and the device's kernels are both recorded), offsets in µs on **the device's clock**
+from ``bwd_start_device_ns``. The host runs ahead of the device (on a GPU-bound run it enqueues a
+step in a third of the time the device takes), so a host instant (a CPU op's start or end) is
+put on the device's clock through the launches: ``to_device(t)`` = ``t`` + the *lag* of the
+device operation whose launch call began last at or before ``t``, lag = that operation's device
+start − its launch call's start (:func:`tracekit.traces.steps.to_device_clock`): the device
+reaches that point of the host's program when it begins the work queued just before it. -1
+where no launch precedes ``t``. Every offset is then a device time inside the step's window
+(:mod:`tracekit.traces.steps`).
 
 - ``ready_cpu_ns``: when the bucket's gradients were ready on the CPU side. In
   compiled runs (the step has ``CompiledFunctionBackward`` ops) the end of the
@@ -20,9 +28,14 @@ offsets in µs from ``bwd_start_ns``, the CPU start of the step's first backward
   could start, as its stream waits on them. A compute kernel still running then (on
   another stream: a comm hook's callback runs on a pool stream) cannot have been
   waited for; without that rule ``queue_us`` came out negative on bf16-hook runs.
+- ``ready_device_ns``, ``launch_device_ns``, ``bwd_start_device_ns``: ``ready_cpu_ns``,
+  ``launch_ns``, ``bwd_start_ns`` on the device's clock (``to_device``).
 - ``launch_ns``: CPU time of the collective op (``record_param_comms``).
 - ``start_ns`` / ``end_ns`` / ``dur_us``: the NCCL kernel.
-- ``launch_delay_us`` = launch − ready_cpu; ``queue_us`` = start − max(ready_gpu, launch).
+- ``ready_us``, ``launch_us``, ``start_us``, ``end_us``: ``ready_device_ns``, ``launch_device_ns``,
+  ``start_ns``, ``end_ns`` − ``bwd_start_device_ns``.
+- ``launch_delay_us`` = launch − ready_cpu (host clock); ``queue_us`` = start − max(ready_gpu,
+  launch_device) (device clock).
 - ``bwd_compute_end_ns``: end of the step's last *backward compute kernel*: a compute
   kernel launched inside ``CompiledFunctionBackward`` or an autograd op other
   than AccumulateGrad (so the reducer's own kernels, which run in AccumulateGrad
@@ -63,8 +76,8 @@ ACCUMULATE = "torch::autograd::AccumulateGrad"
 BYTES_TOLERANCE = 0.01
 
 TIMELINE_COLUMNS = (
-    "rank", "step", "bucket", "bytes", "ready_source", "ready_cpu_ns", "ready_gpu_ns", "launch_ns", "start_ns",
-    "end_ns", "bwd_start_ns", "bwd_compute_end_ns", "ready_us", "launch_us", "start_us", "end_us", "dur_us",
+    "rank", "step", "bucket", "bytes", "ready_source", "ready_cpu_ns", "ready_device_ns", "ready_gpu_ns", "launch_ns",
+    "launch_device_ns", "start_ns", "end_ns", "bwd_start_ns", "bwd_start_device_ns", "bwd_compute_end_ns", "ready_us", "launch_us", "start_us", "end_us", "dur_us",
     "launch_delay_us", "queue_us", "exposed_us", "tail_exposed_us", "starts_after_backward",
 )
 
@@ -255,17 +268,20 @@ def bucket_timeline(rt: RankTrace, cls: np.ndarray, coll: Columnar, tp: int = 1,
     ready_gpu = _ready_gpu(rt, cls, launch, start)
     steps, starts, ends = backward_bounds(rt, cls)
     bwd_start, bend = _per_step(steps, starts, step), _per_step(steps, ends, step)
-    base = np.where(bwd_start >= 0, bwd_start.astype(float), np.nan)
+    # one clock, the device's: host instants mapped through the launches (tracekit.traces.steps.to_device_clock)
+    ready_dev, launch_dev, bwd_dev = (rt.to_device_clock(x) for x in (ready_cpu, launch, bwd_start))
+    base = np.where(bwd_dev >= 0, bwd_dev.astype(float), np.nan)
     has_end = bend >= 0
     tail = np.maximum(end - np.maximum(start, bend), 0)
     return {
         "rank": np.full(step.size, rt.rank, dtype=np.int64), "step": step, "bucket": bucket, "bytes": col["bytes"],
-        "ready_source": source, "ready_cpu_ns": ready_cpu, "ready_gpu_ns": ready_gpu, "launch_ns": launch,
-        "start_ns": start, "end_ns": end, "bwd_start_ns": bwd_start, "bwd_compute_end_ns": bend,
-        "ready_us": _us_from(ready_cpu, base), "launch_us": _us_from(launch, base),
+        "ready_source": source, "ready_cpu_ns": ready_cpu, "ready_device_ns": ready_dev, "ready_gpu_ns": ready_gpu,
+        "launch_ns": launch, "launch_device_ns": launch_dev, "start_ns": start, "end_ns": end,
+        "bwd_start_ns": bwd_start, "bwd_start_device_ns": bwd_dev, "bwd_compute_end_ns": bend,
+        "ready_us": _us_from(ready_dev, base), "launch_us": _us_from(launch_dev, base),
         "start_us": _us_from(start, base), "end_us": _us_from(end, base), "dur_us": col["dur_us"],
         "launch_delay_us": (launch - np.where(ready_cpu >= 0, ready_cpu.astype(float), np.nan)) / NS_PER_US,
-        "queue_us": (start - np.maximum(ready_gpu, launch)) / NS_PER_US, "exposed_us": col["exposed_us"],
+        "queue_us": (start - np.maximum(ready_gpu, np.where(launch_dev >= 0, launch_dev, launch))) / NS_PER_US, "exposed_us": col["exposed_us"],
         "tail_exposed_us": np.where(has_end, tail / NS_PER_US, np.nan),
         "starts_after_backward": has_end & (start >= bend),
     }
@@ -435,7 +451,7 @@ def _timeline_view(t: Mapping[str, Any], opts: ViewOptions) -> View | None:
     last_step = int(tl["step"].max())
     last = C.take(tl, tl["step"] == last_step)
     body = {"MB" if c == "bytes" else c: last[c] / 1e6 if c == "bytes" else last[c] for c in _TIMELINE_SHOWN}
-    return View(f"Bucket timeline, step {last_step} (µs from backward start)", body)
+    return View(f"Bucket timeline, step {last_step} (device clock, µs from backward start)", body)
 
 
 def _check_table(ctx: RunContext) -> Cols:
@@ -448,9 +464,13 @@ def _check_table(ctx: RunContext) -> Cols:
 TABLES = [
     Table(
         name="bucket_timeline", scope="rank", title="Bucket timeline (per rank, step and gradient bucket)",
-        doc="A bucket is one allreduce launched during the step's backward (GPU traces only). Offsets (`_us`) "
-            "are from the step's backward start (the CPU start of its first backward op); the text report shows "
-            "the last profiled step.",
+        doc="A bucket is one allreduce launched during the step's backward (GPU traces only). Every offset (`_us`) "
+            "is on the device's clock, from the step's backward start on that clock (bwd_start_device_ns): kernel "
+            "times as recorded, host instants (ready, launch, backward start) mapped through the launches (a host "
+            "instant t becomes t + the lag of the device operation launched last at or before t, lag = its device "
+            "start − its launch call's start: tracekit.traces.steps.to_device_clock). So every time of a bucket "
+            "lies inside its step (steps.step_us). The _ns columns keep both clocks. The text report shows the "
+            "last profiled step.",
         columns=(
             Column("rank", "rank", "the rank"),
             Column("step", "step", "the ProfilerStep"),
@@ -460,23 +480,32 @@ TABLES = [
                                            "CompiledFunctionBackward before the launch) or autograd_op (end of the "
                                            "last autograd op / AccumulateGrad before the launch), in the bucket's "
                                            "step"),
-            Column("ready_cpu_ns", "ns", "gradients ready on the CPU side (see ready_source); -1 when the step has "
-                                         "no such marker before the launch"),
+            Column("ready_cpu_ns", "ns", "gradients ready on the CPU side (see ready_source), host clock; -1 when "
+                                         "the step has no such marker before the launch"),
+            Column("ready_device_ns", "ns", "ready_cpu_ns on the device's clock: + the lag of the device operation "
+                                            "launched last at or before it (its device start − its launch call's "
+                                            "start); -1 when ready_cpu_ns is or no launch precedes it"),
             Column("ready_gpu_ns", "ns", "latest end of a compute kernel launched before the allreduce that had "
                                          "ended when its kernel started"),
-            Column("launch_ns", "ns", "CPU time of the collective op (record_param_comms)"),
+            Column("launch_ns", "ns", "CPU time of the collective op (record_param_comms), host clock"),
+            Column("launch_device_ns", "ns", "launch_ns on the device's clock (as ready_device_ns: where the device "
+                                             "was in the host's program when the host launched the collective)"),
             Column("start_ns", "ns", "NCCL kernel start"),
             Column("end_ns", "ns", "NCCL kernel end"),
-            Column("bwd_start_ns", "ns", "CPU start of the step's first backward op"),
+            Column("bwd_start_ns", "ns", "CPU start of the step's first backward op, host clock"),
+            Column("bwd_start_device_ns", "ns", "bwd_start_ns on the device's clock (as ready_device_ns): the origin "
+                                                "of the _us offsets"),
             Column("bwd_compute_end_ns", "ns", "end of the step's last backward compute kernel (launched inside "
                                                "CompiledFunctionBackward or a non-AccumulateGrad autograd op)"),
-            Column("ready_us", "us", "ready_cpu_ns − bwd_start_ns"),
-            Column("launch_us", "us", "launch_ns − bwd_start_ns"),
-            Column("start_us", "us", "start_ns − bwd_start_ns"),
-            Column("end_us", "us", "end_ns − bwd_start_ns"),
+            Column("ready_us", "us", "ready_device_ns − bwd_start_device_ns"),
+            Column("launch_us", "us", "launch_device_ns − bwd_start_device_ns"),
+            Column("start_us", "us", "start_ns − bwd_start_device_ns"),
+            Column("end_us", "us", "end_ns − bwd_start_device_ns"),
             Column("dur_us", "us", "kernel duration"),
-            Column("launch_delay_us", "us", "launch − ready_cpu"),
-            Column("queue_us", "us", "kernel start − max(ready_gpu, launch): comm-stream backlog"),
+            Column("launch_delay_us", "us", "launch_ns − ready_cpu_ns (host clock: how long the host took to launch "
+                                            "the ready bucket)"),
+            Column("queue_us", "us", "start_ns − max(ready_gpu_ns, launch_device_ns) (device clock; launch_ns where "
+                                     "launch_device_ns is -1): comm-stream backlog"),
             Column("exposed_us", "us", "part of the kernel overlapped by no compute kernel at all"),
             Column("tail_exposed_us", "us", "part of the kernel after the step's last backward compute kernel"),
             Column("starts_after_backward", "bool", "kernel start ≥ bwd_compute_end_ns"),

@@ -110,3 +110,42 @@ STEP_DOC = ("the step on the device's clock (tracekit.traces.steps): from the la
             "and the previous step's end to the later of its ProfilerStep#N end and the end of the last device "
             "work (kernel, memcpy, memset) it launched; a CPU run: the ProfilerStep#N range")
 HOST_STEP_DOC = "the host's CPU range ProfilerStep#N (the host enqueueing the step; shorter on a GPU-bound run)"
+
+
+# -- host instants on the device's clock -------------------------------------------------------------
+
+def launch_lags(launch_ts: np.ndarray, dev_start: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The clock map of one rank, for :func:`to_device_clock`: ``(launch times, device starts, lags)`` of its
+    device operations with a recorded launch, ordered by launch time (stable). An operation's *lag* is
+    ``max(0, device start − launch call's start)``: how far the device ran behind the host when it began what
+    that launch queued (0 where the clocks disagree by a few µs and the start precedes its launch)."""
+    launch_ts, dev_start = np.asarray(launch_ts, dtype=np.int64), np.asarray(dev_start, dtype=np.int64)
+    ok = launch_ts >= 0
+    lt, st = launch_ts[ok], dev_start[ok]
+    order = np.argsort(lt, kind="stable")
+    lt, st = lt[order], st[order]
+    return lt, st, np.maximum(st - lt, 0)
+
+
+def to_device_clock(t: np.ndarray, lags: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+    """Host instants ``t`` (ns) on the device's clock (``lags`` from :func:`launch_lags`).
+
+    The device runs what the host queued in order, so it reaches the point ``t`` of the host's program
+    when it has begun the work queued just before ``t``, and before it begins the work queued just after:
+
+        to_device(t) = min(t + lag(p), start(n))
+
+    ``p``: the device operation whose launch call began last at or before ``t`` (ties: the last in launch
+    order), ``lag(p)`` = its device start − its launch call's start (0 when no launch precedes ``t``: nothing
+    queued in the window); ``n``: the operation whose launch call began first after ``t`` (no bound when
+    none). The bound keeps a host instant before the device start of anything launched after it (the lag of
+    a busy stream would otherwise put a collective's launch after its own kernel's start on an idle one).
+    ``to_device(t) >= t``. -1 where ``t`` is -1 (absent)."""
+    t = np.asarray(t, dtype=np.int64)
+    lt, st, lag = lags
+    if not lt.size:
+        return t
+    i = np.searchsorted(lt, t, side="right")  # p = i - 1, n = i
+    est = t + np.where(i > 0, lag[np.maximum(i - 1, 0)], 0)
+    out = np.where(i < lt.size, np.minimum(est, st[np.minimum(i, lt.size - 1)]), est)
+    return np.where(t >= 0, out, -1)

@@ -388,6 +388,17 @@ class RankTrace:
         return {"step": st["step"], "ts_ns": lo, "end_ns": hi, "dur_ns": hi - lo,
                 "host_ts_ns": st["ts_ns"], "host_end_ns": st["end_ns"], "host_dur_ns": st["dur_ns"]}
 
+    def to_device_clock(self, t: np.ndarray) -> np.ndarray:
+        """Host instants ``t`` (ns) on the device's clock (:func:`tracekit.traces.steps.to_device_clock`: ``t``
+        plus the lag of the device operation launched last at or before it; -1 where unknown). A rank without
+        device work (a CPU run) has one clock: ``t`` itself."""
+        t = np.asarray(t, dtype=np.int64)
+        if not self.has_gpu_activity:
+            return t
+        lags = self.memo("launch_lags", lambda: step_defs.launch_lags(self.gpu_column("launch_ts_ns"),
+                                                                      self.gpu_column("ts_ns")))
+        return step_defs.to_device_clock(t, lags)
+
     @cached_property
     def gpu(self) -> pd.DataFrame:
         """GPU activity (kernels, memcpy, memset) joined to its launch.
