@@ -10,7 +10,9 @@ import warnings
 import numpy as np
 import pytest
 
-from tracekit.analyses.distortion import _trace_bucket_figures, overlap_note
+from tracekit.analyses import intervals as iv
+from tracekit.analyses.collectives import collective_overlap_note
+from tracekit.analyses.distortion import _trace_bucket_figures
 from tracekit.analyses.options import AnalyzeOptions
 from tracekit.runner.run import analyze
 from tracekit.traces import steps as step_defs
@@ -122,9 +124,6 @@ def test_overlapping_bucket_allreduces_count_once() -> None:
                "start_offset_us": np.array([100.0, 150.0, 400.0]), "dur_us": np.array([200.0, 50.0, 50.0])}
     figs = _trace_bucket_figures({}, buckets)[0]
     assert figs["comm"] == (300 - 100) + (450 - 400) and figs["sum"] == 200 + 50 + 50 and figs["buckets"] == 3
-    note = overlap_note({0: figs})
-    assert note is not None and "250 µs per step" in note and "300 µs" in note
-    assert overlap_note({0: figs | {"sum": figs["comm"]}}) is None  # no overlap, no note
 
 
 # -- host instants on the device's clock (the bucket timeline) -----------------------------------------
@@ -197,3 +196,98 @@ def test_committed_bucket_timeline_times_lie_inside_the_step() -> None:
         warnings.simplefilter("ignore")
         tl = analyze(load("sample_traces/inductor_no_optimization"), AnalyzeOptions()).tables["bucket_timeline"]
     assert tl["end_us"].max() < 14_500
+
+
+# -- incomplete launch records (a sampled trace) ----------------------------------------------------------
+
+def test_sampled_trace_has_no_backlog(tmp_path) -> None:
+    # one stream; the trace kept the launch of one kernel only ("mine", launched at 150 in step 2). Kernels
+    # without a launch run at 30, 500 (before "mine") and 700 (after it): the one at 700 cannot have been
+    # launched before the window (a stream runs its work in launch order), so launches are missing and the
+    # kernel at 500 may as well be step 1's or 2's own work: it must not push step 1's start to 520
+    tb = TraceBuilder(rank=0, world_size=1)
+    tb.step(1, 0, 100)
+    tb.step(2, 100, 200)
+    tb.kernel("a", 30, 10, pre_window=True)
+    tb.kernel("b", 500, 20, pre_window=True)
+    tb.kernel("mine", 600, 50, launch_at_us=150)
+    tb.kernel("c", 700, 10, pre_window=True)
+    res = _run(tmp_path, tb)
+    s = res.steps.sort_values("step")
+    # step 1: its host range [0, 100) (no backlog); step 2: from 100 to the end of its launched kernel (650)
+    assert s["step_us"].tolist() == [100 - 0, 650 - 100]
+    assert res.ranks["launches_missing"].tolist() == [1] and res.ranks["pre_window_kernels"].tolist() == [3]
+    assert any("launch calls are missing" in n for n in res.meta["notes"])
+
+
+def test_complete_launch_records_keep_the_backlog(tmp_path) -> None:
+    # the same without the kernel at 700: the ones at 30 and 500 ran before the stream's first launched kernel,
+    # so they were queued before the window; the first step starts when they are done (520)
+    tb = TraceBuilder(rank=0, world_size=1)
+    tb.step(1, 0, 100)
+    tb.step(2, 100, 200)
+    tb.kernel("a", 30, 10, pre_window=True)
+    tb.kernel("b", 500, 20, pre_window=True)
+    tb.kernel("mine", 600, 50, launch_at_us=150)
+    res = _run(tmp_path, tb)
+    assert res.steps.sort_values("step")["step_us"].tolist() == [0, 650 - 520]
+    assert res.ranks["launches_missing"].tolist() == [0]
+    assert not any("launch calls are missing" in n for n in res.meta["notes"])
+
+
+def test_committed_sampled_trace_keeps_its_step() -> None:
+    # tests/data/external/hta_trace_compare_sampled: 16 of 17 kernels have no recorded launch; taking the ones on
+    # the launched kernel's stream for backlog put step 1009's start 157 ms into a 100 ms host range (mean step
+    # 32.6 ms); without a backlog the two steps tile the host ranges' span to step 1009's launched kernel's end
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = analyze(load("tests/data/external/hta_trace_compare_sampled"), AnalyzeOptions())
+    s = res.steps.sort_values("step")
+    host = s["host_step_us"].to_numpy()
+    # the windows run from step 1009's host start (0) to step 1010's host end (100298 + 122149 µs after it, with
+    # a 45 µs gap between the host ranges): step 1009 to its kernel's end (157408), step 1010 the rest
+    assert s["step_us"].tolist() == pytest.approx([157408.0, 100298 + 45 + 122149 - 157408.0], abs=1.0)
+    assert res.ranks["step_mean_us"].iloc[0] == pytest.approx(111246.0, abs=0.5)
+    assert s["step_us"].iloc[0] >= host[0]
+    assert res.ranks["launches_missing"].iloc[0] == 4
+
+
+# -- every collective of a rank counted once (the collectives table) ---------------------------------------
+
+def test_first_started_parts_arithmetic() -> None:
+    # [0, 100), [50, 80) inside it, [60, 150) past it, [200, 210) alone
+    s, e = iv.first_started_parts(np.array([0, 50, 60, 200]), np.array([100, 80, 150, 210]))
+    assert (e - s).tolist() == [100, 0, 150 - 100, 10] and int((e - s).sum()) == iv.length(*iv.union(
+        np.array([0, 50, 60, 200]), np.array([100, 80, 150, 210])))
+
+
+def test_overlapping_collectives_count_once(tmp_path) -> None:
+    # two NCCL streams: an allgather [100, 300) on stream 17 and a reduce_scatter [200, 400) on stream 19 run
+    # at once; a gemm [250, 280) hides part of both. Compute covers 30 µs of the union [100, 400)
+    tb = TraceBuilder(rank=0, world_size=2)
+    tb.step(1, 0, 500)
+    tb.collective("allgather", 100, 200, launch_at_us=10, nelems=1000)
+    tb.collective("reduce_scatter", 200, 200, launch_at_us=20, nelems=1000, stream=19)
+    tb.kernel("gemm", 250, 30, launch_at_us=30)
+    res = _run(tmp_path, tb)
+    c = res.collectives.sort_values("start_ns")
+    assert c["dur_us"].tolist() == [200, 200] and c["exposed_us"].tolist() == [200 - 30, 200 - 30]
+    assert c["dur_once_us"].tolist() == [200, 400 - 300] and c["exposed_once_us"].tolist() == [200 - 30, 100]
+    assert c["dur_once_us"].sum() == res.ranks["comm_total_us"].iloc[0] == 400 - 100  # the breakdown's union
+    assert c["exposed_once_us"].sum() == res.ranks["exposed_comm_total_us"].iloc[0] == 300 - 30
+    note = next(n for n in res.meta["notes"] if n.startswith("collectives overlap each other"))
+    assert "rank 0: 300 µs" in note and "(400 µs)" in note
+    assert collective_overlap_note(c.iloc[:1]) is None  # the first-started one alone: its whole duration once
+
+
+def test_gloo_threads_count_once(tmp_path) -> None:
+    # a CPU run: gloo's two worker threads run allreduces [100, 300) and [150, 250) at once
+    tb = TraceBuilder(rank=0, world_size=2, backend="gloo")
+    tb.step(1, 0, 500)
+    tb.annotation("tracekit.backward", 50, 400)
+    tb.annotation("gloo:all_reduce", 100, 200, tid=2000)
+    tb.annotation("gloo:all_reduce", 150, 100, tid=2001)
+    res = _run(tmp_path, tb)
+    c = res.collectives.sort_values("start_ns")
+    assert c["dur_once_us"].tolist() == [200, 0] and c["dur_once_us"].sum() <= res.steps["step_us"].iloc[0]
+    assert any(n.startswith("collectives overlap each other on rank(s) 0") for n in res.meta["notes"])

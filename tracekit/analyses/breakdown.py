@@ -28,11 +28,12 @@ from typing import Any
 import numpy as np
 
 from tracekit.analyses import crossrank
+from tracekit.analyses.collectives import collective_overlap_note
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import COMM, COMPUTE, MEMORY, class_codes, class_mask
 from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
 from tracekit.traces import cols as C
-from tracekit.traces.steps import HOST_STEP_DOC, STEP_DOC, window_pieces
+from tracekit.traces.steps import HOST_STEP_DOC, STEP_DOC, launches_incomplete, window_pieces
 
 #: a table as a frame or its columns (what rank tables read and return during the port off pandas)
 Columnar = Any
@@ -138,6 +139,7 @@ def rank_breakdown(gpu: Columnar, cls: Any, steps: Columnar) -> dict[str, float]
                      class_mask(cls, COMM), class_mask(cls, MEMORY))
     out |= _step_counts(steps)
     out["pre_window_kernels"] = int(np.asarray(gpu["pre_window"]).sum())
+    out["launches_missing"] = launches_incomplete(gpu["pre_window"], gpu["stream"], ts)
     out["kernels"] = ts.size
     return out
 
@@ -198,7 +200,7 @@ def rank_totals(ctx: RankContext) -> C.Cols:
         row = rank_breakdown(rt.gpu_arrays(), class_codes(rt, ctx.options.comm_pattern), rt.step_windows())
     else:
         row = dict.fromkeys(BREAKDOWN_COLUMNS, np.nan) | _step_counts(rt.step_windows()) | {
-            "pre_window_kernels": 0, "kernels": 0}
+            "pre_window_kernels": 0, "launches_missing": 0, "kernels": 0}
     coll = ctx.tables["collectives"]
     row["rank"] = rt.rank
     row["collectives"] = int((~np.asarray(coll["pre_window"]).astype(bool)).sum()) if C.nrows(coll) else 0
@@ -212,8 +214,14 @@ def _cell(v: Any) -> np.ndarray:
 
 
 def ranks_table(ctx: RunContext) -> C.Cols:
-    """``rank_totals`` joined with each rank's cross-rank wait (:func:`crossrank.wait_summary`)."""
-    ranks = C.as_cols(ctx.tables["rank_totals"])
+    """``rank_totals`` joined with each rank's per-step means of the ``steps`` table (:func:`step_means_of`) and
+    its cross-rank wait (:func:`crossrank.wait_summary`); notes name the ranks whose launch records are
+    incomplete and those whose collectives overlap each other."""
+    ranks = C.merge(C.as_cols(ctx.tables["rank_totals"]), step_means_of(C.as_cols(ctx.tables["steps"])),
+                    on=["rank"], how="left")
+    for note in (missing_launches_note(ranks), collective_overlap_note(ctx.tables["collectives"])):
+        if note:
+            ctx.meta.setdefault("notes", []).append(note)
     summary = C.as_cols(crossrank.wait_summary(ctx.tables["waits"], ctx.tables["instances"]))
     if C.nrows(summary):
         right = {"rank": summary["rank"], "wait_total_us": summary["wait_us"], "last_count": summary["last_count"]}
@@ -222,9 +230,38 @@ def ranks_table(ctx: RunContext) -> C.Cols:
     return ranks | {"wait_total_us": np.full(n, np.nan), "last_count": np.full(n, np.nan)}
 
 
-_RANK_SHOWN = ("rank", "steps", "step_mean_us", "host_step_mean_us", "compute_total_us", "comm_total_us", "overlap_total_us",
-               "exposed_comm_total_us", "overlap_pct", "memory_total_us", "idle_total_us", "wait_total_us",
-               "pre_window_kernels")
+#: steps-table column -> the ranks table's mean of it over the rank's steps
+PER_STEP = {"compute_us": "compute_per_step_us", "comm_us": "comm_per_step_us", "overlap_us": "overlap_per_step_us",
+            "exposed_comm_us": "exposed_comm_per_step_us", "idle_us": "idle_per_step_us"}
+
+
+def step_means_of(steps: C.Cols) -> C.Cols:
+    """Per rank of the ``steps`` table: ``rank`` and the mean over its steps of each :data:`PER_STEP` column
+    (present values only, as ``groupby("rank").mean()``: NaN where no step has one)."""
+    g = C.Groups(steps, ["rank"]) if C.nrows(steps) else None
+    if g is None:
+        return {"rank": np.empty(0, dtype=np.int64), **{v: np.empty(0) for v in PER_STEP.values()}}
+    return {"rank": g.keys["rank"], **{v: g.mean(np.asarray(steps[k], dtype=float)) for k, v in PER_STEP.items()}}
+
+
+def missing_launches_note(ranks: C.Cols) -> str | None:
+    """The run's note when a rank's launch records are incomplete (``launches_missing`` > 0), else None."""
+    if not C.nrows(ranks) or "launches_missing" not in ranks:
+        return None
+    n = np.nan_to_num(np.asarray(ranks["launches_missing"], dtype=float))
+    hit = np.flatnonzero(n > 0)
+    if not hit.size:
+        return None
+    which = ", ".join(f"{int(r)} ({int(k)})" for r, k in zip(np.asarray(ranks["rank"])[hit], n[hit]))
+    return (f"rank(s) {which}: device operations with no launch recorded ran after ones launched in the window on "
+            "their stream, so their launch calls are missing (a sampled or filtered trace): they belong to no step, "
+            "work launched before the window cannot be told from them, so the first step starts at its "
+            "ProfilerStep range, and each step ends with the last device work whose launch it holds (steps.step_us "
+            "is uncertain)")
+
+
+_RANK_SHOWN = ("rank", "steps", "step_mean_us", "host_step_mean_us", *PER_STEP.values(), "overlap_pct",
+               "memory_total_us", "wait_total_us", "pre_window_kernels")
 
 
 def ranks_view(t: Mapping[str, Any], opts: ViewOptions) -> View:
@@ -237,12 +274,13 @@ def ranks_view(t: Mapping[str, Any], opts: ViewOptions) -> View:
     part = (getattr(opts, "meta", None) or {}).get("partial")
     note = (f"wait_total_us is partial: {part['ranks']} of {part['world_size']} ranks are in the trace set "
             f"(see the cross-rank wait table)" if part and "wait_total_us" in ranks else None)
-    if C.nrows(ranks) and "compute_total_us" in ranks and C.isna(ranks["compute_total_us"]).all():
+    if C.nrows(all_ranks) and "compute_total_us" in all_ranks and C.isna(all_ranks["compute_total_us"]).all():
         # a device whose events tracekit does not read (another accelerator's) is no CPU-only run
         what = ("no GPU activity read" if (getattr(opts, "meta", None) or {}).get("unread_categories")
                 else "CPU-only run")
         return View(f"Per-rank breakdown ({what}: steps and cross-rank wait from CPU ranges, us)", ranks, note=note)
-    return View("Per-rank breakdown (GPU time over the whole trace window, us)", ranks, note=note)
+    return View("Per-rank breakdown (per step: means of the steps table; totals over the whole trace window, us)",
+                ranks, note=note)
 
 
 def steps_view(t: Mapping[str, Any], opts: ViewOptions) -> View | None:
@@ -278,6 +316,10 @@ _RANK_TAIL = (
     Column("pre_window_kernels", "count", "GPU activities that ran in the window but were launched before it "
                                           "(no launch event): counted in the totals; the first step starts after "
                                           "them"),
+    Column("launches_missing", "count", "of the pre_window_kernels, those that ran after an activity launched in "
+                                        "the window on their stream: their launch calls are missing (a sampled or "
+                                        "filtered trace); when any, no backlog delays the first step "
+                                        "(tracekit.traces.steps) and a note says so"),
     Column("collectives", "count", "collective instances launched in the window"),
 )
 
@@ -292,17 +334,20 @@ TABLES = [
     ),
     Table(
         name="ranks", scope="run", title="Per-rank breakdown (GPU time over the whole trace window)",
-        doc="Every time is the length of a union of GPU intervals over all GPU activity in the trace window, "
-            "pre-window kernels included; `_total_` columns are totals over the window (divide by steps for a "
-            "rough per-step figure; the steps table has the exact per-step values).",
+        doc="Every time is the length of a union of GPU intervals. `_total_` columns cover all GPU activity in the "
+            "trace window, pre-window kernels included (work launched before the window: not a per-step figure); "
+            "`_per_step_` columns are the means over the rank's steps of the steps table's values (the figures "
+            "findings and diff quote).",
         columns=(*_RANK_HEAD, *_window_docs(_BREAKDOWN_DOCS),
+                 *(Column(v, "us", f"mean over the rank's steps of steps.{k} (device work inside each step's window)")
+                   for k, v in PER_STEP.items()),
                  Column("wait_total_us", "us", "sum over accepted matched collectives of max(0, min(own kernel end, "
                                                "latest peer kernel start) − own kernel start): time spent waiting "
                                                "for peers over the trace window, at most the rank's communication "
                                                "kernel time"),
                  Column("last_count", "count", "matched collectives this rank arrived at last (was the straggler)"),
                  *_RANK_TAIL),
-        compute=ranks_table, needs=("rank_totals", "waits", "instances"), view=ranks_view, order=10,
+        compute=ranks_table, needs=("rank_totals", "steps", "collectives", "waits", "instances"), view=ranks_view, order=10,
     ),
     Table(
         name="steps", scope="rank", title="Per-step breakdown (device work inside each step)",

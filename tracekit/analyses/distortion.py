@@ -45,7 +45,7 @@ import msgspec
 import numpy as np
 
 from tracekit.analyses import intervals as iv
-from tracekit.analyses.findings import Finding, FindingContext, group_means, rounded
+from tracekit.analyses.findings import Finding, FindingContext, Quote, group_means, rounded
 from tracekit.analyses.gpu_idle import GPU_IDLE_PCT, LAUNCH_BOUND_SHARE
 from tracekit.analyses.registry import Column, RunContext, Table, View
 from tracekit.traces import cols as C
@@ -247,20 +247,6 @@ def _step_means(t: C.Cols, unions: dict[str, tuple[np.ndarray, np.ndarray]], sta
     return out
 
 
-def overlap_note(trace: dict[Any, dict[str, float]]) -> str | None:
-    """The run's note when one rank's bucket allreduces overlap each other (gloo's worker threads, several NCCL
-    streams): communication per step is their union, below the sum of their durations (``trace``: from
-    :func:`_trace_bucket_figures`), or None when none does by more than 1 %."""
-    over = {r: f for r, f in trace.items() if np.isfinite(f["sum"]) and f["sum"] > 1.01 * f["comm"]}
-    if not over:
-        return None
-    r, f = next(iter(sorted(over.items())))
-    return (f"bucket allreduces overlap each other on rank(s) {', '.join(str(int(x)) for x in sorted(over))} "
-            f"(several at once: gloo's worker threads or several streams): communication per step is the time "
-            f"any of them runs, |∪ intervals| (rank {int(r)}: {f['comm']:.0f} µs per step), not the sum of their "
-            f"durations ({f['sum']:.0f} µs)")
-
-
 def _differs(ev: float | None, tr: float) -> bool:
     if ev is None or not np.isfinite(tr):
         return False
@@ -301,10 +287,6 @@ def event_rows(manifest: Manifest | None, timeline: Any, buckets: Any = None) ->
 
 def _events_table(ctx: RunContext) -> C.Cols:
     rows = event_rows(ctx.manifest, ctx.tables["bucket_timeline"], ctx.tables["buckets"])
-    note = overlap_note(_trace_bucket_figures(C.as_cols(ctx.tables["bucket_timeline"]),
-                                              C.as_cols(ctx.tables["buckets"])))
-    if note:
-        ctx.meta.setdefault("notes", []).append(note)
     if not C.nrows(rows) and ctx.manifest is not None:  # say why there is nothing, per rank
         rows = _from_rows([dict.fromkeys(EVENT_COLUMNS) | {
             "rank": int(r), "note": "unavailable: run.json has no bucket_timing (an older tracekit)"}
@@ -422,10 +404,19 @@ class ProfilerDistortion(Finding, tag="profiler_distortion"):
     bucket_events_disagree: list[int] | None
     #: the profiler's warm-up steps (CUPTI on, nothing recorded) over the unprofiled step (None: not timed)
     cupti_ratio: float | None = None
+    #: the rank whose GPU idle figures name the likely cause (the largest gpu_idle_pct of the profiler_distortion
+    #: table), None without one
+    idle_rank: int | None = None
 
-    #: its figures are run facts (``meta["profiler_distortion"]``: run.json's timings, or the trace's steps), no
-    #: one rank's rows
-    QUOTES: ClassVar[dict[str, tuple[str, str, str]]] = {}
+    #: the cause's figures: the idle_rank's row of the profiler_distortion table
+    QUOTES: ClassVar[dict[str, Quote]] = {
+        f: Quote("profiler_distortion", c, "mean", rank="idle_rank") for f, c in (
+            ("worst_gpu_idle_pct", "gpu_idle_pct"), ("worst_launch_idle_pct", "launch_idle_pct"),
+            ("kernels_per_step", "kernels_per_step"))}
+    #: the ratio, the steps and the cost are run facts (``meta["profiler_distortion"]``: run.json's timings, per
+    #: step the slowest rank, or the trace's rank with the largest ratio), no one rank's rows
+    FACTS: ClassVar[tuple[str, ...]] = ("ratio", "unprofiled_step_us", "profiled_step_us", "step_us", "cost_us",
+                                        "cupti_ratio", "threshold")
     ORDER: ClassVar[int] = 90
     QUALIFIER: ClassVar[bool] = True
 
@@ -467,6 +458,7 @@ def profiler_distortion(result: Any, others: list[Any]) -> list[ProfilerDistorti
                  f"of the profiled step)")
     else:
         cause, idle, launch, kern, cpu_bound = _no_idle_cause(result), None, None, None, None
+        worst = {"rank": None}
     hit = sorted({f.code for f in others if f.TIMING})
     ev_rows = C.as_cols(result.tables.get("bucket_events"))
     disagree = sorted(int(x) for x in ev_rows["rank"][_disagrees(ev_rows)]) if C.nrows(ev_rows) else []
@@ -483,7 +475,8 @@ def profiler_distortion(result: Any, others: list[Any]) -> list[ProfilerDistorti
                                profiled_step_us=p, source=d.get("source"), threshold=DISTORTED_RATIO,
                                worst_gpu_idle_pct=rounded(idle), worst_launch_idle_pct=rounded(launch),
                                kernels_per_step=rounded(kern), cpu_bound=cpu_bound, may_invalidate=hit,
-                               bucket_events_disagree=disagree or None, cupti_ratio=d.get("cupti_ratio"))]
+                               bucket_events_disagree=disagree or None, cupti_ratio=d.get("cupti_ratio"),
+                               idle_rank=int(worst["rank"]) if worst["rank"] is not None else None)]
 
 
 def _cupti_clause(cupti: float | None, ratio: float) -> str:

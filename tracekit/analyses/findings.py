@@ -49,7 +49,7 @@ import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import msgspec
 import numpy as np
@@ -82,6 +82,29 @@ def rounded(x: Any, nd: int = 1) -> Any:
     return round(x, nd) if math.isfinite(x) else None
 
 
+class Quote(NamedTuple):
+    """Where one evidence figure comes from: a value computed from a table's rows of one rank.
+
+    ``how`` over the rank's rows (after ``where``): ``mean`` (of ``column``), ``median``, ``sum``,
+    ``per_step`` (the sum over the number of distinct ``step`` values), ``rows`` (how many),
+    ``rows_per_step`` (how many over the distinct steps), ``nunique`` (distinct values of ``column``),
+    ``ratio`` (``column`` = ``"a/b"``: Σa / Σb; ``a`` may be ``"x-y"``: Σx − Σy), ``pct`` (100 · the
+    ratio), ``share_pct`` (100 · Σ ``column`` over the ``where`` rows / Σ ``column`` over all the rank's
+    rows). Missing values are skipped, as pandas' reductions do."""
+
+    table: str
+    column: str
+    how: str
+    #: the evidence field holding the rank whose rows are read; None: the finding's rank (an all-rank finding:
+    #: its ``worst_rank``)
+    rank: str | None = None
+    #: only the rows where this holds: ``"col"`` (true), ``"!col"`` (false), ``"col>=N"``, ``"col=min@g"`` /
+    #: ``"col=max@g"`` (``col`` is its smallest / largest value among the rows of the same ``g``); None: all
+    where: str | None = None
+    #: the figure is the value times this (bytes -> MB: 1e-6)
+    scale: float = 1.0
+
+
 class Finding(msgspec.Struct, kw_only=True, tag_field="code"):
     """One finding (module doc). Subclasses declare a ``tag`` (the code), their evidence fields, the
     class settings below and ``detect``. ``cost_us`` and ``step_us`` (µs per step) are rounded to 0.1 µs;
@@ -98,11 +121,14 @@ class Finding(msgspec.Struct, kw_only=True, tag_field="code"):
     #: set by a qualifier: measured under a distorted profiler window
     distorted_window: bool | UnsetType = UNSET
 
-    #: the table column each evidence field quotes: ``{field: (table, column, how)}``, ``how`` = ``"mean"`` (the
-    #: mean over the finding's rank's rows) or ``"per_step"`` (their sum over the number of distinct steps in
-    #: them). An all-rank finding quotes its ``worst_rank``'s. ``tests/test_finding_quotes.py`` checks every
-    #: registered finding on every committed run that fires it against its table.
-    QUOTES: ClassVar[dict[str, tuple[str, str, str]]] = {"step_us": ("steps", "step_us", "mean")}
+    #: where each evidence figure comes from: ``{field: Quote}`` (:class:`Quote`: a table's rows of the finding's
+    #: rank, reduced). ``tests/test_finding_quotes.py`` checks every registered finding on every committed run
+    #: that fires it against its tables, and that every number its message prints is one of these, a
+    #: :attr:`FACTS` field or a rank.
+    QUOTES: ClassVar[dict[str, Quote]] = {"step_us": Quote("steps", "step_us", "mean")}
+    #: evidence fields the message may print that are no table's rows: run.json facts (a bucket cap, the
+    #: unprofiled step), thresholds; each finding says why in a comment
+    FACTS: ClassVar[tuple[str, ...]] = ()
     #: run order among the findings (a finding may read those with a lower ORDER: ``ctx.earlier``)
     ORDER: ClassVar[int] = 100
     #: its numbers are times measured in the profiled window (a distorted window may fake them)

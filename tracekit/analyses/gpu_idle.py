@@ -24,7 +24,7 @@ import numpy as np
 
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.collectives import result_table
-from tracekit.analyses.findings import Finding, FindingContext, rounded
+from tracekit.analyses.findings import Finding, FindingContext, Quote, rounded
 from tracekit.analyses.registry import Column, RankContext, Table
 from tracekit.traces import cols as C
 from tracekit.traces.arrays import unique
@@ -132,10 +132,12 @@ class GpuIdle(Finding, tag="gpu_idle"):
     cpu_bound: bool
     makes_wait: list[int] | None
 
-    QUOTES: ClassVar[dict[str, tuple[str, str, str]]] = {
-        "step_us": ("gpu_idle", "step_us", "mean"), "cost_us": ("gpu_idle", "gpu_idle_us", "mean"),
-        "gpu_idle_us_per_step": ("gpu_idle", "gpu_idle_us", "mean"), "gpu_idle_pct": ("gpu_idle", "gpu_idle_pct", "mean"),
-        "launch_idle_pct": ("gpu_idle", "launch_idle_pct", "mean"), "kernels_per_step": ("gpu_idle", "kernels", "mean")}
+    QUOTES: ClassVar[dict[str, Quote]] = {
+        "step_us": Quote("gpu_idle", "step_us", "mean"), "cost_us": Quote("gpu_idle", "gpu_idle_us", "mean"),
+        "gpu_idle_us_per_step": Quote("gpu_idle", "gpu_idle_us", "mean"),
+        "gpu_idle_pct": Quote("gpu_idle", "gpu_idle_pct", "mean"),
+        "launch_idle_pct": Quote("gpu_idle", "launch_idle_pct", "mean"),
+        "kernels_per_step": Quote("gpu_idle", "kernels", "mean")}
     ORDER: ClassVar[int] = 40
     TIMING: ClassVar[bool] = True
 

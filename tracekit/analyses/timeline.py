@@ -57,7 +57,7 @@ import numpy as np
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import COMPUTE, class_codes, class_mask
 from tracekit.analyses.collectives import gradient_allreduce_mask, manifest_tp
-from tracekit.analyses.findings import Finding, FindingContext, group_means, rank_step_us, rounded, step_means
+from tracekit.analyses.findings import Finding, FindingContext, Quote, group_means, rank_step_us, rounded, step_means
 from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
 from tracekit.traces import cols as C
 from tracekit.traces.arrays import unique
@@ -558,10 +558,22 @@ class AllreduceAfterBackward(Finding, tag="allreduce_after_backward"):
     steps: int
     bwd_subgraphs_per_step: float
     tail_exposed_us: float | None
+    #: the allreduces' bytes per step, in MB
+    grad_mb_per_step: float | None = None
+    #: DDP's bucket cap (run.json), when the message names it
+    bucket_cap_mib: float | None = None
 
-    QUOTES: ClassVar[dict[str, tuple[str, str, str]]] = {
-        "step_us": ("steps", "step_us", "mean"), "cost_us": ("steps", "exposed_comm_us", "mean"),
-        "tail_exposed_us": ("bucket_timeline", "tail_exposed_us", "per_step")}
+    QUOTES: ClassVar[dict[str, Quote]] = {
+        "step_us": Quote("steps", "step_us", "mean"), "cost_us": Quote("steps", "exposed_comm_us", "mean"),
+        # the bucket_timeline rows of the steps whose backward compute end is known
+        **{f: Quote("bucket_timeline", c, how, where="bwd_compute_end_ns>=0") for f, c, how in (
+            ("tail_exposed_us", "tail_exposed_us", "per_step"), ("allreduces_per_step", "bucket", "rows_per_step"),
+            ("after_backward_per_step", "starts_after_backward", "per_step"), ("allreduces", "bucket", "rows"),
+            ("after_backward", "starts_after_backward", "sum"), ("steps", "step", "nunique"))},
+        "grad_mb_per_step": Quote("bucket_timeline", "bytes", "per_step", where="bwd_compute_end_ns>=0", scale=1e-6),
+        "bwd_subgraphs_per_step": Quote("graph_breaks", "bwd_subgraphs", "median")}
+    #: bucket_cap_mib: run.json's reducer bucket cap
+    FACTS: ClassVar[tuple[str, ...]] = ("bucket_cap_mib",)
     ORDER: ClassVar[int] = 10
     TIMING: ClassVar[bool] = True
 
@@ -608,7 +620,8 @@ def allreduce_after_backward(result: Any, timeline: Any, gb: Any,
             step_us=rank_step_us(result, rank, means),
             allreduces_per_step=round(per_step, 1), after_backward_per_step=round(after_per_step, 1),
             after_backward=n_after, allreduces=n, steps=steps, bwd_subgraphs_per_step=sub,
-            tail_exposed_us=rounded(tail)))
+            tail_exposed_us=rounded(tail), grad_mb_per_step=rounded(grad_mb),
+            bucket_cap_mib=rounded(cap / MIB, 2) if (cap := bucket_cap_bytes(manifest)) else None))
     return out
 
 
@@ -670,7 +683,13 @@ class _ExposedBucket(Finding):
     dur_us: float | None
     bucket_cap_mb: float | None
     bucket_cap_mib: float | None
+    #: 100 · exposed_us / dur_us
+    exposed_pct: float | None = None
+    #: when the bucket's gradients were ready, µs into the backward (bucket_timeline.ready_us, device clock)
+    ready_us: float | None = None
 
+    #: bucket_cap_mb / bucket_cap_mib: run.json's reducer bucket cap
+    FACTS: ClassVar[tuple[str, ...]] = ("bucket_cap_mb", "bucket_cap_mib")
     TIMING: ClassVar[bool] = True
     WHICH: ClassVar[str] = ""
 
@@ -680,9 +699,21 @@ class _ExposedBucket(Finding):
         return _exposed_bucket(cls, ctx.result, ctx.result.tables["bucket_timeline"], ctx.manifest, after)
 
 
+def _bucket_quotes(pick: str) -> dict[str, Quote]:
+    """The quotes of an exposed-bucket finding: means over the rank's bucket_timeline rows of its first
+    (``pick`` = ``min``) or last (``max``) bucket of each step."""
+    where = f"bucket={pick}@step"
+    return {"step_us": Quote("steps", "step_us", "mean"),
+            **{f: Quote("bucket_timeline", c, "mean", where=where) for f, c in (
+                ("cost_us", "exposed_us"), ("exposed_us", "exposed_us"), ("dur_us", "dur_us"), ("ready_us", "ready_us"))},
+            "bucket_mb": Quote("bucket_timeline", "bytes", "mean", where=where, scale=1e-6),
+            "exposed_pct": Quote("bucket_timeline", "exposed_us/dur_us", "pct", where=where)}
+
+
 class ExposedFirstBucket(_ExposedBucket, tag="exposed_first_bucket"):
     """``exposed_first_bucket``: the first bucket of the backward (see :class:`_ExposedBucket`)."""
 
+    QUOTES: ClassVar[dict[str, Quote]] = _bucket_quotes("min")
     ORDER: ClassVar[int] = 70
     WHICH: ClassVar[str] = "first"
 
@@ -690,6 +721,7 @@ class ExposedFirstBucket(_ExposedBucket, tag="exposed_first_bucket"):
 class ExposedLastBucket(_ExposedBucket, tag="exposed_last_bucket"):
     """``exposed_last_bucket``: the last bucket of the backward (see :class:`_ExposedBucket`)."""
 
+    QUOTES: ClassVar[dict[str, Quote]] = _bucket_quotes("max")
     ORDER: ClassVar[int] = 80
     WHICH: ClassVar[str] = "last"
 
@@ -739,7 +771,8 @@ def _exposed_bucket(kind: type[_ExposedBucket], result: Any, timeline: Any, mani
                    f"backward) is {100 * exposed / dur:.0f}% exposed: {exposed:.0f} µs per step; {hint}")
         out.append(kind(rank=int(rank), message=msg, cost_us=exposed, step_us=step_us, bucket_mb=rounded(mb, 2),
                         exposed_us=rounded(exposed), dur_us=rounded(dur), bucket_cap_mb=rounded(cap_mb) if cap_mb else None,
-                        bucket_cap_mib=rounded(cap_bytes / MIB, 2) if cap_bytes else None))
+                        bucket_cap_mib=rounded(cap_bytes / MIB, 2) if cap_bytes else None,
+                        exposed_pct=rounded(100 * exposed / dur), ready_us=rounded(float(ready))))
     return out
 
 

@@ -39,10 +39,15 @@ def _step_ms(manifest: Manifest | None, q: str) -> float:
 
 
 def _per_rank(res: Any) -> pd.DataFrame:
+    """Per rank: the means over its steps of the steps table's figures, as the ranks table gives them (its
+    ``*_per_step_us`` columns, the figures findings quote), and the wait per step."""
     s = res.steps
     cols = [c for c in RANK_METRICS if c in s]
     m = (s.groupby("rank")[cols].mean() if len(s) else pd.DataFrame(columns=cols)).rename(columns=RANK_METRICS)
     r = res.ranks.set_index("rank") if len(res.ranks) else pd.DataFrame()
+    shared = [c for c in m.columns if c in r]
+    if shared:  # one source for the figures both tables hold
+        m[shared] = r.loc[m.index, shared]
     if len(r) and "wait_total_us" in r:
         m["wait_per_step_us"] = r["wait_total_us"] / r["steps"].where(r["steps"] > 0)
     return m

@@ -15,7 +15,12 @@ took. :func:`step_windows` gives each step its window on the device's clock:
   end of its own);
 - the **first step** of the window has, as its previous step, the device work that ran in the
   window but was launched before it (the *backlog*: :func:`backlog_end`); where the host had
-  queued whole steps ahead, the first step starts when that backlog has drained;
+  queued whole steps ahead, the first step starts when that backlog has drained. A trace whose
+  launch records are incomplete (a sampled or filtered trace: device work with no recorded launch
+  runs after work launched in the window on its stream, :func:`launched_in_window_later`) has no
+  backlog: work launched before the window cannot be told from work whose launch was lost, and
+  the lost ones ran inside the steps, so the first step starts at its host range (the analysis
+  says so in a note);
 - a step never ends before it starts (a step that launched nothing behind a longer backlog is
   empty, length 0).
 
@@ -39,17 +44,31 @@ def launched_in_window_later(pre: np.ndarray, stream: np.ndarray, start: np.ndar
     return pre & (start > first[inv])
 
 
+def launches_incomplete(pre: np.ndarray, stream: np.ndarray, start: np.ndarray) -> int:
+    """How many device operations have no recorded launch although they ran after one launched in the window
+    on their stream (:func:`launched_in_window_later`): 0 for a trace whose launch records are complete."""
+    pre = np.asarray(pre, dtype=bool)
+    if not pre.any() or pre.all():
+        return 0
+    return int(launched_in_window_later(pre, np.asarray(stream), np.asarray(start)).sum())
+
+
 def backlog_end(pre: np.ndarray, stream: np.ndarray, start: np.ndarray, end: np.ndarray,
                 first_step_ts: int | None) -> int | None:
     """The end of the device work launched before the window (no launch recorded), or None: the operations
     with no launch recorded that start before their stream's first operation launched in the window, and on a
     stream with none, before the first step's host range (``first_step_ts``; None: no step).
-    :func:`launched_in_window_later` takes out the rest, which would otherwise push the first step's start
-    past its end."""
+
+    None as well when the launch records are incomplete (:func:`launched_in_window_later` finds any: a sampled
+    or filtered trace): then an operation without a launch may as well have been launched inside the window
+    (a sampled trace keeps the launches of a few kernels only), and taking it for backlog would move the first
+    step's start past work that ran in it."""
     pre = np.asarray(pre, dtype=bool)
     if not pre.any():
         return None
     start, end, stream = np.asarray(start), np.asarray(end), np.asarray(stream)
+    if launches_incomplete(pre, stream, start):
+        return None
     window = int(first_step_ts) if first_step_ts is not None else int(start.max()) + 1
     has_launched = np.isin(stream, stream[~pre])
     keep = pre & ~launched_in_window_later(pre, stream, start) & (has_launched | (start < window))
