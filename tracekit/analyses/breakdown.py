@@ -241,7 +241,15 @@ def step_means_of(steps: C.Cols) -> C.Cols:
     g = C.Groups(steps, ["rank"]) if C.nrows(steps) else None
     if g is None:
         return {"rank": np.empty(0, dtype=np.int64), **{v: np.empty(0) for v in PER_STEP.values()}}
-    return {"rank": g.keys["rank"], **{v: g.mean(np.asarray(steps[k], dtype=float)) for k, v in PER_STEP.items()}}
+
+    def mean(col: str) -> np.ndarray:  # plain float64 sums: a few hundred steps a rank need no compensation
+        v = np.asarray(steps[col], dtype=float)
+        ok = (g.codes >= 0) & ~np.isnan(v)
+        n = np.bincount(g.codes[ok], minlength=g.n)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(n > 0, np.bincount(g.codes[ok], weights=v[ok], minlength=g.n) / np.maximum(n, 1), np.nan)
+
+    return {"rank": g.keys["rank"], **{v: mean(k) for k, v in PER_STEP.items()}}
 
 
 def missing_launches_note(ranks: C.Cols) -> str | None:

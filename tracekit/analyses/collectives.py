@@ -520,8 +520,8 @@ def bucket_table(rt: RankTrace, coll: Columnar, tp: int = 1, world_size: int | N
     base_f = np.where(base >= 0, base.astype(float), np.nan)
     out["launch_offset_us"] = (np.where(launch_dev >= 0, launch_dev, np.nan) - base_f) / NS_PER_US
     out["start_offset_us"] = np.where(kstart >= 0, (kstart - base_f) / NS_PER_US, np.nan)
-    _, out["wait_cpu_us"] = functional.wait_columns(rt, launch, kend, start)
-    out["wait_offset_us"], _ = functional.wait_columns(rt, launch, kend, base_f, to_clock=rt.to_device_clock)
+    out["wait_offset_us"], out["wait_cpu_us"] = functional.wait_columns(rt, launch, kend, base_f,
+                                                                         to_clock=rt.to_device_clock)
     return {c: out[c] for c in BUCKET_COLUMNS}
 
 
@@ -651,7 +651,12 @@ def collective_overlap_note(c: Columnar) -> str | None:
     if not C.nrows(c) or "dur_once_us" not in c:
         return None
     g = C.Groups(c, ["rank"])
-    total, once = (C.kahan_sums(np.asarray(c[k], dtype=float), g.codes, g.n)[0] for k in ("dur_us", "dur_once_us"))
+    ok = g.codes >= 0
+
+    def sums(col: str) -> np.ndarray:  # plain sums: a threshold and whole µs need no compensation
+        return np.bincount(g.codes[ok], weights=np.nan_to_num(np.asarray(c[col], dtype=float)[ok]), minlength=g.n)
+
+    total, once = sums("dur_us"), sums("dur_once_us")
     over = np.flatnonzero(total > (1.0 + OVERLAP_NOTE_SHARE) * once)
     if not over.size:
         return None

@@ -38,19 +38,30 @@ def launched_in_window_later(pre: np.ndarray, stream: np.ndarray, start: np.ndar
     """Mask of the device operations with no launch recorded (``pre``) that start after an operation launched
     in the window on their stream. A stream runs its operations in launch order, so these were not launched
     before the window: their launch is missing from the trace (a sampled or filtered trace)."""
-    streams, inv = np.unique(stream, return_inverse=True)
-    first = np.full(streams.size, np.iinfo(np.int64).max, dtype=np.int64)
+    pre, stream, start = np.asarray(pre, dtype=bool), np.asarray(stream), np.asarray(start)
+    if not pre.any() or pre.all():
+        return np.zeros(pre.size, dtype=bool)
+    inv, n = _stream_codes(stream)
+    first = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(first, inv[~pre], start[~pre])  # each stream's first operation launched in the window
     return pre & (start > first[inv])
+
+
+def _stream_codes(stream: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(code per row, number of codes)`` of the stream ids: their offset from the smallest (ids are a few small
+    integers: no sort), or their rank among the distinct ids where the range is wide."""
+    if stream.size and stream.dtype.kind in "iu":
+        lo, hi = int(stream.min()), int(stream.max())
+        if hi - lo <= 4 * stream.size + 1024:
+            return (stream - lo).astype(np.intp), hi - lo + 1
+    streams, inv = np.unique(stream, return_inverse=True)
+    return inv.reshape(-1), streams.size
 
 
 def launches_incomplete(pre: np.ndarray, stream: np.ndarray, start: np.ndarray) -> int:
     """How many device operations have no recorded launch although they ran after one launched in the window
     on their stream (:func:`launched_in_window_later`): 0 for a trace whose launch records are complete."""
-    pre = np.asarray(pre, dtype=bool)
-    if not pre.any() or pre.all():
-        return 0
-    return int(launched_in_window_later(pre, np.asarray(stream), np.asarray(start)).sum())
+    return int(launched_in_window_later(pre, stream, start).sum())
 
 
 def backlog_end(pre: np.ndarray, stream: np.ndarray, start: np.ndarray, end: np.ndarray,
@@ -67,11 +78,12 @@ def backlog_end(pre: np.ndarray, stream: np.ndarray, start: np.ndarray, end: np.
     if not pre.any():
         return None
     start, end, stream = np.asarray(start), np.asarray(end), np.asarray(stream)
-    if launches_incomplete(pre, stream, start):
+    if launched_in_window_later(pre, stream, start).any():
         return None
     window = int(first_step_ts) if first_step_ts is not None else int(start.max()) + 1
-    has_launched = np.isin(stream, stream[~pre])
-    keep = pre & ~launched_in_window_later(pre, stream, start) & (has_launched | (start < window))
+    inv, n = _stream_codes(stream)
+    has_launched = np.bincount(inv[~pre], minlength=n)[inv] > 0
+    keep = pre & (has_launched | (start < window))
     return int(end[keep].max()) if keep.any() else None
 
 
@@ -118,6 +130,10 @@ def window_pieces(ts: np.ndarray, end: np.ndarray, lo: np.ndarray, hi: np.ndarra
     first = np.searchsorted(hi, ts, side="right")  # the first window ending after the interval starts
     last = np.searchsorted(lo, end, side="left") - 1  # the last window starting before it ends
     counts = np.maximum(last - first + 1, 0)
+    if not (counts > 1).any():  # the usual case: no interval runs across a step boundary
+        src = np.flatnonzero(counts)
+        seg = first[src].astype(np.int64)
+        return np.maximum(ts[src], lo[seg]), np.minimum(end[src], hi[seg]), seg, src
     src = np.repeat(np.arange(ts.size), counts)
     seg = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts) + np.repeat(first, counts)
     seg = seg.astype(np.int64)
@@ -141,8 +157,9 @@ def launch_lags(launch_ts: np.ndarray, dev_start: np.ndarray) -> tuple[np.ndarra
     launch_ts, dev_start = np.asarray(launch_ts, dtype=np.int64), np.asarray(dev_start, dtype=np.int64)
     ok = launch_ts >= 0
     lt, st = launch_ts[ok], dev_start[ok]
-    order = np.argsort(lt, kind="stable")
-    lt, st = lt[order], st[order]
+    if lt.size > 1 and not (lt[1:] >= lt[:-1]).all():
+        order = np.argsort(lt, kind="stable")
+        lt, st = lt[order], st[order]
     return lt, st, np.maximum(st - lt, 0)
 
 
