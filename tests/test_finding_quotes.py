@@ -213,3 +213,22 @@ def test_diff_per_rank_figures_are_the_ranks_table(run: str) -> None:
         # ... and the mean over the rank's steps of the steps table's column
         col = metric.replace("_per_step_us", "_us")
         assert r[metric].to_numpy() == pytest.approx(res.steps.groupby("rank")[col].mean().loc[r.index].to_numpy())
+
+
+def test_html_findings_quote_the_same_figures() -> None:
+    # the HTML report lists analyze's findings: the same message, and the cost of evidence.cost_us
+    from tracekit.report import html
+    from tracekit.runner.pipeline import load_and_analyze
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        traces, res = load_and_analyze(["sample_traces/inductor_no_optimization"])
+    found = as_dicts(res.tables["findings"])
+    items = html._findings(html.run_view("a", traces, res), "fig")
+    assert len(items) == len(found) > 0
+    for item, f in zip(items, found):
+        assert item["message"] == f["message"] and item["cost"] == f"{f['evidence']['cost_us']:.0f} µs/step"
+    # and the cost is the steps table's exposed communication per step (allreduce_after_backward)
+    assert found[0]["code"] == "allreduce_after_backward"
+    assert found[0]["evidence"]["cost_us"] == pytest.approx(
+        res.ranks.set_index("rank")["exposed_comm_per_step_us"].loc[found[0]["evidence"]["worst_rank"]], abs=TOL)
