@@ -341,7 +341,7 @@ TABLES = [
         internal=True,
     ),
     Table(
-        name="ranks", scope="run", title="Per-rank breakdown (GPU time over the whole trace window)",
+        name="ranks", scope="run", title="Per-rank breakdown (GPU time: totals over the trace window, per-step means)",
         doc="Every time is the length of a union of GPU intervals. `_total_` columns cover all GPU activity in the "
             "trace window, pre-window kernels included (work launched before the window: not a per-step figure); "
             "`_per_step_` columns are the means over the rank's steps of the steps table's values (the figures "
