@@ -101,3 +101,17 @@ def test_a_quote_from_a_replay_whose_self_check_failed_says_not_to_trust_it():
     assert _whatif_quote({**w, "self_check_failed": True}) == (
         "what-if (bucket-cap-mb=50): predicted saving 1.50 ms per step (3.0 %); not to be trusted: the replay does "
         "not reproduce the profiled window (self-check failed)")
+
+
+def test_allreduce_after_backward_gets_no_saving_of_a_scenario_that_does_not_address_it():
+    # its cause is the backward's one compiled graph (no DDPOptimizer split): a bucket cap does not move it
+    run = Path(__file__).resolve().parents[1] / "sample_traces" / "inductor_no_optimization"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = tracekit.analyze(run, whatif=True)
+    f = _by_code(res)["allreduce_after_backward"]
+    w = f["evidence"]["whatif"]
+    assert w["scenario"] is None and "predicted_saving_us" not in w and "no what-if scenario" in w["note"]
+    out = CliRunner().invoke(main, ["analyze", str(run), "--whatif"])
+    assert "what-if: no what-if scenario models this finding's cause" in out.output
+    assert "bucket-cap" not in out.output.split("allreduce_after_backward", 1)[1].split("\n\n", 1)[0]

@@ -518,16 +518,18 @@ def test_an_operation_whose_launch_is_missing_is_no_backlog(tmp_path):
     """A sampled trace: k1 is launched in step 1 (CPU range [0, 100]) and runs [10, 20] on stream 7; m, with no
     launch recorded, runs [150, 160] on the same stream, after k1, so it was launched in the window, not before
     it (a stream runs in launch order). Taken for backlog it would start step 1 at 160, past its end (a step of
-    -60 µs). Step 1 is its CPU range [0, 100], step 2 [100, 200]; a note says launches are missing."""
+    -60 µs). With launches missing, p (no launch, before k1) may as well be step 1's own work whose launch was
+    lost: no backlog at all (tracekit.traces.steps.backlog_end). Step 1 is its CPU range [0, 100], step 2
+    [100, 200]; a note says launches are missing."""
     tb = TraceBuilder(rank=0, world_size=1)
     tb.step(1, 0, 100)
     tb.step(2, 100, 200)
-    tb.kernel("p", 0, 5, pre_window=True)  # a real backlog kernel: before k1 on its stream
+    tb.kernel("p", 0, 5, pre_window=True)  # before k1 on its stream: backlog, or launched in step 1 (lost)
     tb.kernel("k1", 10, 10, launch_at_us=2)
     tb.memset(150, 10, pre_window=True)
     tb.write(tmp_path / "rank0.trace.json.gz")
     res = tracekit.whatif(tmp_path)
-    assert res.baseline["profiled_step_us"] == pytest.approx((95 + 100) / 2)  # step 1 from the backlog's end, 5
+    assert res.baseline["profiled_step_us"] == pytest.approx((100 + 100) / 2)  # step 1 from its host start, 0
     assert any("1 GPU operation(s) with no launch recorded ran after ones launched in the window" in n
                for n in res.notes)
 

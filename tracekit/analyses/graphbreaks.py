@@ -49,7 +49,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 from tracekit.analyses import intervals as iv
-from tracekit.analyses.findings import Finding, FindingContext, rank_step_us, rounded, step_means
+from tracekit.analyses.findings import Finding, FindingContext, Quote, rank_step_us, rounded, step_means
 from tracekit.analyses.manifest_check import rank_compile_facts
 from tracekit.analyses.registry import Column, RankContext, Table, View, ViewOptions
 from tracekit.analyses.timeline import cpu_ops, rows_by_rank
@@ -462,7 +462,15 @@ class GraphBreak(Finding, tag="graph_break"):
     cost_per_break_us: float | None
     eager_at_breaks_us: float | None
     reasons: str | None
+    regions_per_step: float | None = None
 
+    #: means over the rank's graph_breaks rows of the steps that ran compiled (not compile_skipped)
+    QUOTES: ClassVar[dict[str, Quote]] = {
+        "step_us": Quote("steps", "step_us", "mean"),
+        **{f: Quote("graph_breaks", c, "mean", where="!compile_skipped") for f, c in (
+            ("cost_us", "break_cost_us"), ("breaks_per_step", "real_breaks"), ("ddp_splits_per_step", "ddp_splits"),
+            ("eager_at_breaks_us", "eager_at_breaks_us"), ("regions_per_step", "graph_regions"))},
+        "cost_per_break_us": Quote("graph_breaks", "break_cost_us/real_breaks", "ratio", where="!compile_skipped")}
     ORDER: ClassVar[int] = 50
     TIMING: ClassVar[bool] = True
 
@@ -484,6 +492,14 @@ class CompileSkipped(Finding, tag="compile_skipped"):
     skipped_frames: list[str] | None
     dynamo_skips: list[str] | None
 
+    QUOTES: ClassVar[dict[str, Quote]] = {
+        "step_us": Quote("steps", "step_us", "mean"),
+        "steps_skipped": Quote("graph_breaks", "compile_skipped", "sum"),
+        "steps": Quote("graph_breaks", "step", "rows"),
+        "cache_lookups_per_step": Quote("graph_breaks", "cache_lookups", "mean"),
+        "regions_per_step": Quote("graph_breaks", "regions", "mean")}
+    #: compiled_subgraphs: 0 by what fires it (no compiled graph ran in a skipped step)
+    FACTS: ClassVar[tuple[str, ...]] = ("compiled_subgraphs",)
     ORDER: ClassVar[int] = 60
 
     @classmethod
@@ -516,11 +532,11 @@ def graph_break(result: Any, gb: Any) -> list[GraphBreak]:
         reason = f"; dynamo's reasons: {why}" if why is not None else ""
         msg = (f"{breaks:.0f} graph break(s) per step split the model into {a['regions']:.0f} compiled "
                f"regions (DDPOptimizer splits, {a['splits']:.0f} per step, not counted); estimated "
-               f"cost {cost / max(breaks, 1):.0f} µs of idle GPU per break, {cost / 1000:.2f} ms per step{reason}")
+               f"cost {cost / breaks:.0f} µs of idle GPU per break, {cost / 1000:.2f} ms per step{reason}")
         out.append(GraphBreak(rank=int(rank), message=msg, cost_us=cost, step_us=rank_step_us(result, rank, means),
                               breaks_per_step=rounded(breaks), ddp_splits_per_step=rounded(float(a["splits"])),
                               cost_per_break_us=rounded(cost / breaks), eager_at_breaks_us=rounded(float(a["eager"])),
-                              reasons=why))
+                              reasons=why, regions_per_step=rounded(float(a["regions"]))))
     return out
 
 

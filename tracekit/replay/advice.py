@@ -6,7 +6,8 @@ suggests a change gets the scenarios that make it (:data:`CANDIDATES`), they are
 the rest (:mod:`tracekit.replay.scenarios`), and the best one is quoted in the finding's
 ``evidence["whatif"]``: ``{"scenario", "changes", "predicted_step_us", "predicted_saving_us",
 "predicted_saving_pct"}`` (saving = baseline prediction − scenario's, per step; negative: the
-change would cost). ``profiler_distortion`` gets the predicted unprofiled step instead
+change would cost); a finding listed with no scenario gets ``{"scenario": None, "note": ...}``: no
+scenario models its cause, and no other scenario's saving is quoted for it. ``profiler_distortion`` gets the predicted unprofiled step instead
 (``{"predicted_step_us", "measured_unprofiled_step_us", "error_pct"}``). The findings are ranked
 by predicted saving (``profiler_distortion`` first, findings without a scenario last, by their
 own cost).
@@ -29,10 +30,16 @@ _FIRST_MB = (1.0, 5.0, 10.0)
 CANDIDATES: dict[str, tuple[Scenario, ...]] = {
     "graph_break": (Scenario(no_graph_breaks=True),),
     "exposed_last_bucket": tuple(Scenario(bucket_cap_mb=c) for c in _CAPS_MB),
-    "allreduce_after_backward": tuple(Scenario(bucket_cap_mb=c) for c in _CAPS_MB),
+    # its cause is a backward that ran as one graph (no DDPOptimizer split, or a python reducer): a bucket cap does
+    # not change when the allreduces can start, and no scenario splits a compiled graph yet
+    "allreduce_after_backward": (),
     "backward_comm_exposed": (*(Scenario(bucket_cap_mb=c) for c in _CAPS_MB), Scenario(comm_hook="bf16")),
     "exposed_first_bucket": tuple(Scenario(first_bucket_cap_mb=c) for c in _FIRST_MB),
 }
+
+
+#: the quote of a finding listed in :data:`CANDIDATES` with no scenario: none models its cause
+UNMODELLED = "no what-if scenario models this finding's cause, so no saving is predicted"
 
 
 def findings_of(table: pd.DataFrame | None) -> list[dict[str, Any]]:
@@ -57,6 +64,8 @@ def quote(found: list[dict[str, Any]], scenarios: list[dict[str, Any]], baseline
             f["evidence"]["whatif"] = {k: baseline.get(k) for k in ("predicted_step_us", "measured_unprofiled_step_us",
                                                                     "error_pct")}
         rows = [by_name[s.name] for s in CANDIDATES.get(f["code"], ()) if s.name in by_name]
+        if f["code"] in CANDIDATES and not CANDIDATES[f["code"]]:
+            f["evidence"]["whatif"] = {"scenario": None, "note": UNMODELLED}
         if rows:
             best = min(rows, key=lambda s: s["delta_us"])
             f["evidence"]["whatif"] = {"scenario": best["name"], "changes": best["changes"],

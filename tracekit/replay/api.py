@@ -57,6 +57,7 @@ from tracekit.replay import validation
 from tracekit.runner.options import RunOptions
 from tracekit.runner.pipeline import load_and_analyze
 from tracekit.traces.manifest import Manifest
+from tracekit.traces.steps import launched_in_window_later
 from tracekit.traces.traceset import RankTrace, TraceSet
 
 RANK_COLUMNS = ("rank", "window_step_us", "replayed_step_us", "replay_error_pct", "predicted_step_us",
@@ -255,11 +256,11 @@ def self_check_note(baseline: dict[str, Any], ranks: pd.DataFrame) -> list[str]:
 
 def _launches_missing(rt: RankTrace) -> int:
     """GPU operations with no launch recorded that ran after one launched in the window on their stream
-    (:func:`tracekit.replay.figures.launched_in_window_later`)."""
+    (:func:`tracekit.traces.steps.launched_in_window_later`)."""
     pre = rt.gpu_column("pre_window")
     if not pre.any() or pre.all():
         return 0
-    return int(figures.launched_in_window_later(pre, rt.gpu_column("stream"), rt.gpu_column("ts_ns")).sum())
+    return int(launched_in_window_later(pre, rt.gpu_column("stream"), rt.gpu_column("ts_ns")).sum())
 
 
 def shared_cores_notes(manifest: Manifest | None) -> list[str]:
