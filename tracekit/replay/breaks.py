@@ -38,7 +38,7 @@ from tracekit.replay.graph import Graph, work_segments
 from tracekit.traces import schema
 
 if TYPE_CHECKING:
-    from tracekit.replay.scenario_spec import Context
+    from tracekit.replay.family import Context
     from tracekit.traces.traceset import RankTrace
 
 
@@ -168,7 +168,8 @@ def remove(g: Graph, ctx: Context) -> list[str]:
     plan, why = resplit.plan(ctx.traces.manifest)
     removed, count = 0.0, {"graph_break": 0, "ddp_split": 0, "as_split": 0}
     for rt in ctx.traces:
-        threads = g.ranks.get(rt.rank, {}).get("threads", {})
+        info = g.find_rank(rt.rank)
+        threads = info.threads if info is not None else {}
         gaps = boundary_gaps(rt)
         split = {p: float(np.median([b.hi - b.lo for b in gaps if b.kind == "ddp_split" and b.pass_ == p]))
                  for p in {b.pass_ for b in gaps if b.kind == "ddp_split"}}

@@ -45,12 +45,12 @@ STEP_COLUMNS = ("rank", "step", "step_us", "compute_us", "comm_us", "exposed_com
 
 def step_figures(g: Graph, start: np.ndarray, end: np.ndarray, comm_mask: dict[int, np.ndarray]) -> pd.DataFrame:
     """One row per rank and step (module doc). ``start``/``end``: node times of the timeline;
-    ``comm_mask``: per rank, which of ``Graph.ranks[rank]["gpu_node"]`` are communication. Every rank's steps are
+    ``comm_mask``: per rank, which of ``Graph.ranks[rank].gpu_node`` are communication. Every rank's steps are
     computed at once (:func:`_steps_of`)."""
     kind, rank_of = g.array("kind"), g.array("rank")
     wait = _waits(g, start, end, kind)
     linked = nodes_by_rank(np.flatnonzero(((kind == GPU_OP) | (kind == COLL)) & (wait >= 0)), rank_of)
-    ranks = [(rank, info) for rank, info in sorted(g.ranks.items()) if info["steps"]]
+    ranks = [(rank, info) for rank, info in sorted(g.ranks.items()) if info.steps]
     if not ranks:
         return pd.DataFrame(columns=list(STEP_COLUMNS))
     return pd.DataFrame(_steps_of(ranks, start, end, comm_mask, linked, wait))
@@ -58,13 +58,13 @@ def step_figures(g: Graph, start: np.ndarray, end: np.ndarray, comm_mask: dict[i
 
 def _windows(info: dict, start: np.ndarray, end: np.ndarray, gpu_end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each step's [lo, hi) (module doc): its CPU range, to the end of its GPU work, from the previous step's end."""
-    gpu = info["gpu"]
+    gpu = info.gpu
     gpu_step = np.asarray(gpu["step"]) if gpu is not None else np.zeros(0, dtype=np.int64)
     last_end = _last_end_per_step(gpu_step, gpu_end)
     lo, hi = [], []
     # the GPU work launched before the window is the previous step's: the first step starts after it too
     prev_end = _backlog_end(info, start, gpu_end) if gpu is not None else None
-    for step, a, b in info["steps"]:
+    for step, a, b in info.steps:
         x, y = int(start[a]), int(end[b])
         if step in last_end:  # the step lasts until its GPU work is done ...
             y = max(y, last_end[step])
@@ -92,13 +92,13 @@ def _backlog_end(info: dict, start: np.ndarray, gpu_end: np.ndarray) -> int | No
     with no launch recorded that start before their stream's first operation launched in the window, and on a
     stream with none, before the first step (:func:`launched_in_window_later` takes out the rest, which would
     otherwise push the first step's start past its end)."""
-    gpu = info["gpu"]
+    gpu = info.gpu
     pre = np.asarray(gpu["pre_window"], dtype=bool)
     if not pre.any():
         return None
-    s = start[np.asarray(info["gpu_node"])]
+    s = start[np.asarray(info.gpu_node)]
     stream = np.asarray(gpu["stream"]) if "stream" in gpu else np.zeros(pre.size, dtype=np.int64)
-    window = int(start[info["steps"][0][1]]) if info["steps"] else int(s.max()) + 1
+    window = int(start[info.steps[0][1]]) if info.steps else int(s.max()) + 1
     has_launched = np.isin(stream, stream[~pre])
     keep = pre & ~launched_in_window_later(pre, stream, s) & (has_launched | (s < window))
     return int(gpu_end[keep].max()) if keep.any() else None
@@ -123,7 +123,7 @@ def _steps_of(ranks: list[tuple[int, dict]], start: np.ndarray, end: np.ndarray,
     the GPU operations and collectives that start in each of its steps; the lengths are then taken relative to
     each step's start, so no sum mixes ranks or steps."""
     empty = np.zeros(0, dtype=np.int64)
-    nodes = [info["gpu_node"] for _, info in ranks]
+    nodes = [info.gpu_node for _, info in ranks]
     comm = [comm_mask.get(r, np.zeros(n.size, dtype=bool)) for (r, _), n in zip(ranks, nodes)]
     colls = [linked.get(r, empty) for r, _ in ranks]
     wins = [_windows(info, start, end, end[n]) for (_, info), n in zip(ranks, nodes)]
@@ -159,7 +159,7 @@ def _steps_of(ranks: list[tuple[int, dict]], start: np.ndarray, end: np.ndarray,
     has_gpu = np.repeat(np.where(sizes > 0, 1.0, np.nan), n_steps)
     return {
         "rank": np.repeat(np.array([r for r, _ in ranks], dtype=np.int64), n_steps),
-        "step": np.array([st for _, info in ranks for st, _, _ in info["steps"]]),
+        "step": np.array([st for _, info in ranks for st, _, _ in info.steps]),
         "step_us": (hi - lo) / NS_PER_US,
         "compute_us": compute / NS_PER_US * has_gpu, "comm_us": comm_len / NS_PER_US * has_gpu,
         "exposed_comm_us": exposed / NS_PER_US * has_gpu,

@@ -37,12 +37,12 @@ import numpy as np
 
 from tracekit.errors import ScenarioError
 from tracekit.replay import network, simulate
-from tracekit.replay.graph import GPU_OP, Graph
+from tracekit.replay.graph import GPU_OP, Graph, Resource
 from tracekit.traces import schema
 from tracekit.traces.traceset import assign_steps
 
 if TYPE_CHECKING:
-    from tracekit.replay.scenario_spec import Context
+    from tracekit.replay.family import Context
 
 #: NCCL allreduce over NVLink 4 through NVSwitch (H100 / H200 SXM), NCCL 2.28 with NVLS off, as
 #: ``{ranks: (alpha ns, bus bandwidth GB/s)}``: least squares ``t = alpha + bytes x 2(n-1)/n / busbw`` over
@@ -101,33 +101,33 @@ def add_allreduces(g: Graph, ctx: Context, n: int, bandwidth_x: float | None, na
     ok = np.isfinite(calls["bytes"]) & (calls["bytes"] > 0) & (calls["step"] >= 0)
     if not ok.any():
         raise ScenarioError(f"--world-size {n}: no allreduce call of known size in the trace (record_param_comms)")
-    info = g.ranks[rank]
-    gpu, gpu_node, threads = info["gpu"], np.asarray(info["gpu_node"]), info["threads"]
+    info = g.rank_nodes(rank)
+    gpu, gpu_node, threads = info.gpu, np.asarray(info.gpu_node), info.threads
     valid = ~np.asarray(gpu["pre_window"], dtype=bool)
     lts = np.asarray(gpu["launch_ts_ns"])
     order = np.flatnonzero(valid)[np.argsort(lts[valid], kind="stable")]
     lts_sorted = lts[order]
     per_step: dict[int, list[int]] = {}
-    prev = None
+    stream = Resource(1)  # the new kernels run on one NCCL stream, one after the other
     keys = ("ts_ns", "end_ns", "tid", "bytes", "step")
     for ts, end, tid, nbytes, step in zip(*(calls[k][ok].tolist() for k in keys)):
         th = threads.get(tid)
         seg = th.seg_ending_at(end) if th is not None else None
         sp = [(seg, 0)] if seg is not None else []
-        if prev is not None:
-            sp.append((prev, 0))
+        sp += stream.edge(0)
         k = int(np.searchsorted(lts_sorted, ts, side="right")) - 1
         if k >= 0:
             sp.append((int(gpu_node[order[k]]), 0))
         t = alpha + nbytes * network.ring(n) / (busbw * (bandwidth_x or 1.0))
-        prev = g.add(int(round(t)), GPU_OP, rank, end, end, sp)
-        per_step.setdefault(step, []).append(prev)
+        node = g.add(int(round(t)), GPU_OP, rank, end, end, sp)
+        stream.queue(node)
+        per_step.setdefault(step, []).append(node)
     for step, nodes in per_step.items():
         last = g.orig_start[nodes[-1]]
         k = int(np.searchsorted(lts_sorted, last, side="right"))
         if k < lts_sorted.size:  # DDP's finalize: the stream waits for the allreduces
             v = int(gpu_node[order[k]])
-            g.sp[v] = list(g.start_edges(v)) + [(c, 0) for c in nodes]
+            g.add_start(v, [(c, 0) for c in nodes])
     added = sum(len(v) for v in per_step.values())
     slowed = _slow_beside(g, gpu_node[valid], [v for nodes in per_step.values() for v in nodes])
     notes = [f"{name}: {added} allreduces of the 1-rank trace given their transfer over {n} ranks ({what}; not "
