@@ -11,7 +11,7 @@ import click
 from tracekit.cli.common import debug_option, run_guarded
 from tracekit.errors import ConfigError, RunError
 from tracekit.cli.options import MODEL_HELP, workload_options
-from tracekit.profile.config import OPTIMIZERS, PROFILE_ACTIVITIES, ProfileConfig
+from tracekit.profile.config import COMPILE_MODES, OPTIMIZERS, PROFILE_ACTIVITIES, ProfileConfig
 
 EPILOG = """\b
 Examples:
@@ -48,6 +48,9 @@ Examples:
 @click.option("--optimizer", type=click.Choice(OPTIMIZERS), default="sgd", show_default=True)
 @click.option("--lr", type=float, default=1e-3, show_default=True)
 @click.option("--fullgraph", is_flag=True, help="torch.compile(fullgraph=True): a graph break is an error.")
+@click.option("--compile-mode", type=click.Choice(COMPILE_MODES), default=None,
+              help="torch.compile's mode (--dynamo inductor): reduce-overhead and max-autotune capture CUDA graphs; "
+                   "run.json's compile facts say which graphs were captured, skipped (and why) or re-recorded.")
 @click.option("--warmup", type=int, default=3, show_default=True,
               help="Warm-up steps (compilation happens here).")
 @click.option("--steps", type=int, default=10, show_default=True, help="Timed steps, profiler off.")
