@@ -1,0 +1,71 @@
+"""``whatif --cuda-graphs`` (tracekit.replay.changes.cuda_graphs) on hand-built traces: a launch-bound compiled
+graph of ten kernels replayed as one graph launch; what it keeps as launched; where it does not apply."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import tracekit
+from tracekit.errors import ScenarioError
+from tracekit.replay import scenarios as sc
+from tracekit.replay.changes.cuda_graphs import GRAPH_REPLAY_NS
+
+from tests.test_whatif_scenarios import _kernel_end, _scenario, _step_us
+from tests.tracebuilder import TraceBuilder
+
+G_US = GRAPH_REPLAY_NS / 1000
+
+
+def _graph_run(tmp_path: Path, *, sync_inside: bool = False, eager: bool = False) -> Path:
+    """One rank, step [0, 120] µs: a compiled graph (CompiledFunction [10, 110]) launches ten kernels, kernel k
+    by a 2 µs launch call at 10 + 10k; each starts 3 µs after its launch and lasts 2 µs (ends at 15 + 10k): the GPU
+    waits for the host's launches. The host synchronizes at [110, 112] (the last kernel ended at 105) and works
+    8 µs more."""
+    tb = TraceBuilder(rank=0, world_size=1)
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    tb.step(1, 0, 120)
+    if not eager:
+        tb.cpu_op("CompiledFunction", 10, 100)
+    for k in range(10):
+        tb.kernel(f"triton_{k}", 13 + 10 * k, 2, launch_at_us=10 + 10 * k)
+    if sync_inside:
+        tb.launch(106, 991, name="cudaStreamSynchronize", dur_us=2)
+    tb.launch(110, 990, name="cudaDeviceSynchronize", dur_us=2)
+    return tb.write(tmp_path / "rank0.trace.json.gz")
+
+
+def test_ten_launches_become_one_graph_launch(tmp_path: Path) -> None:
+    base, out, start, end = _scenario([_graph_run(tmp_path)], sc.Scenario(cuda_graphs=True))
+    # the graph's host work (100 µs) becomes one launch of G; the ten kernels start 3 µs (their launch latency)
+    # after it, back to back: the last ends at 10 + G + 3 + 10 x 2; the sync wakes 3 µs later (the default wake-up:
+    # the recorded sync found the GPU done), then 8 µs of work
+    assert _kernel_end(out, end, 0, 13) == 10 + G_US + 3 + 2
+    assert _kernel_end(out, end, 0, 103) == 10 + G_US + 3 + 20
+    assert _step_us(out, start, end) == [10 + G_US + 3 + 20 + 3 + 8]
+
+
+def test_a_graph_with_a_sync_inside_stays_launched(tmp_path: Path) -> None:
+    base, out, start, end = _scenario([_graph_run(tmp_path, sync_inside=True)], sc.Scenario(cuda_graphs=True))
+    assert _step_us(out, start, end) == _step_us(base, *sc.simulate.evaluate(base))
+
+
+def test_an_eager_or_cpu_run_says_it_does_not_apply(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match="no compiled graph in the trace"):
+        tracekit.whatif(_graph_run(tmp_path / "eager", eager=True), cuda_graphs=True)
+    (tmp_path / "cpu").mkdir()
+    cpu = TraceBuilder(rank=0, world_size=1)
+    cpu.step(1, 0, 50)
+    cpu.cpu_op("CompiledFunction", 10, 20)
+    with pytest.raises(ScenarioError, match="no GPU activity"):
+        tracekit.whatif(cpu.write(tmp_path / "cpu" / "rank0.trace.json.gz"), cuda_graphs=True)
+
+
+def test_the_notes_say_what_was_replaced(tmp_path: Path) -> None:
+    w = tracekit.whatif(_graph_run(tmp_path), cuda_graphs=True)
+    (row,) = w.scenarios
+    assert row["name"] == "cuda-graphs" and row["changes"] == {"cuda_graphs": True}
+    assert any("1 of 1 compiled-graph executions" in n and "not measured on this run" in n for n in w.notes)
+    w = tracekit.whatif(_graph_run(tmp_path / "sync", sync_inside=True), cuda_graphs=True)
+    assert any("kept as launched: 1 with a blocking call inside" in n for n in w.notes)
