@@ -69,3 +69,14 @@ def test_the_notes_say_what_was_replaced(tmp_path: Path) -> None:
     assert any("1 of 1 compiled-graph executions" in n and "not measured on this run" in n for n in w.notes)
     w = tracekit.whatif(_graph_run(tmp_path / "sync", sync_inside=True), cuda_graphs=True)
     assert any("kept as launched: 1 with a blocking call inside" in n for n in w.notes)
+
+
+def test_a_launch_bound_gpu_idle_finding_asks_for_cuda_graphs() -> None:
+    from tracekit.replay import advice
+
+    bound = {"code": "gpu_idle", "evidence": {"cpu_bound": True}}
+    assert advice.candidates([bound]) == [sc.Scenario(cuda_graphs=True)]
+    assert advice.candidates([{"code": "gpu_idle", "evidence": {"cpu_bound": False}}]) == []
+    quoted = advice.quote([bound], [{"name": "cuda-graphs", "changes": {"cuda_graphs": True}, "predicted_step_us": 80.0,
+                                     "delta_us": -20.0, "delta_pct": -20.0}], {})
+    assert quoted[0]["evidence"]["whatif"]["predicted_saving_us"] == 20.0

@@ -29,7 +29,10 @@ _FIRST_MB = (1.0, 5.0, 10.0)
 CANDIDATES: dict[str, tuple[Scenario, ...]] = {
     "graph_break": (Scenario(no_graph_breaks=True),),
     "exposed_last_bucket": tuple(Scenario(bucket_cap_mb=c) for c in _CAPS_MB),
-    "allreduce_after_backward": tuple(Scenario(bucket_cap_mb=c) for c in _CAPS_MB),
+    # one backward graph: DDPOptimizer's split is the change that addresses it; bucket caps for comparison
+    "allreduce_after_backward": (Scenario(optimize_ddp="ddp_optimizer"), *(Scenario(bucket_cap_mb=c) for c in _CAPS_MB)),
+    # a launch-bound GPU (evidence cpu_bound): CUDA graphs replace the launches (compiled runs: _applies)
+    "gpu_idle": (Scenario(cuda_graphs=True),),
     "backward_comm_exposed": (*(Scenario(bucket_cap_mb=c) for c in _CAPS_MB), Scenario(comm_hook="bf16")),
     "exposed_first_bucket": tuple(Scenario(first_bucket_cap_mb=c) for c in _FIRST_MB),
 }
@@ -42,9 +45,16 @@ def findings_of(table: pd.DataFrame | None) -> list[dict[str, Any]]:
     return [dict(r) for r in table.to_dict("records")]
 
 
+def _applies(f: dict[str, Any]) -> tuple[Scenario, ...]:
+    """The scenarios of finding ``f`` (:data:`CANDIDATES`): ``gpu_idle`` only where the rank is launch-bound."""
+    if f["code"] == "gpu_idle" and not (f.get("evidence") or {}).get("cpu_bound"):
+        return ()
+    return CANDIDATES.get(f["code"], ())
+
+
 def candidates(found: list[dict[str, Any]]) -> list[Scenario]:
     """The scenarios to replay for ``found``, each once."""
-    return list(dict.fromkeys(s for f in found for s in CANDIDATES.get(f["code"], ())))
+    return list(dict.fromkeys(s for f in found for s in _applies(f)))
 
 
 def quote(found: list[dict[str, Any]], scenarios: list[dict[str, Any]], baseline: dict[str, Any]) -> list[dict]:
@@ -56,7 +66,7 @@ def quote(found: list[dict[str, Any]], scenarios: list[dict[str, Any]], baseline
         if f["code"] == "profiler_distortion":
             f["evidence"]["whatif"] = {k: baseline.get(k) for k in ("predicted_step_us", "measured_unprofiled_step_us",
                                                                     "error_pct")}
-        rows = [by_name[s.name] for s in CANDIDATES.get(f["code"], ()) if s.name in by_name]
+        rows = [by_name[s.name] for s in _applies(f) if s.name in by_name]
         if rows:
             best = min(rows, key=lambda s: s["delta_us"])
             f["evidence"]["whatif"] = {"scenario": best["name"], "changes": best["changes"],

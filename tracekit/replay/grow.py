@@ -129,7 +129,7 @@ def add_allreduces(g: Graph, ctx: Context, n: int, bandwidth_x: float | None, na
             v = int(gpu_node[order[k]])
             g.add_start(v, [(c, 0) for c in nodes])
     added = sum(len(v) for v in per_step.values())
-    slowed = _slow_beside(g, gpu_node[valid], [v for nodes in per_step.values() for v in nodes])
+    slowed = slow_beside(g, [(gpu_node[valid], [v for nodes in per_step.values() for v in nodes])])
     notes = [f"{name}: {added} allreduces of the 1-rank trace given their transfer over {n} ranks ({what}; not "
              "measured on this run), every rank taken to be this one "
              f"(no skew between ranks); {slowed} GPU operations beside them {CONTENTION_SLOWDOWN:.2f}x slower for "
@@ -137,19 +137,24 @@ def add_allreduces(g: Graph, ctx: Context, n: int, bandwidth_x: float | None, na
     return per_step, notes
 
 
-def _slow_beside(g: Graph, ops: np.ndarray, new: list[int]) -> int:
-    """Scale the duration of each GPU operation ``ops`` that overlaps a ``new`` kernel in one evaluation of
-    ``g`` (module doc); returns how many were."""
-    if not new or not ops.size:
+def slow_beside(g: Graph, groups: list[tuple[np.ndarray, list[int]]]) -> int:
+    """For each group ``(ops, new)``: scale the duration of each GPU operation of ``ops`` by its overlap with the
+    ``new`` kernels (one stream: they do not overlap each other) in one evaluation of ``g``, in place (module doc);
+    returns how many were."""
+    groups = [(ops, new) for ops, new in groups if new and ops.size]
+    if not groups:
         return 0
     start, end = simulate.evaluate(g)
-    s, e = start[ops], end[ops]
-    overlap = np.zeros(ops.size)
-    for a, b in zip(start[new].tolist(), end[new].tolist()):  # one stream: the new kernels do not overlap each other
-        overlap += np.clip(np.minimum(e, b) - np.maximum(s, a), 0, None)
-    frac = np.where(e > s, overlap / np.maximum(e - s, 1), 0.0)
-    hit = np.flatnonzero(frac > 0)
-    for i in hit.tolist():
-        v = int(ops[i])
-        g.dur[v] = int(round(g.dur[v] * (1.0 + (CONTENTION_SLOWDOWN - 1.0) * frac[i])))
-    return int(hit.size)
+    done = 0
+    for ops, new in groups:
+        s, e = start[ops], end[ops]
+        overlap = np.zeros(ops.size)
+        for a, b in zip(start[new].tolist(), end[new].tolist()):
+            overlap += np.clip(np.minimum(e, b) - np.maximum(s, a), 0, None)
+        frac = np.where(e > s, overlap / np.maximum(e - s, 1), 0.0)
+        hit = np.flatnonzero(frac > 0)
+        for i in hit.tolist():
+            v = int(ops[i])
+            g.dur[v] = int(round(g.dur[v] * (1.0 + (CONTENTION_SLOWDOWN - 1.0) * frac[i])))
+        done += int(hit.size)
+    return done
