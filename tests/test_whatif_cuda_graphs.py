@@ -80,3 +80,21 @@ def test_a_launch_bound_gpu_idle_finding_asks_for_cuda_graphs() -> None:
     quoted = advice.quote([bound], [{"name": "cuda-graphs", "changes": {"cuda_graphs": True}, "predicted_step_us": 80.0,
                                      "delta_us": -20.0, "delta_pct": -20.0}], {})
     assert quoted[0]["evidence"]["whatif"]["predicted_saving_us"] == 20.0
+
+
+def test_a_replayed_cuda_graph_shows_in_the_graph_break_table(tmp_path: Path) -> None:
+    """Step [0, 100]: one cudaGraphLaunch [10, 15] (correlation 500) replays three kernels [20, 30], [30, 40],
+    [40, 50] inside a CompiledFunction [5, 18]; one more kernel is launched on its own."""
+    tb = TraceBuilder(rank=0, world_size=1)
+    tb.step(1, 0, 100)
+    tb.cpu_op("CompiledFunction", 5, 13)
+    tb.launch(10, 500, name="cudaGraphLaunch", dur_us=5)
+    for k in range(3):
+        tb.kernel(f"triton_{k}", 20 + 10 * k, 10, correlation=500, pre_window=True)
+    tb.kernel("eager", 60, 5, launch_at_us=55)
+    res = tracekit.analyze(tb.write(tmp_path / "rank0.trace.json.gz"))
+    gb = res.tables["graph_breaks"]
+    assert list(gb["graph_launches"]) == [1] and list(gb["graph_kernels"]) == [3]
+    # a run already replaying its graphs: --cuda-graphs keeps them, measured at their own host time
+    w = tracekit.whatif(tmp_path, cuda_graphs=True)
+    assert any("kept as launched: 1 already replayed as a CUDA graph" in n for n in w.notes)

@@ -47,6 +47,7 @@ from tracekit.analyses.findings import Finding, FindingContext, rank_step_us, ro
 from tracekit.analyses.registry import Column, RankContext, Table, View, ViewOptions
 from tracekit.analyses.timeline import cpu_ops, rank_compile_facts, rows_by_rank
 from tracekit.traces import cols as C
+from tracekit.traces import schema
 from tracekit.traces.cols import Cols
 from tracekit.traces.frames import NO_ROWS, Columnar
 from tracekit.traces.manifest import CompileFacts, Manifest
@@ -61,7 +62,7 @@ FXGRAPH_PREFIX = "## Call CompiledFxGraph"
 
 GB_COLUMNS = (
     "rank", "step", "regions", "graph_regions", "fwd_subgraphs", "bwd_subgraphs", "cache_lookups", "ddp_splits",
-    "real_breaks", "sync_breaks", "compiled_cpu_us", "eager_between_us", "eager_at_breaks_us", "eager_at_splits_us",
+    "real_breaks", "sync_breaks", "graph_launches", "graph_kernels", "compiled_cpu_us", "eager_between_us", "eager_at_breaks_us", "eager_at_splits_us",
     "idle_at_breaks_us", "idle_at_splits_us", "break_cost_us", "cost_per_break_us", "compile_requested",
     "compile_skipped", "break_reasons",
 )
@@ -329,6 +330,7 @@ def graph_break_table(rt: RankTrace, manifest: Manifest | None = None) -> tuple[
         "sync_breaks": _count_per_step(
             fwd_step[(fwd_kind == "graph_break") & (bnd["host_sync_us"][forward] > 0)].astype(np.int64), steps)
         if C.nrows(bnd) else np.zeros(steps.size, dtype=np.int64),
+        **_graph_launches(rt, steps),
         "compiled_cpu_us": _per_step_sum(s_step, dur, steps) / NS_PER_US, **sums,
         "break_cost_us": sums["idle_at_breaks_us"],
         "cost_per_break_us": sums["idle_at_breaks_us"] / np.where(real_breaks > 0, real_breaks, np.nan),
@@ -336,6 +338,25 @@ def graph_break_table(rt: RankTrace, manifest: Manifest | None = None) -> tuple[
         "compile_skipped": requested & ((count["fwd"] + count["bwd"] + count["fxgraph"]) == 0),
         "break_reasons": np.full(steps.size, _reasons(facts), dtype=object),
     }, bnd
+
+
+#: the runtime call that replays a captured CUDA graph: every kernel of the graph carries its correlation id
+GRAPH_LAUNCH = "cudaGraphLaunch"
+
+
+def _graph_launches(rt: RankTrace, steps: np.ndarray) -> dict[str, np.ndarray]:
+    """Per step: ``graph_launches`` (cudaGraphLaunch calls: replays of captured CUDA graphs, as
+    ``torch.compile(mode="reduce-overhead")`` makes) and ``graph_kernels`` (the GPU operations they launched)."""
+    zero = np.zeros(steps.size, dtype=np.int64)
+    calls = rt.name_hits(GRAPH_LAUNCH) & (rt.column("kind") == schema.LAUNCH)
+    if not calls.any():
+        return {"graph_launches": zero, "graph_kernels": zero}
+    step = assign_steps(rt.step_arrays(), rt.column("ts_ns")[calls])
+    corr = rt.column("correlation")[calls]
+    gpu_step = rt.gpu_column("step")
+    mine = np.isin(rt.gpu_column("correlation"), corr[corr >= 0]) & (gpu_step >= 0)
+    return {"graph_launches": _count_per_step(step[step >= 0].astype(np.int64), steps),
+            "graph_kernels": _count_per_step(gpu_step[mine].astype(np.int64), steps)}
 
 
 def _per_step_sum(keys: np.ndarray, sums: np.ndarray, steps: np.ndarray) -> np.ndarray:
@@ -355,7 +376,7 @@ def _eager_steps(rank: int, steps: np.ndarray, facts: CompileFacts) -> dict[str,
     requested = facts.enabled
     data: dict[str, Any] = {"rank": np.full(n, rank, dtype=np.int64), "step": steps}
     data |= dict.fromkeys(("regions", "graph_regions", "fwd_subgraphs", "bwd_subgraphs", "cache_lookups",
-                           "ddp_splits", "real_breaks", "sync_breaks"), zero_i)
+                           "ddp_splits", "real_breaks", "sync_breaks", "graph_launches", "graph_kernels"), zero_i)
     data |= dict.fromkeys(("compiled_cpu_us", "eager_between_us", "eager_at_breaks_us", "eager_at_splits_us",
                            "idle_at_breaks_us", "idle_at_splits_us", "break_cost_us"), zero_f)
     data |= {"cost_per_break_us": np.full(n, np.nan), "compile_requested": np.full(n, requested),
@@ -414,6 +435,9 @@ TABLES = [
             Column("sync_breaks", "count", "real breaks whose eager code between the graphs blocks the host on the "
                                            "GPU (a data-dependent .item() / .tolist() / nonzero: break_boundaries' "
                                            "host_sync_us)"),
+            Column("graph_launches", "count", "cudaGraphLaunch calls: replays of captured CUDA graphs (torch.compile "
+                                              "mode reduce-overhead / max-autotune)"),
+            Column("graph_kernels", "count", "GPU operations those replays launched (one launch call for all of them)"),
             Column("compiled_cpu_us", "us", "CPU time inside compiled subgraphs (forward + backward)"),
             Column("eager_between_us", "us", "CPU time between consecutive subgraphs (eager code between them)"),
             Column("eager_at_breaks_us", "us", "eager_between_us at real breaks"),

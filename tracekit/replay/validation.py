@@ -364,6 +364,16 @@ CHECKS: tuple[Check, ...] = (
           "the slow run's allreduces, queued behind each other, kept their recorded launch-to-start times of "
           "15-20 ms); transformer +18.6 / -15.7 %, predicted +31.3 / -0.9 % (allreduces overlapped the backward "
           "more, or slowed it less, than the replay keeps)", (*_NCCL_SEPARATE, "whatif_scenarios_2026-11-27_h200x4_bandwidth")),
+    Check("optimize_ddp", "NCCL, 4 GPUs (4 x H200), GPU-bound step (toy MLP 16 x 4096 fp32 batch 256, torch.compile "
+          "inductor), each of the two committed runs (sample_traces/h200x4_compare: DDPOptimizer on and off) predicted "
+          "from the other", 2, 9.3, 12.8, CHECKED,
+          "ddp_optimizer from the one-graph run -18.3 % predicted, -12.6 % measured; no_optimization from the split run "
+          "+27.2 %, +14.4 %: the backward's kernels ran 44 % longer beside the allreduces there, the model's contention "
+          "factor is 1.28; both ranked as measured",
+          ("whatif_optimize_ddp_h200x4_compare",)),
+    Check("cuda_graphs", "1 GPU, compiled models profiled in the default mode and timed with reduce-overhead "
+          "(benchmarks/gpu/cuda_graphs.sh)", 0, None, None, NOT_RUN,
+          "the batch was not run: the graph-launch cost (20 us default) and the model are unvalidated"),
 )
 
 

@@ -148,9 +148,9 @@ def _notes(name: str, done: int, graphs: int, removed: int, cost: int, measured:
     notes = [f"{name}: {done} of {graphs} compiled-graph executions (all ranks and steps) replayed as one CUDA "
              f"graph launch each, {cost / 1e3:.1f} us of host time ({where}): {removed / 1e3:.0f} us of host work "
              "removed in all; the copies of non-static inputs into the graphs' buffers are not modelled"]
-    why = {"sync": "a blocking call inside", "collective": "a collective launched inside",
-           "no GPU work": "no GPU work", "already a CUDA graph": "already replayed as a CUDA graph"}
-    out = [f"{n} with {why[k]}" for k, n in kept.items() if n]
+    why = {"sync": "with a blocking call inside", "collective": "with a collective launched inside",
+           "no GPU work": "without GPU work", "already a CUDA graph": "already replayed as a CUDA graph"}
+    out = [f"{n} {why[k]}" for k, n in kept.items() if n]
     if out:
         notes.append(f"{name}: kept as launched: " + ", ".join(out))
     return notes
