@@ -98,3 +98,25 @@ def test_a_replayed_cuda_graph_shows_in_the_graph_break_table(tmp_path: Path) ->
     # a run already replaying its graphs: --cuda-graphs keeps them, measured at their own host time
     w = tracekit.whatif(tmp_path, cuda_graphs=True)
     assert any("kept as launched: 1 already replayed as a CUDA graph" in n for n in w.notes)
+
+
+def test_it_combines_with_other_changes_and_on_the_command_line(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from tests.test_whatif_optimize_ddp import _one_graph_run
+    from tracekit.cli import main
+
+    w = tracekit.whatif(_one_graph_run(tmp_path / "ddp"), cuda_graphs=True, optimize_ddp="ddp_optimizer",
+                        sweep=["bandwidth-x=1,2"])
+    assert [s["name"] for s in w.scenarios] == ["bandwidth-x=1 cuda-graphs optimize-ddp=ddp_optimizer",
+                                                "bandwidth-x=2 cuda-graphs optimize-ddp=ddp_optimizer"]
+    assert w.scenarios[1]["predicted_step_us"] <= w.scenarios[0]["predicted_step_us"]
+    assert any("compiled-graph executions" in n for n in w.notes) and any("split at DDP's 3 buckets" in n
+                                                                         for n in w.notes)
+    cpu = TraceBuilder(rank=0, world_size=1)
+    cpu.step(1, 0, 50)
+    cpu.cpu_op("CompiledFunction", 10, 20)
+    (tmp_path / "cpu").mkdir()
+    cpu.write(tmp_path / "cpu" / "rank0.trace.json.gz")
+    res = CliRunner().invoke(main, ["whatif", str(tmp_path / "cpu"), "--cuda-graphs"])
+    assert res.exit_code == 2 and "CUDA graphs do not apply" in res.output and "Traceback" not in res.output

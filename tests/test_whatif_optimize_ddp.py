@@ -12,6 +12,7 @@ import tracekit
 from tracekit.errors import ScenarioError
 from tracekit.replay import scenarios as sc
 from tracekit.replay.changes.optimize_ddp import SPLIT_NS
+from tracekit.replay.graph import GPU_OP
 from tracekit.replay.grow import CONTENTION_SLOWDOWN
 
 from tests.test_whatif_scenarios import _kernel_end, _scenario
@@ -49,10 +50,9 @@ def _one_graph_run(tmp_path: Path, mode: str = "no_optimization") -> Path:
 
 
 def _buckets(g, start, end, rank: int = 0) -> list[tuple[float, float]]:
-    origin = min(g.orig_start)
+    """(start, end) µs of the rank's allreduce kernels (the GPU operations recorded 10 µs long), by start."""
     return sorted((start[v] / 1e3, end[v] / 1e3) for v in range(len(g.dur))
-                  if g.rank[v] == rank and g.kind[v] == 3 and g.orig_start[v] - origin >= 630_000
-                  and g.orig_end[v] - g.orig_start[v] == 10_000)
+                  if g.rank[v] == rank and g.kind[v] == GPU_OP and g.orig_end[v] - g.orig_start[v] == 10_000)
 
 
 def test_three_buckets_split_out_of_one_backward_graph(tmp_path: Path) -> None:
@@ -92,3 +92,43 @@ def test_allreduce_after_backward_quotes_the_split(tmp_path: Path) -> None:
     w = tracekit.whatif(_one_graph_run(tmp_path), advice=True)
     f = next(f for f in w.advice if f["code"] == "allreduce_after_backward")
     assert f["evidence"]["whatif"]["scenario"] == "optimize-ddp=ddp_optimizer"
+
+
+def _split_run(tmp_path: Path) -> Path:
+    """As :func:`_one_graph_run`, DDPOptimizer on: three backward graphs (CompiledFunctionBackward [20, 40],
+    [80, 100], [140, 160]), each launching two of the six 100 µs kernels ([30, 130] ... [530, 630]); bucket b's
+    allreduce is launched after graph b and waits for its second kernel: [230, 240], [430, 440], [630, 640]."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    for rank in (0, 1):
+        tb = TraceBuilder(rank=rank, world_size=2)
+        tb.step(1, 0, 1000)
+        tb.annotation("tracekit.backward", 10, 200)
+        for b in range(3):
+            tb.cpu_op("CompiledFunctionBackward", 20 + 60 * b, 20)
+            for k in (2 * b, 2 * b + 1):
+                tb.kernel(f"triton_bwd_{k}", 30 + 100 * k, 100, launch_at_us=22 + 60 * b + 8 * (k - 2 * b))
+            at = 45 + 60 * b
+            tb.launch(at - 3, 900 + b, name="cudaEventRecord", dur_us=1)
+            tb.launch(at - 2, 910 + b, name="cudaStreamWaitEvent", dur_us=1)
+            tb.nccl_allreduce(230 + 200 * b, 10, launch_at_us=at, nelems=MIB // 4, op_dur_us=5)
+        tb.launch(900, 990, name="cudaDeviceSynchronize", dur_us=1)
+        tb.write(tmp_path / f"rank{rank}.trace.json.gz")
+    doc = json.loads((_one_graph_run(tmp_path.parent / f"{tmp_path.name}-layout") / "run.json").read_text())
+    doc["config"]["optimize_ddp_resolved"] = "ddp_optimizer"
+    (tmp_path / "run.json").write_text(json.dumps(doc))
+    return tmp_path
+
+
+def test_split_graphs_merged_every_allreduce_after_the_backward(tmp_path: Path) -> None:
+    base, out, start, end = _scenario([_split_run(tmp_path)], sc.Scenario(optimize_ddp="no_optimization"))
+    b_start, b_end = sc.simulate.evaluate(base)
+    ends = [_kernel_end(base, b_end, 0, 30 + 100 * k) for k in range(6)]
+    assert [t for pair in _buckets(base, b_start, b_end) for t in pair] == [
+        ends[1], ends[1] + 10, ends[3], ends[3] + 10, ends[5], ends[5] + 10]
+    # kernels 2 and 4 ran a tenth beside an allreduce: alone, 100 / (1 + 0.28 x 0.1) µs; the three allreduces then
+    # follow the last kernel, one after the other
+    d = 100 - 100 / (1 + (CONTENTION_SLOWDOWN - 1) * 0.1)
+    last = ends[5] - 2 * d
+    assert _kernel_end(out, end, 0, 530) == pytest.approx(last, abs=1e-3)
+    got = [t for pair in _buckets(out, start, end) for t in pair]
+    assert got == pytest.approx([last, last + 10, last + 10, last + 20, last + 20, last + 30], abs=1e-3)
