@@ -43,3 +43,13 @@ def test_the_skip_log_is_captured() -> None:
         logging.getLogger(cudagraph_facts.CUDAGRAPHS_LOGGER).warning("something else")
     assert h.reasons == ["cpu device (x)"]
     assert h not in logging.getLogger(cudagraph_facts.CUDAGRAPHS_LOGGER).handlers
+
+
+def test_the_profile_summary_says_what_cuda_graphs_did() -> None:
+    from tracekit.cli.profile import _cudagraph_lines
+
+    assert _cudagraph_lines({"mode": "default", "captures": False}) == []
+    line, = _cudagraph_lines({"mode": "reduce-overhead", "captures": True, "graphs_recorded": 4, "rerecords": 0,
+                              "skips": 1, "skip_reasons": [{"reason": "mutated inputs (1 instances)", "count": 1}]})
+    assert line == ("cuda graphs (reduce-overhead): 4 recorded, 0 re-recordings, 1 graphs skipped: "
+                    "mutated inputs (1 instances) (x1)")

@@ -157,6 +157,16 @@ def _compare(options: dict[str, Any], spec: str, force: bool = False) -> None:
         raise RunError(f"{len(failed)} of {len(configs)} variants failed: {', '.join(failed)}")
 
 
+def _cudagraph_lines(cg: dict[str, Any] | None) -> list[str]:
+    """What inductor's CUDA graphs did (run.json compile facts ``cudagraphs``), for a mode that captures them."""
+    if not cg or not cg.get("captures"):
+        return []
+    recorded, rerecords, skips = ("n/a" if cg.get(k) is None else cg[k] for k in ("graphs_recorded", "rerecords", "skips"))
+    reasons = "; ".join(f"{r['reason']} (x{r['count']})" for r in cg.get("skip_reasons") or [])
+    return [f"cuda graphs ({cg.get('mode')}): {recorded} recorded, {rerecords} re-recordings, {skips} graphs skipped"
+            + (f": {reasons}" if reasons else "")]
+
+
 def _ms(v: float | None) -> str:
     return "n/a" if v is None else f"{v * 1e3:.2f} ms"
 
@@ -222,6 +232,7 @@ def format_summary(manifest: dict[str, Any]) -> str:
                          + (f"; fix: {s0['fix']}" if s0.get("fix") else ""))
         if c.get("compiles_after_warmup"):
             lines.append(f"warning: {c['compiles_after_warmup']} compiles after warm-up; raise --warmup")
+        lines += _cudagraph_lines(c.get("cudagraphs"))
     lines += _graphs_lines(manifest.get("graphs"))
     lines.append(f"next: tracekit analyze {out_dir}")
     return "\n".join(lines)
