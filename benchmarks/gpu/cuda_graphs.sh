@@ -3,7 +3,11 @@
 # (the prediction's input) and run with --compile-mode reduce-overhead (its run.json timings: the measured
 # unprofiled step, the truth; its compile facts: which graphs were captured). One GPU, one rank.
 # Usage (device machine, repo root): OUT=/some/dir bash benchmarks/gpu/cuda_graphs.sh
-# Then here: python benchmarks/bench_cuda_graphs.py OUT/runs --out benchmarks/results/whatif_cuda_graphs.jsonl
+# Then here, per model (after untarring OUT/<model>.tar.gz into runs/): the prediction from the default-mode run
+# against the reduce-overhead run's measured unprofiled step, and whether the models rank as measured:
+#   for m in runs/*/; do python benchmarks/bench_whatif.py --baseline $m/default \
+#     --variant $m/reduce-overhead:cuda-graphs=1 --out /tmp/$(basename $m).jsonl; done
+#   cat /tmp/*.jsonl > benchmarks/results/whatif_cuda_graphs.jsonl
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/gpu_common.sh"
 OUT=${OUT:-gpu_out}; mkdir -p "$OUT/runs" "$OUT/warm"
 TK="python3 -m tracekit"

@@ -66,6 +66,8 @@ def whatif_command(paths: tuple[str, ...], fmt: str, output: str | None, comm_re
       tracekit whatif runs/demo --bandwidth-x 2 --world-size 4 --format json -o whatif.json
       tracekit whatif runs/one-gpu --world-size 8 --busbw-gbps 45
       tracekit whatif runs/compiled --no-graph-breaks
+      tracekit whatif runs/compiled --cuda-graphs
+      tracekit whatif runs/compiled-ddp --optimize-ddp ddp_optimizer
       tracekit whatif runs/demo --advice
       tracekit whatif runs/demo --sweep bucket-cap-mb=1,25,100 --html whatif.html
       tracekit whatif runs/compiled --profiler-probe eager
