@@ -41,7 +41,8 @@ CASES = {
     # traces other projects published (tests/data/external/README.md: origin, commit, licence)
     **{f"external_{d}": f"tests/data/external/{d}" for d in (
         "hta_amd_mi250", "hta_cupti_profiler", "hta_distributed_info_unavailable", "hta_trace_compare_sampled",
-        "hta_trace_filter", "kineto_tb_plugin_2021", "tracelens_mi300_bert_small", "tracelens_mi300_resnet18")},
+        "hta_trace_filter", "kineto_tb_plugin_2021", "tracelens_mi300_bert_small", "tracelens_mi300_resnet18",
+        "hta_torch20_fsdp_16rank", "tracelens_rocm_compile_triton", "tracelens_mi210_gpu_only")},
 }
 KEEP = ("ranks", "steps", "buckets")
 #: significant digits a float keeps in a table's digest (far above any figure's meaning, far below a change's)

@@ -261,3 +261,19 @@ def test_a_crash_after_every_rank_finished_is_not_a_failed_run(tmp_path: Path) -
     assert _finished_anyway(tmp_path, 2)
     (tmp_path / "rank1.progress").write_text(json.dumps(_p(11, "teardown", T0, stage=None)).ljust(512))
     assert not _finished_anyway(tmp_path, 2)
+
+
+def test_diagnose_a_run_that_succeeded_is_headed_by_what_it_found(tmp_path: Path) -> None:
+    """Every rank reached 'done': the report says no rank failed, under that heading, not "Run failed"."""
+    from click.testing import CliRunner
+
+    from tracekit.cli import main
+
+    run = tmp_path / "run"
+    run.mkdir()
+    for r in (0, 1):
+        (run / f"rank{r}.progress").write_text(json.dumps(dict(_p(9, "done", T0), rank=r)).ljust(512))
+    r = CliRunner().invoke(main, ["diagnose", str(run)])
+    assert r.exit_code == 0, r.output
+    assert r.output.startswith("No rank failed\n==============\nno rank failed: all 2 ranks reached 'done'")
+    assert "Run failed" not in r.output

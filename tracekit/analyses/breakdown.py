@@ -229,8 +229,9 @@ def ranks_view(t: Mapping[str, Any], opts: ViewOptions) -> View:
             f"(see the cross-rank wait table)" if part and "wait_total_us" in ranks else None)
     if C.nrows(ranks) and "compute_total_us" in ranks and C.isna(ranks["compute_total_us"]).all():
         # a device whose events tracekit does not read (another accelerator's) is no CPU-only run
-        what = ("no GPU activity read" if (getattr(opts, "meta", None) or {}).get("unread_categories")
-                else "CPU-only run")
+        meta = getattr(opts, "meta", None) or {}
+        what = ("no GPU activity read" if meta.get("unread_categories")
+                else "kernel records missing" if meta.get("lost_device_launches") else "CPU-only run")
         return View(f"Per-rank breakdown ({what}: steps and cross-rank wait from CPU ranges, us)", ranks, note=note)
     return View("Per-rank breakdown (GPU time over the whole trace window, us)", ranks, note=note)
 

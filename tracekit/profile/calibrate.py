@@ -55,6 +55,8 @@ import statistics
 import time
 from typing import Any
 
+from tracekit.profile.quiet import drop_kineto_markers
+
 #: training steps of the small model per timed loop, its depth, and interleaved repetitions of the off/on pair
 LOOP_STEPS = 200
 #: ... fewer where one loop would take longer than this: GPU runs (a few seconds in all), CPU runs (CI)
@@ -204,8 +206,9 @@ class Calibration:
         out: dict[str, Any] = {**_NO_FIGURES, "reps": self.reps, "ddp": self.ddp, "probe": None, "probes": {}}
         if not self.enabled or not self.probes or not self.probes[0].offs:  # before() measured nothing
             return out
-        for p in self.probes:
-            out["probes"][p.label] = self._profiled_figures(p)
+        with drop_kineto_markers():  # each profiled loop starts and stops a profiler: kineto's markers off stderr
+            for p in self.probes:
+                out["probes"][p.label] = self._profiled_figures(p)
         out.update(out["probes"][self.probes[-1].label], probe=self.probes[-1].label)
         return out
 

@@ -39,8 +39,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-#: a step whose GPU idle share is below this is GPU-bound (module doc)
-GPU_BOUND_MAX_IDLE_PCT = 15.0
+from tracekit.analyses import gpu_idle
+
+#: a step whose GPU idle share is below this is GPU-bound (module doc): the threshold analyze's classes use too
+GPU_BOUND_MAX_IDLE_PCT = gpu_idle.GPU_BOUND_MAX_IDLE_PCT
 
 _SOURCES = ("whatif_2026-11-27_committed_all.jsonl", "whatif_2026-11-27_h100_unsynced.jsonl",
             "whatif_2026-11-27_h100x2_unsynced.jsonl", "whatif_2026-11-28_nccl_baselines_not_kept.jsonl",

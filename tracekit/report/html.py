@@ -32,7 +32,7 @@ from tracekit.runner.options import RunOptions
 from tracekit.runner.pipeline import load_and_analyze
 from tracekit.analyses.registry import AnalysisResult, ViewOptions
 from tracekit.errors import ConfigError
-from tracekit.report import collect, figures
+from tracekit.report import collect, compute_figures, figures
 from tracekit.report.graphs import graphs_context
 from tracekit.report.whatif_section import whatif_context, whatif_figures
 from tracekit.report.plotlyjs import plotly_script
@@ -373,7 +373,15 @@ def _figures(view: RunView) -> dict[str, go.Figure | None]:
         "breakdown": breakdown_figure(_of_ranks(view.res.steps, view.shown_ranks)),
         "buckets": bucket_figure(_of_ranks(buckets, view.shown_ranks)),
         **{f"whatif_{k}": v for k, v in whatif_figures(view.whatif).items()},
+        "roofline": compute_figures.roofline_figure(view.res.tables.get("ops"), _compute_rank(view), plot_text),
+        "modules": compute_figures.module_tree_figure(view.res.tables.get("modules"), _compute_rank(view), plot_text),
     }
+
+
+def _compute_rank(view: RunView) -> int:
+    """The rank the roofline and the module tree show: the first shown rank (0 when none is known)."""
+    ranks = view.shown_ranks or sorted(int(r) for r in view.res.meta.get("ranks") or [])
+    return ranks[0] if ranks else 0
 
 
 def _run_context(view: RunView, idx: int, table: str | None = None,
@@ -392,9 +400,14 @@ def _run_context(view: RunView, idx: int, table: str | None = None,
         "simplified": simplified_lanes(view.timeline) if view.timeline else [],
         "breakdown": figure_html(figs["breakdown"], f"breakdown-{idx}"),
         "buckets": figure_html(figs["buckets"], f"buckets-{idx}"),
+        "roofline": figure_html(figs["roofline"], f"roofline-{idx}"),
+        "module_tree": figure_html(figs["modules"], f"modules-{idx}"),
+        "compute_rank": _compute_rank(view),
+        "compute_notes": compute_figures.compute_notes(view.res.tables, _compute_rank(view)),
         "tables": run_tables(view.res, table), "aligned": m.get("clock_aligned"),
         "device_metrics": m.get("device_metrics"), "traces_loaded": view.traces_loaded,
         "unread_categories": ", ".join(m.get("unread_categories") or {}),
+        "lost_device_launches": m.get("lost_device_launches") or 0,
         "graphs": graphs_context(view.res, idx, figure_html, display_name, plot_text),
         "whatif": whatif_context(view.whatif, m, idx, {"scenarios": figs["whatif_scenarios"],
                                                        "timeline": figs["whatif_timeline"]},

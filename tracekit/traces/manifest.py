@@ -32,7 +32,8 @@ Top-level keys (``schema_version`` 1)::
                       the profiler's window: wait, warm-up, recorded);
                       "profiled": {"mean_sec_per_iter", "step_s" (slowest rank per step), "activities",
                                    "definition"}}
-    profile_window   {"wait", "warmup", "active", "first_step", "record_shapes", "with_stack", "activities"}
+    profile_window   {"wait", "warmup", "active", "first_step", "record_shapes", "with_stack", "activities",
+                      "record_modules" (the recorded steps carry tracekit.module:<path> forward ranges)}
     profiler_cost    {"cpu_op_ns", "runtime_ns", "device", "activities", "record_shapes", "with_stack",
                       "ops_per_rep", "launches_per_rep", "reps", "per_rank": [{"rank", "cpu_op_ns",
                       "runtime_ns"}], "probe", "probes", "method"}: the profiler's cost per recorded event, measured on
@@ -241,6 +242,7 @@ class ProfileWindow(_S):
     record_shapes: bool | None = None
     with_stack: bool | None = None
     activities: str | None = None
+    record_modules: bool | None = None
 
 
 class BreakReason(_S):
@@ -437,6 +439,29 @@ class ProfilerCost(_S):
     #: "launches_per_rep"}}; empty in manifests before 2026-11-25
     probes: dict[str, dict[str, Any]] = {}
     method: str | None = None
+
+
+#: what one recorded event can cost the profiler on a CUDA run, ns (lowest, highest): the 125 calibrations of the
+#: committed CUDA runs measured 808 ns to 12.3 µs per event (operators and runtime calls, H100 and H200 hosts), and
+#: CUPTI's own cost per CUDA call is 2.6-15 µs (docs/whatif.md, "Profiler cost"). A figure outside it is a failed
+#: measurement (one H100 run measured 9 ns): :func:`implausible_profiler_cost`
+PROFILER_COST_RANGE_NS = (500.0, 100_000.0)
+
+
+def implausible_profiler_cost(figures: Any, device: str | None) -> str | None:
+    """Why the calibrated figures (a :class:`ProfilerCost`, or a mapping with ``cpu_op_ns``/``runtime_ns``) of a
+    run on ``device`` cannot be what the profiler costs, or None when they can (or are not checked: CPU runs,
+    whose calibration runs on a shared CPU and has no documented range)."""
+    if figures is None or device in (None, "cpu"):
+        return None
+    get = figures.get if isinstance(figures, dict) else (lambda k: getattr(figures, k, None))
+    lo, hi = PROFILER_COST_RANGE_NS
+    for key, what in (("cpu_op_ns", "per CPU operator"), ("runtime_ns", "per runtime call")):
+        v = get(key)
+        if isinstance(v, (int, float)) and not lo <= v <= hi:
+            return (f"the calibration measured {v:.0f} ns {what}, outside what the profiler can cost per event on "
+                    f"a CUDA run ({lo:.0f} ns to {hi / 1000:.0f} µs)")
+    return None
 
 
 class GraphCut(_S):
