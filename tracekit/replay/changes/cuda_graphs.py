@@ -57,8 +57,11 @@ class _Rank:
         self.threads: dict[int, Thread] = info.threads
         n = len(rt.gpu_column("ts_ns"))
         self.nodes = np.asarray(info.gpu_node)[:n]
-        self.lts, self.ltid = rt.gpu_column("launch_ts_ns"), rt.gpu_column("launch_tid")
-        self.pre = rt.gpu_column("pre_window").astype(bool)
+        lts, ltid = rt.gpu_column("launch_ts_ns"), rt.gpu_column("launch_tid")
+        ok = np.flatnonzero(~rt.gpu_column("pre_window").astype(bool))
+        # launched operations by (thread, launch time): one search per graph execution
+        self.order = ok[np.lexsort((lts[ok], ltid[ok]))]
+        self.keys_tid, self.keys_ts = ltid[self.order], lts[self.order]
         self.comm = ctx.comm.get(rt.rank, np.zeros(n, dtype=bool))[:n]
         ev = rt.name_hits(GRAPH_LAUNCH)
         self.graph_launch_ts = rt.column("ts_ns")[ev]
@@ -66,7 +69,10 @@ class _Rank:
 
     def launched(self, tid: int, s: int, e: int) -> np.ndarray:
         """Rows of the GPU operations thread ``tid`` launched inside ``[s, e]``."""
-        return np.flatnonzero(~self.pre & (self.ltid == tid) & (self.lts >= s) & (self.lts <= e))
+        lo, hi = np.searchsorted(self.keys_tid, tid, "left"), np.searchsorted(self.keys_tid, tid, "right")
+        a = lo + np.searchsorted(self.keys_ts[lo:hi], s, "left")
+        b = lo + np.searchsorted(self.keys_ts[lo:hi], e, "right")
+        return np.sort(self.order[a:b])
 
     def has_graph_launch(self, tid: int, s: int, e: int) -> bool:
         return bool(((self.graph_launch_tid == tid) & (self.graph_launch_ts >= s) & (self.graph_launch_ts <= e)).any())
