@@ -17,7 +17,7 @@ from tracekit.cli import main
 from tracekit.replay import costs as cost_model
 from tracekit.replay import simulate
 from tracekit.replay.graph import GPU_OP, GROUP, SYNC_SEG, WAIT_SEG
-from tracekit.replay.graph import cpu_events as graph_cpu_events
+from tracekit.replay.builder import cpu_events as graph_cpu_events
 
 from tests import generators
 from tests.tracebuilder import TraceBuilder
@@ -33,7 +33,7 @@ def _graph(paths: list[Path], costs: cost_model.ProfilerCosts = cost_model.NONE)
 
 
 def _step_us(g, start, end, rank: int = 0) -> list[float]:
-    return [(end[b] - start[a]) / US for _, a, b in g.ranks[rank]["steps"]]
+    return [(end[b] - start[a]) / US for _, a, b in g.ranks[rank].steps]
 
 
 def _gpu_node(g, rank: int, orig_start_us: float) -> int:
@@ -442,7 +442,7 @@ def test_measured_drift_compares_the_timed_steps_with_the_last_warmup_steps():
 
 
 def test_shedding_in_closed_form_matches_the_carry_loop():
-    from tracekit.replay.graph import _shed
+    from tracekit.replay.builder import _shed
 
     def carried(lengths, cost, work):  # the definition: shed in order, carry what a segment cannot give
         out, carry = lengths.astype(float).copy(), 0.0
@@ -506,7 +506,7 @@ def test_the_first_step_starts_after_the_backlog_launched_before_the_window(tmp_
     path = tb.write(tmp_path / "rank0.trace.json.gz")
     g, start, end = _graph([path])
     from tracekit.replay.figures import step_figures
-    steps = step_figures(g, np.asarray(g.orig_start), np.asarray(g.orig_end), {0: np.zeros(len(g.ranks[0]["gpu_node"]), dtype=bool)})
+    steps = step_figures(g, np.asarray(g.orig_start), np.asarray(g.orig_end), {0: np.zeros(len(g.ranks[0].gpu_node), dtype=bool)})
     assert steps["step_us"].tolist() == [30.0, 30.0]
     assert steps["idle_us"].tolist() == [0.0, 0.0]
     base = tracekit.whatif(tmp_path).baseline

@@ -30,15 +30,20 @@ _FIRST_MB = (1.0, 5.0, 10.0)
 CANDIDATES: dict[str, tuple[Scenario, ...]] = {
     "graph_break": (Scenario(no_graph_breaks=True),),
     "exposed_last_bucket": tuple(Scenario(bucket_cap_mb=c) for c in _CAPS_MB),
-    # its cause is a backward that ran as one graph (no DDPOptimizer split, or a python reducer): a bucket cap does
-    # not change when the allreduces can start, and no scenario splits a compiled graph yet
-    "allreduce_after_backward": (),
+    # its cause is a backward that ran as one graph: DDPOptimizer's split is the one change that addresses it (a
+    # bucket cap does not change when the allreduces can start, so none is quoted); on a run the split does not
+    # apply to (eager with a python reducer, say) no scenario models the cause
+    "allreduce_after_backward": (Scenario(optimize_ddp="ddp_optimizer"),),
+    # a launch-bound GPU (evidence cpu_bound): CUDA graphs replace the launches (compiled runs: _applies)
+    "gpu_idle": (Scenario(cuda_graphs=True),),
     "backward_comm_exposed": (*(Scenario(bucket_cap_mb=c) for c in _CAPS_MB), Scenario(comm_hook="bf16")),
     "exposed_first_bucket": tuple(Scenario(first_bucket_cap_mb=c) for c in _FIRST_MB),
 }
 
 
-#: the quote of a finding listed in :data:`CANDIDATES` with no scenario: none models its cause
+#: findings whose scenarios address their cause and nothing else: where none applies, the quote says so
+_CAUSE_ONLY = frozenset({"allreduce_after_backward"})
+#: the quote of such a finding with no scenario that applies: none models its cause
 UNMODELLED = "no what-if scenario models this finding's cause, so no saving is predicted"
 
 
@@ -49,9 +54,16 @@ def findings_of(table: pd.DataFrame | None) -> list[dict[str, Any]]:
     return [dict(r) for r in table.to_dict("records")]
 
 
+def _applies(f: dict[str, Any]) -> tuple[Scenario, ...]:
+    """The scenarios of finding ``f`` (:data:`CANDIDATES`): ``gpu_idle`` only where the rank is launch-bound."""
+    if f["code"] == "gpu_idle" and not (f.get("evidence") or {}).get("cpu_bound"):
+        return ()
+    return CANDIDATES.get(f["code"], ())
+
+
 def candidates(found: list[dict[str, Any]]) -> list[Scenario]:
     """The scenarios to replay for ``found``, each once."""
-    return list(dict.fromkeys(s for f in found for s in CANDIDATES.get(f["code"], ())))
+    return list(dict.fromkeys(s for f in found for s in _applies(f)))
 
 
 def quote(found: list[dict[str, Any]], scenarios: list[dict[str, Any]], baseline: dict[str, Any]) -> list[dict]:
@@ -63,8 +75,8 @@ def quote(found: list[dict[str, Any]], scenarios: list[dict[str, Any]], baseline
         if f["code"] == "profiler_distortion":
             f["evidence"]["whatif"] = {k: baseline.get(k) for k in ("predicted_step_us", "measured_unprofiled_step_us",
                                                                     "error_pct")}
-        rows = [by_name[s.name] for s in CANDIDATES.get(f["code"], ()) if s.name in by_name]
-        if f["code"] in CANDIDATES and not CANDIDATES[f["code"]]:
+        rows = [by_name[s.name] for s in _applies(f) if s.name in by_name]
+        if not rows and f["code"] in _CAUSE_ONLY:  # the one scenario for its cause does not apply to this run
             f["evidence"]["whatif"] = {"scenario": None, "note": UNMODELLED}
         if rows:
             best = min(rows, key=lambda s: s["delta_us"])

@@ -112,18 +112,17 @@ class WhatifResult:
 
 
 def whatif(source: str | os.PathLike[str] | list[str], *, comm_pattern: str | None = None,
-           bucket_cap_mb: float | None = None, first_bucket_cap_mb: float | None = None,
-           no_graph_breaks: bool = False, comm_hook: str | None = None, bandwidth_x: float | None = None,
-           world_size: int | None = None, busbw_gbps: float | None = None, sweep: list[str] | tuple[str, ...] = (),
-           advice: bool = False, profiler_probe: str | None = None) -> WhatifResult:
+           sweep: list[str] | tuple[str, ...] = (), advice: bool = False, profiler_probe: str | None = None,
+           **changes: Any) -> WhatifResult:
     """The baseline prediction for a run folder or trace files (module doc), and the scenario the options
-    describe (all of them combined) or one per value of each ``sweep`` (``"bucket-cap-mb=1,5,25"``,
-    on top of the other options): :mod:`tracekit.replay.scenarios`. ``advice``: analyze's findings
-    that advise a change, with the replay's predicted saving (:mod:`tracekit.replay.advice`).
+    ``changes`` describe (all of them combined; every option of :data:`tracekit.replay.changes.OPTIONS`, e.g.
+    ``bucket_cap_mb=5``; None / False: unchanged) or one per value of each ``sweep``
+    (``"bucket-cap-mb=1,5,25"``, on top of the other options): :mod:`tracekit.replay.scenarios`. ``advice``:
+    analyze's findings that advise a change, with the replay's predicted saving (:mod:`tracekit.replay.advice`).
     ``profiler_probe``: subtract that calibration probe's cost per event (run.json
-    ``profiler_cost.probes``) instead of the run's own figure (:meth:`ProfilerCosts.of`)."""
-    base = scenario_mod.Scenario(bucket_cap_mb, first_bucket_cap_mb, no_graph_breaks, comm_hook, bandwidth_x,
-                                 world_size, busbw_gbps)
+    ``profiler_cost.probes``) instead of the run's own figure (:meth:`ProfilerCosts.of`). An unknown option is a
+    TypeError, as for any keyword."""
+    base = scenario_mod.Scenario(**changes)
     specs = scenario_mod.expand(base, sweep)  # bad options fail before the traces are read
     paths = [str(p) for p in source] if isinstance(source, (list, tuple)) else [str(source)]
     # the replay reads the collectives and the clock offsets of their cross-rank match; the advice, every finding

@@ -78,7 +78,7 @@ CUT_QUANTILE = 0.6
 
 def event_kinds(ev: pd.DataFrame, gpu_correlations: np.ndarray) -> np.ndarray:
     """Kind code (:data:`OP` ... :data:`RUNTIME`) of each row of ``ev`` (CPU events with ``kind``,
-    ``name``, ``correlation``: :func:`tracekit.replay.graph.cpu_events`). ``gpu_correlations``: the
+    ``name``, ``correlation``: :func:`tracekit.replay.builder.cpu_events`). ``gpu_correlations``: the
     correlation ids of the rank's GPU operations."""
     if not len(ev):
         return np.full(0, OP, dtype=np.int8)

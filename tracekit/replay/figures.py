@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from tracekit.analyses import intervals as iv
-from tracekit.replay.graph import COLL, GPU_OP, Graph
+from tracekit.replay.graph import COLL, GPU_OP, Graph, RankNodes
 from tracekit.traces import steps as step_defs
 
 NS_PER_US = 1000.0
@@ -39,28 +39,28 @@ STEP_COLUMNS = ("rank", "step", "step_us", "compute_us", "comm_us", "exposed_com
 
 def step_figures(g: Graph, start: np.ndarray, end: np.ndarray, comm_mask: dict[int, np.ndarray]) -> pd.DataFrame:
     """One row per rank and step (module doc). ``start``/``end``: node times of the timeline;
-    ``comm_mask``: per rank, which of ``Graph.ranks[rank]["gpu_node"]`` are communication. Every rank's steps are
+    ``comm_mask``: per rank, which of ``Graph.ranks[rank].gpu_node`` are communication. Every rank's steps are
     computed at once (:func:`_steps_of`)."""
     kind, rank_of = g.array("kind"), g.array("rank")
     wait = _waits(g, start, end, kind)
     linked = nodes_by_rank(np.flatnonzero(((kind == GPU_OP) | (kind == COLL)) & (wait >= 0)), rank_of)
-    ranks = [(rank, info) for rank, info in sorted(g.ranks.items()) if info["steps"]]
+    ranks = [(rank, info) for rank, info in sorted(g.ranks.items()) if info.steps]
     if not ranks:
         return pd.DataFrame(columns=list(STEP_COLUMNS))
     return pd.DataFrame(_steps_of(ranks, start, end, comm_mask, linked, wait))
 
 
-def _windows(info: dict, start: np.ndarray, end: np.ndarray, gpu_end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _windows(info: RankNodes, start: np.ndarray, end: np.ndarray, gpu_end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each step's [lo, hi) on this timeline: :func:`tracekit.traces.steps.step_windows`, the step every table
     measures, on the node times of the recorded window or of a replay."""
-    steps = info["steps"]
+    steps = info.steps
     host_ts = np.array([int(start[a]) for _, a, _ in steps], dtype=np.int64)
     host_end = np.array([int(end[b]) for _, _, b in steps], dtype=np.int64)
-    gpu = info["gpu"]
+    gpu = info.gpu
     if gpu is None:
         return step_defs.step_windows(np.array([s for s, _, _ in steps]), host_ts, host_end,
                                       np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), None)
-    s = start[np.asarray(info["gpu_node"])]
+    s = start[np.asarray(info.gpu_node)]
     stream = np.asarray(gpu["stream"]) if "stream" in gpu else np.zeros(s.size, dtype=np.int64)
     back = step_defs.backlog_end(np.asarray(gpu["pre_window"], dtype=bool), stream, s, gpu_end,
                                  int(host_ts[0]) if host_ts.size else None)
@@ -87,7 +87,7 @@ def _steps_of(ranks: list[tuple[int, dict]], start: np.ndarray, end: np.ndarray,
     the GPU operations and collectives that start in each of its steps; the lengths are then taken relative to
     each step's start, so no sum mixes ranks or steps."""
     empty = np.zeros(0, dtype=np.int64)
-    nodes = [info["gpu_node"] for _, info in ranks]
+    nodes = [info.gpu_node for _, info in ranks]
     comm = [comm_mask.get(r, np.zeros(n.size, dtype=bool)) for (r, _), n in zip(ranks, nodes)]
     colls = [linked.get(r, empty) for r, _ in ranks]
     wins = [_windows(info, start, end, end[n]) for (_, info), n in zip(ranks, nodes)]
@@ -123,7 +123,7 @@ def _steps_of(ranks: list[tuple[int, dict]], start: np.ndarray, end: np.ndarray,
     has_gpu = np.repeat(np.where(sizes > 0, 1.0, np.nan), n_steps)
     return {
         "rank": np.repeat(np.array([r for r, _ in ranks], dtype=np.int64), n_steps),
-        "step": np.array([st for _, info in ranks for st, _, _ in info["steps"]]),
+        "step": np.array([st for _, info in ranks for st, _, _ in info.steps]),
         "step_us": (hi - lo) / NS_PER_US,
         "compute_us": compute / NS_PER_US * has_gpu, "comm_us": comm_len / NS_PER_US * has_gpu,
         "exposed_comm_us": exposed / NS_PER_US * has_gpu,
