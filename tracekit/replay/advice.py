@@ -12,8 +12,8 @@ scenario models its cause, and no other scenario's saving is quoted for it. ``pr
 by predicted saving (``profiler_distortion`` first, findings without a scenario last, by their
 own cost).
 
-Kept apart from the findings module on purpose: the findings registry moves (issue 25) and only
-needs ``evidence["whatif"]`` from here.
+Kept apart from the findings module on purpose: the findings only need ``evidence["whatif"]`` from
+here, and the replay's scenarios stay out of the analysis layer.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ On the graph of each rank and step whose DDP allreduces match run.json's layout
   could only start after it ended would make work that waited for it wait for work it launched itself: a
   cycle. Joining it to one that holds only later gradients made work that waited for it wait for a later
   bucket: on gloo, whose workers run buckets side by side, the recorded layout regrouped then replayed up to
-  5.5 % slower than the baseline; 2026-11-29.) So the recorded layout, regrouped, replays as the baseline to
+  5.5 % slower than the baseline.) So the recorded layout, regrouped, replays as the baseline to
   the ns on every committed multi-rank run with a bucket layout (tests/test_whatif_scenarios.py).
 
 - **The CPU cost of launching a bucket**: DDP's autograd hook runs after each parameter's
@@ -38,9 +38,9 @@ On the graph of each rank and step whose DDP allreduces match run.json's layout
   also launches the bucket's collective. A bucket's *launch work* is the predicted CPU work of that window
   (its recorded work less the profiler's cost of its own events, as the baseline prediction sheds it) in
   excess of the median predicted window of the parameters that complete no bucket (the per-parameter work:
-  copying the gradient into its bucket). (Until 2026-11-28 the excess was taken from the recorded windows
-  and scaled by the thread's predicted / recorded work in the step: a dense thread's average rate, which
-  took about half the launch work away; docs/whatif.md.) In each step every recorded bucket's launch
+  copying the gradient into its bucket). (Taking the excess from the recorded windows and scaling it by the
+  thread's predicted / recorded work in the step, a dense thread's average rate, takes about half the launch
+  work away; docs/whatif.md.) In each step every recorded bucket's launch
   work changes by (new buckets / recorded buckets - 1) times itself: added at its window, or taken from its
   window and the thread's work after it; fewer, larger buckets issue less CPU work, more, smaller ones more,
   and the recorded layout keeps it unchanged. GPU collectives only: on gloo the window's excess is not

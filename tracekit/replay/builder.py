@@ -315,9 +315,10 @@ class RankBuilder:
         (an NCCL kernel queued behind another starts once a GEMM beside it frees SMs, which the replay does
         not model; or an unmodelled wait on work the profiled CPU launched late).
 
-        Until 2026-11-28 an op counted as launch-bound whenever it started more than the threshold after its
-        predecessor: collectives queued behind each other with a few µs between them made the rank's median
-        latency milliseconds, and a faster network in a scenario could not move them earlier (docs/whatif.md).
+        Why queued ops are told apart: counting an op as launch-bound whenever it starts more than the threshold
+        after its predecessor would let collectives queued behind each other, a few µs apart, make the rank's
+        median latency milliseconds, and a faster network in a scenario could not move them earlier
+        (docs/whatif.md).
         """
         prev_end = np.full(ts.size, np.iinfo(np.int64).min)
         order = np.lexsort((ts, stream))

@@ -12,7 +12,7 @@ communication its duration divided by its kernel's slowdown (:func:`relieve`).
 
 **Scenarios that keep the collectives but move, merge or shorten them** (bucket caps, the first bucket,
 the comm hook, bandwidth, more ranks) change which compute kernels run beside communication and for how
-much of their length (:func:`readjust`, since 2026-11-28). Per rank and compute kernel name, from the
+much of their length (:func:`readjust`). Per rank and compute kernel name, from the
 recorded window (where durations and overlaps belong together), a :class:`Profile`: the slowdown ``s``
 (median duration beside / alone, as above, compute kernels only) and ``f0``, the median share of a beside
 instance's duration that overlapped communication. A kernel overlapped for the share ``f`` of its length
@@ -31,7 +31,7 @@ Not modelled: kernels that only ever ran beside communication, or never did (no 
 to compare), a real slowdown above the bound (a SIMT GEMM ran 1.98x slower beside long allreduces on 2 x H200),
 and a network change's own effect on the slowdown (fewer NCCL channels take fewer SMs). Keying the profiles by
 name and launch grid (kineto's ``grid``/``block`` args, which the decode does not keep) was checked on the raw
-traces (2026-11-29) and not taken up: on the committed GPU-bound MLPs it models the same 63 % / 35 % of the compute
+traces and not taken up: on the committed GPU-bound MLPs it models the same 63 % / 35 % of the compute
 time beside communication as the name alone; on a CPU-bound bf16 transformer it models less (20 % against 35 %:
 fewer instances per key, more keys above the bound or on one side only), so the ratios above the bound there are
 not one name at two grid sizes.

@@ -52,7 +52,7 @@ NVLINK4_ALLREDUCE: dict[int, tuple[float, float]] = {2: (68_600.0, 305.0), 4: (1
 #: GPU names (run.json ``hardware.ranks[].gpu_name``) the default applies to
 NVLINK4_GPUS = ("H100", "H200")
 #: a compute kernel's duration beside an allreduce over its duration alone: the middle of the 25-31 % a GEMM of
-#: the GPU-bound MLP ran longer beside one on 2 x H200 (2026-11-27, docs/whatif.md), set before any 1-rank run
+#: the GPU-bound MLP ran longer beside one on 2 x H200 (docs/whatif.md), set before any 1-rank run
 #: was predicted with it
 CONTENTION_SLOWDOWN = 1.28
 

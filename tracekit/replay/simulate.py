@@ -41,7 +41,7 @@ def paused_gc() -> Iterator[None]:
     the collector off already (:func:`tracekit.cli.entry`); this is for the library (``tracekit.whatif``,
     ``analyze(..., whatif=True)``): on the 2 x 72 MB inductor pair (887k nodes) the replay and its two
     evaluations took 3.3-3.9 s instead of 4.4-5.0 s (three alternating runs on a busy 2-core host, the same
-    result, 2026-11-28).
+    result).
     """
     was = gc.isenabled()
     gc.disable()
