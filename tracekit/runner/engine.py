@@ -46,7 +46,8 @@ from tracekit.errors import ConfigError, MissingDependencyError, TraceInputError
 from tracekit.traces import cols as C
 from tracekit.traces.stacking import stack_cols
 from tracekit.traces.manifest import Manifest, read_manifest
-from tracekit.traces import loader
+from tracekit.traces import cache, loader
+from tracekit.runner import rank_cache
 from tracekit.traces.traceset import RankTrace, TraceSet
 
 Engine = Literal["local", "dask"]
@@ -107,7 +108,21 @@ def _declared_world(meta: dict[str, Any], fallback: int | None) -> int:
 def rank_tables(path: str, nbytes: int, job: RankJob,
                 specs: list[registry.Table]) -> tuple[FileOutcome, dict[str, C.Cols] | None]:
     """The per-rank map of one file: its outcome and rank tables (None on an input error, which is
-    returned, not raised)."""
+    returned, not raised). Read from the cache where this file was mapped before with the same job and
+    tracekit (:func:`tracekit.runner.rank_cache.file_key`), else computed and stored there."""
+    fk, key = rank_cache.file_key(path, job, specs)
+    hit = cache.load(rank_cache.ENGINE_FILES, key) if key is not None else None
+    if isinstance(hit, tuple) and len(hit) == 2 and isinstance(hit[0], FileOutcome):
+        return hit
+    out, tables = _rank_tables(path, nbytes, job, specs)
+    if key is not None and out.error is None and cache.file_key(Path(path)) == fk:
+        cache.save(rank_cache.ENGINE_FILES, key, (out, tables))
+    return out, tables
+
+
+def _rank_tables(path: str, nbytes: int, job: RankJob,
+                 specs: list[registry.Table]) -> tuple[FileOutcome, dict[str, C.Cols] | None]:
+    """:func:`rank_tables`, computed."""
     out = FileOutcome(path=path, nbytes=nbytes)
     tables = None
     with warnings.catch_warnings(record=True) as caught:
@@ -374,7 +389,9 @@ def map_paths(paths: list[str], *, engine: Engine = "local", scheduler: str | No
         raise ConfigError("--scheduler needs --engine dask")
     if engine == "local":
         found = survey(paths, listed)
+        cache.writable_root()  # here, before the workers fork: an unusable cache is said once, and off in them
         outcomes = map_local(found.files, _job(found, options), workers, show_progress)
+        cache.trim()  # the entries just written may take the cache past its cap
     else:
         with dask_client(scheduler, workers) as client:
             found = client.submit(survey, paths, pure=False).result()  # listed where the files are

@@ -815,6 +815,9 @@ def decode_columns(path: Path, chunk_bytes: int = CHUNK_BYTES) -> tuple[dict[str
 #: ``meta`` key of the values the decoder dropped, ``[(what, count, detail of the first), ...]``
 #: (:meth:`RankTrace.from_decoded` moves them to ``RankTrace.dropped``; the loader warns them, naming the file)
 NOTES_KEY = "tracekit_dropped"
+#: ``meta`` key of the decoded file's identity (:func:`tracekit.traces.cache.file_key`), set by the loader
+#: (:meth:`RankTrace.from_decoded` moves it to ``RankTrace.source_key``)
+SOURCE_KEY = "tracekit_source_key"
 #: ``meta`` key of :func:`unread_categories`, set on a file with no GPU kernel, copy or memset tracekit reads
 UNREAD_KEY = "tracekit_unread_categories"
 #: complete-event categories whose loss says nothing about a device: Python frames, the profiler's own

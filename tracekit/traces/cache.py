@@ -1,0 +1,509 @@
+"""A cache of what tracekit computed from each trace file, shared by every command that reads traces.
+
+Decoding a trace's JSON is most of what ``analyze`` costs; ``whatif`` and ``report`` add their own work
+on top. An investigation runs them again and again on the same files, so what was computed once is
+kept here, keyed by what it was computed from, and read back instead of recomputed:
+
+- ``columns``: each file's decoded columns (:func:`tracekit.traces.decode.decode_columns`: its
+  :class:`~tracekit.traces.decode.Columns`, meta and the decoder's notes), whatever the decoder returns;
+- the kinds the layers above store through :func:`load` / :func:`save` (a rank's tables, a what-if
+  result, a report page), keyed with :func:`digest` of their inputs and :func:`code_key`.
+
+**Entries.** One file per entry, ``<root>/v1/<kind>/<key>.tkc``: a pickled header in which every numeric
+numpy array stands as a reference (pickle's ``persistent_id``), then those arrays' raw bytes, each
+64-byte aligned. On read the file is memory-mapped copy-on-write (entries of
+:data:`MMAP_MIN_BYTES` and more; smaller ones are read whole) and each array is a view of its bytes:
+nothing is parsed or copied but the header. One file rather than an ``.npy`` per array: 16384 rank files
+would be 300,000 ``.npy`` files to open, and an entry is written and renamed into place in one step.
+
+**Keys.** A file's identity (:func:`file_key`): its resolved path, size, mtime and ctime (ns), inode and a
+blake2b hash of its first and last :data:`HASH_BYTES`. ctime cannot be set back by a user (restoring the
+mtime with ``touch -d`` or ``os.utime`` moves it), so an edited file is a new key whatever it kept; a
+file replaced by another of the same name is a new inode and ctime. The decoder's version
+(:func:`decoder_key`) is :data:`DECODER_VERSION` and a hash of the source of :mod:`tracekit.traces`
+(decoder, schema, columns): any change to the decoder's code is a new key, so a column added to the
+decoder is never read from an entry written without it, and an older tracekit's entries are ignored.
+
+**Writes** go to a temporary file in the entry's folder, renamed over the entry's name when complete
+(atomic on POSIX): a reader sees a whole entry or none, and two processes writing the same entry leave
+one of two identical files. A file that fails its checks on read is a miss.
+
+**Where** (:func:`settings`): ``$TRACEKIT_CACHE`` (a folder; ``off`` disables), else
+``$XDG_CACHE_HOME/tracekit``, else ``~/.cache/tracekit``; the commands' ``--cache-dir`` and ``--no-cache``
+set the same variable (:func:`configure`), so forked and spawned workers follow. Never inside a trace
+folder unless asked. **Size cap**: ``$TRACEKIT_CACHE_MAX_BYTES`` (default :data:`DEFAULT_MAX_BYTES`);
+:func:`trim` removes the least recently used entries beyond it (each hit sets its entry's mtime: the
+access time, whatever the file system's ``atime`` setting). A folder that cannot be created or written
+(read-only, full) turns the cache off for the process with one :class:`CacheWarning`; it never fails a
+command.
+
+numpy and the standard library only: parse workers import this before pandas.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import mmap
+import os
+import pickle
+import struct
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tracekit.traces import decode, schema
+
+#: bump when what the decoder returns changes in a way its source hash would not show (a dependency's
+#: behaviour); any edit to :mod:`tracekit.traces` changes :func:`decoder_key` by itself
+DECODER_VERSION = 1
+ENV_DIR = "TRACEKIT_CACHE"
+ENV_MAX_BYTES = "TRACEKIT_CACHE_MAX_BYTES"
+#: values of ``$TRACEKIT_CACHE`` that turn the cache off
+OFF_VALUES = frozenset({"off", "0", "no", "none", "false", "disabled"})
+DEFAULT_MAX_BYTES = 2 << 30
+#: bytes hashed at each end of a trace file for its identity
+HASH_BYTES = 64 << 10
+#: entries from this size on are memory-mapped; smaller ones are read whole (a map holds a file descriptor)
+MMAP_MIN_BYTES = 1 << 20
+#: the entry layout's version: the folder the entries live in (``v1``)
+LAYOUT = "v1"
+_MAGIC = b"TKC1"
+_HEAD = struct.Struct("<4sQ")  # magic, header length
+_ALIGN = 64
+SUFFIX = ".tkc"
+
+
+class CacheWarning(UserWarning):
+    """The cache cannot be used (its folder cannot be created or written): the command runs without it."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where the cache is (``root``; None: off) and its size cap in bytes."""
+
+    root: Path | None
+    max_bytes: int
+
+
+def default_root() -> Path:
+    """``$XDG_CACHE_HOME/tracekit``, else ``~/.cache/tracekit``."""
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return Path(xdg) / "tracekit" if xdg else Path.home() / ".cache" / "tracekit"
+
+
+def settings() -> Settings:
+    """The cache's settings from the environment (module doc); read on every call (cheap)."""
+    raw = os.environ.get(ENV_DIR)
+    if _off is not None or (raw is not None and raw.strip().lower() in OFF_VALUES):
+        root = None
+    else:
+        root = Path(raw).expanduser() if raw else default_root()
+    try:
+        cap = int(os.environ.get(ENV_MAX_BYTES) or DEFAULT_MAX_BYTES)
+    except ValueError:
+        cap = DEFAULT_MAX_BYTES
+    return Settings(root, max(0, cap))
+
+
+def configure(*, cache_dir: str | os.PathLike[str] | None = None, enabled: bool = True,
+              max_bytes: int | None = None) -> None:
+    """Set the cache for this process and the workers it starts (the commands' ``--cache-dir``,
+    ``--no-cache``, ``--cache-max-bytes``): through the environment variables of :func:`settings`."""
+    global _off
+    if not enabled:
+        os.environ[ENV_DIR] = "off"
+    elif cache_dir is not None:
+        os.environ[ENV_DIR] = str(Path(cache_dir).expanduser().resolve())
+    if max_bytes is not None:
+        os.environ[ENV_MAX_BYTES] = str(int(max_bytes))
+    _off = None
+    _usable.clear()
+
+
+#: why the cache was turned off in this process (the one warning given), None while it is not
+_off: str | None = None
+#: folders found writable in this process
+_usable: set[Path] = set()
+
+
+def _disable(root: Path, why: str) -> None:
+    global _off
+    if _off is None:
+        _off = why
+        warnings.warn(f"cache {root}: {why}; running without the cache", CacheWarning, stacklevel=3)
+
+
+def kind_dir(kind: str, root: Path | None = None) -> Path | None:
+    """The folder of ``kind``'s entries, None when the cache is off."""
+    root = root if root is not None else settings().root
+    return None if root is None else root / LAYOUT / kind
+
+
+def writable_root() -> Path | None:
+    """The cache's root after making sure it can be written (created if missing); None, after one
+    :class:`CacheWarning`, when it cannot: the cache is then off for this process."""
+    root = settings().root
+    if root is None or root in _usable:
+        return root
+    try:
+        (root / LAYOUT).mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".probe-", dir=root / LAYOUT)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        _disable(root, f"cannot write here ({e.strerror or e})")
+        return None
+    _usable.add(root)
+    return root
+
+
+# -- keys --------------------------------------------------------------------------------------
+
+def file_key(path: str | os.PathLike[str]) -> str | None:
+    """The identity of a file's contents as this module keys them (module doc); None when it cannot be read."""
+    try:
+        p = Path(path).resolve()
+        with open(p, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            head = fh.read(HASH_BYTES)
+            tail = b""
+            if st.st_size > HASH_BYTES:
+                fh.seek(max(HASH_BYTES, st.st_size - HASH_BYTES))
+                tail = fh.read(HASH_BYTES)
+    except OSError:
+        return None
+    h = hashlib.blake2b(digest_size=20)
+    h.update(repr((str(p), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)).encode())
+    h.update(head)
+    h.update(tail)
+    return h.hexdigest()
+
+
+_SOURCE_KEYS: dict[str, str] = {}
+
+
+def source_key(package_dir: Path, *, suffixes: tuple[str, ...] | None = (".py",)) -> str:
+    """A hash of every file under ``package_dir`` ending in ``suffixes`` (None: every file; names and bytes,
+    ``__pycache__`` left out), once per process: the code an entry was computed with. ~10 ms for all of
+    tracekit."""
+    tag = f"{package_dir}|{suffixes}"
+    if tag not in _SOURCE_KEYS:
+        h = hashlib.blake2b(digest_size=20)
+        for root, dirs, files in os.walk(package_dir):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for f in sorted(files):
+                if suffixes is None or f.endswith(suffixes):
+                    p = os.path.join(root, f)
+                    h.update(os.path.relpath(p, package_dir).encode() + b"\0")
+                    try:
+                        h.update(Path(p).read_bytes())
+                    except OSError:
+                        h.update(b"?")
+        _SOURCE_KEYS[tag] = h.hexdigest()
+    return _SOURCE_KEYS[tag]
+
+
+def decoder_key() -> str:
+    """:data:`DECODER_VERSION`, the event columns and the source of :mod:`tracekit.traces` (module doc)."""
+    return digest(DECODER_VERSION, schema.EVENT_COLUMNS, source_key(Path(decode.__file__).parent))
+
+
+def code_key() -> str:
+    """Every file of the tracekit package (code and data, e.g. the bundled plotly.js), numpy's version and
+    Python's: what a rank's tables or a command's result were computed with."""
+    return digest(source_key(Path(__file__).resolve().parent.parent, suffixes=None), np.__version__, sys.version_info[:2])
+
+
+def digest(*parts: Any) -> str:
+    """A hex key of ``parts`` (pickled: equal values give equal keys within one Python and tracekit)."""
+    return hashlib.blake2b(pickle.dumps(parts, protocol=5), digest_size=20).hexdigest()
+
+
+# -- entries -----------------------------------------------------------------------------------
+
+def _raw_array(obj: Any) -> bool:
+    return type(obj) is np.ndarray and obj.dtype != object and not obj.dtype.hasobject
+
+
+class _Writer(pickle.Pickler):
+    """Pickles the header; numeric arrays become references to the raw part that follows it."""
+
+    def __init__(self, buf: io.BytesIO) -> None:
+        super().__init__(buf, protocol=5)
+        self.arrays: list[np.ndarray] = []
+        self.offsets: list[int] = []
+        self.size = 0
+
+    def persistent_id(self, obj: Any) -> Any:
+        if not _raw_array(obj):
+            return None
+        a = np.ascontiguousarray(obj)
+        ref = (a.dtype.str, a.shape, self.size)
+        self.arrays.append(a)
+        self.offsets.append(self.size)
+        self.size += -(-a.nbytes // _ALIGN) * _ALIGN
+        return ref
+
+
+class _Reader(pickle.Unpickler):
+    def __init__(self, header: bytes, data: Any, base: int) -> None:
+        super().__init__(io.BytesIO(header))
+        self.data, self.base = data, base
+
+    def persistent_load(self, ref: Any) -> np.ndarray:
+        dtype, shape, offset = ref
+        dt = np.dtype(dtype)
+        count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        return np.frombuffer(self.data, dtype=dt, count=count, offset=self.base + offset).reshape(shape)
+
+
+def entry_path(kind: str, key: str, root: Path | None = None) -> Path | None:
+    d = kind_dir(kind, root)
+    return None if d is None else d / f"{key}{SUFFIX}"
+
+
+def save(kind: str, key: str, obj: Any) -> bool:
+    """Store ``obj`` (picklable; numeric numpy arrays anywhere in it are stored raw) as entry ``key`` of
+    ``kind``. False, never an exception, when it is not stored (cache off or not writable, an object pickle
+    refuses, an entry larger than the cap)."""
+    root = writable_root()
+    if root is None:
+        return False
+    buf = io.BytesIO()
+    w = _Writer(buf)
+    try:
+        w.dump(obj)
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        return False
+    header = buf.getbuffer()
+    base = -(-(_HEAD.size + len(header)) // _ALIGN) * _ALIGN
+    if base + w.size > settings().max_bytes:
+        return False
+    target = entry_path(kind, key, root)
+    assert target is not None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}-", suffix=".tmp", dir=target.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(_HEAD.pack(_MAGIC, len(header)))
+                fh.write(header)
+                pos = _HEAD.size + len(header)
+                for a, off in zip(w.arrays, w.offsets):
+                    start = base + off
+                    fh.write(b"\0" * (start - pos))
+                    fh.write(memoryview(a).cast("B"))
+                    pos = start + a.nbytes
+                fh.write(b"\0" * (base + w.size - pos))
+            os.replace(tmp, target)
+        except BaseException:
+            _unlink(tmp)
+            raise
+    except OSError as e:
+        _disable(root, f"cannot write an entry ({e.strerror or e})")
+        return False
+    return True
+
+
+def load(kind: str, key: str) -> Any | None:
+    """Entry ``key`` of ``kind``, None when there is none (or the cache is off, or the entry is damaged).
+    A hit marks the entry as used now (its mtime, for :func:`trim`)."""
+    path = entry_path(kind, key)
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            magic, n = _HEAD.unpack(fh.read(_HEAD.size))
+            if magic != _MAGIC or _HEAD.size + n > size:
+                return None
+            header = fh.read(n)
+            base = -(-(_HEAD.size + n) // _ALIGN) * _ALIGN
+            if size - base >= MMAP_MIN_BYTES:
+                data: Any = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)
+            else:
+                fh.seek(0)
+                data = bytearray(fh.read())
+        obj = _Reader(header, data, base).load()
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, EOFError, struct.error, pickle.UnpicklingError, AttributeError, ImportError,
+            IndexError, TypeError):
+        return None  # damaged or from another layout: a miss (written anew)
+    try:
+        os.utime(path)
+    except OSError:
+        pass  # a read-only cache still serves
+    return obj
+
+
+# -- decoded columns -----------------------------------------------------------------------------
+
+def cached_columns(path: str | os.PathLike[str]) -> tuple[str | None, tuple[dict[str, Any], decode.Columns] | None]:
+    """``(file key, (meta, columns))`` of a trace file from the cache, or ``(file key, None)`` on a miss (the
+    file key: :func:`file_key`, None when the cache is off or the file cannot be read)."""
+    if settings().root is None:
+        return None, None
+    fk = file_key(path)
+    if fk is None:
+        return None, None
+    hit = load("columns", _columns_entry(fk))
+    ok = isinstance(hit, tuple) and len(hit) == 2 and isinstance(hit[1], decode.Columns)
+    return fk, (hit if ok else None)
+
+
+def _columns_entry(fk: str) -> str:
+    return digest("columns", fk, decoder_key())
+
+
+def decode_columns(path: Path) -> tuple[dict[str, Any], decode.Columns, str | None]:
+    """:func:`tracekit.traces.decode.decode_columns` through the cache: ``(meta, columns, file key)``. On a
+    miss the file is decoded and stored, unless it changed while being decoded (its identity is taken again
+    after). Input errors raise as from the decoder (they are not cached)."""
+    fk, hit = cached_columns(path)
+    if hit is not None:
+        return hit[0], hit[1], fk
+    meta, cols = decode.decode_columns(path)
+    if fk is not None and file_key(path) == fk:
+        save("columns", _columns_entry(fk), (meta, cols))
+    return meta, cols, fk
+
+
+# -- upkeep ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Entry:
+    path: Path
+    kind: str
+    bytes: int
+    used_ns: int
+
+
+def entries(root: Path | None = None) -> Iterator[Entry]:
+    """Every entry of the cache (none when it is off or missing); temporary files left by a killed writer too
+    (kind ``partial``), so that :func:`trim` and :func:`clear` remove them."""
+    base = kind_dir("", root)
+    if base is None:
+        return
+    try:
+        kinds = list(os.scandir(base))
+    except OSError:
+        return
+    for k in kinds:
+        if not k.is_dir(follow_symlinks=False):
+            continue
+        try:
+            files = list(os.scandir(k.path))
+        except OSError:
+            continue
+        for f in files:
+            if not f.name.endswith((SUFFIX, ".tmp")):
+                continue
+            try:
+                st = f.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            yield Entry(Path(f.path), k.name if f.name.endswith(SUFFIX) else "partial", st.st_size, st.st_mtime_ns)
+
+
+#: a temporary file older than this (ns) belongs to a writer that died: :func:`trim` removes it
+_STALE_TMP_NS = 3600 * 10**9
+
+
+def trim(max_bytes: int | None = None) -> int:
+    """Remove the least recently used entries until the cache holds at most ``max_bytes`` (default: the
+    cap of :func:`settings`). Returns the bytes removed. Never raises."""
+    s = settings()
+    if s.root is None or not s.root.exists():
+        return 0
+    cap = s.max_bytes if max_bytes is None else max_bytes
+    now = time.time_ns()
+    found = []
+    removed = 0
+    for e in entries(s.root):
+        if e.kind == "partial":
+            if now - e.used_ns > _STALE_TMP_NS and _unlink(e.path):
+                removed += e.bytes
+            continue
+        found.append(e)
+    total = sum(e.bytes for e in found)
+    for e in sorted(found, key=lambda e: e.used_ns):
+        if total <= cap:
+            break
+        if _unlink(e.path):
+            total -= e.bytes
+            removed += e.bytes
+    return removed
+
+
+def clear() -> tuple[int, int]:
+    """Remove every entry; ``(entries, bytes)`` removed."""
+    n = size = 0
+    for e in entries():
+        if _unlink(e.path):
+            n += 1
+            size += e.bytes
+    return n, size
+
+
+def info() -> dict[str, Any]:
+    """What ``tracekit cache info`` prints: where, whether on, the cap, and entries and bytes per kind."""
+    s = settings()
+    kinds: dict[str, dict[str, int]] = {}
+    for e in entries(s.root):
+        k = kinds.setdefault(e.kind, {"entries": 0, "bytes": 0})
+        k["entries"] += 1
+        k["bytes"] += e.bytes
+    raw = os.environ.get(ENV_DIR)
+    return {"location": str(s.root if s.root is not None else (raw or default_root())),
+            "enabled": s.root is not None, "max_bytes": s.max_bytes,
+            "entries": sum(k["entries"] for k in kinds.values()), "bytes": sum(k["bytes"] for k in kinds.values()),
+            "kinds": dict(sorted(kinds.items()))}
+
+
+def _unlink(path: str | os.PathLike[str]) -> bool:
+    try:
+        os.unlink(path)
+        return True
+    except OSError:
+        return False
+
+
+def memo_get(kind: str, key: str | None) -> tuple[bool, Any]:
+    """``(True, value)`` of a :func:`memo` entry (its warnings raised again), ``(False, None)`` on a miss."""
+    hit = load(kind, key) if key is not None else None
+    if not (isinstance(hit, tuple) and len(hit) == 2 and hit[0] == "memo"):
+        return False, None
+    value, caught = hit[1]
+    _rewarn(caught)
+    return True, value
+
+
+def memo(kind: str, key: str | None, compute: Callable[[], Any]) -> Any:
+    """``compute()`` through entry ``key`` of ``kind`` (``key`` None: not cached). The warnings ``compute``
+    raised are stored with its value and raised again on a hit, so a cached command says what it said."""
+    if key is None:
+        return compute()
+    found, value = memo_get(kind, key)
+    if found:
+        return value
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        value = compute()
+    caught = [(str(w.message), w.category) for w in rec]
+    save(kind, key, ("memo", (value, caught)))
+    _rewarn(caught)
+    return value
+
+
+def _rewarn(caught: list[tuple[str, type[Warning]]]) -> None:
+    for message, category in caught:
+        warnings.warn(message, category, stacklevel=4)
