@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from tracekit.cli.common import (comm_pattern_option, debug_option, emit, finish, format_options, run_guarded,
-                                 single_threaded_blas)
+from tracekit.cli.common import (cache_options, comm_pattern_option, debug_option, emit, finish, format_options,
+                                 run_guarded, single_threaded_blas)
 
 
 @click.command(context_settings={"max_content_width": 100})
@@ -40,6 +40,7 @@ from tracekit.cli.common import (comm_pattern_option, debug_option, emit, finish
                    "predicted saving of the change and are ranked by it, profiler_distortion the predicted "
                    "unprofiled step, each with the replay's measured error (seconds per 100 MB of traces); with "
                    "--html the page gets a what-if section.")
+@cache_options
 @debug_option
 @run_guarded
 def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_step: bool, table: str | None,

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import click
 
-from tracekit.cli.common import debug_option, emit, format_options, run_guarded, single_threaded_blas
+from tracekit.cli.common import cache_options, debug_option, emit, format_options, run_guarded, single_threaded_blas
 
 
 @click.command()
 @click.argument("run_a", type=click.Path(exists=True))
 @click.argument("run_b", type=click.Path(exists=True))
 @format_options()
+@cache_options
 @debug_option
 @run_guarded
 def diff_command(run_a: str, run_b: str, fmt: str, output: str | None) -> None:

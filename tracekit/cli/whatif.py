@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from tracekit.cli.common import comm_pattern_option, debug_option, emit, format_options, run_guarded, \
+from tracekit.cli.common import cache_options, comm_pattern_option, debug_option, emit, format_options, run_guarded, \
     single_threaded_blas
 
 
@@ -47,6 +47,7 @@ def _scenario_options(f):  # noqa: ANN001, ANN202 - a click decorator
               help="Subtract this calibration probe's cost per event (run.json profiler_cost.probes: eager, or "
                    "the compile backend of a compiled CUDA run) instead of the run's own figure.")
 @comm_pattern_option
+@cache_options
 @debug_option
 @run_guarded
 def whatif_command(paths: tuple[str, ...], fmt: str, output: str | None, comm_regex: str | None,

@@ -222,6 +222,23 @@ def code_key() -> str:
     return digest(source_key(Path(__file__).resolve().parent.parent, suffixes=None), np.__version__, sys.version_info[:2])
 
 
+_VERSIONS: dict[str, str | None] = {}
+
+
+def package_versions(names: tuple[str, ...]) -> tuple[tuple[str, str | None], ...]:
+    """The installed versions of ``names`` (None: not installed), once per process: a result rendered by
+    pandas or plotly is keyed by their versions too."""
+    from importlib import metadata  # ~10 ms: only the commands that cache a whole result need it
+
+    for n in names:
+        if n not in _VERSIONS:
+            try:
+                _VERSIONS[n] = metadata.version(n)
+            except metadata.PackageNotFoundError:
+                _VERSIONS[n] = None
+    return tuple((n, _VERSIONS[n]) for n in names)
+
+
 def digest(*parts: Any) -> str:
     """A hex key of ``parts`` (pickled: equal values give equal keys within one Python and tracekit)."""
     return hashlib.blake2b(pickle.dumps(parts, protocol=5), digest_size=20).hexdigest()
@@ -462,9 +479,7 @@ def info() -> dict[str, Any]:
         k = kinds.setdefault(e.kind, {"entries": 0, "bytes": 0})
         k["entries"] += 1
         k["bytes"] += e.bytes
-    raw = os.environ.get(ENV_DIR)
-    return {"location": str(s.root if s.root is not None else (raw or default_root())),
-            "enabled": s.root is not None, "max_bytes": s.max_bytes,
+    return {"location": None if s.root is None else str(s.root), "enabled": s.root is not None, "max_bytes": s.max_bytes,
             "entries": sum(k["entries"] for k in kinds.values()), "bytes": sum(k["bytes"] for k in kinds.values()),
             "kinds": dict(sorted(kinds.items()))}
 

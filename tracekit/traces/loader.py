@@ -635,3 +635,25 @@ def read_rank(path: Path) -> RankTrace:
 decode_file = _guarded_decode
 rank_of = _rank_of
 assemble = _assemble
+
+
+def inputs_key(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> str | None:
+    """The identity of everything a command reads from ``paths`` (:mod:`tracekit.traces.cache`): each trace
+    file found (:func:`find_trace_files`, :func:`tracekit.traces.cache.file_key`) and the ``run.json`` of each
+    folder given, with the paths as written. None when the cache is off or a file cannot be read (the command
+    then runs uncached and reports the problem itself). Warnings of the search are left to the command."""
+    if cache.settings().root is None:
+        return None
+    given = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            files = find_trace_files(given)
+    except TraceInputError:
+        return None
+    keys = [cache.file_key(f) for f in files]
+    if None in keys:
+        return None
+    manifests = [(str(p), cache.file_key(Path(p) / "run.json") if (Path(p) / "run.json").is_file() else None)
+                 for p in given if Path(p).is_dir()]
+    return cache.digest([str(p) for p in given], [str(f) for f in files], keys, manifests)
