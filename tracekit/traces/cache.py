@@ -504,7 +504,9 @@ def memo_get(kind: str, key: str | None) -> tuple[bool, Any]:
 
 def memo(kind: str, key: str | None, compute: Callable[[], Any]) -> Any:
     """``compute()`` through entry ``key`` of ``kind`` (``key`` None: not cached). The warnings ``compute``
-    raised are stored with its value and raised again on a hit, so a cached command says what it said."""
+    raised are stored with its value and raised again on a hit, so a cached command says what it said. A
+    stored value may take the cache past its cap: :func:`trim` follows (meant for a few entries per command,
+    not thousands: it lists the cache)."""
     if key is None:
         return compute()
     found, value = memo_get(kind, key)
@@ -514,7 +516,8 @@ def memo(kind: str, key: str | None, compute: Callable[[], Any]) -> Any:
         warnings.simplefilter("always")
         value = compute()
     caught = [(str(w.message), w.category) for w in rec]
-    save(kind, key, ("memo", (value, caught)))
+    if save(kind, key, ("memo", (value, caught))):
+        trim()
     _rewarn(caught)
     return value
 
