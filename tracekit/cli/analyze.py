@@ -66,7 +66,7 @@ def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_st
     single_threaded_blas()
     from tracekit.analyses.options import AnalyzeOptions
     from tracekit.runner.options import RunOptions
-    from tracekit.runner.pipeline import PhaseTimer, load_and_analyze
+    from tracekit.runner.pipeline import PhaseTimer, analyze_paths, load_and_analyze
 
     clock = PhaseTimer()
     options = RunOptions(AnalyzeOptions(comm_pattern=comm_regex, align={None: "auto", True: "on", False: "off"}[align],
@@ -74,7 +74,10 @@ def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_st
                          skip_bad=skip_bad, workers=workers, engine=engine, scheduler=scheduler, progress=progress,
                          keep_events=whatif,  # --html decodes the ranks it draws; the replay needs every event
                          table_names=(table,) if table else (), preload=("tracekit.report.render",))
-    traces, res = load_and_analyze(list(paths), options, clock)
+    if whatif or html_path:  # these read the traces too
+        traces, res = load_and_analyze(list(paths), options, clock)
+    else:
+        traces, res = None, analyze_paths(list(paths), options, clock)
     replay = None
     if whatif:
         from tracekit.replay.api import advise
