@@ -65,6 +65,15 @@ def test_hit_serves_what_the_decoder_returned(cache_dir: Path, tmp_path: Path, m
     _same_columns(cols, cache.decode_columns(path)[1])
 
 
+def test_small_files_have_no_columns_entry(cache_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(cache, "COLUMNS_MIN_BYTES", 1 << 20)
+    small = _trace(tmp_path / "rank0.trace.json")
+    assert cache.decode_columns(small)[2] is not None and not list(cache.entries())
+    monkeypatch.setattr(cache, "COLUMNS_MIN_BYTES", small.stat().st_size)
+    cache.decode_columns(small)
+    assert [e.kind for e in cache.entries()] == ["columns"]
+
+
 def test_large_entry_is_memory_mapped(cache_dir: Path, tmp_path: Path) -> None:
     """Entries of MMAP_MIN_BYTES and more are mapped, not read: the arrays are views of the map."""
     payload = {"a": np.arange(cache.MMAP_MIN_BYTES // 8 + 10, dtype=np.int64), "s": ["x", None]}
@@ -347,11 +356,12 @@ def test_cache_dir_option_and_info_clear(cache_dir: Path, tmp_path: Path) -> Non
     _run(["analyze", str(run), "--cache-dir", str(other), "-o", os.devnull])
     info = json.loads(_run(["cache", "info", "--cache-dir", str(other), "--format", "json"]))
     assert info["location"] == str(other.resolve()) and info["enabled"]
-    assert info["entries"] == 4 and info["kinds"]["columns"]["entries"] == 2
+    assert {k: v["entries"] for k, v in info["kinds"].items()} == {"analysis": 1, "columns": 2, "rank_tables": 2}
+    assert info["entries"] == 5
     assert info["bytes"] == sum(f.stat().st_size for f in other.rglob("*.tkc"))
     text = _run(["cache", "info", "--cache-dir", str(other)])
-    assert f"location: {other.resolve()}" in text and "entries:  4" in text
-    assert "removed 4 entries" in _run(["cache", "clear", "--cache-dir", str(other)])
+    assert f"location: {other.resolve()}" in text and "entries:  5" in text
+    assert "removed 5 entries" in _run(["cache", "clear", "--cache-dir", str(other)])
     assert not list(other.rglob("*.tkc"))
     assert not list(cache_dir.rglob("*.tkc")) and not list(run.rglob("*.tkc"))  # never beside the traces
 

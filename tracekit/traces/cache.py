@@ -5,7 +5,8 @@ on top. An investigation runs them again and again on the same files, so what wa
 kept here, keyed by what it was computed from, and read back instead of recomputed:
 
 - ``columns``: each file's decoded columns (:func:`tracekit.traces.decode.decode_columns`: its
-  :class:`~tracekit.traces.decode.Columns`, meta and the decoder's notes), whatever the decoder returns;
+  :class:`~tracekit.traces.decode.Columns`, meta and the decoder's notes), whatever the decoder returns,
+  for files of :data:`COLUMNS_MIN_BYTES` and more;
 - the kinds the layers above store through :func:`load` / :func:`save` (a rank's tables, a what-if
   result, a report page), keyed with :func:`digest` of their inputs and :func:`code_key`.
 
@@ -69,8 +70,13 @@ ENV_MAX_BYTES = "TRACEKIT_CACHE_MAX_BYTES"
 #: values of ``$TRACEKIT_CACHE`` that turn the cache off
 OFF_VALUES = frozenset({"off", "0", "no", "none", "false", "disabled"})
 DEFAULT_MAX_BYTES = 2 << 30
-#: bytes hashed at each end of a trace file for its identity
-HASH_BYTES = 64 << 10
+#: bytes hashed at each end of a trace file for its identity: its header (ranks, process groups) and its last
+#: events. Small on purpose: a 16384-rank run lists 16384 files before anything is read from the cache, and
+#: the size, mtime, ctime and inode already tell a rewritten file (module doc)
+HASH_BYTES = 4 << 10
+#: trace files smaller than this (on disk) have no ``columns`` entry: decoding one costs about what reading
+#: an entry does (~1 ms), and a run of many small ranks is cached by its rank tables and results instead
+COLUMNS_MIN_BYTES = 1 << 20
 #: entries from this size on are memory-mapped; smaller ones are read whole (a map holds a file descriptor)
 MMAP_MIN_BYTES = 1 << 20
 #: the entry layout's version: the folder the entries live in (``v1``)
@@ -377,6 +383,13 @@ def cached_columns(path: str | os.PathLike[str]) -> tuple[str | None, tuple[dict
     return fk, (hit if ok else None)
 
 
+def _worth_caching(path: Path) -> bool:
+    try:
+        return os.stat(path).st_size >= COLUMNS_MIN_BYTES
+    except OSError:
+        return False
+
+
 def _columns_entry(fk: str) -> str:
     return digest("columns", fk, decoder_key())
 
@@ -389,7 +402,7 @@ def decode_columns(path: Path) -> tuple[dict[str, Any], decode.Columns, str | No
     if hit is not None:
         return hit[0], hit[1], fk
     meta, cols = decode.decode_columns(path)
-    if fk is not None and file_key(path) == fk:
+    if fk is not None and _worth_caching(path) and file_key(path) == fk:
         save("columns", _columns_entry(fk), (meta, cols))
     return meta, cols, fk
 
