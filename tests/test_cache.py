@@ -317,16 +317,19 @@ def test_option_change_is_a_new_rank_tables_entry(cache_dir: Path, tmp_path: Pat
 
 
 def test_engine_path_cached(cache_dir: Path, tmp_path: Path) -> None:
-    """16 rank files take the engine path: each file's outcome and tables are cached; a second run maps none."""
+    """16 rank files take the engine path: each batch's outcome and tables are cached; an edited file's batch
+    alone is mapped again (the whole analysis is cached too: an option the result cache does not know is used
+    to reach the batches)."""
     run = write_skewed_ranks(tmp_path / "run", 16)
     plain = _run(["analyze", str(run), "--format", "json", "--no-cache", "--workers", "1"])
     cold = _run(["analyze", str(run), "--format", "json", "--workers", "1"])
-    assert sum(e.kind == "engine_files" for e in cache.entries()) == 16
+    batches = sum(e.kind == "engine_batches" for e in cache.entries())
+    assert batches == 8  # (one worker: 8 batches of 2 files)
     (run / "rank3.trace.json").write_bytes((run / "rank3.trace.json").read_bytes().replace(b'"gemm"', b'"gemx"'))
     warm = _run(["analyze", str(run), "--format", "json", "--workers", "1"])
     assert plain == cold
     assert warm == _run(["analyze", str(run), "--format", "json", "--no-cache", "--workers", "1"])
-    assert sum(e.kind == "engine_files" for e in cache.entries()) == 17  # only the edited file mapped again
+    assert sum(e.kind == "engine_batches" for e in cache.entries()) == batches + 1  # only rank3's batch again
 
 
 def test_off_writes_nothing(tmp_path: Path, monkeypatch) -> None:

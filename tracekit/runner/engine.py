@@ -108,21 +108,12 @@ def _declared_world(meta: dict[str, Any], fallback: int | None) -> int:
 def rank_tables(path: str, nbytes: int, job: RankJob,
                 specs: list[registry.Table]) -> tuple[FileOutcome, dict[str, C.Cols] | None]:
     """The per-rank map of one file: its outcome and rank tables (None on an input error, which is
-    returned, not raised). Read from the cache where this file was mapped before with the same job and
-    tracekit (:func:`tracekit.runner.rank_cache.file_key`), else computed and stored there."""
-    fk, key = rank_cache.file_key(path, job, specs)
-    hit = cache.load(rank_cache.ENGINE_FILES, key) if key is not None else None
-    if isinstance(hit, tuple) and len(hit) == 2 and isinstance(hit[0], FileOutcome):
-        return hit
-    out, tables = _rank_tables(path, nbytes, job, specs)
-    if key is not None and out.error is None and cache.file_key(Path(path)) == fk:
-        cache.save(rank_cache.ENGINE_FILES, key, (out, tables))
-    return out, tables
+    returned, not raised)."""
+    return _rank_tables(path, nbytes, job, specs)
 
 
 def _rank_tables(path: str, nbytes: int, job: RankJob,
                  specs: list[registry.Table]) -> tuple[FileOutcome, dict[str, C.Cols] | None]:
-    """:func:`rank_tables`, computed."""
     out = FileOutcome(path=path, nbytes=nbytes)
     tables = None
     with warnings.catch_warnings(record=True) as caught:
@@ -144,8 +135,22 @@ def _rank_tables(path: str, nbytes: int, job: RankJob,
 
 
 def rank_batch(files: list[tuple[str, int]], job: RankJob) -> BatchOutcome:
-    """The per-rank map of each ``(path, bytes)`` in ``files``: one task of either engine."""
+    """The per-rank map of each ``(path, bytes)`` in ``files``: one task of either engine. Read from the
+    cache where the same files were mapped before with the same job and tracekit
+    (:func:`tracekit.runner.rank_cache.batch_key`; one entry per batch, not per file: 16384 small entries
+    would cost the first run more than they save), else computed and stored there."""
     specs = [t for t in registry.selected(job.options) if t.scope == "rank"]
+    key = rank_cache.batch_key(files, job, specs)
+    hit = cache.load(rank_cache.ENGINE_BATCHES, key) if key is not None else None
+    if isinstance(hit, BatchOutcome):
+        return hit
+    out = _rank_batch(files, job, specs)
+    if key is not None:
+        cache.save(rank_cache.ENGINE_BATCHES, key, out)
+    return out
+
+
+def _rank_batch(files: list[tuple[str, int]], job: RankJob, specs: list[registry.Table]) -> BatchOutcome:
     outcomes: list[FileOutcome] = []
     per_rank: list[dict[str, C.Cols]] = []
     shared: dict[str, Any] = {}

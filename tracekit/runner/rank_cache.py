@@ -11,7 +11,6 @@ or tracekit never reads another's.
 from __future__ import annotations
 
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from tracekit.analyses import registry
@@ -20,9 +19,9 @@ from tracekit.traces import cache
 from tracekit.runner.per_rank import map_ranks
 from tracekit.traces.traceset import RankTrace, TraceSet
 
-#: the cache kind of a rank's tables on the parse path, and of a rank file's outcome on the engine path
+#: the cache kind of a rank's tables on the parse path, and of a batch of rank files on the engine path
 RANK_TABLES = "rank_tables"
-ENGINE_FILES = "engine_files"
+ENGINE_BATCHES = "engine_batches"
 
 
 def _key(rt: RankTrace, specs: list[registry.Table], options: AnalyzeOptions, world_size: int,
@@ -59,12 +58,16 @@ def map_rank_tables(traces: TraceSet, *, specs: list[registry.Table], options: A
     return {r: got[r] for r in traces.ranks}
 
 
-def file_key(path: str, job: Any, specs: list[registry.Table]) -> tuple[str | None, str | None]:
-    """``(file identity, entry key)`` of a rank file's outcome on the engine path (``job``: its
-    :class:`~tracekit.runner.engine.RankJob`); ``(None, None)`` when the cache is off or the file unreadable."""
+def batch_key(files: list[tuple[str, int]], job: Any, specs: list[registry.Table]) -> str | None:
+    """The entry key of a batch of rank files on the engine path (``job``: its
+    :class:`~tracekit.runner.engine.RankJob`): every file's path and identity, the job, the tables and the
+    code. None when the cache is off or a file cannot be read (the map then reports it). A file that changes
+    while its batch is mapped is stored under the identity it had before, which it never has again (its ctime
+    moved): such an entry is never read."""
     if cache.settings().root is None:
-        return None, None
-    fk = cache.file_key(Path(path))
-    if fk is None:
-        return None, None
-    return fk, cache.digest(ENGINE_FILES, fk, path, job, tuple(t.name for t in specs), cache.code_key())
+        return None
+    keys = [cache.file_key(p) for p, _ in files]
+    if None in keys:
+        return None
+    return cache.digest(ENGINE_BATCHES, [p for p, _ in files], keys, job, tuple(t.name for t in specs),
+                        cache.code_key())

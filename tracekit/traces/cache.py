@@ -10,11 +10,11 @@ kept here, keyed by what it was computed from, and read back instead of recomput
 - the kinds the layers above store through :func:`load` / :func:`save` (a rank's tables, a what-if
   result, a report page), keyed with :func:`digest` of their inputs and :func:`code_key`.
 
-**Entries.** One file per entry, ``<root>/v1/<kind>/<key>.tkc``: a pickled header in which every numeric
-numpy array stands as a reference (pickle's ``persistent_id``), then those arrays' raw bytes, each
-64-byte aligned. On read the file is memory-mapped copy-on-write (entries of
-:data:`MMAP_MIN_BYTES` and more; smaller ones are read whole) and each array is a view of its bytes:
-nothing is parsed or copied but the header. One file rather than an ``.npy`` per array: 16384 rank files
+**Entries.** One file per entry, ``<root>/v1/<kind>/<key>.tkc``: a table of buffers, a pickled header
+(pickle protocol 5) and the buffers, each 64-byte aligned: every numpy array's bytes, which numpy hands
+to pickle out of band, so the header holds only their dtype and shape (and the objects around them). On
+read the file is memory-mapped copy-on-write (entries of :data:`MMAP_MIN_BYTES` and more; smaller ones are
+read whole) and each array is a view of its bytes: nothing is parsed or copied but the header. One file rather than an ``.npy`` per array: 16384 rank files
 would be 300,000 ``.npy`` files to open, and an entry is written and renamed into place in one step.
 
 **Keys.** A file's identity (:func:`file_key`): its resolved path, size, mtime and ctime (ns), inode and a
@@ -44,7 +44,6 @@ numpy and the standard library only: parse workers import this before pandas.
 from __future__ import annotations
 
 import hashlib
-import io
 import mmap
 import os
 import pickle
@@ -81,8 +80,8 @@ COLUMNS_MIN_BYTES = 1 << 20
 MMAP_MIN_BYTES = 1 << 20
 #: the entry layout's version: the folder the entries live in (``v1``)
 LAYOUT = "v1"
-_MAGIC = b"TKC1"
-_HEAD = struct.Struct("<4sQ")  # magic, header length
+_MAGIC = b"TKC2"
+_HEAD = struct.Struct("<4sQQ")  # magic, header length, buffers
 _ALIGN = 64
 SUFFIX = ".tkc"
 
@@ -106,7 +105,20 @@ def default_root() -> Path:
 
 
 def settings() -> Settings:
-    """The cache's settings from the environment (module doc); read on every call (cheap)."""
+    """The cache's settings from the environment (module doc), read on every call (one lookup per value of
+    the variables: called for every file)."""
+    env = os.environ
+    tag = (_off is None, env.get(ENV_DIR), env.get(ENV_MAX_BYTES), env.get("XDG_CACHE_HOME"), env.get("HOME"))
+    got = _SETTINGS.get(tag)
+    if got is None:
+        got = _SETTINGS[tag] = _settings()
+    return got
+
+
+_SETTINGS: dict[tuple[Any, ...], Settings] = {}
+
+
+def _settings() -> Settings:
     raw = os.environ.get(ENV_DIR)
     if _off is not None or (raw is not None and raw.strip().lower() in OFF_VALUES):
         root = None
@@ -174,23 +186,55 @@ def writable_root() -> Path | None:
 # -- keys --------------------------------------------------------------------------------------
 
 def file_key(path: str | os.PathLike[str]) -> str | None:
-    """The identity of a file's contents as this module keys them (module doc); None when it cannot be read."""
+    """The identity of a file's contents as this module keys them (module doc); None when it cannot be read.
+
+    16384 rank files are keyed before a cached run reads anything, and again by the workers that map them:
+    a file's head and tail are hashed once per process (and its forks) for as long as a ``stat`` shows the
+    same size, mtime, ctime and inode (any write moves the ctime), once it has been unchanged for
+    :data:`_SETTLED_NS`."""
+    folder, name = os.path.split(os.path.abspath(path))
+    real = _REAL_DIRS.get(folder)
+    if real is None:
+        real = _REAL_DIRS[folder] = os.path.realpath(folder)
+    full = os.path.join(real, name)
     try:
-        p = Path(path).resolve()
-        with open(p, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            head = fh.read(HASH_BYTES)
-            tail = b""
-            if st.st_size > HASH_BYTES:
-                fh.seek(max(HASH_BYTES, st.st_size - HASH_BYTES))
-                tail = fh.read(HASH_BYTES)
+        st = os.stat(full)
     except OSError:
         return None
-    h = hashlib.blake2b(digest_size=20)
-    h.update(repr((str(p), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)).encode())
+    ident = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+    known = _KEYS.get(full)
+    if known is not None and known[0] == ident:
+        return known[1]
+    try:
+        fd = os.open(full, os.O_RDONLY)
+        try:
+            st = os.fstat(fd)
+            head = os.pread(fd, HASH_BYTES, 0)
+            tail = os.pread(fd, HASH_BYTES, max(HASH_BYTES, st.st_size - HASH_BYTES)) if st.st_size > HASH_BYTES else b""
+        finally:
+            os.close(fd)
+    except OSError:
+        return None
+    ident = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+    h = hashlib.blake2b(b"%s\0%d %d %d %d\0" % (os.fsencode(full), *ident[:4]), digest_size=20)
     h.update(head)
     h.update(tail)
-    return h.hexdigest()
+    key = h.hexdigest()
+    if time.time_ns() - st.st_ctime_ns > _SETTLED_NS:  # (a change within the clock's tick keeps the ctime)
+        if len(_KEYS) >= _KEYS_MAX:
+            _KEYS.clear()
+        _KEYS[full] = (ident, key)
+    return key
+
+
+#: folder -> its resolved path, and resolved file path -> (its stat identity, its key), for :func:`file_key`
+_REAL_DIRS: dict[str, str] = {}
+_KEYS: dict[str, tuple[tuple[int, ...], str]] = {}
+_KEYS_MAX = 1 << 20
+#: a key is remembered only for a file unchanged this long (ns): the kernel stamps ctime from a clock that
+#: moves in ticks of a few ms, so a file written twice within one tick could keep its stat identity (git's
+#: "racily clean" entries are the same problem)
+_SETTLED_NS = 2 * 10**9
 
 
 _SOURCE_KEYS: dict[str, str] = {}
@@ -252,63 +296,49 @@ def digest(*parts: Any) -> str:
 
 # -- entries -----------------------------------------------------------------------------------
 
-def _raw_array(obj: Any) -> bool:
-    return type(obj) is np.ndarray and obj.dtype != object and not obj.dtype.hasobject
-
-
-class _Writer(pickle.Pickler):
-    """Pickles the header; numeric arrays become references to the raw part that follows it."""
-
-    def __init__(self, buf: io.BytesIO) -> None:
-        super().__init__(buf, protocol=5)
-        self.arrays: list[np.ndarray] = []
-        self.offsets: list[int] = []
-        self.size = 0
-
-    def persistent_id(self, obj: Any) -> Any:
-        if not _raw_array(obj):
-            return None
-        a = np.ascontiguousarray(obj)
-        ref = (a.dtype.str, a.shape, self.size)
-        self.arrays.append(a)
-        self.offsets.append(self.size)
-        self.size += -(-a.nbytes // _ALIGN) * _ALIGN
-        return ref
-
-
-class _Reader(pickle.Unpickler):
-    def __init__(self, header: bytes, data: Any, base: int) -> None:
-        super().__init__(io.BytesIO(header))
-        self.data, self.base = data, base
-
-    def persistent_load(self, ref: Any) -> np.ndarray:
-        dtype, shape, offset = ref
-        dt = np.dtype(dtype)
-        count = int(np.prod(shape, dtype=np.int64)) if shape else 1
-        return np.frombuffer(self.data, dtype=dt, count=count, offset=self.base + offset).reshape(shape)
-
-
 def entry_path(kind: str, key: str, root: Path | None = None) -> Path | None:
     d = kind_dir(kind, root)
     return None if d is None else d / f"{key}{SUFFIX}"
 
 
+def _aligned(n: int) -> int:
+    return -(-n // _ALIGN) * _ALIGN
+
+
+def _encode(obj: Any) -> list[Any] | None:
+    """The pieces of an entry file (module doc): its fixed head, the buffers' table, the pickled header and
+    the buffers (numpy's out-of-band pickle buffers, protocol 5), each at a 64-byte aligned offset."""
+    buffers: list[pickle.PickleBuffer] = []
+    try:
+        header = pickle.dumps(obj, protocol=5, buffer_callback=buffers.append)
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        return None
+    raws = [b.raw() for b in buffers]
+    table_bytes = 16 * len(raws)
+    pos = _aligned(_HEAD.size + table_bytes + len(header))
+    offsets = []
+    for r in raws:
+        offsets.append(pos)
+        pos = _aligned(pos + r.nbytes)
+    table = struct.pack(f"<{2 * len(raws)}Q", *(x for o, r in zip(offsets, raws) for x in (o, r.nbytes)))
+    pieces: list[Any] = [_HEAD.pack(_MAGIC, len(header), len(raws)), table, header]
+    end = _HEAD.size + table_bytes + len(header)
+    for o, r in zip(offsets, raws):
+        pieces += [bytes(o - end), r]
+        end = o + r.nbytes
+    pieces.append(bytes(pos - end))
+    return pieces
+
+
 def save(kind: str, key: str, obj: Any) -> bool:
-    """Store ``obj`` (picklable; numeric numpy arrays anywhere in it are stored raw) as entry ``key`` of
-    ``kind``. False, never an exception, when it is not stored (cache off or not writable, an object pickle
-    refuses, an entry larger than the cap)."""
+    """Store ``obj`` (picklable; numpy arrays in it keep their bytes out of the pickle, to be mapped back) as
+    entry ``key`` of ``kind``. False, never an exception, when it is not stored (cache off or not writable, an
+    object pickle refuses, an entry larger than the cap)."""
     root = writable_root()
     if root is None:
         return False
-    buf = io.BytesIO()
-    w = _Writer(buf)
-    try:
-        w.dump(obj)
-    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
-        return False
-    header = buf.getbuffer()
-    base = -(-(_HEAD.size + len(header)) // _ALIGN) * _ALIGN
-    if base + w.size > settings().max_bytes:
+    pieces = _encode(obj)
+    if pieces is None or sum(len(memoryview(p)) for p in pieces) > settings().max_bytes:
         return False
     target = entry_path(kind, key, root)
     assert target is not None
@@ -317,15 +347,7 @@ def save(kind: str, key: str, obj: Any) -> bool:
         fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}-", suffix=".tmp", dir=target.parent)
         try:
             with os.fdopen(fd, "wb") as fh:
-                fh.write(_HEAD.pack(_MAGIC, len(header)))
-                fh.write(header)
-                pos = _HEAD.size + len(header)
-                for a, off in zip(w.arrays, w.offsets):
-                    start = base + off
-                    fh.write(b"\0" * (start - pos))
-                    fh.write(memoryview(a).cast("B"))
-                    pos = start + a.nbytes
-                fh.write(b"\0" * (base + w.size - pos))
+                fh.writelines(pieces)
             os.replace(tmp, target)
         except BaseException:
             _unlink(tmp)
@@ -336,6 +358,27 @@ def save(kind: str, key: str, obj: Any) -> bool:
     return True
 
 
+def _decode(fh: Any) -> Any:
+    """The object of an open entry file (module doc); raises on anything that is not a whole entry."""
+    size = os.fstat(fh.fileno()).st_size
+    magic, n_header, n_buffers = _HEAD.unpack(fh.read(_HEAD.size))
+    table_bytes = 16 * n_buffers
+    if magic != _MAGIC or _HEAD.size + table_bytes + n_header > size:
+        raise ValueError("not a whole entry")
+    table = struct.unpack(f"<{2 * n_buffers}Q", fh.read(table_bytes))
+    header = fh.read(n_header)
+    if n_buffers and table[-2] + table[-1] > size:
+        raise ValueError("not a whole entry")
+    if not n_buffers:
+        return pickle.loads(header)
+    if size >= MMAP_MIN_BYTES:
+        data = memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY))
+    else:
+        fh.seek(0)
+        data = memoryview(bytearray(fh.read()))
+    return pickle.loads(header, buffers=[data[table[i]:table[i] + table[i + 1]] for i in range(0, len(table), 2)])
+
+
 def load(kind: str, key: str) -> Any | None:
     """Entry ``key`` of ``kind``, None when there is none (or the cache is off, or the entry is damaged).
     A hit marks the entry as used now (its mtime, for :func:`trim`)."""
@@ -344,22 +387,11 @@ def load(kind: str, key: str) -> Any | None:
         return None
     try:
         with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            magic, n = _HEAD.unpack(fh.read(_HEAD.size))
-            if magic != _MAGIC or _HEAD.size + n > size:
-                return None
-            header = fh.read(n)
-            base = -(-(_HEAD.size + n) // _ALIGN) * _ALIGN
-            if size - base >= MMAP_MIN_BYTES:
-                data: Any = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)
-            else:
-                fh.seek(0)
-                data = bytearray(fh.read())
-        obj = _Reader(header, data, base).load()
+            obj = _decode(fh)
     except FileNotFoundError:
         return None
     except (OSError, ValueError, EOFError, struct.error, pickle.UnpicklingError, AttributeError, ImportError,
-            IndexError, TypeError):
+            IndexError, TypeError, MemoryError):
         return None  # damaged or from another layout: a miss (written anew)
     try:
         os.utime(path)
