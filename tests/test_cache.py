@@ -11,6 +11,7 @@ import multiprocessing
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -117,6 +118,21 @@ def test_edit_in_the_middle_of_a_large_file_is_not_served(cache_dir: Path, tmp_p
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
     _, cols, _ = cache.decode_columns(path)
     assert "q01500" in cols.names and "k01500" not in cols.names
+
+
+def test_remembered_key_follows_an_edit(tmp_path: Path, monkeypatch) -> None:
+    """A file's key is remembered while a stat shows the same identity; an edit moves the ctime, so it is hashed
+    again, and a file changed within the last moments is never remembered (its ctime may not have moved)."""
+    path = _trace(tmp_path / "rank0.trace.json", kernel="gemm_a")
+    k1 = cache.file_key(path)
+    assert str(path) not in cache._KEYS  # (just written: not settled)
+    monkeypatch.setattr(cache, "_SETTLED_NS", -(10**18))  # remember everything
+    assert cache.file_key(path) == k1 and cache._KEYS[str(path)][1] == k1
+    st = path.stat()
+    time.sleep(0.05)  # past the clock's tick
+    path.write_bytes(path.read_bytes().replace(b"gemm_a", b"gemm_b"))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert cache.file_key(path) not in (None, k1)
 
 
 def test_replaced_file_with_the_same_name_is_not_served(cache_dir: Path, tmp_path: Path) -> None:
