@@ -4,6 +4,7 @@ writers; a cache folder that cannot be written is no error; outputs identical wi
 
 from __future__ import annotations
 
+import ast
 import errno
 import json
 import mmap
@@ -162,9 +163,23 @@ def test_other_decoder_version_is_ignored(cache_dir: Path, tmp_path: Path, monke
     monkeypatch.setattr(decode, "decode_columns", lambda p: calls.append(p) or real(p))
     cache.decode_columns(path)
     assert calls == [path]
-    monkeypatch.setitem(cache._SOURCE_KEYS, f"{Path(decode.__file__).parent}|('.py',)", "another decoder source")
+    monkeypatch.setitem(cache._SOURCE_KEYS, "decoder", "another decoder source")
     cache.decode_columns(path)
     assert calls == [path, path]
+
+
+def test_decoder_key_covers_every_module_the_decoder_imports() -> None:
+    """The decoder's own modules (those of tracekit.traces it imports) are all in DECODER_MODULES, whose source
+    makes the decoder's key: code that changes the decoded columns cannot leave the key as it was."""
+    tree = ast.parse(Path(decode.__file__).read_text())
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "tracekit.traces":
+            imported |= {f"{a.name}.py" for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tracekit.traces."):
+            imported.add(node.module.rsplit(".", 1)[1] + ".py")
+    assert imported <= set(cache.DECODER_MODULES) and "decode.py" in cache.DECODER_MODULES
+    assert imported, "the decoder imports the schema"
 
 
 def test_damaged_or_half_written_entry_is_a_miss(cache_dir: Path, tmp_path: Path) -> None:
