@@ -349,7 +349,9 @@ def _tracekit_overlap(d: Path) -> list[float]:
         out = Path(tmp) / "report.json"
         cmd = [c for c in _tracekit_cmd(d) if c != "--timings"]
         cmd[cmd.index(os.devnull)] = str(out)
-        subprocess.run([*cmd, "--format", "json", "--no-cache"], check=True, capture_output=True)
+        env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                   TRACEKIT_CACHE="off")
+        subprocess.run([*cmd, "--format", "json"], check=True, capture_output=True, env=env)
         return [round(float(r["overlap_pct"]), 2) for r in json.loads(out.read_text())["ranks"]]
 
 
