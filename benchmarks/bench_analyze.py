@@ -365,7 +365,8 @@ def _run(name: str, d: Path, sample_memory: bool, cache_dir: Path | None = None,
     if cmd is not None:
         pass
     elif name.startswith("tracekit"):  # "tracekit-dask": the same command with --engine dask (a local cluster)
-        cmd = _tracekit_cmd(d) + {"tracekit-dask": ["--engine", "dask"], "tracekit-nocache": ["--no-cache"]}.get(name, [])
+        extra = {"tracekit-dask": ["--engine", "dask"], "tracekit-nocache": ["--no-cache"]}
+        cmd = _tracekit_cmd(d) + extra.get(name, [])
     else:
         cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", name, str(d)]
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))

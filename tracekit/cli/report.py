@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from tracekit.cli.common import cache_options, comm_pattern_option, debug_option, emit, run_guarded, single_threaded_blas
+from tracekit.cli.common import (cache_options, comm_pattern_option, debug_option, emit, run_guarded,
+                                 single_threaded_blas)
 
 
 @click.command(context_settings={"max_content_width": 100})

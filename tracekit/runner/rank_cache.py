@@ -15,8 +15,8 @@ from typing import Any
 
 from tracekit.analyses import registry
 from tracekit.analyses.options import AnalyzeOptions
-from tracekit.traces import cache
 from tracekit.runner.per_rank import map_ranks
+from tracekit.traces import cache
 from tracekit.traces.traceset import RankTrace, TraceSet
 
 #: the cache kind of a rank's tables on the parse path, and of a batch of rank files on the engine path

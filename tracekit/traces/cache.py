@@ -14,8 +14,9 @@ kept here, keyed by what it was computed from, and read back instead of recomput
 (pickle protocol 5) and the buffers, each 64-byte aligned: every numpy array's bytes, which numpy hands
 to pickle out of band, so the header holds only their dtype and shape (and the objects around them). On
 read the file is memory-mapped copy-on-write (entries of :data:`MMAP_MIN_BYTES` and more; smaller ones are
-read whole) and each array is a view of its bytes: nothing is parsed or copied but the header. One file rather than an ``.npy`` per array: 16384 rank files
-would be 300,000 ``.npy`` files to open, and an entry is written and renamed into place in one step.
+read whole) and each array is a view of its bytes: nothing is parsed or copied but the header. One file
+rather than an ``.npy`` per array: 16384 rank files would be 300,000 ``.npy`` files to open, and an entry
+is written and renamed into place in one step.
 
 **Keys.** A file's identity (:func:`file_key`): its resolved path, size, mtime and ctime (ns), inode and a
 blake2b hash of its first and last :data:`HASH_BYTES`. ctime cannot be set back by a user (restoring the
@@ -63,7 +64,7 @@ import numpy as np
 from tracekit.traces import decode, schema
 
 #: bump when what the decoder returns changes in a way its source hash would not show (a dependency's
-#: behaviour); any edit to :mod:`tracekit.traces` changes :func:`decoder_key` by itself
+#: behaviour); any edit to the modules of :data:`DECODER_MODULES` changes :func:`decoder_key` by itself
 DECODER_VERSION = 1
 ENV_DIR = "TRACEKIT_CACHE"
 ENV_MAX_BYTES = "TRACEKIT_CACHE_MAX_BYTES"
@@ -211,7 +212,9 @@ def file_key(path: str | os.PathLike[str]) -> str | None:
         try:
             st = os.fstat(fd)
             head = os.pread(fd, HASH_BYTES, 0)
-            tail = os.pread(fd, HASH_BYTES, max(HASH_BYTES, st.st_size - HASH_BYTES)) if st.st_size > HASH_BYTES else b""
+            tail = b""
+            if st.st_size > HASH_BYTES:
+                tail = os.pread(fd, HASH_BYTES, max(HASH_BYTES, st.st_size - HASH_BYTES))
         finally:
             os.close(fd)
     except OSError:
@@ -282,7 +285,8 @@ def decoder_key() -> str:
 def code_key() -> str:
     """Every file of the tracekit package (code and data, e.g. the bundled plotly.js), numpy's version and
     Python's: what a rank's tables or a command's result were computed with."""
-    return digest(source_key(Path(__file__).resolve().parent.parent, suffixes=None), np.__version__, sys.version_info[:2])
+    package = Path(__file__).resolve().parent.parent
+    return digest(source_key(package, suffixes=None), np.__version__, sys.version_info[:2])
 
 
 _VERSIONS: dict[str, str | None] = {}
@@ -537,7 +541,8 @@ def info() -> dict[str, Any]:
         k = kinds.setdefault(e.kind, {"entries": 0, "bytes": 0})
         k["entries"] += 1
         k["bytes"] += e.bytes
-    return {"location": None if s.root is None else str(s.root), "enabled": s.root is not None, "max_bytes": s.max_bytes,
+    return {"location": None if s.root is None else str(s.root), "enabled": s.root is not None,
+            "max_bytes": s.max_bytes,
             "entries": sum(k["entries"] for k in kinds.values()), "bytes": sum(k["bytes"] for k in kinds.values()),
             "kinds": dict(sorted(kinds.items()))}
 
