@@ -60,7 +60,7 @@ of a sampled 128-rank NCCL job), decompressed once into the cache dir as ``rank0
 the fixed costs (interpreter, imports, worker start) are most of the time, which is where HTA used
 to win. The same three contenders; HTA's figure is its load + overlap, as above.
 
-Results go to ``--json`` (default ``benchmarks/results/bench_analyze_<date>_<shape>.json``) with the
+Results go to ``--json`` (default ``benchmarks/results/bench_analyze_<shape>_m<NN>.json``) with the
 machine's facts (:func:`machine_facts`: CPU model, cores, load average before the run, memory,
 Python, pandas/numpy/msgspec versions, the tracekit commit).
 """
@@ -72,8 +72,8 @@ import gzip
 import json
 import math
 import os
-import re
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -544,8 +544,13 @@ def _read_lines(path: str) -> list[str]:
 
 
 def default_json(prefix: str, shape: str) -> Path:
-    """``benchmarks/results/<prefix>_<date>_<shape>.json``."""
-    return REPO / "benchmarks" / "results" / f"{prefix}_{time.strftime('%Y-%m-%d', time.gmtime())}_{shape}.json"
+    """``benchmarks/results/<prefix>_<shape>_m<NN>.json``: the next measurement of that series (NN one above the
+    highest committed; the time and the machine's facts are inside the file, benchmarks/results/INDEX.md says
+    what cites it)."""
+    results = REPO / "benchmarks" / "results"
+    taken = [int(m.group(1)) for f in results.glob(f"{prefix}_{shape}_m*.json")
+             if (m := re.fullmatch(rf"{re.escape(prefix)}_{re.escape(shape)}_m(\d+)(?:_.*)?\.json", f.name))]
+    return results / f"{prefix}_{shape}_m{max(taken, default=0) + 1:02d}.json"
 
 
 SMALL_DEFAULT = REPO / "tests" / "data" / "external" / "hta_trace_filter" / "sampled_rank-0.json.gz"
@@ -575,7 +580,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-hta", action="store_true", help="do not run HTA")
     ap.add_argument("--cache-dir", type=Path, default=REPO / ".bench")
     ap.add_argument("--json", type=Path, default=None,
-                    help="results file (default benchmarks/results/bench_analyze_<date>_<shape>.json)")
+                    help="results file (default benchmarks/results/bench_analyze_<shape>_m<NN>.json)")
     ap.add_argument("--small", nargs="?", type=Path, const=SMALL_DEFAULT, default=None, metavar="FILE",
                     help="the single-small-file shape: one trace under 5 MB (default: HTA's sampled_rank-0)")
     ap.add_argument("--skip-warm", action="store_true", help="do not measure the cache's second runs")

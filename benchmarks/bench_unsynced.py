@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """How well does ``tracekit whatif`` predict the step of a loop that never synchronizes?
 
-Reads the folders ``scripts/unsynced_steps.py`` writes (``DIR/<name>/rank0.trace.json`` and
+Reads the folders ``benchmarks/gpu/unsynced_steps.py`` writes (``DIR/<name>/rank0.trace.json`` and
 ``truth.json``): a plain training loop profiled with ``torch.profiler``, no run.json, so the
 prediction uses the documented default profiler cost. The truth is the loop's step *period* timed
 without the profiler (``period_ms_before``; ``period_ms_after``, timed after the profiling, says how
@@ -52,7 +52,7 @@ def row(run: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("dirs", nargs="+", type=Path, help="folders of scripts/unsynced_steps.py's output")
+    ap.add_argument("dirs", nargs="+", type=Path, help="folders of benchmarks/gpu/unsynced_steps.py's output")
     ap.add_argument("--out", type=Path)
     a = ap.parse_args(argv)
     runs = sorted(p.parent for d in a.dirs for p in d.glob("*/truth.json"))

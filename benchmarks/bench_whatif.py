@@ -35,7 +35,7 @@ step); summary: median and max |error|, and whether the variants (baseline inclu
         --variant runs/cap100:bucket-cap-mb=100 --out benchmarks/results/whatif_scenarios.jsonl
 
 **Paired graph-break twins** (``--paired RUN...``): ``RUN`` is a profiled run of a model with a graph
-break, ``RUN/paired.jsonl`` (``scripts/paired_twins.py``, ``scripts/gpu_paired_twins.sh``) the same model
+break, ``RUN/paired.jsonl`` (``benchmarks/gpu/paired_twins.py``, ``benchmarks/gpu/paired_twins_runs.sh``) the same model
 and its twin without the break timed in one process, steps alternating. The
 predicted change of ``tracekit whatif RUN --no-graph-breaks`` is checked against that paired change
 (median over rounds of none / break − 1), which separate runs could not measure steadily. Columns:
@@ -47,7 +47,7 @@ paired timing)::
         --out benchmarks/results/whatif_scenarios_paired.jsonl
 
 **Paired DDP variants** (``--paired-variants BASELINE``): ``BASELINE/paired.jsonl`` from
-``scripts/paired_ddp_variants.py`` (bucket caps, first bucket, world size, all timed in one job, steps
+``benchmarks/gpu/paired_ddp_variants.py`` (bucket caps, first bucket, world size, all timed in one job, steps
 alternating); every variant but the first (the baseline, as ``BASELINE`` was profiled) is predicted from
 ``BASELINE`` with its options and checked against its paired change::
 
@@ -56,7 +56,7 @@ alternating); every variant but the first (the baseline, as ``BASELINE`` was pro
 
 **Every bucket layout from every other** (``--cross SET...``): ``SET/capN`` are the same model profiled with
 ``--bucket-cap-mb N`` (``SET/cap25_again`` a second cap-25 run, if any) and ``SET/cap25/paired.jsonl`` times those
-caps in one job (``scripts/gpu_bucket_layouts.sh``). From each profiled layout, every other cap of the paired job
+caps in one job (``benchmarks/gpu/bucket_layouts.sh``). From each profiled layout, every other cap of the paired job
 is predicted (``tracekit whatif SET/capN --sweep bucket-cap-mb=...``) and checked against the paired change
 between the two caps (median and quartiles over the job's rounds of target step / source step - 1). Rows are
 scenario rows (``variant`` = ``SET/capN:bucket-cap-mb=M``): a what-if inherits the speed of the run it is
@@ -252,7 +252,7 @@ def _cap_of(run: Path) -> float:
 
 
 def _round_change(target: list[float], source: list[float]) -> tuple[float, float, float]:
-    """Median and quartiles, %, over the paired rounds of target / source - 1 (as scripts/paired_ddp_variants.py
+    """Median and quartiles, %, over the paired rounds of target / source - 1 (as benchmarks/gpu/paired_ddp_variants.py
     gives each variant against the first)."""
     ratios = [t / s - 1 for t, s in zip(target, source)]
     q = statistics.quantiles(ratios, n=4)

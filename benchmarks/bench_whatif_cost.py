@@ -5,7 +5,7 @@ Inputs, generated as the analyze benchmarks make them and cached in ``--cache-di
 
 - ``large``: 2 ranks x ``--size-mb`` (default 70) built from the real inductor reference pair
   (:func:`bench_analyze.generate`), the shape ``bench_analyze.py`` times ``analyze`` on;
-- ``ranks``: ``--ranks`` (default 2048) rank files of ~40 KB each (:func:`bench_many_ranks.build`).
+- ``ranks``: ``--ranks`` (default 2048) rank files of ~40 KB each (:func:`tests.generators.build`).
 
 Each is measured in a fresh interpreter: ``python -m tracekit whatif DIR --format json -o FILE`` with the
 checkout's modules byte-compiled and the input in the page cache, best of ``--repeat`` for wall time, with
@@ -13,7 +13,7 @@ checkout's modules byte-compiled and the input in the page cache, best of ``--re
 ``ru_maxrss``, the largest single process). ``--against DIR`` times another checkout (e.g. a ``git worktree``
 of the previous commit) in the same run, alternating with this one, and checks the two print the same JSON.
 
-Results go to ``--json`` (default ``benchmarks/results/bench_whatif_cost_<date>.json``) with the machine's
+Results go to ``--json`` (default ``benchmarks/results/bench_whatif_cost_<shape>_m<NN>.json``) with the machine's
 facts (:func:`bench_analyze.machine_facts`).
 
 Usage::
@@ -36,8 +36,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import bench_analyze as ba  # noqa: E402 - the sibling benchmark's generator and machine facts
-import bench_many_ranks as bm  # noqa: E402
+from tests import generators  # noqa: E402 - the many small rank files
 
 REPO = Path(__file__).resolve().parents[1]
 #: issue 21's budgets, wall seconds
@@ -54,7 +55,7 @@ def inputs(cache_dir: Path, shapes: list[str], size_mb: float, ranks: int) -> di
     if "ranks" in shapes:
         d = cache_dir / f"many_ranks_{ranks}x40kb"
         new = not (d / "bench_info.txt").exists()
-        out["ranks"] = (d, bm.build(d, ranks) if new else json.loads((d / "bench_info.txt").read_text()), new)
+        out["ranks"] = (d, generators.build(d, ranks) if new else json.loads((d / "bench_info.txt").read_text()), new)
     return out
 
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env python
 """The replay's step phase by phase: the window's and the predicted forward, backward and optimizer of each
-rank, next to the unprofiled phases timed by ``scripts/phase_times.py`` (issue 21's multi-rank lean).
+rank, next to the unprofiled phases timed by ``benchmarks/gpu/phase_times.py`` (issue 21's multi-rank lean).
 
 For every ``tracekit.forward`` / ``tracekit.backward`` / ``tracekit.optimizer`` range the trainer records (one per
 phase and step), its length in the window (the trace) and in the replay's prediction (``tracekit whatif``'s
 baseline: from the predicted start of the CPU segment the range opens to the predicted end of the one it closes,
-on its thread), means over the profiled steps, ms. With ``--phases PHASES_JSON`` (``scripts/phase_times.py``'s
+on its thread), means over the profiled steps, ms. With ``--phases PHASES_JSON`` (``benchmarks/gpu/phase_times.py``'s
 output from the same host), the measured unprofiled medians of the variant with the run's world size are printed
 beside them: ``forward``, ``backward`` (``loss.backward()`` returned), ``optimizer`` (``step()`` returned), and the
 ``drain`` after it. The measurements are never an input to the prediction.
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run", type=Path)
-    ap.add_argument("--phases", type=Path, help="scripts/phase_times.py's JSON from the same host")
+    ap.add_argument("--phases", type=Path, help="benchmarks/gpu/phase_times.py's JSON from the same host")
     args = ap.parse_args(argv)
     pred = predicted_phases(args.run)
     measured: dict[str, dict[str, float]] = {}

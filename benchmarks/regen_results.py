@@ -10,7 +10,7 @@ variants). A file naming a run that is not committed is left as it is (and liste
 
 Usage::
 
-    python benchmarks/regen_results.py benchmarks/results/whatif_2026-11-25_h100_whatif.jsonl ...
+    python benchmarks/regen_results.py benchmarks/results/whatif_h100_whatif.jsonl ...
 """
 
 from __future__ import annotations

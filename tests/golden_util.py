@@ -24,7 +24,7 @@ CASES = {
     "sample_inductor_graph_break": "sample_traces/inductor_graph_break",
     "sample_aot_eager_python_reducer": "sample_traces/aot_eager_python_reducer",
     "sample_fsdp_transformer_inductor": "sample_traces/fsdp_transformer_inductor",
-    # scripts/gpu_compiled_autograd.sh on 2 x H200: DDPOptimizer, replicate(), tensor parallel tp=2
+    # benchmarks/gpu/compiled_autograd.sh on 2 x H200: DDPOptimizer, replicate(), tensor parallel tp=2
     "sample_ca_inductor": "sample_traces/h200x2_compiled_autograd/inductor",
     "sample_ca_replicate_inductor": "sample_traces/h200x2_compiled_autograd/replicate-inductor",
     "sample_ca_tp2_replicate_transformer": "sample_traces/h200x2_compiled_autograd/tp2-replicate-transformer",
@@ -41,7 +41,8 @@ CASES = {
     # traces other projects published (tests/data/external/README.md: origin, commit, licence)
     **{f"external_{d}": f"tests/data/external/{d}" for d in (
         "hta_amd_mi250", "hta_cupti_profiler", "hta_distributed_info_unavailable", "hta_trace_compare_sampled",
-        "hta_trace_filter", "kineto_tb_plugin_2021", "tracelens_mi300_bert_small", "tracelens_mi300_resnet18")},
+        "hta_trace_filter", "kineto_tb_plugin_2021", "tracelens_mi300_bert_small", "tracelens_mi300_resnet18",
+        "hta_torch20_fsdp_16rank", "tracelens_rocm_compile_triton", "tracelens_mi210_gpu_only")},
 }
 KEEP = ("ranks", "steps", "buckets")
 #: significant digits a float keeps in a table's digest (far above any figure's meaning, far below a change's)

@@ -91,8 +91,9 @@ def test_manifest_reader_needs_no_torch_and_profile_no_analysis() -> None:
         "import tracekit.profile, tracekit.profile.config, tracekit.profile.launcher\n"
         "assert 'torch' not in sys.modules, 'torch imported'\n"
         "import tracekit.profile.worker, tracekit.profile.harness, tracekit.profile.models\n"
-        # the run.json format is the trace side's (tracekit.traces.manifest); nothing else of it, no pandas
-        "ok = {'tracekit.traces', 'tracekit.traces.manifest'}\n"
+        # the run.json and compiled_kernels.json formats are the trace side's (tracekit.traces.manifest,
+        # tracekit.traces.provenance: msgspec only); nothing else of it, no pandas
+        "ok = {'tracekit.traces', 'tracekit.traces.manifest', 'tracekit.traces.provenance'}\n"
         "bad = [m for m in sys.modules if m.startswith(('pandas', 'tracekit.traces', 'tracekit.analyses', 'hta'))\n"
         "       and m not in ok]\n"
         "assert not bad, bad\n"

@@ -89,7 +89,7 @@ LITERAL = {
     "not_json": ("rank0.json", "this is not JSON at all\n", ["not valid JSON"]),
     "empty_file": ("rank0.json", "", ["empty file"]),
     "empty_gz_file": ("rank0.json.gz", "", ["empty file"]),  # (an LFS object that did not come down)
-    "json_array": ("rank0.json", "[1, 2, 3]", ["not a Chrome trace"]),
+    "json_array": ("rank0.json", "[1, 2, 3]", ["not a profiler trace: the file holds"]),
     "no_trace_events": ("rank0.json", '{"schemaVersion": 1, "distributedInfo": {"rank": 0, "world_size": 1}}',
                         ["traceEvents"]),
     "trace_events_not_list": ("rank0.json", '{"traceEvents": 5}', ["'traceEvents' is not a list"]),
@@ -378,10 +378,10 @@ HOSTILE_ERRORS: dict[str, tuple[str | bytes, list[str]]] = {
     "trace_events_string": ('{"traceEvents": "abc"}', ["not a list"]),
     "trace_events_object": ('{"traceEvents": {"ph": "X"}}', ["not a list"]),
     "trace_events_null": ('{"traceEvents": null}', ["traceEvents"]),
-    "top_level_string": ('"hello"', ["not a Chrome trace"]),
-    "top_level_number": ("42", ["not a Chrome trace"]),
-    "top_level_null": ("null", ["not a Chrome trace"]),
-    "top_level_true": ("true", ["not a Chrome trace"]),
+    "top_level_string": ('"hello"', ["not a profiler trace: the file holds"]),
+    "top_level_number": ("42", ["not a profiler trace: the file holds"]),
+    "top_level_null": ("null", ["not a profiler trace: the file holds"]),
+    "top_level_true": ("true", ["not a profiler trace: the file holds"]),
     "nul_bytes": (b"\0" * 64, ["not valid JSON"]),
     "binary_garbage": (bytes(range(256)) * 4, ["not valid JSON"]),
     "trailing_garbage": (_trace(_kernel()) + " trailing", ["not valid JSON"]),
@@ -589,3 +589,31 @@ def test_the_engine_ignores_a_json_file_that_is_no_trace_too(tmp_path):
         ts, tables = engine.map_paths([str(tmp_path)], workers=2)
     assert sorted(ts.ranks) == [0, 1] and any("metrics.json" in n for n in ts.notes)
     assert sorted(set(tables["steps"]["rank"])) == [0, 1]
+
+
+@pytest.mark.parametrize("name", ["rank0.json", "worker0.1700000000.pt.trace.json", "host.123.pt.trace.json"])
+def test_broken_rank_file_beside_a_good_one_is_named_with_its_problem(tmp_path: Path, name: str) -> None:
+    """A rank's file without ``traceEvents`` (an interrupted write) beside a good rank: the error names that file
+    and what is wrong with it, rather than ignoring it as a config file and reporting rank 0 missing."""
+    tb = TraceBuilder(rank=1, world_size=2)
+    tb.step(1, 0, 1000)
+    tb.write(tmp_path / "rank1.json")
+    (tmp_path / name).write_text(json.dumps({"schemaVersion": 1, "distributedInfo": {"rank": 0, "world_size": 2}}))
+    line = assert_cli_error(cli(tmp_path), name, "no 'traceEvents' list")
+    assert "no trace for rank" not in line
+    with pytest.warns(TraceLoadWarning, match=f"skipped .*{name}: JSON has no 'traceEvents' list"):
+        load(tmp_path, skip_bad=True)
+
+
+def test_compare_folder_points_to_its_runs(tmp_path: Path) -> None:
+    """A ``profile --compare`` folder (one run per subfolder) is not one run with each rank twice: one line names
+    the runs and the commands that fit them."""
+    for v in ("eager", "inductor"):
+        for r in (0, 1):
+            tb = TraceBuilder(rank=r, world_size=2)
+            tb.step(1, 0, 1000)
+            (tmp_path / v).mkdir(exist_ok=True)
+            tb.write(tmp_path / v / f"rank{r}.json")
+    line = assert_cli_error(cli(tmp_path), "2 runs, one per folder", f"tracekit analyze {tmp_path / 'eager'}",
+                            f"tracekit diff {tmp_path / 'eager'} {tmp_path / 'inductor'}")
+    assert "appears twice" not in line

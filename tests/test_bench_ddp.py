@@ -24,6 +24,7 @@ def _invoke(*args: str) -> tuple[int, str, str]:
     return r.exit_code, r.stdout, r.stderr
 
 
+@pytest.mark.slow  # starts worker processes (1 and 2 ranks over gloo)
 def test_sweep_world_sizes_1_2_json_and_profile(tmp_path: Path) -> None:
     out = tmp_path / "sweep.json"
     prof = tmp_path / "traces"
@@ -64,6 +65,7 @@ def test_sweep_world_sizes_1_2_json_and_profile(tmp_path: Path) -> None:
     assert [(p["ddp"], p["world_size"]) for p in norm["models"][0]["points"]] == [(False, 1), (True, 1), (True, 2)]
 
 
+@pytest.mark.slow  # starts worker processes (2 ranks over gloo)
 def test_failing_point_is_reported_and_sweep_continues(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TRACEKIT_BENCH_FAIL", "ddp 2:1")  # rank 1 of the 2-rank point raises
     out = tmp_path / "s.json"

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from tracekit.cli.bench import bench_group
 
 
+@pytest.mark.slow  # starts a trainer and a parameter server process
 def test_rpc_one_trainer_one_ps(tmp_path: Path) -> None:
     out = tmp_path / "rpc.json"
     r = CliRunner().invoke(bench_group, ["rpc", "--trainers", "1", "--parameter-servers", "1", "--embedding-dim", "16",

@@ -154,7 +154,8 @@ def test_graph_break_summary_arithmetic() -> None:
 
     gb = pd.DataFrame({
         "rank": [0, 0, 1], "step": [1, 2, 1], "regions": [2, 4, 3], "fwd_subgraphs": [16, 16, 8],
-        "bwd_subgraphs": [16, 16, 8], "ddp_splits": [15, 14, 7], "real_breaks": [0, 1, 0],
+        "bwd_subgraphs": [16, 16, 8], "triton_kernels": [60, 60, 30], "ddp_splits": [15, 14, 7],
+        "real_breaks": [0, 1, 0],
         "compiled_cpu_us": [100.0, 300.0, 50.0], "eager_between_us": [10.0, 20.0, 5.0],
         "idle_at_breaks_us": [0.0, 40.0, 0.0], "cost_per_break_us": [float("nan"), 40.0, float("nan")],
         "compile_skipped": [False, True, True],
@@ -164,6 +165,7 @@ def test_graph_break_summary_arithmetic() -> None:
     assert s.loc[0, "regions"] == (2 + 4) / 2 and s.loc[0, "real_breaks"] == (0 + 1) / 2
     assert s.loc[0, "compiled_cpu_us"] == (100 + 300) / 2 and s.loc[0, "idle_at_breaks_us"] == (0 + 40) / 2
     assert s.loc[0, "cost_per_break_us"] == 40.0  # mean over the steps that had a break
+    assert s.loc[0, "triton_kernels"] == (60 + 60) / 2 and s.loc[1, "triton_kernels"] == 30
     assert s.loc[0, "compile_skipped_steps"] == 1 and s.loc[1, "compile_skipped_steps"] == 1
 
 

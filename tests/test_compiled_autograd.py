@@ -211,7 +211,7 @@ def test_profile_and_bench_share_option_definitions() -> None:
     assert all(prof[k][0] is None and bench[k][0] is not None for k in shape)
 
 
-# -- committed GPU samples (scripts/gpu_compiled_autograd.sh, 2 x H200) ----------------------------
+# -- committed GPU samples (benchmarks/gpu/compiled_autograd.sh, 2 x H200) ----------------------------
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_traces" / "h200x2_compiled_autograd"
 
 

@@ -48,3 +48,13 @@ def test_thresholds_on_the_page_are_the_codes() -> None:
         assert f"≥{timeline.EXPOSED_BUCKET_MIN_STEP_PCT:.0f}% of step" in _fires_when(code)
     head = PAGE.read_text(encoding="utf-8")
     assert f"≥{findings.SEVERITY_HIGH_PCT:.0f}% high, ≥{findings.SEVERITY_MEDIUM_PCT:.0f}% medium" in head
+
+
+def test_diff_findings_are_documented_with_their_thresholds() -> None:
+    from tracekit.compare import breakdown
+
+    text = PAGE.read_text(encoding="utf-8")
+    table = text.split("| code | fires when (`tracekit diff`) | example |")[1].split("\n\n")[0]
+    assert re.findall(r"^\| `([a-z_]+)` \|", table, re.M) == [findings.code_of(breakdown.CompiledSlowerThanEager)]
+    row = table.splitlines()[-1]
+    assert f"≥{breakdown.SLOWER_MIN_PCT:.0f} %" in row and f"≥{breakdown.SLOWER_MIN_US:.0f} µs per step" in row

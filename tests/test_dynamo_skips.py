@@ -67,7 +67,7 @@ def test_finding_without_a_recorded_reason_does_not_guess(tmp_path):
 def test_real_ddp_sequential_run_records_the_skip(tmp_path, factory, skipped):
     """A real 1-rank gloo run under --dynamo aot_eager (~25 s): DDP(nn.Sequential) runs eagerly and run.json
     records why. (``wrapped``, the same layers in a module of one's own, compiles and records no skip:
-    measured, 1 graph, dynamo_skips []; left out of the suite for time, scripts/gpu_issue23.sh runs both.)"""
+    measured, 1 graph, dynamo_skips []; left out of the suite for time, benchmarks/gpu/dynamo_skips_check.sh runs both.)"""
     out = tmp_path / factory
     cmd = [sys.executable, "-m", "tracekit", "profile", "--out", str(out), "--device", "cpu", "--nproc", "1",
            "--model", f"tests.workloads.sequential:{factory}", "--dynamo", "aot_eager", "--batch-size", "8",

@@ -30,6 +30,9 @@ CORPUS = {
     "tracelens_mi300_bert_small": (True, False),
     "hta_trace_compare_sampled": (True, False),
     "hta_cupti_profiler": (False, False),
+    "hta_torch20_fsdp_16rank": (True, True),
+    "tracelens_rocm_compile_triton": (True, False),
+    "tracelens_mi210_gpu_only": (True, False),
 }
 GPU_CATS = {"kernel": "kernel", "Kernel": "kernel", "gpu_memcpy": "mem", "Memcpy": "mem",
             "gpu_memset": "mem", "Memset": "mem"}
@@ -178,3 +181,36 @@ def test_a_sampled_trace_replays_with_no_negative_step():
     assert (steps["window_step_us"] >= 0).all() and (steps["predicted_step_us"] >= 0).all()
     assert w.baseline["profiled_step_us"] > 0
     assert any("no launch recorded ran after ones launched in the window" in n for n in w.notes)
+
+
+def test_torch20_collectives_take_their_size_from_the_shapes(results):
+    """torch 2.0 wrote no message args: every collective's size comes from the shapes of the ops around its launch.
+    Independently: the allreduce bytes launched in the steps are the ``nccl:all_reduce`` ranges' float tensors
+    (the c10d op holds a TensorList, no shape) inside the ProfilerStep ranges."""
+    import math
+
+    res, _ = _result(results, "hta_torch20_fsdp_16rank")
+    c = res.tables["collectives"]
+    in_steps = c[c["step"] >= 0]
+    assert in_steps["bytes"].notna().all() and "send_recv" not in set(in_steps["coll_name"])
+    assert set(in_steps["coll_name"]) == {"allreduce", "allgather", "reduce_scatter", "all_to_all"}
+    ev = json.load(gzip.open(EXT / "hta_torch20_fsdp_16rank" / "rank0.json.gz"))["traceEvents"]
+    steps = [(e["ts"], e["ts"] + e["dur"]) for e in ev if str(e.get("name", "")).startswith("ProfilerStep#")]
+    want = sum(4 * math.prod(e["args"]["Input Dims"][0]) for e in ev
+               if e.get("name") == "nccl:all_reduce" and any(a <= e["ts"] <= b for a, b in steps))
+    assert in_steps.loc[in_steps["coll_name"] == "allreduce", "bytes"].sum() == want
+    assert "graph_break" not in set(res.findings["code"]) and "compile_skipped" not in set(res.findings["code"])
+
+
+def test_a_capture_without_steps_is_replayed_as_one_step():
+    import warnings as w
+
+    with w.catch_warnings():
+        w.simplefilter("ignore")
+        r = tracekit.whatif(EXT / "tracelens_rocm_compile_triton")
+    assert r.baseline["steps"] == 1 and abs(r.baseline["replay_error_pct"]) < 2.0
+    assert any("replayed as one step" in n for n in r.notes)
+    with pytest.raises(tracekit.TracekitError, match="no CPU operators"):
+        with w.catch_warnings():
+            w.simplefilter("ignore")
+            tracekit.whatif(EXT / "tracelens_mi210_gpu_only")

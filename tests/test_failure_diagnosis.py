@@ -116,10 +116,24 @@ def test_heartbeat_file_record_and_fault_parse(tmp_path: Path, monkeypatch: pyte
     assert "unreadable" in heartbeat.read_progress(tmp_path)[4]
 
 
-def test_module_marks_are_noops_without_a_file() -> None:
-    heartbeat.stop(clean=True)
+def test_module_marks_are_noops_without_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once the progress file is closed (or was never opened: ``start(None, ...)``), the module's marks write
+    nothing: the closed file keeps its last record and no new file appears."""
+    monkeypatch.chdir(tmp_path)
+    assert heartbeat.start(tmp_path, 0) is not None
+    heartbeat.set_stage("timed")
     heartbeat.begin_step()
-    heartbeat.mark("forward")  # no file open: nothing happens, nothing raises
+    heartbeat.mark("forward")
+    heartbeat.stop(clean=True)
+    closed = (tmp_path / heartbeat.progress_filename(0)).read_bytes()
+    assert heartbeat.start(None, 0) is None
+    heartbeat.set_stage("warmup")
+    heartbeat.begin_step()
+    heartbeat.mark("backward")
+    assert (tmp_path / heartbeat.progress_filename(0)).read_bytes() == closed
+    assert sorted(p.name for p in tmp_path.iterdir()) == [heartbeat.progress_filename(0)]
+    rec = heartbeat.read_progress(tmp_path)[0]
+    assert (rec["stage"], rec["step"], rec["phase"]) == ("timed", 1, "forward")
 
 
 def test_innermost_frame_of_the_main_thread() -> None:
@@ -261,3 +275,19 @@ def test_a_crash_after_every_rank_finished_is_not_a_failed_run(tmp_path: Path) -
     assert _finished_anyway(tmp_path, 2)
     (tmp_path / "rank1.progress").write_text(json.dumps(_p(11, "teardown", T0, stage=None)).ljust(512))
     assert not _finished_anyway(tmp_path, 2)
+
+
+def test_diagnose_a_run_that_succeeded_is_headed_by_what_it_found(tmp_path: Path) -> None:
+    """Every rank reached 'done': the report says no rank failed, under that heading, not "Run failed"."""
+    from click.testing import CliRunner
+
+    from tracekit.cli import main
+
+    run = tmp_path / "run"
+    run.mkdir()
+    for r in (0, 1):
+        (run / f"rank{r}.progress").write_text(json.dumps(dict(_p(9, "done", T0), rank=r)).ljust(512))
+    r = CliRunner().invoke(main, ["diagnose", str(run)])
+    assert r.exit_code == 0, r.output
+    assert r.output.startswith("No rank failed\n==============\nno rank failed: all 2 ranks reached 'done'")
+    assert "Run failed" not in r.output

@@ -8,19 +8,19 @@ import pandas as pd
 import pytest
 
 from tracekit.analyses.graphbreaks import _step_sums, graph_break_summary
-from tracekit.analyses.timeline import group_median, manifest_check
+from tracekit.analyses.manifest_check import manifest_check, median_by
 from tracekit.traces import cols as C
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_group_median_is_pandas(seed: int) -> None:
+def test_median_by_is_pandas(seed: int) -> None:
     rng = np.random.default_rng(seed)
     n = 80
     v = rng.integers(0, 9, n).astype(float)
     v[rng.random(n) < 0.2] = np.nan
     t = {"rank": rng.integers(0, 6, n), "v": v}
     want = pd.DataFrame(t).groupby("rank")["v"].median().dropna().to_dict()
-    assert group_median(t, "rank", "v") == pytest.approx(want)
+    assert median_by(t, "rank", "v") == pytest.approx(want)
 
 
 def test_factorize_is_pandas() -> None:
@@ -44,6 +44,7 @@ def test_step_sums_float_without_a_boundary_of_a_kind() -> None:
 def test_graph_break_summary_dtypes_are_pandas() -> None:
     gb = {"rank": np.array([1, 0, 0]), "step": np.array([1, 1, 2]), "regions": np.array([3, 2, 4]),
           "fwd_subgraphs": np.array([8, 16, 16]), "bwd_subgraphs": np.array([8, 16, 16]),
+          "triton_kernels": np.array([40, 80, 80]),
           "ddp_splits": np.array([7, 15, 14]), "real_breaks": np.array([0, 0, 1]),
           "compiled_cpu_us": np.array([50.0, 100.0, 300.0]), "eager_between_us": np.array([5.0, 10.0, 20.0]),
           "idle_at_breaks_us": np.array([0.0, 0.0, 40.0]), "cost_per_break_us": np.array([np.nan, np.nan, 40.0]),

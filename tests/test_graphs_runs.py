@@ -1,4 +1,4 @@
-"""Real 2-rank gloo runs on CPU: the compiled graphs (run.json ``graphs``, graphs/*.py) in each optimize_ddp
+"""Real 2-rank gloo runs on CPU: the compiled graphs (run.json ``graphs``, graphs/*.fx.txt) in each optimize_ddp
 mode and with replicate(), checked against DDPOptimizer's own log and the reducer's bucket sizes; --torchviz."""
 
 from __future__ import annotations

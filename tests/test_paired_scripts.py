@@ -1,4 +1,4 @@
-"""The paired-truth tools (scripts/paired_ddp_variants.py, benchmarks/bench_whatif.py --paired*): a real
+"""The paired-truth tools (benchmarks/gpu/paired_ddp_variants.py, benchmarks/bench_whatif.py --paired*): a real
 2-process gloo job, and the bench's checks on committed paired timings."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def test_paired_ddp_variants_times_every_variant_in_one_job(tmp_path):
     out = tmp_path / "paired.jsonl"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-           str(ROOT / "scripts" / "paired_ddp_variants.py"), "--width", "64", "--depth", "2", "--batch-size", "4",
+           str(ROOT / "benchmarks" / "gpu" / "paired_ddp_variants.py"), "--width", "64", "--depth", "2", "--batch-size", "4",
            "--rounds", "4", "--warmup", "1", "--variant", "bucket-cap-mb=25", "--variant", "bucket-cap-mb=0.01",
            "--variant", "world-size=1", "--variant", "world-size=1,solo=1", "--json", str(out)]
     subprocess.run(cmd, check=True, env=env, capture_output=True, timeout=240)
@@ -48,7 +48,7 @@ def test_paired_twin_rows_check_the_committed_prediction():
     paired = json.loads((run / "paired.jsonl").read_text())
     assert row["measured_delta_pct"] == paired["paired_delta_pct_median"]
     committed = [json.loads(line) for line in
-                 (ROOT / "benchmarks/results/whatif_scenarios_2026-11-25_h100_paired_twins.jsonl").read_text().splitlines()]
+                 (ROOT / "benchmarks/results/whatif_scenarios_h100_paired_twins.jsonl").read_text().splitlines()]
     (same,) = [r for r in committed if r["variant"].endswith("c/transformer-320-break")]
     assert row["predicted_delta_pct"] == pytest.approx(same["predicted_delta_pct"], abs=1e-9)
 
@@ -82,7 +82,7 @@ def test_cross_rows_predict_each_paired_cap_from_each_profiled_layout(tmp_path):
 def test_a_variants_solo_flag_is_0_or_1():
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("paired_ddp_variants", ROOT / "scripts" / "paired_ddp_variants.py")
+    spec = importlib.util.spec_from_file_location("paired_ddp_variants", ROOT / "benchmarks" / "gpu" / "paired_ddp_variants.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert mod._spec("world-size=1,solo=1", 2)["solo"] is True

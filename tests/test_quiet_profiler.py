@@ -72,3 +72,19 @@ def test_the_process_group_probe_prints_no_kineto_markers(tmp_path: Path) -> Non
     assert r.returncode == 0, r.stderr
     assert b"profiler_start" not in r.stderr and b"profiler_stop" not in r.stderr
     assert r.stdout.strip().startswith(b"[")
+
+
+def test_the_profiler_cost_calibration_prints_no_kineto_markers(tmp_path: Path) -> None:
+    """The calibration starts and stops a profiler for each of its timed loops (~40 per profile run): every
+    one of them inside the filter."""
+    code = """
+        import torch
+        from tracekit.profile.calibrate import calibrate
+        print(calibrate("cpu", [torch.profiler.ProfilerActivity.CPU], n=3, reps=2)["cpu_op_ns"] is not None)
+        """
+    r = _run(code, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert b"profiler_start" not in r.stderr and b"profiler_stop" not in r.stderr
+    raw = _run(code, tmp_path, {"TRACEKIT_KINETO_MARKERS": "1"})
+    if b"USDT:" in raw.stderr:  # this torch prints them: the filter is what removed them above
+        assert raw.stderr.count(b"profiler_start") >= 3

@@ -19,6 +19,7 @@ from tracekit.replay import simulate
 from tracekit.replay.graph import GPU_OP, GROUP, SYNC_SEG, WAIT_SEG
 from tracekit.replay.graph import cpu_events as graph_cpu_events
 
+from tests import generators
 from tests.tracebuilder import TraceBuilder
 
 US = 1000  # ns per µs
@@ -583,13 +584,7 @@ def test_a_replay_that_does_not_reproduce_its_window_says_so(tmp_path):
     """The many-ranks benchmark's rank files are a stretch of a real step cut out of its trace: a kernel that
     waited 30 ms behind the cut-away ones now follows its launch, so the replay as recorded is far shorter than
     the window. The self-check's failure is a note, the baseline's flag, and the trust line says not at all."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "bench_many_ranks", Path(__file__).resolve().parents[1] / "benchmarks" / "bench_many_ranks.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    bench.build(tmp_path / "cut", 2, 40_000)
+    generators.build(tmp_path / "cut", 2, 40_000)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         r = tracekit.whatif(tmp_path / "cut")

@@ -1,4 +1,4 @@
-"""The data behind each figure of the HTML report (tracekit.report.figures / collect), on hand-built traces."""
+"""The data behind each figure of the HTML report (tracekit.report.chart_data / collect), on hand-built traces."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from tests.explain_builders import manifest_for, write_run
 from tests.tracebuilder import TraceBuilder
 from tracekit.runner.pipeline import load_and_analyze
 from tracekit.errors import ConfigError
-from tracekit.report import collect, figures
+from tracekit.report import chart_data, collect
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_traces"
 
@@ -24,19 +24,19 @@ def _steps(rows: list[tuple[int, int, float, int]]) -> pd.DataFrame:
 def test_pick_step_median_of_slowest_rank() -> None:
     # slowest rank per step: step 1 -> 120, step 2 -> 300, step 3 -> 200: the median is step 3
     s = _steps([(0, 1, 100, 5), (1, 1, 120, 5), (0, 2, 300, 5), (1, 2, 250, 5), (0, 3, 200, 5), (1, 3, 150, 5)])
-    assert figures.pick_step(s) == 3
+    assert chart_data.pick_step(s) == 3
     # a step with no GPU work on one rank is not shown while others have work everywhere
     s.loc[(s["rank"] == 1) & (s["step"] == 3), "kernels"] = 0
-    assert figures.pick_step(s) in (1, 2) and figures.pick_step(s) == 1  # lower middle of [120, 300]
+    assert chart_data.pick_step(s) in (1, 2) and chart_data.pick_step(s) == 1  # lower middle of [120, 300]
     # equal durations: the later step
-    assert figures.pick_step(_steps([(0, 1, 50, 1), (0, 2, 50, 1)])) == 2
-    assert figures.pick_step(_steps([])) is None
+    assert chart_data.pick_step(_steps([(0, 1, 50, 1), (0, 2, 50, 1)])) == 2
+    assert chart_data.pick_step(_steps([])) is None
 
 
 def test_gaps_are_the_uncovered_parts() -> None:
-    gs, ge = figures.gaps(np.array([10, 15, 40]), np.array([20, 30, 50]), 0, 60)
+    gs, ge = chart_data.gaps(np.array([10, 15, 40]), np.array([20, 30, 50]), 0, 60)
     assert list(zip(gs, ge)) == [(0, 10), (30, 40), (50, 60)]
-    gs, ge = figures.gaps(np.array([0]), np.array([100]), 10, 20)
+    gs, ge = chart_data.gaps(np.array([0]), np.array([100]), 10, 20)
     assert gs.size == 0
 
 
@@ -75,13 +75,13 @@ def test_bucket_spans_exposed_parts_by_hand() -> None:
     tl = pd.DataFrame({"bucket": [0], "bytes": [4e6], "ready_gpu_ns": [90_000], "ready_cpu_ns": [50_000],
                        "start_ns": [100_000], "end_ns": [200_000]})
     compute = (np.array([80_000, 120_000]), np.array([110_000, 150_000]))  # covers [100,110) and [120,150)
-    (b,) = figures.bucket_spans(tl, compute, origin_ns=0)
+    (b,) = chart_data.bucket_spans(tl, compute, origin_ns=0)
     assert (b.ready_us, b.start_us, b.end_us) == (90.0, 100.0, 200.0)
     assert b.exposed == ((110.0, 120.0), (150.0, 200.0))
     assert b.exposed_us == pytest.approx(10 + 50)
     # unknown GPU readiness falls back to the CPU-side ready time; never later than the start
     tl2 = tl.assign(ready_gpu_ns=-1, ready_cpu_ns=150_000)
-    assert figures.bucket_spans(tl2, compute, 0)[0].ready_us == 100.0
+    assert chart_data.bucket_spans(tl2, compute, 0)[0].ready_us == 100.0
 
 
 def test_bucket_spans_match_the_collective_table(tmp_path: Path) -> None:
@@ -115,28 +115,28 @@ def test_breakdown_bars_parts_sum_to_span() -> None:
                           "comm_us": [50.0, 50.0], "overlap_us": [30.0, 30.0], "exposed_comm_us": [20.0, 20.0],
                           "memory_us": [25.0, 25.0], "busy_us": [140.0, 160.0], "idle_us": [10.0, 10.0],
                           "span_us": [150.0, 170.0]})
-    (row,) = figures.breakdown_bars(steps).to_dict("records")
+    (row,) = chart_data.breakdown_bars(steps).to_dict("records")
     assert row["compute_only_us"] == 110 - 30
     assert row["memory_only_us"] == 150 - 110 - 20
-    assert sum(row[p] for p in figures.BREAKDOWN_PARTS) == pytest.approx(row["span_us"]) == 160.0
+    assert sum(row[p] for p in chart_data.BREAKDOWN_PARTS) == pytest.approx(row["span_us"]) == 160.0
 
 
 def test_breakdown_bars_on_a_real_sample() -> None:
     _, res = load_and_analyze([str(SAMPLES / "inductor_ddp_optimizer")])
-    d = figures.breakdown_bars(res.steps)
+    d = chart_data.breakdown_bars(res.steps)
     assert list(d["rank"]) == [0, 1]
-    np.testing.assert_allclose(d[list(figures.BREAKDOWN_PARTS)].sum(axis=1), d["span_us"], rtol=1e-9)
-    assert (d[list(figures.BREAKDOWN_PARTS)] >= 0).all().all()
+    np.testing.assert_allclose(d[list(chart_data.BREAKDOWN_PARTS)].sum(axis=1), d["span_us"], rtol=1e-9)
+    assert (d[list(chart_data.BREAKDOWN_PARTS)] >= 0).all().all()
 
 
-def _tl() -> figures.Timeline:
-    r = figures.RankLanes(rank=1)
-    r.lanes = {"compute": [figures.Segment(0, 50)], "comm": [figures.Segment(60, 70), figures.Segment(90, 95)],
+def _tl() -> chart_data.Timeline:
+    r = chart_data.RankLanes(rank=1)
+    r.lanes = {"compute": [chart_data.Segment(0, 50)], "comm": [chart_data.Segment(60, 70), chart_data.Segment(90, 95)],
                "memory": [], "idle": []}
-    r.buckets = [figures.BucketSpan(0, 1e6, 10, 20, 30, (), 0.0), figures.BucketSpan(1, 1e6, 40, 45, 80, (), 0.0)]
-    r.boundaries = [figures.Boundary(5, 9, "ddp_split", "forward", 0), figures.Boundary(12, 18, "graph_break",
+    r.buckets = [chart_data.BucketSpan(0, 1e6, 10, 20, 30, (), 0.0), chart_data.BucketSpan(1, 1e6, 40, 45, 80, (), 0.0)]
+    r.boundaries = [chart_data.Boundary(5, 9, "ddp_split", "forward", 0), chart_data.Boundary(12, 18, "graph_break",
                                                                                           "forward", 1)]
-    return figures.Timeline(step=3, origin_ns=0, ranks=[figures.RankLanes(rank=0), r])
+    return chart_data.Timeline(step=3, origin_ns=0, ranks=[chart_data.RankLanes(rank=0), r])
 
 
 @pytest.mark.parametrize(("code", "lane", "span"), [
@@ -148,15 +148,15 @@ def _tl() -> figures.Timeline:
     ("compile_skipped", "compute", (0, 95)),
 ])
 def test_finding_targets(code: str, lane: str, span: tuple[float, float]) -> None:
-    t = figures.finding_target({"code": code, "rank": 1, "evidence": {}}, _tl())
-    assert t == figures.Target(rank=1, lane=lane, x0_us=span[0], x1_us=span[1])
+    t = chart_data.finding_target({"code": code, "rank": 1, "evidence": {}}, _tl())
+    assert t == chart_data.Target(rank=1, lane=lane, x0_us=span[0], x1_us=span[1])
 
 
 def test_finding_on_all_ranks_points_at_the_worst() -> None:
     f = {"code": "rank_waiting", "rank": None, "evidence": {"worst_rank": 1, "ranks": [0, 1]}}
-    assert figures.finding_target(f, _tl()).rank == 1
+    assert chart_data.finding_target(f, _tl()).rank == 1
     # nothing of it in the shown step on that rank: no link
-    assert figures.finding_target({"code": "graph_break", "rank": 0, "evidence": {}}, _tl()) is None
+    assert chart_data.finding_target({"code": "graph_break", "rank": 0, "evidence": {}}, _tl()) is None
 
 
 def test_unknown_step_is_a_config_error(tmp_path: Path) -> None:
@@ -166,17 +166,17 @@ def test_unknown_step_is_a_config_error(tmp_path: Path) -> None:
 
 
 def test_coarsen_merges_the_closest_bars() -> None:
-    segs = [figures.Segment(0, 1, "a", 1), figures.Segment(2, 3, "b", 2), figures.Segment(3.5, 4, "c", 1),
-            figures.Segment(10, 11, "d", 1)]
+    segs = [chart_data.Segment(0, 1, "a", 1), chart_data.Segment(2, 3, "b", 2), chart_data.Segment(3.5, 4, "c", 1),
+            chart_data.Segment(10, 11, "d", 1)]
     # gaps 1, 0.5, 6: three bars -> close the 0.5 gap; two bars -> close 0.5 and 1
-    assert figures.coarsen(segs, 3) == [segs[0], figures.Segment(2, 4, "b", 3), segs[3]]
-    assert figures.coarsen(segs, 2) == [figures.Segment(0, 4, "a", 4), segs[3]]
-    assert figures.coarsen(segs, 4) == segs
-    many = [figures.Segment(float(i), i + 0.5, "k", 1) for i in range(10_000)]
-    out = figures.coarsen(many, 2000)
+    assert chart_data.coarsen(segs, 3) == [segs[0], chart_data.Segment(2, 4, "b", 3), segs[3]]
+    assert chart_data.coarsen(segs, 2) == [chart_data.Segment(0, 4, "a", 4), segs[3]]
+    assert chart_data.coarsen(segs, 4) == segs
+    many = [chart_data.Segment(float(i), i + 0.5, "k", 1) for i in range(10_000)]
+    out = chart_data.coarsen(many, 2000)
     assert len(out) <= 2000 and sum(s.count for s in out) == 10_000
     assert (out[0].start_us, out[-1].end_us) == (0.0, 9999.5)
     # idle: the longest gaps stay, in time order
-    assert figures.longest(segs, 2) == [segs[0], segs[1]]  # equal lengths: the earlier ones
-    assert figures.longest([figures.Segment(0, 5), figures.Segment(6, 7), figures.Segment(8, 12)], 2) == [
-        figures.Segment(0, 5), figures.Segment(8, 12)]
+    assert chart_data.longest(segs, 2) == [segs[0], segs[1]]  # equal lengths: the earlier ones
+    assert chart_data.longest([chart_data.Segment(0, 5), chart_data.Segment(6, 7), chart_data.Segment(8, 12)], 2) == [
+        chart_data.Segment(0, 5), chart_data.Segment(8, 12)]

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from tests import generators
 from tests.explain_builders import manifest_for, write_run
 from tests.tracebuilder import TraceBuilder
 from tracekit.cli import main
-
-_SPEC = importlib.util.spec_from_file_location(
-    "bench_many_ranks", Path(__file__).resolve().parents[1] / "benchmarks" / "bench_many_ranks.py")
-_BENCH = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(_BENCH)
 
 #: a kernel name that tries to end the figure's <script>, and one with an ANSI colour escape
 SCRIPT_NAME = "</script><script>window.__pwned=1</script>"
@@ -175,7 +170,7 @@ def test_html_renderer_consumes_the_registry(tmp_path: Path) -> None:
 def test_many_ranks_draw_the_shown_ranks_and_tables_keep_all(tmp_path: Path) -> None:
     # 40 copies of a real GPU window (the many-ranks benchmark's input): more than TEXT_MAX_RANKS, so the
     # engine path runs (events stay in the workers) and the page decodes only the ranks it draws
-    _BENCH.build(tmp_path / "many", 40, 40_000)
+    generators.build(tmp_path / "many", 40, 40_000)
     out = tmp_path / "r.html"
     r = CliRunner().invoke(main, ["analyze", str(tmp_path / "many"), "-o", str(tmp_path / "r.txt"),
                                   "--html", str(out)])

@@ -14,6 +14,11 @@ from pathlib import Path
 
 import pytest
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the [test] extra installs tomli
+    import tomli as tomllib
+
 SETUP = Path(__file__).resolve().parents[1] / "scripts" / "setup.sh"
 
 
@@ -79,3 +84,12 @@ def test_torch_comes_from_the_index_the_user_names(sandbox: Path) -> None:
     r = _run(sandbox)  # no index named: the configured one, and the message says what that can mean
     assert "CUDA build" in r.stderr and "TRACEKIT_TORCH_INDEX=https://download.pytorch.org/whl/cpu" in r.stderr
     assert "--index-url" not in (sandbox / "calls").read_text()
+
+
+def test_the_configured_timeout_is_enforced(request: pytest.FixtureRequest) -> None:
+    """pyproject's per-test ``timeout`` needs pytest-timeout: the ``[test]`` extra, which the script installs."""
+    pyproject = tomllib.loads((SETUP.parents[1] / "pyproject.toml").read_text())
+    assert any(r.startswith("pytest-timeout") for r in pyproject["project"]["optional-dependencies"]["test"])
+    assert '-e ".[test]"' in SETUP.read_text()
+    assert request.config.pluginmanager.hasplugin("timeout"), "pytest-timeout is not installed: bash scripts/setup.sh"
+    assert float(request.config.getini("timeout")) == pyproject["tool"]["pytest"]["ini_options"]["timeout"] > 0

@@ -35,19 +35,20 @@ def test_multi_rank_lean_is_that_of_its_result_files(regime: trust.Regime) -> No
     rows = [json.loads(line) for f in regime.sources for line in (RESULTS / f).read_text().splitlines()]
     errors = [r["error_pct"] for r in rows if r.get("error_pct") is not None and r["predicted_gpu_idle_pct"] is not None
               and regime.holds(r["predicted_gpu_idle_pct"], r["window_gpu_idle_pct"]) and r.get("ranks", 1) > 1]
-    assert regime.multi_rank == (len(errors), sum(e < 0 for e in errors), round(statistics.median(errors), 1))
+    assert regime.multi_rank_dict() == {"runs": len(errors), "below": sum(e < 0 for e in errors),
+                                        "error_pct_median": round(statistics.median(errors), 1)}
 
 
 def test_a_multi_rank_run_is_quoted_the_lean_and_a_one_rank_run_is_not() -> None:
     cpu = next(r for r in trust.REGIMES if r.name == "cpu-bound")
-    assert cpu.to_dict()["multi_rank"] == {"runs": cpu.multi_rank[0], "below": cpu.multi_rank[1],
-                                           "error_pct_median": cpu.multi_rank[2]}
+    assert cpu.to_dict()["multi_rank"] == {"runs": cpu.multi_rank.runs, "below": cpu.multi_rank.below,
+                                           "error_pct_median": cpu.multi_rank.error_pct_median}
     assert cpu.to_dict(several_ranks=False)["multi_rank"] is None
     two = tracekit.whatif(REPO / "sample_traces" / "h200x2_nccl_scenarios" / "toy4096" / "cap25").baseline
     one = tracekit.whatif(REPO / "sample_traces" / "h200_whatif" / "smallmlp-eager").baseline
     assert two["regime"]["name"] == one["regime"]["name"] == "cpu-bound"
-    assert two["regime"]["multi_rank"]["runs"] == cpu.multi_rank[0] and one["regime"]["multi_rank"] is None
-    assert f"on the {cpu.multi_rank[0]} of them with several ranks" in trust.describe(cpu, 30.0, several_ranks=True)
+    assert two["regime"]["multi_rank"]["runs"] == cpu.multi_rank.runs and one["regime"]["multi_rank"] is None
+    assert f"on the {cpu.multi_rank.runs} of them with several ranks" in trust.describe(cpu, 30.0, several_ranks=True)
     assert "several ranks" not in trust.describe(cpu, 30.0)
 
 

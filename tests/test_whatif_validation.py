@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tracekit.replay import validation
+from tracekit.replay import evidence, validation
 from tracekit.replay.scenario_spec import Scenario
 from tracekit.replay.api import WhatifResult
 
@@ -26,7 +26,7 @@ def _variants(check: validation.Check) -> list[dict]:
     """The variant rows of the check's files whose change is the check's and whose run matches ``variants``."""
     rows = []
     for fragment in check.sources:
-        files = sorted(RESULTS.glob(f"{fragment}*.jsonl"))
+        files = evidence.result_files(RESULTS, fragment)
         assert files, f"{fragment}: no such result file"
         for f in files:
             for line in f.read_text().splitlines():
@@ -86,7 +86,7 @@ def test_result_lists_the_checks_of_its_scenarios_only() -> None:
 def _ranking_rows(k: validation.Ranking) -> list[dict]:
     rows = []
     for fragment in k.sources:
-        files = sorted(RESULTS.glob(f"{fragment}*.jsonl"))
+        files = evidence.result_files(RESULTS, fragment)
         assert files, f"{fragment}: no such result file"
         rows += [r for f in files for r in map(json.loads, f.read_text().splitlines())
                  if re.search(k.variants, r["variant"])]
@@ -135,7 +135,7 @@ def test_checks_and_rankings_render_as_tables_in_text_and_markdown() -> None:
         r = tracekit.whatif(RESULTS.parent.parent / "sample_traces" / "h200x4_nccl_scenarios" / "toy4096" / "cap25",
                             bucket_cap_mb=5)
     checks = [c for c in validation.CHECKS if c.change == "bucket_cap_mb" and c.backend in (None, "nccl")]
-    text = render_text(r, "table")
+    text = render_text(r, "table", evidence=True)
     assert "CPU/gloo" not in text[text.index("How far these changes"):text.index("How often the predictions")]
     block = text[text.index("How far these changes"):text.index("How often the predictions")]
     lines = block.splitlines()
@@ -145,9 +145,33 @@ def test_checks_and_rankings_render_as_tables_in_text_and_markdown() -> None:
         assert c.why[:40] not in text
     assert max(len(line) for line in block.splitlines()[1:]) < SETTING_WIDTH + 80
     assert "scenario_checks[].why in --format json" in text
-    md = render_text(r, "markdown")
+    md = render_text(r, "markdown", evidence=True)
     rows = [line for line in md[md.index("How far these changes"):].splitlines() if line.startswith("| bucket-cap-mb")]
     assert len(rows) == len(checks) and all(line.endswith("|") for line in rows)
     ranking = md[md.index("How often the predictions"):]
     assert sum(line.startswith("| ") for line in ranking.splitlines()) == len(validation.RANKINGS) + 1
 
+
+
+def test_default_output_is_a_screen_with_the_evidence_summed() -> None:
+    """Without --evidence: one line per change (settings, runs, the error range) and one for the rankings, figures
+    summed from the same records the tables list; no date or work-log label reaches the page."""
+    import re
+    import warnings
+
+    import tracekit
+    from tracekit.report.whatif_render import render_text
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = tracekit.whatif(RESULTS.parent.parent / "sample_traces" / "h200x4_nccl_scenarios" / "toy4096" / "cap25",
+                            sweep=("bucket-cap-mb=1,5,25,100",))
+    text = render_text(r, "table")
+    assert len(text.splitlines()) <= 45 and "How often the predictions" not in text
+    done = [c for c in r.scenario_checks if c["verdict"] == "checked" and c["runs"]]
+    runs = sum(c["runs"] for c in done)
+    top = max(c["delta_error_pp_max"] for c in done)
+    assert f"bucket-cap-mb: checked on {len(done)} settings, {runs} runs" in text and f"at most {top:.1f}" in text
+    ranked, pairs = sum(k["ranked"] for k in r.scenario_ranking), sum(k["pairs"] for k in r.scenario_ranking)
+    assert f"ranked as measured: {ranked} of {pairs} pairs" in text
+    assert not re.search(r"\b20\d\d-\d\d-\d\d\b|\bsession\b|\bround \d", text), text

@@ -8,7 +8,7 @@ import warnings
 from pathlib import Path
 
 from tests.explain_builders import build_rank, load_run, manifest_for
-from tracekit.analyses.timeline import NOT_APPLICABLE
+from tracekit.analyses.manifest_check import NOT_APPLICABLE
 
 
 def _run(folder: Path, world: int, drop_nccl: bool) -> Path:

@@ -1,7 +1,8 @@
 """JSON-safe Python from tracekit's results: tables (numpy columns or DataFrames), numpy scalars, msgspec
 Structs (NaN -> null).
 
-Shared by the renderers (:mod:`tracekit.report.render`) and the results that convert themselves
+Values only (:mod:`tracekit.json_writer` writes them as text). Shared by the renderers
+(:mod:`tracekit.report.render`) and the results that convert themselves
 (:meth:`tracekit.replay.api.WhatifResult.to_dict`); it depends on nothing of tracekit.
 """
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,9 +33,10 @@ from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import COMM, COMPUTE, MEMORY, class_codes, class_mask
 from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
 from tracekit.traces import cols as C
+from tracekit.traces.frames import Columnar
 
-#: a table as a frame or its columns (what rank tables read and return during the port off pandas)
-Columnar = Any
+if TYPE_CHECKING:
+    import pandas as pd
 
 NS_PER_US = 1000.0
 
@@ -73,12 +74,12 @@ def _breakdown(ts_ns: np.ndarray, end_ns: np.ndarray, is_comp: np.ndarray, is_co
     }
 
 
-def step_breakdown(gpu: Columnar, cls: Any, steps: Columnar) -> Any:
+def step_breakdown(gpu: Columnar, cls: np.ndarray | pd.Series, steps: Columnar) -> pd.DataFrame:
     """:func:`step_breakdown_columns` as a DataFrame (imports pandas: for callers outside ``tracekit analyze``)."""
     return C.to_frame(step_breakdown_columns(gpu, cls, steps))
 
 
-def step_breakdown_columns(gpu: Columnar, cls: Any, steps: Columnar) -> C.Cols:
+def step_breakdown_columns(gpu: Columnar, cls: np.ndarray | pd.Series, steps: Columnar) -> C.Cols:
     """One row per ProfilerStep: ``step``, ``step_us``, ``kernels`` and the breakdown columns.
 
     The same numbers as :func:`breakdown_of` on each step's activity, computed for
@@ -124,7 +125,7 @@ def step_breakdown_columns(gpu: Columnar, cls: Any, steps: Columnar) -> C.Cols:
     }
 
 
-def rank_breakdown(gpu: Columnar, cls: Any, steps: Columnar) -> dict[str, float]:
+def rank_breakdown(gpu: Columnar, cls: np.ndarray | pd.Series, steps: Columnar) -> dict[str, float]:
     """Breakdown over all GPU activity of the rank plus ``steps``, ``step_us`` (mean CPU step)."""
     ts = np.asarray(gpu["ts_ns"])
     out = _breakdown(ts, np.asarray(gpu["end_ns"]), class_mask(cls, COMPUTE),
@@ -229,8 +230,9 @@ def ranks_view(t: Mapping[str, Any], opts: ViewOptions) -> View:
             f"(see the cross-rank wait table)" if part and "wait_total_us" in ranks else None)
     if C.nrows(ranks) and "compute_total_us" in ranks and C.isna(ranks["compute_total_us"]).all():
         # a device whose events tracekit does not read (another accelerator's) is no CPU-only run
-        what = ("no GPU activity read" if (getattr(opts, "meta", None) or {}).get("unread_categories")
-                else "CPU-only run")
+        meta = getattr(opts, "meta", None) or {}
+        what = ("no GPU activity read" if meta.get("unread_categories")
+                else "kernel records missing" if meta.get("lost_device_launches") else "CPU-only run")
         return View(f"Per-rank breakdown ({what}: steps and cross-rank wait from CPU ranges, us)", ranks, note=note)
     return View("Per-rank breakdown (GPU time over the whole trace window, us)", ranks, note=note)
 

@@ -4,8 +4,10 @@ One row per collective instance. On GPU traces an instance is a communication
 kernel; its collective args (name, process group, dtype, element counts) come
 from the kernel when kineto recorded them and otherwise from the CPU
 ``record_param_comms`` op that launched it (same External id) — compiled runs
-record them only there. On CPU-only traces (gloo) an instance is a
-``record_param_comms`` op and the device-side columns are NaN.
+record them only there. torch 2.0 recorded no message args at all: the size, dtype and collective then come
+from the shapes of the ``c10d::*`` op and ``nccl:*`` range around the kernel's launch (the largest of their
+tensors, :func:`_fill_from_enclosing_ops`; unknown without ``record_shapes``). On CPU-only traces (gloo) an
+instance is a ``record_param_comms`` op and the device-side columns are NaN.
 
 Columns (times in µs, bandwidth in GB/s = 1e9 bytes/s):
 
@@ -347,6 +349,7 @@ def _kernel_args(rt: RankTrace, k: np.ndarray, found: np.ndarray, src: np.ndarra
         own = rt.gpu_column(col)[k]
         d[col] = np.where(own >= 0, own, np.where(found, rt.column(col)[src], -1)).astype(np.int64)
     coll, miss = d["coll_name"], missed["coll_name"]
+    _fill_from_enclosing_ops(rt, k, d, missed)
     if miss.any():
         names = rt.name_categories()
         guess = np.array([_coll_from_kernel_name(names[c]) for c in rt.gpu_column("name")[k[miss]]], dtype=object)
@@ -355,6 +358,67 @@ def _kernel_args(rt: RankTrace, k: np.ndarray, found: np.ndarray, src: np.ndarra
             guess[np.array([v is None for v in guess], dtype=bool)] = np.nan
         coll[miss] = guess
     return d
+
+
+#: the ops around a collective's launch that carry its message (torch 2.0: shapes, filled in by the decoder)
+ENCLOSING_OP_PATTERN = r"^(?:c10d::|nccl:)"
+#: how many of the latest-starting enclosing ops on the launch thread are looked at (c10d op, backend range)
+_ENCLOSING_DEPTH = 3
+
+
+#: a c10d op's or backend range's collective, its name without prefix, underscores and ``_base``
+_OP_COLL = {"allreduce": "allreduce", "allgather": "allgather", "allgatherintotensor": "allgather",
+            "reducescatter": "reduce_scatter", "reducescattertensor": "reduce_scatter", "alltoall": "all_to_all",
+            "broadcast": "broadcast", "reduce": "reduce", "barrier": "barrier", "send": "send", "recv": "recv",
+            "gather": "gather", "scatter": "scatter"}
+
+
+def _op_coll(name: str) -> str | None:
+    """The collective of a c10d op or backend range name (``c10d::_allgather_base_``, ``nccl:all_reduce`` ->
+    ``allgather``, ``allreduce``), None for another name."""
+    bare = re.sub(r"^(?:c10d::|nccl:)", "", name)
+    if bare == name:
+        return None
+    bare = bare.strip("_").removesuffix("_base").replace("_", "")
+    return _OP_COLL.get(bare)
+
+
+def _fill_from_enclosing_ops(rt: RankTrace, k: np.ndarray, d: dict[str, np.ndarray],
+                             missed: dict[str, np.ndarray]) -> None:
+    """For the comm kernels ``k`` whose args give no message size (torch 2.0: ``record_param_comms`` records
+    none): the size and dtype of the c10d op and backend range (``nccl:all_reduce``) enclosing the launch on
+    its thread, the largest of them (their input shapes, read by the decoder: :func:`shape_message`), and
+    their collective name where the kernel's was only guessed from its name. ``d`` is filled in place."""
+    need = (d["in_nelems"] < 0) & (d["out_nelems"] < 0)
+    if not need.any():
+        return
+    lts, ltid = rt.gpu_column("launch_ts_ns")[k], rt.gpu_column("launch_tid")[k]
+    ops = (rt.name_hits(ENCLOSING_OP_PATTERN) & (rt.column("kind") != schema.LAUNCH)).nonzero()[0]
+    if not ops.size:
+        return
+    ops = ops[np.lexsort((rt.column("ts_ns")[ops], rt.column("tid")[ops]))]
+    o_tid, o_ts, o_end = rt.column("tid")[ops], rt.column("ts_ns")[ops], rt.column("end_ns")[ops]
+    o_nel = rt.column("in_nelems")[ops]
+    names = rt.name_categories()
+    dvals, _ = _category_table(rt, "dtype")
+    for i in np.flatnonzero(need & (lts >= 0)).tolist():
+        hi = int(np.searchsorted(o_tid, ltid[i], "right"))
+        lo = int(np.searchsorted(o_tid, ltid[i], "left"))
+        pos = lo + int(np.searchsorted(o_ts[lo:hi], lts[i], "right"))  # ops of the thread starting <= launch
+        best = -1
+        for j in range(pos - 1, max(lo, pos - _ENCLOSING_DEPTH) - 1, -1):
+            if o_end[j] < lts[i]:
+                continue
+            row = ops[j]
+            if missed["coll_name"][i]:
+                coll = _op_coll(names[rt.column("name")[row]])
+                if coll is not None:
+                    d["coll_name"][i], missed["coll_name"][i] = coll, False
+            if o_nel[j] > d["in_nelems"][i]:
+                d["in_nelems"][i] = o_nel[j]
+                best = row
+        if best >= 0 and missed["dtype"][i]:
+            d["dtype"][i] = dvals[rt.column("dtype")[best]]
 
 
 #: CPU-side collective work ranges: the backend's annotation on its worker thread ("gloo:all_reduce")

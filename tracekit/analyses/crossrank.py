@@ -9,7 +9,8 @@ the collective name and byte count.
 collective shifts every later one), so each is checked, in this order, and the
 first failed check is its ``check``:
 
-- ``op differs``: the ranks disagree on the collective name -> rejected;
+- ``op differs``: the ranks disagree on the collective name or on the dtype (a byte and a
+  long all-to-all are two collectives, whatever their splits) -> rejected;
 - ``size differs``: they disagree on the byte count -> rejected, except for the
   collectives whose buffers legitimately differ per rank (``all_to_all``,
   ``all_to_allv``, ``gather``, ``scatter``: uneven splits), which are kept and
@@ -194,7 +195,7 @@ def _check(inst: Mapping[str, np.ndarray]) -> np.ndarray:
 
 
 #: the columns of ``collectives`` the group match reads
-_MATCH_COLUMNS = ["rank", *KEY, "coll_name", "bytes", "group_size", "start_ns", "end_ns", "dur_us"]
+_MATCH_COLUMNS = ["rank", *KEY, "coll_name", "dtype", "bytes", "group_size", "start_ns", "end_ns", "dur_us"]
 
 
 def _matchable(coll: Any, columns: list[str] | None = None) -> Cols:
@@ -327,7 +328,9 @@ def _match_groups(m: Cols) -> tuple[Cols, Cols]:
     inst: Cols = dict(g.keys)
     names, nbytes = runs.first(m["coll_name"]), runs.reduce(np.fmax, m["bytes"])
     # n_names / n_bytes: only "more than one" matters (the nunique of the module doc's checks)
-    inst.update(coll_name=names, n_names=runs.several(m["coll_name"], names).astype(np.int64) + 1,
+    dtypes = np.asarray(m["dtype"], dtype=object) if "dtype" in m else np.full(C.nrows(m), None, dtype=object)
+    differs = runs.several(m["coll_name"], names) | runs.several(dtypes, runs.first(dtypes))
+    inst.update(coll_name=names, n_names=differs.astype(np.int64) + 1,
                 bytes=nbytes, n_bytes=(runs.reduce(np.fmin, m["bytes"]) < nbytes).astype(np.int64) + 1,
                 ranks=runs.nunique(m["rank"]),
                 first_start=runs.reduce(np.fmin, start), last_start=runs.reduce(np.fmax, start),

@@ -111,7 +111,12 @@ TABLES = [
 
 # -- the finding read from this table (see tracekit.analyses.findings) -----------------------------
 
-#: a rank's GPU is "mostly idle" when nothing runs on it for this % of its step (mean over steps) ...
+#: a rank whose GPU is idle less than this % of its step is GPU-bound, at least this much it waits for something
+#: else: the one threshold of analyze's and whatif's classes (:mod:`tracekit.replay.trust`); set in a gap of the
+#: committed runs' idle shares (docs/whatif.md, "How far to trust a prediction")
+GPU_BOUND_MAX_IDLE_PCT = 15.0
+#: a rank's GPU is "mostly idle" when nothing runs on it for this % of its step (mean over steps; above
+#: :data:`GPU_BOUND_MAX_IDLE_PCT`, so a rank the finding calls CPU-bound is never a GPU-bound one in whatif) ...
 GPU_IDLE_PCT = 30.0
 #: ... and the idle time is at least this many µs per step
 GPU_IDLE_MIN_US = 100.0

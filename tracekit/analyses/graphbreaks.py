@@ -2,17 +2,22 @@
 
 What the trace shows of ``torch.compile``:
 
-- ``Torch-Compiled Region: f/c``: one execution of a dynamo-compiled frame. A
-  graph break ends a graph; dynamo resumes in a *new* frame (``resume_in_...``),
-  which runs as its own, nested region.
+- ``Torch-Compiled Region: f/c``: one execution of a dynamo-compiled frame (torch 2.1-2.3 wrote
+  ``Torch-Compiled Region`` without the compile id; torch 2.0 wrote none). A graph break ends a
+  graph; dynamo resumes in a *new* frame (``resume_in_...``), which runs as its own, nested region.
 - ``CompiledFunction`` (forward, main thread) / ``CompiledFunctionBackward``
   (autograd thread): one compiled subgraph.
 - ``TorchDynamo Cache Lookup``: dynamo looked a frame up (compilation was requested).
+- ``## Call CompiledFxGraph <key> ##``: one call of an inductor graph (torch 2.4 and later).
+- GPU kernels named ``triton_*`` (``triton_poi_fused_...``; torch 2.0: ``triton__0d1d2d``): kernels
+  inductor generated, so compiled code ran even where no subgraph range was recorded (inference
+  under ``torch.no_grad`` records no ``CompiledFunction``).
 
 Boundaries between consecutive forward subgraphs of a step are classified as
 ``ddp_split`` (both subgraphs in the same region instance: DDPOptimizer split one
 dynamo graph at bucket boundaries, intended) or ``graph_break`` (different
-regions: dynamo broke the graph). Backward boundaries take the kinds of the
+regions: dynamo broke the graph) or ``unknown`` (a subgraph outside any recorded region: torch 2.0
+records none, so splits and breaks cannot be told apart). Backward boundaries take the kinds of the
 forward ones in reverse order when the counts agree, else ``ddp_split`` when the
 forward had no break and ``unknown`` otherwise.
 
@@ -30,8 +35,9 @@ Columns of :func:`graph_break_table` (one row per rank and step):
 - ``break_cost_us`` = ``idle_at_breaks_us`` (estimated cost of the real breaks per
   step); ``cost_per_break_us`` = ``break_cost_us / real_breaks``.
 - ``compile_requested``: the manifest asked for compilation or the trace shows
-  dynamo cache lookups / compiled regions; ``compile_skipped``: requested but no
-  compiled subgraph ran in the step.
+  dynamo cache lookups / compiled regions / Triton kernels; ``triton_kernels``: GPU kernels named
+  ``triton_*`` in the step; ``compile_skipped``: requested but neither a compiled subgraph nor a
+  Triton kernel ran in the step.
 - ``break_reasons``: dynamo's reasons for model (non-DDP-wrapper) breaks, from ``run.json``.
 """
 
@@ -44,9 +50,10 @@ import numpy as np
 
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.findings import Finding, FindingContext, rank_step_us, rounded, step_means
+from tracekit.analyses.manifest_check import rank_compile_facts
 from tracekit.analyses.registry import Column, RankContext, Table, View, ViewOptions
-from tracekit.analyses.timeline import cpu_ops, rank_compile_facts, rows_by_rank
-from tracekit.traces import cols as C
+from tracekit.analyses.timeline import cpu_ops, rows_by_rank
+from tracekit.traces import cols as C, schema
 from tracekit.traces.cols import Cols
 from tracekit.traces.frames import NO_ROWS, Columnar
 from tracekit.traces.manifest import CompileFacts, Manifest
@@ -54,16 +61,20 @@ from tracekit.traces.traceset import RankTrace, assign_steps
 
 NS_PER_US = 1000.0
 REGION_PREFIX = "Torch-Compiled Region: "
+#: torch 2.1-2.3 name every compiled region this, without the compile id
+REGION_NAME = "Torch-Compiled Region"
 COMPILED_FWD = "CompiledFunction"
 COMPILED_BWD = "CompiledFunctionBackward"
 CACHE_LOOKUP = "TorchDynamo Cache Lookup"
 FXGRAPH_PREFIX = "## Call CompiledFxGraph"
+#: kernels inductor generated (``triton_poi_fused_add_0``; torch 2.0's ``triton__0d1d2d``)
+TRITON_KERNEL_PREFIX = "triton_"
 
 GB_COLUMNS = (
     "rank", "step", "regions", "graph_regions", "fwd_subgraphs", "bwd_subgraphs", "cache_lookups", "ddp_splits",
     "real_breaks", "compiled_cpu_us", "eager_between_us", "eager_at_breaks_us", "eager_at_splits_us",
     "idle_at_breaks_us", "idle_at_splits_us", "break_cost_us", "cost_per_break_us", "compile_requested",
-    "compile_skipped", "break_reasons",
+    "compile_skipped", "triton_kernels", "break_reasons",
 )
 BOUNDARY_COLUMNS = ("rank", "step", "pass", "index", "kind", "gap_cpu_us", "idle_gpu_us")
 
@@ -75,7 +86,7 @@ _REGION, _FWD, _BWD, _LOOKUP, _FXGRAPH = range(len(WHATS))
 
 def _what_of(name: str) -> int:
     """Index in :data:`WHATS` of a CPU op name, -1 for an op that is not about compilation."""
-    tests = (name.startswith(REGION_PREFIX), name == COMPILED_FWD, name == COMPILED_BWD, name == CACHE_LOOKUP,
+    tests = (name == REGION_NAME or name.startswith(REGION_PREFIX), name == COMPILED_FWD, name == COMPILED_BWD, name == CACHE_LOOKUP,
              name.startswith(FXGRAPH_PREFIX))
     return next((i for i, hit in enumerate(tests) if hit), -1)
 
@@ -195,7 +206,9 @@ def _boundaries(rt: RankTrace, c: Compiled, rows: np.ndarray, region: np.ndarray
         idle[valid] = (s[valid] - e[valid] - cov) / NS_PER_US
     if region is not None:
         reg = region[order]
-        kind = np.where((reg[has] == reg[nxt]) & (reg[has] >= 0), "ddp_split", "graph_break").astype(object)
+        a, b = reg[has], reg[nxt]
+        # a subgraph outside any recorded region (torch 2.0 records none): split or break is unknown
+        kind = np.where((a < 0) | (b < 0), "unknown", np.where(a == b, "ddp_split", "graph_break")).astype(object)
     else:
         kind = _backward_kinds(b_step, index, fwd_kinds)
     return {"step": b_step, "index": index, "kind": kind, "gap_cpu_us": gap, "idle_gpu_us": idle}
@@ -285,7 +298,8 @@ def graph_break_table(rt: RankTrace, manifest: Manifest | None = None) -> tuple[
     if not steps.size:
         return NO_ROWS, bnd
     c = compiled_arrays(rt)
-    if not c.what.size:
+    triton = triton_kernels_per_step(rt, steps)
+    if not c.what.size and not triton.any():
         return _eager_steps(rt.rank, steps, facts), bnd
     count = {w: _count_per_step(c.step[c.what == i], steps) for i, w in enumerate(WHATS)}
     in_region = (c.what == _FWD) & (region >= 0)
@@ -298,7 +312,7 @@ def graph_break_table(rt: RankTrace, manifest: Manifest | None = None) -> tuple[
     sums = _step_sums(bnd, steps) if C.nrows(bnd) else dict.fromkeys(
         ("eager_between_us", "eager_at_breaks_us", "eager_at_splits_us", "idle_at_breaks_us",
          "idle_at_splits_us"), np.zeros(steps.size))
-    requested = bool(facts.enabled or (c.what == _LOOKUP).any() or (c.what == _REGION).any())
+    requested = bool(facts.enabled or (c.what == _LOOKUP).any() or (c.what == _REGION).any() or triton.any())
     return {
         "rank": np.full(steps.size, rt.rank, dtype=np.int64), "step": steps, "regions": count["region"],
         "graph_regions": _count_per_step(pairs[0], steps), "fwd_subgraphs": count["fwd"],
@@ -309,9 +323,21 @@ def graph_break_table(rt: RankTrace, manifest: Manifest | None = None) -> tuple[
         "break_cost_us": sums["idle_at_breaks_us"],
         "cost_per_break_us": sums["idle_at_breaks_us"] / np.where(real_breaks > 0, real_breaks, np.nan),
         "compile_requested": np.full(steps.size, requested),
-        "compile_skipped": requested & ((count["fwd"] + count["bwd"] + count["fxgraph"]) == 0),
+        "compile_skipped": requested & ((count["fwd"] + count["bwd"] + count["fxgraph"] + triton) == 0),
+        "triton_kernels": triton,
         "break_reasons": np.full(steps.size, _reasons(facts), dtype=object),
     }, bnd
+
+
+def triton_kernels_per_step(rt: RankTrace, steps: np.ndarray) -> np.ndarray:
+    """Per step of ``steps``: the GPU kernels named ``triton_*`` (inductor's) that ran in it (int64)."""
+    if not rt.has_gpu_activity:
+        return np.zeros(steps.size, dtype=np.int64)
+    names = rt.name_categories()
+    hit = rt.memo("triton_names", lambda: np.array([n.startswith(TRITON_KERNEL_PREFIX) for n in names] + [False]))
+    code = rt.gpu_column("name")
+    mask = (rt.gpu_column("kind") == schema.KERNEL) & hit[code]
+    return _count_per_step(rt.gpu_column("step")[mask].astype(np.int64), steps)
 
 
 def _per_step_sum(keys: np.ndarray, sums: np.ndarray, steps: np.ndarray) -> np.ndarray:
@@ -335,14 +361,15 @@ def _eager_steps(rank: int, steps: np.ndarray, facts: CompileFacts) -> dict[str,
     data |= dict.fromkeys(("compiled_cpu_us", "eager_between_us", "eager_at_breaks_us", "eager_at_splits_us",
                            "idle_at_breaks_us", "idle_at_splits_us", "break_cost_us"), zero_f)
     data |= {"cost_per_break_us": np.full(n, np.nan), "compile_requested": np.full(n, requested),
-             "compile_skipped": np.full(n, requested), "break_reasons": np.full(n, _reasons(facts), dtype=object)}
+             "compile_skipped": np.full(n, requested), "triton_kernels": zero_i, "break_reasons": np.full(n, _reasons(facts), dtype=object)}
     return data
 
 
 # -- registered tables (see tracekit.analyses.registry) ------------------------------------------
 
-_GB_SHOWN = ("rank", "step", "regions", "fwd_subgraphs", "bwd_subgraphs", "ddp_splits", "real_breaks",
-             "compiled_cpu_us", "eager_between_us", "idle_at_breaks_us", "cost_per_break_us", "compile_skipped")
+_GB_SHOWN = ("rank", "step", "regions", "fwd_subgraphs", "bwd_subgraphs", "triton_kernels", "ddp_splits",
+             "real_breaks", "compiled_cpu_us", "eager_between_us", "idle_at_breaks_us", "cost_per_break_us",
+             "compile_skipped")
 
 
 def _tables(ctx: RankContext) -> tuple[Columnar, Columnar]:
@@ -380,7 +407,8 @@ TABLES = [
         columns=(
             Column("rank", "rank", "the rank"),
             Column("step", "step", "the ProfilerStep"),
-            Column("regions", "count", "Torch-Compiled Region instances executed"),
+            Column("regions", "count", "Torch-Compiled Region instances executed (any naming: with or without "
+                                       "the compile id)"),
             Column("graph_regions", "count", "regions directly holding ≥1 forward subgraph"),
             Column("fwd_subgraphs", "count", "CompiledFunction (forward subgraph) executions"),
             Column("bwd_subgraphs", "count", "CompiledFunctionBackward (backward subgraph) executions"),
@@ -398,8 +426,10 @@ TABLES = [
                                           "fusion is not measurable from a trace)"),
             Column("cost_per_break_us", "us", "break_cost_us / real_breaks"),
             Column("compile_requested", "bool", "run.json asked for compile, or the trace shows dynamo cache "
-                                                "lookups / regions"),
-            Column("compile_skipped", "bool", "compile requested but no compiled subgraph ran in the step"),
+                                                "lookups / regions / Triton kernels"),
+            Column("compile_skipped", "bool", "compile requested but neither a compiled subgraph nor a Triton "
+                                              "kernel ran in the step"),
+            Column("triton_kernels", "count", "GPU kernels named triton_* (generated by inductor) in the step"),
             Column("break_reasons", "text", "dynamo's reasons for model breaks and skipped frames (run.json)"),
         ),
         compute=lambda ctx: _tables(ctx)[0], view=_view, order=70,

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from tracekit.errors import ConfigError
-from tracekit.jsonout import dumps
+from tracekit.json_writer import dumps
 from tracekit.profile.harness import PERCENTILES, percentile
 
 SCHEMA = "tracekit.bench.ddp/1"

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from tracekit.cli.common import debug_option, emit, format_options, run_guarded
+from tracekit.cli.common import debug_option, emit, format_options, invoked_as, run_guarded
 from tracekit.errors import ConfigError, RunError
 from tracekit.cli.options import MODEL_HELP, workload_options
 from tracekit.profile.config import DEVICES
@@ -113,7 +113,7 @@ def ddp_command(models: tuple[str, ...], world_sizes: str | None, warmup: int, i
         write_document(json_path, doc)
         click.echo(f"wrote {json_path}", err=True)
     if profile:
-        click.echo(f"traces: {profile_dir}/<model>/<point>/  (tracekit analyze <folder>)", err=True)
+        click.echo(f"traces: {profile_dir}/<model>/<point>/  ({invoked_as()} analyze <folder>)", err=True)
     failed = failed_points(doc)
     if failed:
         total = sum(len(e["result"]) + len(e["failures"]) for e in doc["benchmark_results"])

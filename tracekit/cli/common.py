@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import shlex
+import shutil
 import sys
 import warnings
 from collections.abc import Callable
@@ -132,6 +134,26 @@ def run_guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
             warnings.showwarning = old
 
     return wrapper
+
+
+def invoked_as(argv0: str | None = None, executable: str | None = None) -> str:
+    """The command that runs tracekit the way it was run now, for a ``next:`` line that works as printed:
+    ``tracekit`` when that name on PATH is the program that ran, else the path it was run by
+    (``.venv/bin/tracekit``); ``python -m tracekit`` (the interpreter's path when its name on PATH is
+    another) when run as a module."""
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    executable = sys.executable if executable is None else executable
+
+    def on_path(path: str) -> bool:
+        found = shutil.which(os.path.basename(path))
+        return found is not None and os.path.realpath(found) == os.path.realpath(path)
+
+    if os.path.basename(argv0) in ("__main__.py", "-m", "-c") or not argv0:
+        py = os.path.basename(executable) if on_path(executable) else executable
+        return f"{shlex.quote(py)} -m tracekit"
+    if on_path(argv0) and os.path.basename(argv0) == "tracekit":
+        return "tracekit"
+    return shlex.quote(argv0)
 
 
 def ctx_name() -> str:

@@ -26,7 +26,7 @@ def diagnose_command(run_dir: str, world_size: int | None, fmt: str, output: str
       torchrun --nproc-per-node 8 -m tracekit profile --out /shared/run1 ...
       tracekit diagnose /shared/run1
     """
-    from tracekit.jsonout import dumps
+    from tracekit.json_writer import dumps
     from tracekit.profile.failed_run import diagnose_folder
 
     failure = diagnose_folder(run_dir, world_size)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from tracekit.cli.common import debug_option, run_guarded
+from tracekit.cli.common import debug_option, invoked_as, run_guarded
 from tracekit.errors import ConfigError, RunError
 from tracekit.cli.options import MODEL_HELP, workload_options
 from tracekit.profile.config import OPTIMIZERS, PROFILE_ACTIVITIES, ProfileConfig
@@ -62,6 +63,9 @@ Examples:
                    "run.json cpu_only_step_s): the profiler's cost split by state (docs/whatif-evidence.md).")
 @click.option("--record-shapes", is_flag=True, help="Record operator input shapes.")
 @click.option("--with-stack", is_flag=True, help="Record Python stacks (bigger traces).")
+@click.option("--record-modules/--no-record-modules", default=True, show_default=True,
+              help="Name each module's forward in the trace (ranges tracekit.module:<path>) in the profiled "
+                   "steps of an eager forward; a compiled forward is named through compiled_kernels.json.")
 @click.option("--profile-activities", type=click.Choice(PROFILE_ACTIVITIES), default="cpu,cuda", show_default=True,
               help="What the profiler records. cuda (GPU runs): less profiler overhead, but no CPU side: "
                    "no steps, phases, launches or collective ops in the trace (see docs/commands/profile.md).")
@@ -220,5 +224,11 @@ def format_summary(manifest: dict[str, Any]) -> str:
         if c.get("compiles_after_warmup"):
             lines.append(f"warning: {c['compiles_after_warmup']} compiles after warm-up; raise --warmup")
     lines += _graphs_lines(manifest.get("graphs"))
-    lines.append(f"next: tracekit analyze {out_dir}")
+    from tracekit.traces.manifest import implausible_profiler_cost  # after the run: off the CLI's start-up
+
+    bad_cost = implausible_profiler_cost(manifest.get("profiler_cost"), run.get("device"))
+    if bad_cost:
+        lines.append(f"warning: {bad_cost}: a failed measurement (a busy host?); tracekit whatif will not use it "
+                     "and subtracts its documented default instead; profile again to measure it anew")
+    lines.append(f"next: {invoked_as()} analyze {shlex.quote(str(out_dir))}")
     return "\n".join(lines)

@@ -46,6 +46,9 @@ def _scenario_options(f):  # noqa: ANN001, ANN202 - a click decorator
 @click.option("--profiler-probe", default=None, metavar="LABEL",
               help="Subtract this calibration probe's cost per event (run.json profiler_cost.probes: eager, or "
                    "the compile backend of a compiled CUDA run) instead of the run's own figure.")
+@click.option("--evidence", is_flag=True,
+              help="With scenarios: list every setting on which their changes were checked against the same change "
+                   "made for real, and every ranking of variants (default: one line per change).")
 @comm_pattern_option
 @cache_options
 @debug_option
@@ -53,7 +56,8 @@ def _scenario_options(f):  # noqa: ANN001, ANN202 - a click decorator
 def whatif_command(paths: tuple[str, ...], fmt: str, output: str | None, comm_regex: str | None,
                    bucket_cap_mb: float | None, first_bucket_cap_mb: float | None, no_graph_breaks: bool,
                    comm_hook: str | None, bandwidth_x: float | None, busbw_gbps: float | None, world_size: int | None,
-                   sweep: tuple[str, ...], advice: bool, html_path: str | None, profiler_probe: str | None) -> None:
+                   sweep: tuple[str, ...], advice: bool, html_path: str | None, profiler_probe: str | None,
+                   evidence: bool) -> None:
     """Predict the step the profiler did not disturb, and what a change would buy: replay every rank's
     CPU threads, GPU streams and collectives from the traces, with the profiler's own cost per event
     taken out, then edit the replay for each scenario and replay it again.
@@ -68,6 +72,7 @@ def whatif_command(paths: tuple[str, ...], fmt: str, output: str | None, comm_re
     Examples:
       tracekit whatif runs/demo
       tracekit whatif runs/demo --sweep bucket-cap-mb=1,5,25,100
+      tracekit whatif runs/demo --sweep bucket-cap-mb=1,5,25,100 --evidence
       tracekit whatif runs/demo --bandwidth-x 2 --world-size 4 --format json -o whatif.json
       tracekit whatif runs/one-gpu --world-size 8 --busbw-gbps 45
       tracekit whatif runs/compiled --no-graph-breaks
@@ -84,7 +89,7 @@ def whatif_command(paths: tuple[str, ...], fmt: str, output: str | None, comm_re
                     no_graph_breaks=no_graph_breaks, comm_hook=comm_hook, bandwidth_x=bandwidth_x,
                     world_size=world_size, busbw_gbps=busbw_gbps, sweep=sweep, advice=advice,
                     profiler_probe=profiler_probe)
-    emit(render(result, fmt), output)
+    emit(render(result, fmt, evidence), output)
     if html_path:
         from tracekit.report.whatif_html import render_html
 

@@ -14,6 +14,9 @@
   and from ``run.json``: dynamo graph breaks, graph count, compile time (s, max over ranks).
 - ``findings_new`` / ``findings_gone``: findings (by code and rank) only in B / only in A.
 - ``notes``: what makes the per-rank rows not pair up (no rank in common, different world sizes).
+- with ``by="module"`` / ``by="op"``: ``by_module`` / ``by_op``, the two runs' ``modules`` / ``ops`` tables side
+  by side (:mod:`tracekit.compare.breakdown`), and ``breakdown_findings``: ``compiled_slower_than_eager``
+  (A eager, B compiled, ``--by module``).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from tracekit.analyses.findings import as_dicts
+from tracekit.compare.breakdown import compare_modules, compare_ops, slower_findings
 from tracekit.compare.core import DIFF_COLUMNS, as_number, long_form
 from tracekit.traces.manifest import Manifest
 
@@ -83,8 +87,9 @@ def _fkey(f: dict[str, Any]) -> tuple[str, Any]:
 
 
 def diff_runs(a: Any, b: Any, manifest_a: Manifest | None = None,
-              manifest_b: Manifest | None = None) -> dict[str, Any]:
-    """Side-by-side tables of two :class:`~tracekit.analyses.registry.AnalysisResult` (see module doc)."""
+              manifest_b: Manifest | None = None, by: str | None = None) -> dict[str, Any]:
+    """Side-by-side tables of two :class:`~tracekit.analyses.registry.AnalysisResult` (see module doc);
+    ``by``: also ``"module"`` or ``"op"``."""
     step_a = float(a.steps["step_us"].mean()) if len(a.steps) else float("nan")
     step_b = float(b.steps["step_us"].mean()) if len(b.steps) else float("nan")
     summary = long_form([("step_p50_ms (unprofiled)", _step_ms(manifest_a, "p50"), _step_ms(manifest_b, "p50")),
@@ -102,7 +107,7 @@ def diff_runs(a: Any, b: Any, manifest_a: Manifest | None = None,
     ca, cb = _compile(a, manifest_a), _compile(b, manifest_b)
     fa = {_fkey(f): f for f in _findings(a)}
     fb = {_fkey(f): f for f in _findings(b)}
-    return {
+    out = {
         "notes": _rank_notes(a, b),
         "summary": summary,
         "ranks": ranks,
@@ -111,6 +116,42 @@ def diff_runs(a: Any, b: Any, manifest_a: Manifest | None = None,
         "findings_new": [fb[k] for k in fb if k not in fa],
         "findings_gone": [fa[k] for k in fa if k not in fb],
     }
+    if by is not None:
+        out.update(breakdown(a, b, manifest_a, manifest_b, by, step_b))
+        out["notes"] += out.pop("breakdown_notes")
+    return out
+
+
+BREAKDOWNS = {"module": ("modules", compare_modules), "op": ("ops", compare_ops)}
+
+
+def _dynamo(manifest: Manifest | None) -> str | None:
+    cfg = getattr(manifest, "config", None) if manifest is not None else None
+    return cfg.get("dynamo") if isinstance(cfg, dict) else getattr(cfg, "dynamo", None)
+
+
+def breakdown(a: Any, b: Any, manifest_a: Manifest | None, manifest_b: Manifest | None, by: str,
+              step_b_us: float | None = None) -> dict[str, Any]:
+    """``{"by_<by>": table or None, "breakdown_findings": [...], "breakdown_notes": [...]}``: the runs'
+    ``modules`` (``by="module"``) or ``ops`` (``by="op"``) tables side by side; a run without the table gives
+    no rows and a note naming it."""
+    table, fn = BREAKDOWNS[by]
+    ta, tb = a.tables.get(table), b.tables.get(table)
+    notes = [f"run {side} has no `{table}` table: no per-{by} comparison" for side, t in (("A", ta), ("B", tb))
+             if t is None]
+    if notes:
+        return {f"by_{by}": None, "breakdown_findings": [], "breakdown_notes": notes}
+    rows = fn(ta, tb)
+    found: list[dict[str, Any]] = []
+    da, db = _dynamo(manifest_a), _dynamo(manifest_b)
+    if by == "module":
+        if da == "none" and db not in (None, "none"):
+            step = step_b_us if step_b_us is not None and np.isfinite(step_b_us) else None
+            found = [f.row() for f in slower_findings(rows, step)]
+        else:
+            notes.append(f"compiled_slower_than_eager needs A eager and B compiled (run.json config.dynamo: "
+                         f"A {da or 'unknown'}, B {db or 'unknown'}); b_slower still flags the rows")
+    return {f"by_{by}": rows, "breakdown_findings": found, "breakdown_notes": notes}
 
 
 def _rank_notes(a: Any, b: Any) -> list[str]:
@@ -126,9 +167,9 @@ def _rank_notes(a: Any, b: Any) -> list[str]:
     return notes
 
 
-def diff_paths(run_a: str, run_b: str) -> dict[str, Any]:
+def diff_paths(run_a: str, run_b: str, by: str | None = None) -> dict[str, Any]:
     """Load and analyze two run folders (as ``tracekit analyze`` does, findings included) and diff them."""
     from tracekit.runner.pipeline import analyze_paths
 
     a, b = analyze_paths([run_a]), analyze_paths([run_b])
-    return diff_runs(a, b, a.meta.get("manifest"), b.meta.get("manifest"))
+    return diff_runs(a, b, a.meta.get("manifest"), b.meta.get("manifest"), by=by)

@@ -19,14 +19,14 @@ profiled loop records.
 Why the off-loops come first: a finished profiler session that recorded the CPU leaves the
 process slower (on an H100 host the same step ran 18-40 % slower after one short session
 than before any, with or without DDP; CUDA-only sessions left no trace:
-``scripts/profiler_after_effect.py``). The run's unprofiled steps are timed before any
+``benchmarks/gpu/profiler_after_effect.py``). The run's unprofiled steps are timed before any
 profiling, so off-loops timed after the window would measure a slower baseline and
 under-state the cost (1.3-3.3 µs per event against the 3.8-7.6 µs the windows carried).
 
 - **CPU runs:** the loop runs on the CPU; ``cpu_op_ns`` = that cost per recorded operator.
 - **CUDA runs:** the loop runs on the GPU, wrapped in DDP on the run's process group when
   the run trains with DDP (DDP's reducer hooks and their recorded ranges raise the cost per
-  event by 40-70 %, measured with ``scripts/profiler_cost_probe.py``); backward runs on
+  event by 40-70 %, measured with ``benchmarks/gpu/profiler_cost_probe.py``); backward runs on
   autograd's device thread. One figure per recorded event, operators and runtime calls
   alike (``cpu_op_ns`` = ``runtime_ns``): splitting it between the two from one loop is
   ill-conditioned (a 10 % error in the operator figure moved the per-launch one by 3 µs),
@@ -38,7 +38,7 @@ run's compile facts start counting, its code its own, so it adds no frame, recom
 bucket log to the run's ``compile`` section). A recorded event of compiled code costs the
 profiler 1.3-2.3x one of eager code on an H100 (Triton launch ranges with their launch
 arguments, ``cuLaunchKernelEx``, compiled-region ranges:
-``benchmarks/results/profiler_cost_compiled_2026-11-25_h100.txt``), so the run's figure is
+``benchmarks/results/profiler_cost_compiled_h100.txt``), so the run's figure is
 the compiled probe's; both probes' figures are kept under ``probes``. On 16 inductor runs
 (docs/whatif-evidence.md, "A compiled probe for compiled runs") it predicted the unprofiled step about
 as well as the eager probe (|error| median 22.1 % against 23.2 %): both are noise-bound there. CPU runs keep the eager
@@ -54,6 +54,8 @@ from __future__ import annotations
 import statistics
 import time
 from typing import Any
+
+from tracekit.profile.quiet import drop_kineto_markers
 
 #: training steps of the small model per timed loop, its depth, and interleaved repetitions of the off/on pair
 LOOP_STEPS = 200
@@ -204,8 +206,9 @@ class Calibration:
         out: dict[str, Any] = {**_NO_FIGURES, "reps": self.reps, "ddp": self.ddp, "probe": None, "probes": {}}
         if not self.enabled or not self.probes or not self.probes[0].offs:  # before() measured nothing
             return out
-        for p in self.probes:
-            out["probes"][p.label] = self._profiled_figures(p)
+        with drop_kineto_markers():  # each profiled loop starts and stops a profiler: kineto's markers off stderr
+            for p in self.probes:
+                out["probes"][p.label] = self._profiled_figures(p)
         out.update(out["probes"][self.probes[-1].label], probe=self.probes[-1].label)
         return out
 

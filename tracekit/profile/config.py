@@ -112,6 +112,7 @@ class ProfileConfig:
     profile_cpu_only_steps: int = 0
     record_shapes: bool = False
     with_stack: bool = False
+    record_modules: bool = True  # forward ranges tracekit.module:<path> per module (eager forward only)
     profile_activities: str = "cpu,cuda"
     torchviz: bool = False  # rank 0 draws one step's autograd graph (tracekit.profile.autograd_viz)
     bucket_timing: bool = True  # per-bucket CUDA-event timing in steps after the timed ones (bucket_timing_steps)

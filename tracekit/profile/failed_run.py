@@ -88,6 +88,8 @@ def diagnose_folder(run_dir: str | Path, world_size: int | None = None) -> dict[
     files = [p for pat in ("rank*.progress", "rank*.error.txt", "rank*.stacks.txt", f"{flight_recorder.FR_DIR}/*")
              for p in folder.glob(pat)]
     ranks = {int(g) for p in files if (g := next(iter(re.findall(r"rank_?(\d+)", p.name)), None)) is not None}
+    if not ranks and m is not None and m.status == "ok":
+        return Failure(summary="no rank failed: run.json records a finished run (status ok)").to_dict()
     if not ranks:
         raise TraceInputError(folder, "no rank<R>.progress, rank<R>.error.txt or fr/ files: "
                                       "not the folder of a tracekit profile run")

@@ -33,6 +33,9 @@ from pathlib import Path
 from typing import Any
 
 GRAPHS_DIR = "graphs"
+#: the FX dumps' suffix: Python text, but not a module anyone imports; named ``.py`` they would be linted,
+#: collected by test runners and found by every grep of the code
+GRAPH_SUFFIX = ".fx.txt"
 #: what dynamo puts on DDPOptimizer's submodules as their compile reason
 _DDPO_REASON = "DDPOptimizer intentional graph-break"
 
@@ -244,7 +247,7 @@ class GraphRecorder:
         return {"graphs": graphs, "unavailable": dict(self.unavailable)}
 
     def write(self, out_dir: Path, summary: dict[str, Any]) -> None:
-        """Write each graph's FX code as ``graphs/<name>.py`` (readable text, with a header) and set
+        """Write each graph's FX code as ``graphs/<name>.fx.txt`` (readable text, with a header) and set
         ``file`` in ``summary`` (paths relative to the run folder)."""
         d = out_dir / GRAPHS_DIR
         d.mkdir(parents=True, exist_ok=True)
@@ -252,7 +255,7 @@ class GraphRecorder:
             name = f"{g['index']:03d}_{g['kind']}"
             if g.get("compile_id"):
                 name += "_" + re.sub(r"[^0-9A-Za-z]+", "-", g["compile_id"]).strip("-")
-            path = d / f"{name}.py"
+            path = d / f"{name}{GRAPH_SUFFIX}"
             path.write_text(_header(g) + code, encoding="utf-8")
             g["file"] = f"{GRAPHS_DIR}/{path.name}"
 

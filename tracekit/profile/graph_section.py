@@ -1,4 +1,4 @@
-"""The ``graphs`` section of ``run.json`` and the files behind it (``graphs/*.py``, ``autograd.dot``).
+"""The ``graphs`` section of ``run.json`` and the files behind it (``graphs/*.fx.txt``, ``autograd.dot``).
 
 Called by every rank at the end of a profile run (:mod:`tracekit.profile.worker`); rank 0
 writes the files and returns the section, the others return None. See

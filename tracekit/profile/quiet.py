@@ -1,7 +1,7 @@
 """Keep kineto's trace-start/stop markers off the user's terminal, and nothing else.
 
 Every ``torch.profiler`` start and stop makes kineto (built without glog) print a line such as
-``USDT:2026-11-24 16:39:49 7783:7783 SyncActivityProfilerHandler.cpp:52] profiler_start`` on the
+``USDT:<date> <time> <pid>:<tid> SyncActivityProfilerHandler.cpp:52] profiler_start`` on the
 process's stderr (file descriptor 2, from C++), at every severity ``KINETO_LOG_LEVEL`` allows except
 those that also hide kineto's errors. :func:`drop_kineto_markers` sends fd 2 to a temporary file
 around the profiler calls that emit them and copies back every line except those markers, so a

@@ -18,6 +18,7 @@ from typing import Any
 from tracekit.cpus import usable_cpus
 from tracekit.version import version
 from tracekit.profile import bucket_events, calibrate
+from tracekit.profile.module_ranges import forward_is_compiled
 from tracekit.profile.config import ProfileConfig
 from tracekit.profile.harness import add_profiled_timings, summarize_ranks
 from tracekit.traces.manifest import SCHEMA_VERSION
@@ -201,6 +202,8 @@ def build_manifest(config: ProfileConfig, ranks: list[dict[str, Any]], world: in
             "first_step": config.warmup + config.steps + len((ranks[0].get("bucket_timing") or {}).get("steps") or []),
             "record_shapes": config.record_shapes, "with_stack": config.with_stack,
             "activities": config.profile_activities,
+            "record_modules": config.record_modules and not forward_is_compiled(config.dynamo,
+                                                                                config.resolved_optimize_ddp),
         },
         "compile": {"per_rank": [r["compile"] for r in ranks]},
         "profiler_cost": calibrate.summarize([r.get("profiler_cost") for r in ranks], device=device,

@@ -28,6 +28,8 @@ from tracekit.profile import calibrate
 from tracekit.profile.graph_capture import GraphRecorder
 from tracekit.profile.graph_section import graphs_section
 from tracekit.profile.harness import profiler_activities, run_profiled_steps, time_steps
+from tracekit.profile.inductor_capture import InductorCapture
+from tracekit.profile.module_ranges import ModuleRanges, forward_is_compiled
 from tracekit.traces.manifest import write_manifest
 from tracekit.profile.models import build_workload
 from tracekit.profile.parallel import ddp_of, device_meshes, parallelize
@@ -124,6 +126,8 @@ def _run(config: ProfileConfig, rank: int, local_rank: int, world: int, device: 
         cal.prepare()
     with ExitStack() as stack:
         facts = enter_compile_scope(stack, config, mode)  # before DDP is constructed
+        # which module and ATen ops each generated kernel comes from (compiled_kernels.json, rank 0 writes)
+        capture = stack.enter_context(InductorCapture(device.type, model)) if config.dynamo == "inductor" else None
         model.to(device)
         meshes = device_meshes(config, device.type)
         recorder = GraphRecorder(config.dynamo, keep_code=rank == 0) if config.dynamo != "none" else None
@@ -156,12 +160,16 @@ def _run(config: ProfileConfig, rank: int, local_rank: int, world: int, device: 
             time_steps(timer.timed(trainer.step), config.bucket_timing_steps, sync)
 
         heartbeat.set_stage("profiled")
-        win = run_profiled_steps(config, out_dir, rank, device.type, trainer.step, sync)
+        ranges = ModuleRanges(model, enabled=config.record_modules and not forward_is_compiled(config.dynamo, mode))
+        with ranges:  # only for the profiler window: their cost stays out of the timed steps
+            win = run_profiled_steps(config, out_dir, rank, device.type, trainer.step, sync)
         heartbeat.set_stage(None)
         facts.mark_run_done()
         cost = cal.after() if cal is not None else None
         compile_facts = facts.facts()
         graphs = graphs_section(config, rank, out_dir, recorder, trainer, ddp)
+    if capture is not None and rank == 0:  # every rank compiles the same program: one file per run
+        capture.write(out_dir)
     if config.fail_rank == rank and config.fail_at == "end":
         raise RuntimeError(f"tracekit test failure injected on rank {rank} (after writing its trace)")
 

@@ -44,6 +44,8 @@ from tracekit.analyses.distortion import cupti_step_us
 from tracekit.analyses.findings import as_dicts, as_table
 from tracekit.analyses.registry import AnalysisResult
 from tracekit.errors import ReplayError, ScenarioError
+from tracekit.traces import schema
+from tracekit.traces.decode import LAUNCHES_KEY
 from tracekit.jsonable import jsonable
 from tracekit.replay import advice as advice_mod
 from tracekit.replay import costs as cost_model
@@ -59,7 +61,7 @@ from tracekit.traces.manifest import Manifest
 from tracekit.traces.traceset import RankTrace, TraceSet
 
 RANK_COLUMNS = ("rank", "window_step_us", "replayed_step_us", "replay_error_pct", "predicted_step_us",
-                "measured_unprofiled_step_us", "error_pct", "window_idle_us", "predicted_idle_us",
+                "measured_unprofiled_step_us", "error_pct", "bound", "window_idle_us", "predicted_idle_us",
                 "window_exposed_comm_us", "predicted_exposed_comm_us", "window_overlap_pct", "predicted_overlap_pct",
                 "window_wait_us", "predicted_wait_us")
 #: the analyze tables the replay reads (``instances``: the cross-rank match, which sets the clock offsets)
@@ -195,6 +197,15 @@ def advise(traces: TraceSet, res: AnalysisResult, *, comm_pattern: str | None = 
     return result
 
 
+def _warmup_clause(traces: TraceSet) -> str:
+    """How much the run's CUPTI-only warm-up steps ran above its unprofiled step: what the profiler really cost
+    the run (beside a calibration that says it cost nothing), or "" where run.json has not both."""
+    cupti, (measured, _) = cupti_step_us(traces.manifest), _measured(traces)
+    if not cupti or not measured:
+        return ""
+    return f"; the run's CUPTI-only warm-up steps ran {cupti / measured:.2f}x its unprofiled step"
+
+
 def _check_replayable(traces: TraceSet) -> list[str]:
     """Notes on what cannot be replayed; raises :class:`ReplayError` when nothing can."""
     notes, usable = [], 0
@@ -202,8 +213,15 @@ def _check_replayable(traces: TraceSet) -> list[str]:
         if rt.has_gpu_activity and bool(rt.gpu_column("pre_window").all()):
             notes.append(f"rank {rt.rank} ({rt.path.name}): GPU activity without CPU launch calls (a cuda-only "
                          "capture?): the CPU side that issues the work is missing")
+        elif not rt.step_arrays()["step"].size and not (rt.column("kind") == schema.CPU_OP).any():
+            notes.append(f"rank {rt.rank} ({rt.path.name}): no ProfilerStep ranges and no CPU operators (a cuda-only "
+                         "capture?): its step cannot be replayed")
         elif not rt.step_arrays()["step"].size:
-            notes.append(f"rank {rt.rank} ({rt.path.name}): no ProfilerStep ranges: its step cannot be replayed")
+            rt.window_as_one_step()
+            notes.append(f"rank {rt.rank} ({rt.path.name}): no ProfilerStep ranges (a plain `with profile():` "
+                         "capture?): the whole window is replayed as one step (step 0), so the figures per step are "
+                         "the window's")
+            usable += 1
         else:
             usable += 1
             if rt.has_gpu_activity and (n := _launches_missing(rt)):
@@ -213,7 +231,10 @@ def _check_replayable(traces: TraceSet) -> list[str]:
                              "trace?): they belong to no step, and the steps' lengths are uncertain")
     if not usable:
         raise ReplayError("nothing to predict: " + "; ".join(notes))
-    if not traces.has_gpu_activity:
+    if not traces.has_gpu_activity and any(rt.meta.get(LAUNCHES_KEY) for rt in traces):
+        notes.append("kernel records missing (device launches, no kernel, copy or memset recorded): the replay "
+                     "covers CPU threads and collectives only, and the device's time is unknown")
+    elif not traces.has_gpu_activity:
         notes.append("no GPU activity (CPU run): the replay covers CPU threads and collectives only")
         notes += shared_cores_notes(traces.manifest)
     return notes
@@ -308,20 +329,28 @@ def _whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, 
     p_start, p_end = simulate.evaluate(gp, plan)
     predicted = figures.step_figures(gp, p_start, p_end, comm)
     notes += list(dict.fromkeys(g.notes + gp.notes))
-    if costs.source == "default":
+    if costs.rejected is not None:
+        notes.append(f"profiler cost: run.json's not used: {costs.rejected}{_warmup_clause(traces)}; the "
+                     f"documented defaults instead ({costs.cpu_op_ns:.0f} ns per operator, {costs.runtime_ns:.0f} ns "
+                     f"per runtime call, x{costs.scale:g}): the prediction is less certain")
+    elif costs.source == "default":
         notes.append(f"profiler cost: no measurement in run.json; documented defaults used ({costs.cpu_op_ns:.0f} ns "
                      f"per operator, {costs.runtime_ns:.0f} ns per runtime call, x{costs.scale:g}): the prediction "
                      f"is less certain")
     steps = _steps_table(window, replayed, predicted)
     ranks = _ranks_table(steps, traces)
-    baseline = _baseline(steps, traces)
+    whole = any("replayed as one step" in n for n in notes)
+    baseline = _baseline(steps, traces, whole)
     notes += self_check_note(baseline, ranks) + uneven_steps_note(baseline) + cupti_note(baseline)
     if traces.manifest is None or traces.manifest.timings is None:
         notes.append(unchecked_note(baseline))
+    elif whole:
+        notes.append("run.json's unprofiled step is one step's time and the window replayed as one step holds "
+                     "several: the prediction is not compared with it")
     result = WhatifResult(baseline=baseline, ranks=ranks, steps=steps, notes=notes,
                           profiler_cost={"cpu_op_ns": costs.cpu_op_ns, "runtime_ns": costs.runtime_ns,
                                          "scale": costs.scale, "cut_quantile": costs.cut_quantile,
-                                         "source": costs.source},
+                                         "source": costs.source, "rejected": costs.rejected},
                           timeline=timeline_mod.one_step(gp, p_start, p_end, comm), backend=_backend(traces))
     if scenarios:  # edits of the predicted graph, re-evaluated (tracekit.replay.scenarios)
         ctx = scenario_mod.context(gp, traces, coll, offsets, comm)
@@ -387,22 +416,50 @@ def _pct(a: float | None, b: float | None) -> float | None:
     return 100.0 * (a - b) / b if a is not None and b and np.isfinite(a) else None
 
 
-def _baseline(steps: pd.DataFrame, traces: TraceSet) -> dict[str, Any]:
+def _baseline(steps: pd.DataFrame, traces: TraceSet, whole_window: bool = False) -> dict[str, Any]:
     prof = _slowest_mean(steps, "window_step_us")
     rep = _slowest_mean(steps, "replayed_step_us")
     pred = _slowest_mean(steps, "predicted_step_us")
-    measured, _ = _measured(traces)
-    cupti = cupti_step_us(traces.manifest)
+    # a window replayed as one step (no ProfilerStep range) holds several steps of run.json's: not comparable
+    measured, _ = _measured(traces) if not whole_window else (None, None)
+    cupti = cupti_step_us(traces.manifest) if not whole_window else None
     idle, window_idle = _idle_share(steps), _idle_share(steps, "window")
     regime = trust.regime_of(idle, window_idle)
+    by_rank = rank_regimes(steps)
+    several = len(traces) > 1
+    if len({r["name"] for r in by_rank}) > 1:  # ranks of different kinds: the predicted step is the slowest rank's
+        slowest = int(steps.groupby("rank")["predicted_step_us"].mean().idxmax())
+        regime = next(trust.regime_of(r["predicted_gpu_idle_pct"], r["window_gpu_idle_pct"]) for r in by_rank
+                      if slowest in r["ranks"])
     return {"profiled_step_us": prof, "replayed_step_us": rep, "replay_error_pct": _pct(rep, prof),
             "predicted_step_us": pred, "measured_unprofiled_step_us": measured, "error_pct": _pct(pred, measured),
             "measured_spread_pct": _measured_spread(traces), "measured_drift_pct": _measured_drift(traces),
             "window_vs_measured_pct": _pct(prof, measured), "steps": int(steps["step"].nunique()),
             "cupti_step_us": cupti, "predicted_vs_cupti_pct": _pct(pred, cupti),
             "predicted_gpu_idle_pct": idle, "window_gpu_idle_pct": window_idle,
-            "regime": regime.to_dict(several_ranks=len(traces) > 1) if regime is not None else None,
+            "regime": regime.to_dict(several_ranks=several) if regime is not None else None,
+            "rank_regimes": [{**r, **trust.regime_of(r["predicted_gpu_idle_pct"], r["window_gpu_idle_pct"])
+                              .to_dict(several_ranks=several)} for r in by_rank] if len(by_rank) > 1 else None,
             **_step_spread(steps)}
+
+
+def rank_regimes(steps: pd.DataFrame) -> list[dict[str, Any]]:
+    """Each rank's own regime (:func:`tracekit.replay.trust.regime_of` of its predicted and window GPU idle shares:
+    mean idle over mean step), the ranks of one regime together: ``[{"name", "ranks", "predicted_gpu_idle_pct",
+    "window_gpu_idle_pct"}]`` (the shares: means over those ranks), most ranks first; [] on a CPU run."""
+    per_rank = steps.groupby("rank")[["predicted_idle_us", "predicted_step_us", "window_idle_us",
+                                      "window_step_us"]].mean()
+    pred = 100.0 * per_rank["predicted_idle_us"] / per_rank["predicted_step_us"]
+    win = 100.0 * per_rank["window_idle_us"] / per_rank["window_step_us"]
+    groups: dict[str, list[tuple[int, float, float]]] = {}
+    for rank, p, w in zip(per_rank.index, pred, win):
+        r = trust.regime_of(None if pd.isna(p) else float(p), None if pd.isna(w) else float(w))
+        if r is not None:
+            groups.setdefault(r.name, []).append((int(rank), float(p), float(w)))
+    out = [{"name": name, "ranks": [m[0] for m in members],
+            "predicted_gpu_idle_pct": float(np.mean([m[1] for m in members])),
+            "window_gpu_idle_pct": float(np.mean([m[2] for m in members]))} for name, members in groups.items()]
+    return sorted(out, key=lambda r: -len(r["ranks"]))
 
 
 #: the window's slowest step over its median step from which a note says one step carries the mean: on the committed
@@ -488,6 +545,16 @@ def _measured_drift(traces: TraceSet) -> float | None:
     return _pct(statistics.median(t.overall.step_s), tail)
 
 
+def _rank_bound(r: pd.Series) -> str | None:
+    """A rank's regime name (:func:`rank_regimes`), from its means over steps; None on a CPU run."""
+    def share(which: str) -> float | None:
+        v = 100.0 * r[f"{which}_idle_us"] / r[f"{which}_step_us"] if r[f"{which}_step_us"] else float("nan")
+        return None if pd.isna(v) else float(v)
+
+    regime = trust.regime_of(share("predicted"), share("window"))
+    return regime.name if regime is not None else None
+
+
 def _ranks_table(steps: pd.DataFrame, traces: TraceSet) -> pd.DataFrame:
     _, per = _measured(traces)
     m = steps.groupby("rank").mean(numeric_only=True)
@@ -499,6 +566,7 @@ def _ranks_table(steps: pd.DataFrame, traces: TraceSet) -> pd.DataFrame:
                      "replay_error_pct": _pct(r["replayed_step_us"], r["window_step_us"]),
                      "predicted_step_us": r["predicted_step_us"], "measured_unprofiled_step_us": meas,
                      "error_pct": _pct(r["predicted_step_us"], meas),
+                     "bound": _rank_bound(r),
                      **{f"{w}_{f}": r[f"{w}_{f}"] for w in ("window", "predicted")
                         for f in ("idle_us", "exposed_comm_us", "overlap_pct", "wait_us")}})
     return pd.DataFrame(rows, columns=list(RANK_COLUMNS))

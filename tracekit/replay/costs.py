@@ -7,8 +7,9 @@ Where the figures come from, in order:
    2026-11-25 with a compiled probe, whose figure is the run's): ``source="run.json"``;
    another probe's figures on request (``probe=``, ``tracekit whatif --profiler-probe``):
    ``source="run.json (probe <label>)"``;
-2. otherwise the documented defaults below: ``source="default"``, and every prediction
-   says so. They are medians of what ``tracekit profile`` measured on the machines we ran
+2. otherwise, or where run.json's figure is outside what the profiler can cost per event on a
+   CUDA run (:data:`tracekit.traces.manifest.PROFILER_COST_RANGE_NS`: a failed measurement), the
+   documented defaults below: ``source="default"``, and every prediction says so (and why). They are medians of what ``tracekit profile`` measured on the machines we ran
    (see docs/whatif.md, "Profiler cost"): a trace from another machine, torch or profiler
    setting may cost more or less per event, which moves the prediction by up to
    (events per step) x (the difference).
@@ -35,7 +36,7 @@ import pandas as pd
 
 from tracekit.errors import ConfigError
 from tracekit.traces import schema
-from tracekit.traces.manifest import Manifest
+from tracekit.traces.manifest import Manifest, implausible_profiler_cost
 
 #: defaults for traces without a measured cost (ns per event): CPU operator, CUDA runtime call. One figure for
 #: both, the median of the 13 calibrations of sample_traces/h100_whatif_3 (H100 host, torch 2.11, DDP; 1121 to
@@ -114,6 +115,8 @@ class ProfilerCosts:
     scale: float = 1.0
     #: a cut sheds at most this quantile of its thread's work-segment lengths (:data:`CUT_QUANTILE`; None: no bound)
     cut_quantile: float | None = CUT_QUANTILE
+    #: why run.json's calibration was not used (outside what the profiler can cost), None when it was or there was none
+    rejected: str | None = None
 
     @classmethod
     def of(cls, manifest: Manifest | None, weights: tuple[float, float, float, float] = WEIGHTS,
@@ -135,6 +138,9 @@ class ProfilerCosts:
             cpu, rt, src = fig.get("cpu_op_ns"), fig.get("runtime_ns"), f"run.json (probe {probe})"
         cpu_run = manifest is not None and manifest.run is not None and manifest.run.device == "cpu"
         k = scale if scale is not None else (1.0 if cpu_run else CUDA_SCALE)
+        why = implausible_profiler_cost({"cpu_op_ns": cpu, "runtime_ns": rt}, "cpu" if cpu_run else "cuda")
+        if why is not None:  # a failed measurement: the documented default, and the prediction says why
+            return cls(DEFAULT_CPU_OP_NS, DEFAULT_RUNTIME_NS, "default", weights=weights, scale=k, rejected=why)
         if cpu is not None and (rt is not None or cpu_run):
             return cls(cpu, rt or 0.0, src, weights=weights, scale=k)
         if cpu is not None:

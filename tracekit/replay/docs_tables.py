@@ -1,8 +1,7 @@
 """The what-if page's figure tables, written from the code that quotes them (docs/whatif.md).
 
-``tracekit whatif`` quotes the trust regimes (:data:`tracekit.replay.trust.REGIMES`) and the scenario checks
-(:data:`tracekit.replay.validation.CHECKS`, :data:`~tracekit.replay.validation.RANKINGS`); the tests recompute
-those from the committed result files. The page shows the same tables between markers
+``tracekit whatif`` quotes the trust regimes and the scenario checks and rankings, read from the committed
+evidence files (:mod:`tracekit.replay.evidence`); the tests recompute those from the committed result files. The page shows the same tables between markers
 (``<!-- whatif:NAME:begin -->`` ... ``<!-- whatif:NAME:end -->``, NAME one of :data:`SECTIONS`), generated here,
 so the page cannot drift from what the tool prints; ``tests/test_whatif_docs.py`` fails when it does::
 
@@ -18,7 +17,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from tracekit.analyses.registry import rewrite_page
-from tracekit.replay import trust, validation
+from tracekit.replay import evidence
 
 
 def _md(headers: list[str], rows: list[list[object]]) -> str:
@@ -42,13 +41,15 @@ def _range(low: float, high: float) -> str:
 def trust_table() -> str:
     """The regimes: their idle shares, runs, |error| median and max, and the multi-rank runs' lean."""
     rows = []
-    for r in trust.REGIMES:
-        m = r.multi_rank or (0, 0, float("nan"))
+    data = evidence.regimes()
+    for r in data.regimes:
+        m = r.multi_rank or evidence.MultiRank(0, 0, float("nan"))
         rows.append([f"`{r.name}`", _range(r.idle_pct_low, r.idle_pct_high),
                      _range(r.window_idle_pct_low, r.window_idle_pct_high), r.runs, f"{r.error_pct_median:.1f} %",
-                     f"{r.error_pct_max:.1f} %", m[0], m[1], f"{m[2]:+.1f} %"])
-    n, med, top = trust.CPU_RUNS
-    rows.append(["CPU (gloo): none", "–", "–", n, f"{med:.1f} %", f"{top:.1f} %", "–", "–", "–"])
+                     f"{r.error_pct_max:.1f} %", m.runs, m.below, f"{m.error_pct_median:+.1f} %"])
+    cpu = data.cpu_runs
+    rows.append(["CPU (gloo): none", "–", "–", cpu.runs, f"{cpu.error_pct_median:.1f} %", f"{cpu.error_pct_max:.1f} %",
+                 "–", "–", "–"])
     return _md(["regime", "predicted GPU idle", "window GPU idle", "runs", "|error| median", "|error| max",
                 "of them multi-rank", "predicted below measured", "multi-rank median signed error"], rows)
 
@@ -60,13 +61,13 @@ def _pts(v: float | None) -> str:
 def checks_table() -> str:
     """One row per scenario check: the change, where it was made for real, runs, delta error, verdict."""
     rows = [[f"`{c.change.replace('_', '-')}`", c.setting, c.runs or "–", _pts(c.delta_error_pp_median),
-             _pts(c.delta_error_pp_max), c.verdict] for c in validation.CHECKS]
+             _pts(c.delta_error_pp_max), c.verdict] for c in evidence.checks()]
     return _md(["change", "where it was made for real", "runs", "median points", "max points", "verdict"], rows)
 
 
 def rankings_table() -> str:
     """One row per paired setting: the separated pairs the predictions ordered as measured."""
-    rows = [[k.setting, f"{k.ranked} of {k.pairs}", k.misses] for k in validation.RANKINGS]
+    rows = [[k.setting, f"{k.ranked} of {k.pairs}", k.misses] for k in evidence.rankings()]
     return _md(["paired timings", "ranked as measured", "the pairs missed"], rows)
 
 

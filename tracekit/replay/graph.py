@@ -732,6 +732,12 @@ class RankBuilder:
         for key, tid in zip(zip(cpu.ts[marks].tolist(), cpu.end[marks].tolist()), cpu.tid[marks].tolist()):
             tid_of.setdefault(key, tid)  # the first mark of that range, in trace order
         out = []
+        if not marks.size and steps["step"].size == 1 and self.threads:
+            # the whole window as one step (RankTrace.window_as_one_step, no ProfilerStep range to anchor it):
+            # from the first to the last segment of the thread with the most work, the main thread
+            th = max(self.threads.values(), key=lambda t: t.cuts.size)
+            if th.cuts.size >= 2:
+                out.append((int(steps["step"][0]), th.first_node, th.first_node + th.cuts.size - 2))
         for step, s, e in zip(steps["step"].tolist(), steps["ts_ns"].tolist(), steps["end_ns"].tolist()):
             tid = tid_of.get((s, e))
             if tid is None:

@@ -46,8 +46,8 @@ if TYPE_CHECKING:
 
 #: NCCL allreduce over NVLink 4 through NVSwitch (H100 / H200 SXM), NCCL 2.28 with NVLS off, as
 #: ``{ranks: (alpha ns, bus bandwidth GB/s)}``: least squares ``t = alpha + bytes x 2(n-1)/n / busbw`` over
-#: 1 to 256 MiB, CUDA-event medians of 20 calls (scripts/nccl_busbw.py on a 4 x H200 host,
-#: benchmarks/results/nccl_busbw_2026-11-27_h200x4.jsonl). More ranks than measured take the largest.
+#: 1 to 256 MiB, CUDA-event medians of 20 calls (benchmarks/gpu/nccl_busbw.py on a 4 x H200 host,
+#: benchmarks/results/nccl_busbw_h200x4.jsonl). More ranks than measured take the largest.
 NVLINK4_ALLREDUCE: dict[int, tuple[float, float]] = {2: (68_600.0, 305.0), 4: (104_300.0, 337.7)}
 #: GPU names (run.json ``hardware.ranks[].gpu_name``) the default applies to
 NVLINK4_GPUS = ("H100", "H200")

@@ -7,7 +7,7 @@ bucket (a new subgraph) before a node once the bucket holds ``first_bucket_cap``
 one, 1 MiB: ``torch.distributed._DEFAULT_FIRST_BUCKET_BYTES``) or ``bucket_cap`` bytes (the others:
 DDP's ``bucket_bytes_cap``). A graph break makes two graphs, cut separately; without the break
 the one merged graph is cut once over all its parameters, usually into fewer subgraphs. On the
-graph-break twins measured on an H100 (``scripts/paired_twins.py``) the broken toy MLP ran 4
+graph-break twins measured on an H100 (``benchmarks/gpu/paired_twins.py``) the broken toy MLP ran 4
 forward subgraphs and its twin without the break 2: the break had brought an extra DDPOptimizer
 split along, whose cost the measured saving included.
 

@@ -36,7 +36,7 @@ from tracekit.runner.options import RunOptions
 from tracekit.runner.pipeline import load_and_analyze
 from tracekit.analyses.registry import AnalysisResult
 from tracekit.errors import ConfigError, TraceInputError
-from tracekit.report import collect, figures
+from tracekit.report import chart_data, collect
 from tracekit.traces.traceset import RankTrace
 
 #: pid of the added process: far above any OS pid (pid_max <= 2**22) and kineto's device pids
@@ -63,7 +63,7 @@ def _x(name: str, tid: int, start_us: float, end_us: float, args: dict[str, Any]
             "dur": round(max(end_us - start_us, 0.0), 3), "args": args}
 
 
-def _bucket_events(b: figures.BucketSpan, step: int) -> list[dict[str, Any]]:
+def _bucket_events(b: chart_data.BucketSpan, step: int) -> list[dict[str, Any]]:
     tid = TID_BUCKET0 + b.bucket
     args = {"step": step, "bucket": b.bucket, "bytes": b.bytes, "dur_us": round(b.end_us - b.start_us, 3),
             "exposed_us": round(b.exposed_us, 3), "ready_to_start_us": round(b.start_us - b.ready_us, 3)}
@@ -73,10 +73,10 @@ def _bucket_events(b: figures.BucketSpan, step: int) -> list[dict[str, Any]]:
     return out
 
 
-def _finding_event(f: dict[str, Any], rank: int, lanes: figures.RankLanes, step: int,
+def _finding_event(f: dict[str, Any], rank: int, lanes: chart_data.RankLanes, step: int,
                    step_start_us: float) -> dict[str, Any]:
-    tl = figures.Timeline(step=step, origin_ns=0, ranks=[lanes])
-    t = figures.finding_target({**f, "rank": rank}, tl)
+    tl = chart_data.Timeline(step=step, origin_ns=0, ranks=[lanes])
+    t = chart_data.finding_target({**f, "rank": rank}, tl)
     args = {"message": f.get("message"), "severity": f.get("severity"), "rank": f.get("rank"), "step": step,
             "cost_us_per_step": (f.get("evidence") or {}).get("cost_us"), "evidence": f.get("evidence")}
     if t is not None:

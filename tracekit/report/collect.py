@@ -1,4 +1,4 @@
-"""Gather, from loaded traces and their analysis, the tables the figures of :mod:`.figures` take.
+"""Gather, from loaded traces and their analysis, the tables the figures of :mod:`.chart_data` take.
 
 The only report module that reads :class:`~tracekit.traces.traceset.RankTrace` directly:
 the timeline draws raw kernel intervals and CPU ranges that the analysis tables summarise.
@@ -16,7 +16,7 @@ from tracekit.analyses import graphbreaks
 from tracekit.analyses.classify import COMPUTE, classify_gpu
 from tracekit.analyses.registry import AnalysisResult
 from tracekit.errors import ConfigError
-from tracekit.report import figures
+from tracekit.report import chart_data
 from tracekit.traces import loader
 from tracekit.traces.traceset import RankTrace, TraceSet
 
@@ -36,23 +36,23 @@ def _origin(traces: list[RankTrace], step: int, offsets_ns: dict[int, int]) -> i
     return min(starts) if starts else 0
 
 
-def rank_lanes(rt: RankTrace, res: AnalysisResult, step: int, origin_ns: int) -> figures.RankLanes:
+def rank_lanes(rt: RankTrace, res: AnalysisResult, step: int, origin_ns: int) -> chart_data.RankLanes:
     """Every timeline lane of one rank in ``step`` (times relative to ``origin_ns`` on the aligned clock)."""
-    out = figures.RankLanes(rank=rt.rank)
+    out = chart_data.RankLanes(rank=rt.rank)
     org = origin_ns + int(round(1000.0 * (res.meta.get("clock_offsets_us") or {}).get(rt.rank, 0.0)))
     if rt.has_gpu_activity:
         g = rt.gpu
         cls = classify_gpu(rt, res.meta.get("comm_pattern")).to_numpy().astype(object)
         in_step = (g["step"] == step).to_numpy()
-        out.lanes = figures.class_lanes(g[in_step], cls[in_step], org)
+        out.lanes = chart_data.class_lanes(g[in_step], cls[in_step], org)
         comp = cls == COMPUTE
         cover = (g["ts_ns"].to_numpy()[comp], g["end_ns"].to_numpy()[comp])
-        out.buckets = figures.bucket_spans(_rows(res.tables.get("bucket_timeline"), rt.rank, step), cover, org)
+        out.buckets = chart_data.bucket_spans(_rows(res.tables.get("bucket_timeline"), rt.rank, step), cover, org)
     ops = graphbreaks.compiled_ops(rt)
     ops = ops[ops["step"] == step]
     bnd = _rows(res.tables.get("break_boundaries"), rt.rank, step)
     if len(ops):
-        out.subgraphs, out.regions, out.boundaries = figures.compiled_marks(ops, bnd, org)
+        out.subgraphs, out.regions, out.boundaries = chart_data.compiled_marks(ops, bnd, org)
     return out
 
 
@@ -72,11 +72,11 @@ def with_events(traces: TraceSet, ranks: list[int]) -> TraceSet:
 
 
 def timeline(traces: TraceSet, res: AnalysisResult, step: int | None = None,
-             ranks: list[int] | None = None) -> figures.Timeline | None:
-    """The per-rank timeline of ``step`` (default: :func:`figures.pick_step`) for ``ranks`` (default:
+             ranks: list[int] | None = None) -> chart_data.Timeline | None:
+    """The per-rank timeline of ``step`` (default: :func:`chart_data.pick_step`) for ``ranks`` (default:
     every rank of ``traces``); None without steps."""
     if step is None:
-        step = figures.pick_step(res.steps)
+        step = chart_data.pick_step(res.steps)
     elif step not in available_steps(res):
         raise ConfigError(f"--step {step}: no such profiled step (the traces have "
                           f"{', '.join(map(str, available_steps(res))) or 'none'})")
@@ -85,7 +85,7 @@ def timeline(traces: TraceSet, res: AnalysisResult, step: int | None = None,
     offsets = {int(r): int(round(v * 1000.0)) for r, v in (res.meta.get("clock_offsets_us") or {}).items()}
     drawn = [rt for rt in sorted(traces, key=lambda r: r.rank) if ranks is None or rt.rank in ranks]
     origin = _origin(drawn, step, offsets)
-    return figures.Timeline(step=int(step), origin_ns=origin, ranks=[rank_lanes(rt, res, step, origin) for rt in drawn])
+    return chart_data.Timeline(step=int(step), origin_ns=origin, ranks=[rank_lanes(rt, res, step, origin) for rt in drawn])
 
 
 def available_steps(res: AnalysisResult) -> list[int]:

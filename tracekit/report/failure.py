@@ -32,7 +32,10 @@ def _row(r: dict[str, Any], role: str) -> dict[str, Any]:
 
 
 def failure_views(failure: dict[str, Any]) -> list[View]:
-    """Two sections: the summary line; one row per rank (culprits first) with the flight recorder's word."""
+    """Two sections: the summary line; one row per rank (culprits first) with the flight recorder's word. A
+    diagnosis that found no failed rank (every rank reached 'done') is one section headed by that finding."""
+    if not failure.get("culprits") and not failure.get("victims"):
+        return [View("No rank failed", [str(failure.get("summary", ""))])]
     rows = [_row(r, "stopped first") for r in failure.get("culprits") or []]
     rows += [_row(r, "failed because of it" if rows else "failed") for r in failure.get("victims") or []]
     notes = [f"before_failure_s: the rank's last progress update before {failure.get('reference') or 'the failure'}"]

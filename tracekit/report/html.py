@@ -7,7 +7,7 @@ name cannot end the script). Every name that comes from a trace goes through
 :func:`display_name` (control characters such as ANSI escapes become visible
 ``\\x1b`` text) and is HTML-escaped: by jinja's autoescape in the page, and by
 :func:`plot_text` for plotly labels (plotly renders a few tags in labels).
-The figure data comes from :mod:`.figures` (pure) via :mod:`.collect`.
+The figure data comes from :mod:`.chart_data` (pure) via :mod:`.collect`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from tracekit.runner.options import RunOptions
 from tracekit.runner.pipeline import load_and_analyze
 from tracekit.analyses.registry import AnalysisResult, ViewOptions
 from tracekit.errors import ConfigError
-from tracekit.report import collect, figures
+from tracekit.report import chart_data, collect, compute_figures
 from tracekit.report.graphs import graphs_context
 from tracekit.report.whatif_section import whatif_context, whatif_figures
 from tracekit.report.plotlyjs import plotly_script
@@ -73,8 +73,8 @@ class RunView:
 
     label: str
     res: AnalysisResult
-    timeline: figures.Timeline | None
-    targets: list[figures.Target | None] = field(default_factory=list)
+    timeline: chart_data.Timeline | None
+    targets: list[chart_data.Target | None] = field(default_factory=list)
     #: False when the view was built from the tables alone (no timeline can be drawn)
     traces_loaded: bool = True
     #: the ranks the timeline and charts show (None: every rank)
@@ -96,7 +96,7 @@ def run_view(label: str, traces: TraceSet, res: AnalysisResult, step: int | None
                            step, shown) if traces.has_gpu_activity else None)
     finds = as_dicts(res.findings)
     return RunView(label=label, res=res, timeline=tl, shown_ranks=shown,
-                   targets=[figures.finding_target(f, tl) if tl else None for f in finds])
+                   targets=[chart_data.finding_target(f, tl) if tl else None for f in finds])
 
 
 # -- timeline ----------------------------------------------------------------------------------
@@ -109,16 +109,16 @@ def _bar(x0: list[float], x1: list[float], y: float, color: str, name: str, text
                   showlegend=show, hovertext=text, hovertemplate="%{hovertext}<extra>" + name + "</extra>")
 
 
-def _seg_text(lane: str, s: figures.Segment) -> str:
+def _seg_text(lane: str, s: chart_data.Segment) -> str:
     what = "" if lane == "idle" else f"<br>{s.count} kernel(s); longest: {plot_text(s.name)}"
     return f"{lane} {s.start_us:.1f} → {s.end_us:.1f} µs ({s.dur_us:.1f} µs){what}"
 
 
-def _drawn(lane: str, segs: list[figures.Segment]) -> list[figures.Segment]:
-    return figures.longest(segs, MAX_BARS) if lane == "idle" else figures.coarsen(segs, MAX_BARS)
+def _drawn(lane: str, segs: list[chart_data.Segment]) -> list[chart_data.Segment]:
+    return chart_data.longest(segs, MAX_BARS) if lane == "idle" else chart_data.coarsen(segs, MAX_BARS)
 
 
-def simplified_lanes(tl: figures.Timeline) -> list[str]:
+def simplified_lanes(tl: chart_data.Timeline) -> list[str]:
     """One note per lane drawn with fewer bars than it has segments (see :data:`MAX_BARS`)."""
     out = []
     for r in tl.ranks:
@@ -131,7 +131,7 @@ def simplified_lanes(tl: figures.Timeline) -> list[str]:
     return out
 
 
-def _rank_traces(r: figures.RankLanes, bucket_lanes: bool, first: bool) -> list[go.Bar]:
+def _rank_traces(r: chart_data.RankLanes, bucket_lanes: bool, first: bool) -> list[go.Bar]:
     out = []
     for y, lane in enumerate(LANES[:4]):
         segs = _drawn(lane, r.lanes.get(lane, []))
@@ -154,7 +154,7 @@ def _rank_traces(r: figures.RankLanes, bucket_lanes: bool, first: bool) -> list[
     return out
 
 
-def _bucket_traces(r: figures.RankLanes, own_lanes: bool, first: bool) -> list[go.Bar]:
+def _bucket_traces(r: chart_data.RankLanes, own_lanes: bool, first: bool) -> list[go.Bar]:
     base = len(LANES)
     ys = [base + (b.bucket if own_lanes else 0) for b in r.buckets]
     out = []
@@ -172,7 +172,7 @@ def _bucket_traces(r: figures.RankLanes, own_lanes: bool, first: bool) -> list[g
     return out
 
 
-def timeline_figure(tl: figures.Timeline) -> go.Figure:
+def timeline_figure(tl: chart_data.Timeline) -> go.Figure:
     """One subplot (lane group) per rank, sharing the time axis."""
     nb = max((len(r.buckets) for r in tl.ranks), default=0)
     own = nb <= MAX_BUCKET_LANES
@@ -200,8 +200,8 @@ def timeline_figure(tl: figures.Timeline) -> go.Figure:
 
 
 def breakdown_figure(steps: pd.DataFrame) -> go.Figure | None:
-    """Stacked per-rank bars of :func:`figures.breakdown_bars` (µs per step)."""
-    d = figures.breakdown_bars(steps)
+    """Stacked per-rank bars of :func:`chart_data.breakdown_bars` (µs per step)."""
+    d = chart_data.breakdown_bars(steps)
     if d.empty:
         return None
     fig = go.Figure()
@@ -374,7 +374,15 @@ def _figures(view: RunView) -> dict[str, go.Figure | None]:
         "breakdown": breakdown_figure(_of_ranks(view.res.steps, view.shown_ranks)),
         "buckets": bucket_figure(_of_ranks(buckets, view.shown_ranks)),
         **{f"whatif_{k}": v for k, v in whatif_figures(view.whatif).items()},
+        "roofline": compute_figures.roofline_figure(view.res.tables.get("ops"), _compute_rank(view), plot_text),
+        "modules": compute_figures.module_tree_figure(view.res.tables.get("modules"), _compute_rank(view), plot_text),
     }
+
+
+def _compute_rank(view: RunView) -> int:
+    """The rank the roofline and the module tree show: the first shown rank (0 when none is known)."""
+    ranks = view.shown_ranks or sorted(int(r) for r in view.res.meta.get("ranks") or [])
+    return ranks[0] if ranks else 0
 
 
 def _run_context(view: RunView, idx: int, table: str | None = None,
@@ -393,9 +401,14 @@ def _run_context(view: RunView, idx: int, table: str | None = None,
         "simplified": simplified_lanes(view.timeline) if view.timeline else [],
         "breakdown": figure_html(figs["breakdown"], f"breakdown-{idx}"),
         "buckets": figure_html(figs["buckets"], f"buckets-{idx}"),
+        "roofline": figure_html(figs["roofline"], f"roofline-{idx}"),
+        "module_tree": figure_html(figs["modules"], f"modules-{idx}"),
+        "compute_rank": _compute_rank(view),
+        "compute_notes": compute_figures.compute_notes(view.res.tables, _compute_rank(view)),
         "tables": run_tables(view.res, table), "aligned": m.get("clock_aligned"),
         "device_metrics": m.get("device_metrics"), "traces_loaded": view.traces_loaded,
         "unread_categories": ", ".join(m.get("unread_categories") or {}),
+        "lost_device_launches": m.get("lost_device_launches") or 0,
         "graphs": graphs_context(view.res, idx, figure_html, display_name, plot_text),
         "whatif": whatif_context(view.whatif, m, idx, {"scenarios": figs["whatif_scenarios"],
                                                        "timeline": figs["whatif_timeline"]},
@@ -455,7 +468,7 @@ def report_paths(runs: list[list[str]], *, labels: list[str] | None = None, step
     """Load and analyse each run (one or two lists of paths) and return the HTML page.
 
     ``labels`` name the runs (default: the first path of each); ``step``: the ProfilerStep
-    the timelines show (default: the median one, see :func:`figures.pick_step`); ``plotly``:
+    the timelines show (default: the median one, see :func:`chart_data.pick_step`); ``plotly``:
     ``inline`` or ``cdn`` (:mod:`tracekit.report.plotlyjs`).
     """
     if not 1 <= len(runs) <= 2:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tracekit.jsonout import dumps
+from tracekit.json_writer import dumps
 
 if TYPE_CHECKING:
     import numpy as np
@@ -35,7 +35,7 @@ class Output:
     """A command's result, ready for every format.
 
     ``text(fmt)``: the human report, ``fmt`` ``table`` or ``markdown``. ``document()``: JSON-safe Python, what
-    ``--format json`` prints (written by :func:`tracekit.jsonout.dumps` with ``json_indent``). ``frame()``:
+    ``--format json`` prints (written by :func:`tracekit.json_writer.dumps` with ``json_indent``). ``frame()``:
     the table ``--format csv`` prints (a DataFrame, or :data:`~tracekit.traces.cols.Cols` written by
     :func:`csv_text`), unless ``csv()`` writes its own CSV text.
     """

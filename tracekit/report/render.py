@@ -183,7 +183,7 @@ def compiled_autograd_rows(man: Manifest) -> list[tuple[str, Any]]:
     ca = man.buckets.compiled_autograd if man.buckets else None
     rows: list[tuple[str, Any]] = []
     for g in ca.graphs if ca else []:
-        # before 2026-11-24 a retried capture recorded 0 graphs and allreduces (the retry reused the
+        # a retried capture in an older run.json recorded 0 graphs and allreduces (the retry reused the
         # first attempt's graph, which had been counted and then reset): unknown, not zero
         lost = g.fullgraph is False and not g.dynamo_graphs
         facts = [f"{g.nodes} nodes", "dynamo graphs and allreduces before inductor's fusion not recorded" if lost

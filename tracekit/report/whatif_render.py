@@ -46,6 +46,13 @@ def trust_lines(b: dict[str, Any]) -> list[str]:
         return ["how far to trust the prediction: not at all: the replay does not reproduce the profiled window "
                 "(self-check failed, see the note)", ""]
     reg, idle = b.get("regime"), b.get("predicted_gpu_idle_pct")
+    if b.get("rank_regimes"):  # ranks of different kinds: each kind's figures, for its ranks
+        parts = [f"{_ranks_text(r['ranks'])} a {trust.label(r['name'])} (GPU idle {r['predicted_gpu_idle_pct']:.1f} % "
+                 f"of the predicted step): on {r['runs']} benchmark runs of that kind the predicted step was off by a "
+                 f"median of {r['error_pct_median']:.1f} %, at most {r['error_pct_max']:.1f} %"
+                 f"{trust.lean_clause(r.get('multi_rank'))}" for r in b["rank_regimes"]]
+        return ["how far to trust the prediction, by rank (the predicted step is the slowest rank's, a "
+                f"{trust.label(reg['name'])}): " + "; ".join(parts) + " (docs/whatif.md)", ""]
     if not reg or idle is None:
         return []
     lean = trust.lean_clause(reg.get("multi_rank"))
@@ -53,6 +60,17 @@ def trust_lines(b: dict[str, Any]) -> list[str]:
             f"predicted step); on "
             f"{reg['runs']} benchmark runs of that kind the predicted step was off by a median of "
             f"{reg['error_pct_median']:.1f} %, at most {reg['error_pct_max']:.1f} %{lean} (docs/whatif.md)", ""]
+
+
+def _ranks_text(ranks: list[int]) -> str:
+    """``rank 3`` / ``ranks 0-2, 5``."""
+    runs: list[str] = []
+    for r in sorted(ranks):
+        if runs and runs[-1].split("-")[-1] == str(r - 1):
+            runs[-1] = f"{runs[-1].split('-')[0]}-{r}"
+        else:
+            runs.append(str(r))
+    return f"rank{'s' if len(ranks) > 1 else ''} {', '.join(runs)}"
 
 
 def _truth_note(b: dict[str, Any]) -> str:
@@ -95,6 +113,10 @@ def _arrow(a: Any, b: Any, unit: str = "ms") -> str:
     return f"{one(a)} -> {one(b)}"
 
 
+#: the per-rank table's short name of each regime (tracekit.replay.trust)
+_BOUND_SHORT = {"gpu-bound": "GPU", "cpu-bound": "CPU", "gpu-bound-once-shed": "GPU once shed"}
+
+
 def _rank_rows(ranks: pd.DataFrame) -> pd.DataFrame:
     """The per-rank table for reading: window -> predicted pairs, ms (overlap in %)."""
     return pd.DataFrame({
@@ -104,6 +126,7 @@ def _rank_rows(ranks: pd.DataFrame) -> pd.DataFrame:
         "predicted ms": _ms_column(ranks["predicted_step_us"]),
         "measured ms": _ms_column(ranks["measured_unprofiled_step_us"]),
         "error": [_pct(v) for v in ranks["error_pct"]],
+        "bound": [_BOUND_SHORT.get(v, "-") for v in ranks["bound"]] if "bound" in ranks else "-",
         "GPU idle ms": [_arrow(a, b) for a, b in zip(ranks["window_idle_us"], ranks["predicted_idle_us"])],
         "exposed comm ms": [_arrow(a, b) for a, b in zip(ranks["window_exposed_comm_us"],
                                                           ranks["predicted_exposed_comm_us"])],
@@ -217,8 +240,68 @@ def cost_line(pc: dict[str, Any]) -> str:
             f"runtime call ({pc['source']}){factor}{bound}")
 
 
-def render_text(r: WhatifResult, fmt: str = "table") -> str:
-    """The baseline, the profiler cost used, then the per-rank table (window vs predicted)."""
+def _check_summary(checks: list[dict[str, Any]]) -> list[str]:
+    """One line per change: on how many settings and runs it was checked and how far off its predicted change was
+    (the whole table: ``--evidence``)."""
+    out = []
+    for change in dict.fromkeys(c["change"] for c in checks):
+        rows = [c for c in checks if c["change"] == change]
+        done = [c for c in rows if c["verdict"] == "checked" and c["runs"]]
+        if not done:
+            out.append(f"  {change.replace('_', '-')}: not checked against the same change made for real")
+            continue
+        med = [c["delta_error_pp_median"] for c in done if c["delta_error_pp_median"] is not None]
+        top = [c["delta_error_pp_max"] for c in done if c["delta_error_pp_max"] is not None]
+        spread = (f": median error {min(med):.1f}-{max(med):.1f} points of the step per setting, at most "
+                  f"{max(top):.1f}") if med and top else ""
+        out.append(f"  {change.replace('_', '-')}: checked on {len(done)} settings, {sum(c['runs'] for c in done)} "
+                   f"runs{spread}")
+    return out
+
+
+def _ranking_summary(rankings: list[dict[str, Any]]) -> str:
+    """How often the predictions ranked variants as measured, over every setting, in one line."""
+    ranked, pairs = sum(k["ranked"] for k in rankings), sum(k["pairs"] for k in rankings)
+    return (f"  ranked as measured: {ranked} of {pairs} pairs of variants, over {len(rankings)} settings"
+            if pairs else "  (no ranking recorded)")
+
+
+def _evidence_lines(r: WhatifResult, style: str, evidence: bool) -> list[str]:
+    """How far the scenarios' changes were checked: one line per change and one for the rankings by default,
+    the tables with every setting under ``--evidence``."""
+    if not evidence:
+        return ["", "How far these changes were checked (the same change made for real; error: |predicted - "
+                    "measured change|, points of the baseline step; every setting: --evidence, docs/whatif-evidence.md)",
+                *_check_summary(r.scenario_checks), _ranking_summary(r.scenario_ranking)]
+    return ["", "How far these changes were checked (the same change made for real; delta error: |predicted "
+                "- measured change|, points of the baseline step)", *_check_lines(r.scenario_checks, style),
+            "", "How often the predictions ranked variants as measured (pairs of variants of one baseline, "
+                "the baseline among them, whose paired timings differ beyond their quartiles over rounds; "
+                "ranked: the predicted changes differ the same way)", *_ranking_lines(r.scenario_ranking, style)]
+
+
+def _merged_notes(notes: list[str]) -> list[str]:
+    """The notes, those that differ only in their scenario prefix (``bucket-cap-mb=1: run.json has no ...``)
+    said once for all their scenarios (``bucket-cap-mb=1, 5, 25: run.json has no ...``)."""
+    groups: dict[str, list[str]] = {}
+    for n in notes:
+        head, sep, rest = n.partition(": ")
+        key = rest if sep and "=" in head and " " not in head else n
+        groups.setdefault(key, []).append(head if key == rest else "")
+    out = []
+    for key, heads in groups.items():
+        if heads[0] == "":
+            out.append(key)
+            continue
+        option = heads[0].split("=", 1)[0]
+        values = [h.split("=", 1)[1] if h.startswith(option + "=") else h for h in heads]
+        out.append(f"{option}={', '.join(values)}: {key}" if len(heads) > 1 else f"{heads[0]}: {key}")
+    return out
+
+
+def render_text(r: WhatifResult, fmt: str = "table", evidence: bool = False) -> str:
+    """The baseline, the profiler cost used, then the per-rank table (window vs predicted); with scenarios, their
+    table and a summary of how far their changes were checked (``evidence``: every setting's rows)."""
     style = tablefmt(fmt)
     pc = r.profiler_cost
     parts = [f"Baseline over {r.baseline.get('steps', 0)} profiled steps", _baseline_lines(r, style), "",
@@ -234,20 +317,16 @@ def render_text(r: WhatifResult, fmt: str = "table") -> str:
                       "prediction)", tabulate(_scenario_rows(r.scenarios), headers="keys", tablefmt=style,
                                              showindex=False, disable_numparse=True)]
     if r.scenarios:
-        parts += ["", "How far these changes were checked (the same change made for real; delta error: |predicted "
-                      "- measured change|, points of the baseline step)", *_check_lines(r.scenario_checks, style),
-                  "", "How often the predictions ranked variants as measured (pairs of variants of one baseline, "
-                      "the baseline among them, whose paired timings differ beyond their quartiles over rounds; "
-                      "ranked: the predicted changes differ the same way)", *_ranking_lines(r.scenario_ranking, style)]
+        parts += _evidence_lines(r, style, evidence)
     if r.advice is not None:
         parts += ["", "Advice (analyze's findings; the replay's predicted saving per step where a scenario carries "
                       "them out)", *_advice_lines(r.advice)]
-    parts += [f"note: {n}" for n in r.notes]
+    parts += [f"note: {n}" for n in _merged_notes(r.notes)]
     return "\n".join(parts)
 
 
-def render(r: WhatifResult, fmt: str) -> str:
+def render(r: WhatifResult, fmt: str, evidence: bool = False) -> str:
     """``fmt``: one of :data:`~tracekit.report.output.FORMATS` (csv: the scenarios when any were asked, else the
     per-rank table). The HTML page is :func:`tracekit.report.whatif_html.render_html`."""
-    return output.render(Output(text=lambda f: render_text(r, f), document=r.to_dict,
+    return output.render(Output(text=lambda f: render_text(r, f, evidence), document=r.to_dict,
                                 frame=lambda: scenario_table(r.scenarios) if r.scenarios else r.ranks), fmt)

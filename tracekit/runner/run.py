@@ -17,7 +17,7 @@ from tracekit.runner.rank_cache import map_rank_tables
 from tracekit.traces import cols as C
 from tracekit.traces.stacking import stack_cols
 from tracekit.analyses.registry import AnalysisResult, AnalysisWarning, AnalyzeOptions
-from tracekit.traces.decode import unread_of, unread_text
+from tracekit.traces.decode import LAUNCHES_KEY, unread_of, unread_text
 from tracekit.traces.traceset import TraceSet
 
 
@@ -67,11 +67,19 @@ def _meta(traces: TraceSet, tables: dict[str, C.Cols], options: AnalyzeOptions) 
     info = first.distributed_info
     notes: list[str] = list(traces.notes)
     unread = unread_of(rt.meta for rt in traces)  # the ranks without GPU activity tracekit reads
+    # device launches in a run with no device record read: the records were lost
+    launches = 0 if traces.has_gpu_activity else sum(int(rt.meta.get(LAUNCHES_KEY) or 0) for rt in traces)
     if not traces.has_gpu_activity and unread:
         notes.append(f"no GPU kernel, copy or memset that tracekit reads, but events of categories it does not read "
                      f"({unread_text(unread)}: another accelerator's activity, or kernels recorded by CUPTI's range "
                      "profiler): device-side metrics (compute, comm, overlap, idle, kernel timings) are unavailable; "
                      "CPU step times and collective annotations are still reported")
+    elif launches:
+        notes.append(f"kernel records missing: {launches} device launches (cudaLaunchKernel, memcpy...) but no "
+                     "kernel, copy or memset recorded: the profiler lost the device's records (CUPTI's buffer "
+                     "full, or the trace written before they were flushed); not a CPU-only run. Device-side "
+                     "metrics (compute, comm, overlap, idle, kernel timings) are unavailable; CPU step times "
+                     "and collective ops are still reported")
     elif not traces.has_gpu_activity:
         notes.append("no GPU activity in the traces (CPU-only run, e.g. gloo): device-side metrics "
                      "(compute, comm, overlap, idle, kernel timings) are unavailable; CPU step times and "
@@ -106,6 +114,7 @@ def _meta(traces: TraceSet, tables: dict[str, C.Cols], options: AnalyzeOptions) 
         "notes": notes,
         # event categories tracekit does not read, on ranks with no GPU activity it reads (summed over ranks)
         "unread_categories": unread,
+        "lost_device_launches": launches,
         "manifest": traces.manifest,  # a tracekit.traces.manifest.Manifest (JSON: its fields)
         # a failed run (run.json status "failed"): who stopped first (tracekit.profile.diagnose)
         "failure": traces.manifest.failure if traces.manifest and traces.manifest.status == "failed" else None,

@@ -53,6 +53,12 @@ class _TypedArgs(msgspec.Struct, frozen=True, gc=False):
     nbytes: int = msgspec.field(default=_NO_INT, name="bytes")
     #: 2021 kineto (torch 1.8-1.9) spelled it in lower case
     external_id_lc: int = msgspec.field(default=_NO_INT, name="external id")
+    #: the process group of torch 2.1's record_param_comms (later "Process Group Name")
+    pg_id: int = msgspec.field(default=_NO_INT, name="Process Group ID")
+    #: an op's inputs under record_shapes, undecoded (only collective ops' are read: :func:`shape_message`)
+    input_dims: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""), name="Input Dims")
+    input_type: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""), name="Input type")
+    concrete_inputs: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""), name="Concrete Inputs")
 
 
 _EMPTY_TYPED_ARGS = _TypedArgs()
@@ -314,12 +320,31 @@ def read_bytes(path: Path) -> bytes:
 
 
 def _json_problem(raw: bytes, err: Exception) -> str:
+    """What is wrong with ``raw`` as JSON, in plain words (the parser's message reworded)."""
     if not raw.strip():
         return "empty file"
     msg = str(err)
     if "truncated" in msg.lower() or "unexpected end" in msg.lower():
-        return f"truncated JSON ({msg})"
+        return "truncated JSON (the text ends inside a value: an interrupted write?)"
+    at = re.search(r"\(byte (\d+)\)", msg) or re.search(r"char (\d+)", msg)
+    where = f" at byte {at.group(1)}" if at else ""
+    if "trailing characters" in msg or "Extra data" in msg:
+        return f"not valid JSON (more text after the end of the JSON document{where})"
+    if "invalid character" in msg or "Expecting value" in msg:
+        return f"not valid JSON (text that is not JSON{where})"
     return f"not valid JSON ({msg})"
+
+
+#: msgspec's name of a top-level JSON value's type -> plain words
+_JSON_KINDS = {"int": "a number", "float": "a number", "str": "a string", "array": "a list", "bool": "true/false",
+               "null": "null"}
+
+
+def _not_an_object(err: Exception | str) -> str:
+    """The problem of a JSON document whose top level is not an object (``Expected `object`, got `int```)."""
+    got = re.search(r"got `(\w+)`", str(err))
+    kind = _JSON_KINDS.get(got.group(1), f"a JSON {got.group(1)}") if got else "not an object"
+    return f"not a profiler trace: the file holds {kind}, where a trace is a JSON object with a 'traceEvents' list"
 
 
 def decode(path: Path, raw: bytes | None = None) -> tuple[dict[str, Any], list[Any], bool]:
@@ -344,7 +369,8 @@ def decode(path: Path, raw: bytes | None = None) -> tuple[dict[str, Any], list[A
         try:
             doc = _LOOSE.decode(raw)
         except msgspec.ValidationError as e:  # top level is not an object
-            raise TraceInputError(path, f"not a Chrome trace: {e}") from None
+            top = re.match(r"Expected `object`, got `\w+`$", str(e))  # the top level (no "- at `$...`")
+            raise TraceInputError(path, _not_an_object(e) if top else f"not a profiler trace: {e}") from None
         except RecursionError:
             raise TraceInputError(path, TOO_DEEP) from None
     if not typed:
@@ -357,6 +383,7 @@ def decode(path: Path, raw: bytes | None = None) -> tuple[dict[str, Any], list[A
     return meta_of(doc, ranges), events, typed
 
 
+_PY_KINDS = {int: "int", float: "float", str: "str", list: "array", bool: "bool", type(None): "null"}
 TOO_DEEP = "JSON nested too deeply to be a profiler trace (recursion limit reached)"
 
 
@@ -369,7 +396,7 @@ def _decode_fallback(path: Path, raw: bytes, err: Exception) -> Any:
     except RecursionError:
         raise TraceInputError(path, TOO_DEEP) from None
     if not isinstance(obj, dict):
-        raise TraceInputError(path, "not a Chrome trace: top-level JSON value is not an object")
+        raise TraceInputError(path, _not_an_object(f"got `{_PY_KINDS.get(type(obj), 'value')}`"))
     return _LooseTrace(**{k: obj.get(k) for k in _LooseTrace.__struct_fields__})
 
 
@@ -419,6 +446,64 @@ def _as_str(v: Any) -> str | None:
     return v if isinstance(v, str) else str(v)
 
 
+def _raw(v: Any) -> msgspec.Raw:
+    """An arg value kept undecoded, as the typed decode keeps it (empty when absent or not encodable)."""
+    if v is None:
+        return msgspec.Raw(b"")
+    try:
+        return msgspec.Raw(msgspec.json.encode(v))
+    except (TypeError, ValueError, OverflowError):
+        return msgspec.Raw(b"")
+
+
+#: ``Input type`` names of tensor dtypes (record_shapes' C++ spellings) -> the spelling of ``dtype`` args
+_SHAPE_DTYPES = {"float": "Float", "double": "Double", "c10::Half": "Half", "c10::BFloat16": "BFloat16",
+                 "int": "Int", "long int": "Long", "long": "Long", "short int": "Short", "short": "Short",
+                 "signed char": "Char", "unsigned char": "Byte", "bool": "Bool", "c10::Float8_e4m3fn": "Float8_e4m3fn",
+                 "c10::Float8_e5m2": "Float8_e5m2", "c10::complex<float>": "ComplexFloat",
+                 "c10::complex<double>": "ComplexDouble"}
+#: the collective ops whose input shapes give a message size: c10d's ops, the backends' ranges, record_param_comms
+_COMM_OP = re.compile(r"^(?:c10d::|nccl:|gloo:|record_param_comms$)")
+
+
+def shape_message(dims_raw: msgspec.Raw, types_raw: msgspec.Raw) -> tuple[int, str | None]:
+    """``(elements, dtype)`` of the largest tensor among an op's inputs (``Input Dims`` / ``Input type``): the
+    message of a collective op whose trace has no ``In msg nelems`` (torch 2.0; the largest of input and
+    output, as ``bytes`` counts max(in, out)); ``(-1, None)`` when no input is a tensor of a known dtype."""
+    try:
+        dims, types = msgspec.json.decode(dims_raw), msgspec.json.decode(types_raw)
+    except (msgspec.DecodeError, ValueError):
+        return -1, None
+    if not isinstance(dims, list) or not isinstance(types, list):
+        return -1, None
+    best, dtype = -1, None
+    for shape, t in zip(dims, types):
+        name = _SHAPE_DTYPES.get(t) if isinstance(t, str) else None
+        if name is None or not isinstance(shape, list) or not all(isinstance(d, int) for d in shape):
+            continue
+        n = math.prod(shape)
+        if n > best:
+            best, dtype = n, name
+    return best, dtype
+
+
+def _sizes_from_shapes(args: list[Any], codes: np.ndarray, names: _NameCodes) -> None:
+    """Fill, in place, the message size and dtype of collective ops that record shapes but no ``In msg nelems``
+    (torch 2.0), and the process group of those that record ``Process Group ID`` but no name (torch 2.1)."""
+    hit = names.comm_ops()
+    for i in np.flatnonzero(hit[codes]).tolist():
+        a = args[i]
+        fix: dict[str, Any] = {}
+        if a.in_nelems == _NO_INT and len(a.input_dims):
+            n, dtype = shape_message(a.input_dims, a.input_type)
+            if n >= 0:
+                fix.update(in_nelems=n, dtype=a.dtype or dtype)
+        if a.pg_name is None and a.pg_id != _NO_INT:
+            fix["pg_name"] = str(a.pg_id)
+        if fix:
+            args[i] = msgspec.structs.replace(a, **fix)
+
+
 def _coerce_event(e: dict[str, Any]) -> Any:
     if e.get("ph") != "X":
         return _SKIPPED
@@ -434,6 +519,8 @@ def _coerce_event(e: dict[str, Any]) -> Any:
             pg_name=_as_str(a.get("Process Group Name")), pg_desc=_as_str(a.get("Process Group Description")),
             pg_ranks=_as_str(a.get("Process Group Ranks")), seq=_as_int(a.get("Seq")),
             p2p_dst=_as_int(a.get("Dst Rank")), p2p_src=_as_int(a.get("Src Rank")), nbytes=_as_int(a.get("bytes")),
+            pg_id=_as_int(a.get("Process Group ID")), input_dims=_raw(a.get("Input Dims")),
+            input_type=_raw(a.get("Input type")), concrete_inputs=_raw(a.get("Concrete Inputs")),
         )
     pid, tid = e.get("pid"), e.get("tid")
     return _TypedEvent(
@@ -583,6 +670,13 @@ class _NameCodes(dict):
         code = self[name] = len(self)
         return code
 
+    def comm_ops(self) -> np.ndarray:
+        """Per code: the name is a collective op's (``_COMM_OP``); each name tested once over all batches."""
+        seen: list[bool] = self.__dict__.setdefault("_comm", [])
+        if len(seen) < len(self):
+            seen += [bool(_COMM_OP.match(n)) for n in list(self)[len(seen):]]
+        return np.array(seen, dtype=bool)
+
 
 def _arrays(path: Path, events: list[Any], names: _NameCodes, notes: Notes) -> Columns:
     """Columns of one batch of events; ``names`` (name -> code) is shared by all batches of a file.
@@ -614,6 +708,7 @@ def _arrays(path: Path, events: list[Any], names: _NameCodes, notes: Notes) -> C
         ext = dense["external_id"]
         dense["external_id"] = np.where(ext >= 0, ext, lc)
     codes = np.fromiter(map(names.__getitem__, map(attrgetter("name"), kept)), dtype=np.int32, count=n)
+    _sizes_from_shapes(args, codes, names)
     # only collective events (and GPU copies: their bytes) carry these args: read them from those rows alone
     has = np.fromiter((i for i, a in enumerate(args)
                        if a.coll_name is not None or a.pg_name is not None or a.in_nelems != _NO_INT
@@ -809,7 +904,25 @@ def decode_columns(path: Path, chunk_bytes: int = CHUNK_BYTES) -> tuple[dict[str
         unread = unread_categories(path)  # no device activity read: say what else the file holds
         if unread:
             meta[UNREAD_KEY] = unread
+        launches = device_launches(cols)
+        if launches:
+            meta[LAUNCHES_KEY] = launches
     return meta, cols
+
+
+#: runtime/driver calls that put work on a device: a trace holding them recorded device work
+_DEVICE_LAUNCH = ("LaunchKernel", "Memcpy", "Memset", "GraphLaunch", "LaunchCooperativeKernel")
+
+
+def device_launches(cols: Columns) -> int:
+    """How many runtime/driver calls of ``cols`` launch device work (``cudaLaunchKernel``, ``cuLaunchKernel``,
+    ``hipExtModuleLaunchKernel``, ``cudaMemcpyAsync``...): on a trace with no kernel, copy or memset, these say
+    the device's records were lost, not that the run had no device."""
+    if not cols.n:
+        return 0
+    hit = np.array([any(k in n for k in _DEVICE_LAUNCH) for n in cols.names] + [False])
+    launch = cols.dense["kind"] == schema.LAUNCH
+    return int(hit[cols.name_codes[launch]].sum())
 
 
 #: ``meta`` key of the values the decoder dropped, ``[(what, count, detail of the first), ...]``
@@ -820,6 +933,8 @@ NOTES_KEY = "tracekit_dropped"
 SOURCE_KEY = "tracekit_source_key"
 #: ``meta`` key of :func:`unread_categories`, set on a file with no GPU kernel, copy or memset tracekit reads
 UNREAD_KEY = "tracekit_unread_categories"
+#: ``meta`` key of :func:`device_launches`, set on a file with no GPU kernel, copy or memset but device launches
+LAUNCHES_KEY = "tracekit_device_launches"
 #: complete-event categories whose loss says nothing about a device: Python frames, the profiler's own
 #: ranges, CUDA sync markers
 _IGNORABLE_CATEGORIES = frozenset({"python_function", "overhead", "Trace", "cuda_sync"})

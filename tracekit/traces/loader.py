@@ -95,8 +95,12 @@ def named_files(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> set[s
 
 def ignorable(path: str | os.PathLike, error: Exception, named: set[str]) -> bool:
     """Is ``error`` (reading ``path``) that of a JSON file that is no profiler trace, found in a folder? Such a
-    file (a results or config file beside the traces) is ignored with a warning rather than failing the run."""
-    return isinstance(error, NotATraceError) and str(Path(path)) not in named
+    file (a results or config file beside the traces) is ignored with a warning rather than failing the run.
+    A file named as a rank's trace (``rank<N>``, ``worker<N>``, ``*.pt.trace.json``) never is: it is a broken
+    rank file, reported with its problem (or skipped under ``--skip-bad``), not a missing rank."""
+    name = Path(path).name
+    rank_file = bool(_RANK_IN_NAME.search(name) or _WORKER_IN_NAME.search(name)) or ".pt.trace." in name
+    return isinstance(error, NotATraceError) and str(Path(path)) not in named and not rank_file
 
 
 def note_ignored(ignored: Sequence[tuple[str, str]]) -> str | None:
@@ -584,6 +588,30 @@ def _warn_unread(traces: list[RankTrace]) -> None:
                   "unavailable for these ranks", TraceLoadWarning, stacklevel=3)
 
 
+def _warn_lost_kernels(traces: list[RankTrace]) -> None:
+    """One warning for every rank file that launched device work but holds no kernel, copy or memset: its
+    device records were lost (:func:`tracekit.traces.decode.device_launches`); never taken for a CPU-only run."""
+    hit = [rt for rt in traces if rt.meta.get(decode.LAUNCHES_KEY) and not rt.meta.get(decode.UNREAD_KEY)]
+    if not hit:
+        return
+    which = str(hit[0].path) if len(hit) == 1 else f"{len(hit)} rank files ({hit[0].path.name}, ...)"
+    n = sum(int(rt.meta[decode.LAUNCHES_KEY]) for rt in hit)
+    warnings.warn(f"{which}: kernel records missing: {n} device launches but no kernel, copy or memset recorded; "
+                  "device-side metrics are unavailable for these ranks", TraceLoadWarning, stacklevel=3)
+
+
+def _raise_if_several_runs(traces: list[RankTrace], first: Path, second: Path) -> None:
+    """A rank seen twice, in two folders that each hold traces: the folder given holds several runs (the
+    variants of ``tracekit profile --compare``, a sweep): one line naming them and the commands that fit."""
+    if first.parent == second.parent:
+        return
+    runs = sorted({str(rt.path.parent) for rt in traces})
+    shown = ", ".join(runs[:4]) + (", ..." if len(runs) > 4 else "")
+    raise TraceSetError(f"these traces are {len(runs)} runs, one per folder ({shown}; a `tracekit profile --compare` "
+                        f"folder?): analyze one run, `tracekit analyze {runs[0]}`, or compare two, "
+                        f"`tracekit diff {runs[0]} {runs[1]}`")
+
+
 def _assemble(traces: list[RankTrace], skipped: list[tuple[str, str]]) -> TraceSet:
     by_rank: dict[int, RankTrace] = {}
     n_files = len(traces) + len(skipped)
@@ -591,11 +619,13 @@ def _assemble(traces: list[RankTrace], skipped: list[tuple[str, str]]) -> TraceS
     for rt in traces:
         rt.rank = _rank_of(rt, n_files, named)
         if rt.rank in by_rank:
+            _raise_if_several_runs(traces, by_rank[rt.rank].path, rt.path)
             raise TraceSetError(f"rank {rt.rank} appears twice: {by_rank[rt.rank].path} and {rt.path}")
         by_rank[rt.rank] = rt
     _warn_named(named)
     dropped = warn_dropped(traces)
     _warn_unread(list(by_rank.values()))
+    _warn_lost_kernels(list(by_rank.values()))
     world_size = _check_same_run(by_rank)
     if world_size is not None:
         too_big = sorted(r for r in by_rank if r >= world_size)

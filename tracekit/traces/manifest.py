@@ -32,7 +32,8 @@ Top-level keys (``schema_version`` 1)::
                       the profiler's window: wait, warm-up, recorded);
                       "profiled": {"mean_sec_per_iter", "step_s" (slowest rank per step), "activities",
                                    "definition"}}
-    profile_window   {"wait", "warmup", "active", "first_step", "record_shapes", "with_stack", "activities"}
+    profile_window   {"wait", "warmup", "active", "first_step", "record_shapes", "with_stack", "activities",
+                      "record_modules" (the recorded steps carry tracekit.module:<path> forward ranges)}
     profiler_cost    {"cpu_op_ns", "runtime_ns", "device", "activities", "record_shapes", "with_stack",
                       "ops_per_rep", "launches_per_rep", "reps", "per_rank": [{"rank", "cpu_op_ns",
                       "runtime_ns"}], "probe", "probes", "method"}: the profiler's cost per recorded event, measured on
@@ -76,7 +77,7 @@ Top-level keys (``schema_version`` 1)::
                       "reducer_buckets": [[indices into reducer_params], bucket 0 first]|None,
                       "graphs": [{"index", "kind": "forward"|"compiled_autograd"|"backward", "compile_id",
                                   "nodes", "ops", "allreduces", "params": [names], "param_bytes",
-                                  "file" (graphs/NNN_<kind>_<id>.py), "ddp_optimizer_submodule",
+                                  "file" (graphs/NNN_<kind>_<id>.fx.txt), "ddp_optimizer_submodule",
                                   "buckets": [reducer bucket ids], "cut": {"kind": "ddp_split"|
                                   "graph_break"|"end", "reason", "where"},
                                   "allreduce_params" (backward graphs: per allreduce, its parameter)}],
@@ -169,9 +170,9 @@ class RankHost(_S):
     pid: int | None = None
     device: str | None = None
     gpu_name: str | None = None
-    #: CPU cores the rank's process could run on (its affinity mask; since 2026-11-28)
+    #: CPU cores the rank's process could run on (its affinity mask; None in manifests that predate the field)
     cpus: int | None = None
-    #: torch's intra-op threads in the rank (``torch.get_num_threads()``; since 2026-11-28)
+    #: torch's intra-op threads in the rank (``torch.get_num_threads()``; None in manifests that predate the field)
     torch_threads: int | None = None
     #: gloo with --tp: OS thread id -> process group name (tracekit.profile.pg_probe)
     gloo_threads: dict[str, str] | None = None
@@ -206,7 +207,7 @@ class StepTimes(_S):
     profiled_mean_sec_per_iter: float | None = None
     #: every step of the profiler's window, timed the same way: ``profile_window.wait`` steps with the profiler
     #: off, ``profile_window.warmup`` with CUPTI's activity tracing on and nothing recorded, then the recorded ones
-    #: (per rank; None in manifests before 2026-11-29)
+    #: (per rank; None in manifests that predate the field)
     window_step_s: list[float] | None = None
     #: steps after the window profiled with the CPU recorded and CUPTI off (``--profile-cpu-only-steps``), timed
     #: the same way (per rank; None when not timed)
@@ -238,6 +239,7 @@ class ProfileWindow(_S):
     record_shapes: bool | None = None
     with_stack: bool | None = None
     activities: str | None = None
+    record_modules: bool | None = None
 
 
 class BreakReason(_S):
@@ -401,8 +403,8 @@ class ProfilerCost(_S):
 
     Measured by :mod:`tracekit.profile.calibrate` in each rank after the timed steps: a loop
     of small training steps (on the GPU in CUDA runs, under DDP when the run uses it) timed with
-    the profiler off and on, with the run's profiler settings. CUDA runs calibrated since 2026-11-24 (``ddp`` not null)
-    record one figure per event (``cpu_op_ns`` = ``runtime_ns``). The replay (``tracekit whatif``) subtracts these costs
+    the profiler off and on, with the run's profiler settings. CUDA runs whose calibration records ``ddp``
+    (not null) record one figure per event (``cpu_op_ns`` = ``runtime_ns``). The replay (``tracekit whatif``) subtracts these costs
     to predict the step the profiler did not disturb.
     """
 
@@ -423,12 +425,35 @@ class ProfilerCost(_S):
     #: per-rank figures: [{"rank", "cpu_op_ns", "runtime_ns"}]
     per_rank: list[dict[str, Any]] = []
     #: which probe gave the figures above: "eager", or the run's ``torch.compile`` backend (compiled CUDA runs
-    #: time a compiled probe too); None in manifests before 2026-11-25
+    #: time a compiled probe too); None in manifests that predate the field
     probe: str | None = None
     #: each probe's figures (medians over ranks): {label: {"cpu_op_ns", "runtime_ns", "ops_per_rep",
-    #: "launches_per_rep"}}; empty in manifests before 2026-11-25
+    #: "launches_per_rep"}}; empty in manifests that predate the field
     probes: dict[str, dict[str, Any]] = {}
     method: str | None = None
+
+
+#: what one recorded event can cost the profiler on a CUDA run, ns (lowest, highest): the 125 calibrations of the
+#: committed CUDA runs measured 808 ns to 12.3 µs per event (operators and runtime calls, H100 and H200 hosts), and
+#: CUPTI's own cost per CUDA call is 2.6-15 µs (docs/whatif.md, "Profiler cost"). A figure outside it is a failed
+#: measurement (one H100 run measured 9 ns): :func:`implausible_profiler_cost`
+PROFILER_COST_RANGE_NS = (500.0, 100_000.0)
+
+
+def implausible_profiler_cost(figures: Any, device: str | None) -> str | None:
+    """Why the calibrated figures (a :class:`ProfilerCost`, or a mapping with ``cpu_op_ns``/``runtime_ns``) of a
+    run on ``device`` cannot be what the profiler costs, or None when they can (or are not checked: CPU runs,
+    whose calibration runs on a shared CPU and has no documented range)."""
+    if figures is None or device in (None, "cpu"):
+        return None
+    get = figures.get if isinstance(figures, dict) else (lambda k: getattr(figures, k, None))
+    lo, hi = PROFILER_COST_RANGE_NS
+    for key, what in (("cpu_op_ns", "per CPU operator"), ("runtime_ns", "per runtime call")):
+        v = get(key)
+        if isinstance(v, (int, float)) and not lo <= v <= hi:
+            return (f"the calibration measured {v:.0f} ns {what}, outside what the profiler can cost per event on "
+                    f"a CUDA run ({lo:.0f} ns to {hi / 1000:.0f} µs)")
+    return None
 
 
 class GraphCut(_S):
@@ -499,7 +524,7 @@ class Manifest(_S):
     graphs: Graphs | None = None
     #: ``tracekit bench ddp --profile`` points: ``{"ddp", "world_size"}``
     bench_point: dict[str, Any] | None = None
-    #: the profiler's own cost per event on this machine (:class:`ProfilerCost`); null before 2026-11-24
+    #: the profiler's own cost per event on this machine (:class:`ProfilerCost`); null in manifests that predate it
     profiler_cost: ProfilerCost | None = None
     #: status "failed": which rank stopped first and who failed because of it (tracekit.profile.diagnose.Failure)
     failure: dict[str, Any] | None = None

@@ -46,6 +46,9 @@ GPU_EVENT_COLUMNS = ("kind", "name", "ts_ns", "end_ns", "dur_ns", "stream", "cor
 #: ranks share most names (a worker maps many small ranks); cleared when it grows past the bound
 _NAME_HITS: dict[tuple[str, bool, int], dict[str, bool]] = {}
 _NAME_HITS_MAX = 1 << 17
+#: memo keys (or first items of tuple keys) that hold no step: kept by :meth:`RankTrace.window_as_one_step`
+_STEP_FREE_MEMOS = frozenset({"column", "categories", "sparse", "name_hits", "name_category_hits", "name_categories",
+                              "name_tuple", "gpu_mask"})
 #: Categorical dtypes by their categories, shared by the ranks of a process: the ranks of one job mostly have the
 #: same name lists, and building an Index and a dtype costs ~0.2 ms a column (a dtype is immutable)
 _DTYPES: dict[tuple[Any, ...], pd.CategoricalDtype] = {}
@@ -344,6 +347,24 @@ class RankTrace:
         :meth:`step_arrays` holds the same columns without the frame.
         """
         return frame(self.step_arrays())
+
+    def window_as_one_step(self) -> None:
+        """Make the whole trace window this rank's only step, number 0 (first event's start to the last event's
+        end, device work included): for a capture without ``ProfilerStep`` ranges (a plain ``with profile():``),
+        which the replay can still replay as one step. The derived results that depend on the steps are dropped
+        and recomputed when asked; the event columns are kept."""
+        ts, end = self.column("ts_ns"), self.column("end_ns")
+        ok = ts >= 0
+        if not ok.any():
+            return
+        start, stop = int(ts[ok].min()), int(end[ok].max())
+        kept = {k: v for k, v in self._memo.items()
+                if (isinstance(k, tuple) and k[0] in _STEP_FREE_MEMOS) or k in _STEP_FREE_MEMOS}
+        self._memo.clear()
+        self._memo.update(kept)
+        self._memo["step_arrays"] = {"step": np.zeros(1, dtype=np.int64), "ts_ns": np.array([start], dtype=np.int64),
+                                     "end_ns": np.array([stop], dtype=np.int64),
+                                     "dur_ns": np.array([stop - start], dtype=np.int64)}
 
     def step_arrays(self) -> dict[str, np.ndarray]:
         """The columns of :attr:`steps` as numpy arrays (once per rank; do not mutate)."""

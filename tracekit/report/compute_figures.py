@@ -1,0 +1,168 @@
+"""The two charts of the report's "Inside the compute" section, from the ``ops`` and ``modules`` tables.
+
+- Roofline (:func:`roofline_figure`): log-log, x = arithmetic intensity (FLOP/byte), y = achieved TFLOP/s, one
+  point per op of the shown rank (the ``ops`` rows of one op and dtype summed over modules: ``flops`` and
+  ``bytes`` summed, achieved = flops / time), sized by its time per step; the roofs per dtype are
+  ``min(peak TFLOP/s, intensity × bandwidth)``. The peaks are read back from the rows themselves: with the
+  table's definition ``pct_of_roofline`` = 100 · roofline time / measured time and roofline time =
+  max(flops / peak, bytes / bandwidth), a compute-bound row gives peak = 100 · achieved_tflops /
+  pct_of_roofline and a memory-bound one bandwidth = 100 · achieved_tbps / pct_of_roofline (the median over the
+  rows of a dtype). No roof when no row is bound (an unknown GPU): the points alone, and a note.
+- Module tree (:func:`module_tree_figure`): an icicle drawn with bars (plotly's lean bundle has no treemap):
+  one row per depth, each module a bar as long as its ``us_per_step`` inside its parent's bar, children in
+  table order; the part of a parent not covered by its children is its own time.
+
+Both are built for one rank (the first shown); without the table the chart is absent and
+:func:`compute_notes` says why in one line.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+DTYPE_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+
+
+def _num(s: Any) -> pd.Series:
+    return pd.to_numeric(s, errors="coerce")
+
+
+def roofline_points(ops: pd.DataFrame, rank: int) -> pd.DataFrame:
+    """Per (op, dtype) of ``rank`` with FLOPs and bytes: ``op, dtype, category, us_per_step, flops_per_step,
+    bytes_per_step, intensity, tflops`` (sums over modules; achieved = flops / time)."""
+    d = ops[ops["rank"] == rank].copy()
+    for c in ("us_per_step", "flops_per_step", "bytes_per_step"):
+        d[c] = _num(d[c])
+    d["dtype"] = d["dtype"].fillna("?")
+    g = d.groupby(["op", "dtype"], sort=False).agg(category=("category", "first"), us_per_step=("us_per_step", "sum"),
+                                                   flops_per_step=("flops_per_step", lambda s: s.sum(min_count=1)),
+                                                   bytes_per_step=("bytes_per_step", lambda s: s.sum(min_count=1)))
+    g = g.reset_index()
+    g = g[(g["flops_per_step"] > 0) & (g["bytes_per_step"] > 0) & (g["us_per_step"] > 0)].copy()
+    g["intensity"] = g["flops_per_step"] / g["bytes_per_step"]
+    g["tflops"] = g["flops_per_step"] / (g["us_per_step"] * 1e6)
+    return g.reset_index(drop=True)
+
+
+def roofs(ops: pd.DataFrame) -> tuple[dict[str, float], float | None]:
+    """``({dtype: peak TFLOP/s}, memory bandwidth TB/s or None)`` read back from the rows (module doc)."""
+    pct, bound = _num(ops["pct_of_roofline"]), ops["bound"]
+    ok = pct > 0
+    comp = ops[ok & (bound == "compute")]
+    peaks = {str(dt): float(np.median(100.0 * _num(g["achieved_tflops"]) / _num(g["pct_of_roofline"])))
+             for dt, g in comp.groupby(comp["dtype"].fillna("?"))}
+    mem = ops[ok & (bound == "memory")]
+    bw = 100.0 * _num(mem["achieved_tbps"]) / _num(mem["pct_of_roofline"])
+    bw = bw[np.isfinite(bw) & (bw > 0)]
+    return {k: v for k, v in peaks.items() if math.isfinite(v) and v > 0}, (float(np.median(bw)) if len(bw) else None)
+
+
+def roofline_figure(ops: pd.DataFrame | None, rank: int, label: Any = str) -> go.Figure | None:
+    """The roofline of ``rank`` (module doc); None without points. ``label``: escapes op names for plotly."""
+    if ops is None or len(ops) == 0:
+        return None
+    pts = roofline_points(ops, rank)
+    if pts.empty:
+        return None
+    peaks, bw = roofs(ops[ops["rank"] == rank])
+    fig = go.Figure()
+    size = 8 + 32 * np.sqrt(pts["us_per_step"] / pts["us_per_step"].max())
+    dtypes = list(dict.fromkeys([*pts["dtype"], *peaks]))
+    color = {dt: DTYPE_COLORS[i % len(DTYPE_COLORS)] for i, dt in enumerate(dtypes)}
+    for dt, g in pts.groupby("dtype", sort=False):
+        fig.add_trace(go.Scatter(
+            x=g["intensity"], y=g["tflops"], mode="markers", name=f"ops, {dt}",
+            marker={"size": size[g.index], "color": color[dt], "opacity": 0.7, "line": {"width": 0.5}},
+            text=[label(o) for o in g["op"]], customdata=np.stack([g["us_per_step"], g["category"].fillna("")], axis=1),
+            hovertemplate="%{text}<br>%{customdata[1]}: %{customdata[0]:.1f} µs per step<br>"
+                          "%{x:.3g} FLOP/byte, %{y:.3g} TFLOP/s<extra>" + str(dt) + "</extra>"))
+    lo = min(float(pts["intensity"].min()) / 4, 0.01)
+    hi = max(float(pts["intensity"].max()) * 4, 1e4)
+    xs = np.logspace(math.log10(lo), math.log10(hi), 200)
+    for dt, peak in peaks.items():
+        ys = np.minimum(peak, xs * bw) if bw else np.full_like(xs, peak)
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=f"roof, {dt} ({peak:.4g} TFLOP/s"
+                                 + (f", {bw:.3g} TB/s)" if bw else ")"), line={"color": color[dt], "dash": "dash"},
+                                 hoverinfo="skip"))
+    fig.update_layout(height=460, margin={"l": 70, "r": 20, "t": 30, "b": 50},
+                      xaxis={"type": "log", "title": "arithmetic intensity (FLOP per byte; bytes: inputs + outputs "
+                                                     "once, a lower bound)"},
+                      yaxis={"type": "log", "title": "achieved TFLOP/s"},
+                      legend={"orientation": "h", "y": -0.2})
+    return fig
+
+
+def icicle_layout(mods: pd.DataFrame) -> pd.DataFrame:
+    """``module, depth, start_us, us_per_step``: each module's bar inside its parent's (module doc); rows whose
+    parent is missing start at 0 under the root."""
+    d = mods[["module", "parent", "us_per_step"]].copy()
+    d["us_per_step"] = _num(d["us_per_step"]).fillna(0.0)
+    kids: dict[Any, list[int]] = {}
+    for i, p in enumerate(d["parent"]):
+        kids.setdefault(None if p is None or (isinstance(p, float) and math.isnan(p)) else p, []).append(i)
+    names, us = list(d["module"]), list(d["us_per_step"])
+    start, depth = [0.0] * len(d), [0] * len(d)
+    seen: set[int] = set()
+
+    def place(i: int, x0: float, lev: int) -> None:
+        seen.add(i)
+        start[i], depth[i] = x0, lev
+        x = x0
+        for k in kids.get(names[i], []):
+            if k not in seen and names[k] != names[i]:
+                place(k, x, lev + 1)
+                x += us[k]
+
+    x = 0.0
+    for r in kids.get(None, []) + [i for i, p in enumerate(d["parent"]) if p is not None and p not in set(names)]:
+        if r not in seen:
+            place(r, x, 0)
+            x += us[r]
+    out = pd.DataFrame({"module": names, "depth": depth, "start_us": start, "us_per_step": us})
+    return out.iloc[sorted(seen)].reset_index(drop=True)
+
+
+def module_tree_figure(mods: pd.DataFrame | None, rank: int, label: Any = str) -> go.Figure | None:
+    """The module icicle of ``rank`` (module doc); None without modules."""
+    if mods is None or len(mods) == 0:
+        return None
+    m = mods[mods["rank"] == rank]
+    if m.empty:
+        return None
+    lay = icicle_layout(m)
+    total = float(lay.loc[lay["depth"] == 0, "us_per_step"].sum()) or 1.0
+    palette = ("#0072B2", "#56B4E9", "#009E73", "#E69F00", "#CC79A7", "#D55E00")
+    fig = go.Figure(go.Bar(
+        y=lay["depth"], x=lay["us_per_step"], base=lay["start_us"], orientation="h",
+        marker={"color": [palette[d % len(palette)] for d in lay["depth"]], "line": {"color": "white", "width": 1}},
+        text=[label(n if n else "(step)") for n in lay["module"]], textposition="inside", insidetextanchor="middle",
+        customdata=100.0 * lay["us_per_step"] / total,
+        hovertemplate="%{text}: %{x:.1f} µs per step (%{customdata:.1f} % of the root)<extra></extra>",
+        showlegend=False))
+    fig.update_layout(height=120 + 36 * (int(lay["depth"].max()) + 1), bargap=0.05,
+                      margin={"l": 60, "r": 20, "t": 30, "b": 50},
+                      xaxis_title="µs per step (a bar holds its children; what they leave is the module's own time)",
+                      yaxis={"title": "depth", "autorange": "reversed", "dtick": 1})
+    return fig
+
+
+def compute_notes(tables: dict[str, Any], rank: int | None) -> list[str]:
+    """One line per chart that is absent, saying why."""
+    notes = []
+    ops, mods = tables.get("ops"), tables.get("modules")
+    if ops is None:
+        notes.append("no roofline: this analysis has no `ops` table")
+    elif rank is not None and roofline_points(ops, rank).empty:
+        notes.append("no roofline: no op has both FLOPs and bytes (profile with --record-shapes)")
+    elif rank is not None and not roofs(ops[ops["rank"] == rank])[0]:
+        notes.append("roofline without roofs: the device's peaks are unknown (points only)")
+    if mods is None:
+        notes.append("no module tree: this analysis has no `modules` table")
+    elif rank is not None and (len(mods) == 0 or not (mods["rank"] == rank).any()):
+        notes.append("no module tree: the trace names no module")
+    return notes
