@@ -412,3 +412,34 @@ def test_inputs_key_follows_run_json(cache_dir: Path, tmp_path: Path) -> None:
     k1 = loader.inputs_key(str(run))
     (run / "run.json").write_text((run / "run.json").read_text() + " ")
     assert loader.inputs_key(str(run)) not in (None, k1)
+
+
+@pytest.mark.slow
+def test_dask_workers_read_and_write_the_cache(tmp_path: Path) -> None:
+    """The dask engine's workers (a local cluster of 2 processes) write each batch's entry and read it back on
+    the next run: the same output as the local engine without a cache."""
+    pytest.importorskip("distributed")
+    import subprocess
+    import sys
+
+    run = write_skewed_ranks(tmp_path / "run", 16)
+    cache_dir = tmp_path / "cache"
+    env = dict(os.environ, TRACEKIT_CACHE=str(cache_dir), PYTHONPATH=str(Path(tracekit.__file__).parent.parent))
+
+    def analyze(*extra: str) -> str:
+        r = subprocess.run([sys.executable, "-m", "tracekit", "analyze", str(run), "--format", "json", *extra],
+                           capture_output=True, text=True, timeout=300, env=env)
+        assert r.returncode == 0, r.stderr[-3000:]
+        return r.stdout
+
+    plain = analyze("--no-cache")
+    assert analyze("--engine", "dask", "--workers", "2") == plain
+    batches = sorted((cache_dir / cache.LAYOUT / "engine_batches").glob("*.tkc"))
+    assert batches
+    for e in cache_dir.rglob("*.tkc"):
+        os.utime(e, ns=(0, 10**9))  # long unused ...
+    for e in (cache_dir / cache.LAYOUT / "analysis").glob("*.tkc"):
+        e.unlink()  # (the whole result is not there: the workers are asked for the batches)
+    assert analyze("--engine", "dask", "--workers", "2") == plain
+    assert sorted((cache_dir / cache.LAYOUT / "engine_batches").glob("*.tkc")) == batches  # none written anew
+    assert all(b.stat().st_mtime_ns > 10**9 for b in batches)  # ... and each read by a worker now
