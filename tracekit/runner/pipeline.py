@@ -41,8 +41,9 @@ def analyze_paths(paths: list[str], options: RunOptions | None = None,
     options = replace(options if options is not None else RunOptions(), keep_events=False)
     clock = timings if timings is not None else PhaseTimer()
     inputs = loader.inputs_key(paths)
+    hta = cache.package_versions(("HolisticTraceAnalysis",)) if options.analysis.hta else ()  # (its tables)
     key = None if inputs is None else cache.digest(ANALYSIS_CACHE, inputs, options.analysis, options.skip_bad,
-                                                   options.only, options.table_names, cache.code_key())
+                                                   options.only, options.table_names, hta, cache.code_key())
     found, res = cache.memo_get(ANALYSIS_CACHE, key)
     if found:
         clock.lap("cached")
