@@ -328,7 +328,7 @@ def _encode(obj: Any) -> list[Any] | None:
     buffers: list[pickle.PickleBuffer] = []
     try:
         header = pickle.dumps(obj, protocol=5, buffer_callback=buffers.append)
-    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+    except Exception:  # noqa: BLE001 - whatever pickle refuses is not cached, never an error
         return None
     raws = [b.raw() for b in buffers]
     table_bytes = 16 * len(raws)
@@ -407,9 +407,8 @@ def load(kind: str, key: str) -> Any | None:
             obj = _decode(fh)
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, EOFError, struct.error, pickle.UnpicklingError, AttributeError, ImportError,
-            IndexError, TypeError, MemoryError):
-        return None  # damaged or from another layout: a miss (written anew)
+    except Exception:  # noqa: BLE001 - damaged, or from another layout or code: a miss (written anew)
+        return None
     try:
         os.utime(path)
     except OSError:
