@@ -37,8 +37,8 @@ set the same variable (:func:`configure`), so forked and spawned workers follow.
 folder unless asked. **Size cap**: ``$TRACEKIT_CACHE_MAX_BYTES`` (default :data:`DEFAULT_MAX_BYTES`);
 :func:`trim` removes the least recently used entries beyond it (each hit sets its entry's mtime: the
 access time, whatever the file system's ``atime`` setting). A folder that cannot be created or written
-(read-only, full) turns the cache off for the process with one :class:`CacheWarning`; it never fails a
-command.
+(read-only, full) turns writing off for the process with one :class:`CacheWarning` (what it holds is
+still read); it never fails a command.
 
 numpy and the standard library only: parse workers import this before pandas.
 """
@@ -110,7 +110,7 @@ def settings() -> Settings:
     """The cache's settings from the environment (module doc), read on every call (one lookup per value of
     the variables: called for every file)."""
     env = os.environ
-    tag = (_off is None, env.get(ENV_DIR), env.get(ENV_MAX_BYTES), env.get("XDG_CACHE_HOME"), env.get("HOME"))
+    tag = (env.get(ENV_DIR), env.get(ENV_MAX_BYTES), env.get("XDG_CACHE_HOME"), env.get("HOME"))
     got = _SETTINGS.get(tag)
     if got is None:
         got = _SETTINGS[tag] = _settings()
@@ -122,7 +122,7 @@ _SETTINGS: dict[tuple[Any, ...], Settings] = {}
 
 def _settings() -> Settings:
     raw = os.environ.get(ENV_DIR)
-    if _off is not None or (raw is not None and raw.strip().lower() in OFF_VALUES):
+    if raw is not None and raw.strip().lower() in OFF_VALUES:
         root = None
     else:
         root = Path(raw).expanduser() if raw else default_root()
@@ -148,7 +148,8 @@ def configure(*, cache_dir: str | os.PathLike[str] | None = None, enabled: bool 
     _usable.clear()
 
 
-#: why the cache was turned off in this process (the one warning given), None while it is not
+#: why writing to the cache was turned off in this process (the one warning given), None while it is not;
+#: what the cache holds is still read
 _off: str | None = None
 #: folders found writable in this process
 _usable: set[Path] = set()
@@ -158,7 +159,7 @@ def _disable(root: Path, why: str) -> None:
     global _off
     if _off is None:
         _off = why
-        warnings.warn(f"cache {root}: {why}; running without the cache", CacheWarning, stacklevel=3)
+        warnings.warn(f"cache {root}: {why}; running without writing to the cache", CacheWarning, stacklevel=3)
 
 
 def kind_dir(kind: str, root: Path | None = None) -> Path | None:
@@ -169,9 +170,12 @@ def kind_dir(kind: str, root: Path | None = None) -> Path | None:
 
 def writable_root() -> Path | None:
     """The cache's root after making sure it can be written (created if missing); None, after one
-    :class:`CacheWarning`, when it cannot: the cache is then off for this process."""
+    :class:`CacheWarning`, when it cannot: nothing is written to it for the rest of this process (what it
+    holds is still read)."""
     root = settings().root
-    if root is None or root in _usable:
+    if root is None or _off is not None:
+        return None
+    if root in _usable:
         return root
     try:
         (root / LAYOUT).mkdir(parents=True, exist_ok=True)
