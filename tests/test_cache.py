@@ -444,3 +444,14 @@ def test_dask_workers_read_and_write_the_cache(tmp_path: Path) -> None:
     assert analyze("--engine", "dask", "--workers", "2") == plain
     assert sorted((cache_dir / cache.LAYOUT / "engine_batches").glob("*.tkc")) == batches  # none written anew
     assert all(b.stat().st_mtime_ns > 10**9 for b in batches)  # ... and each read by a worker now
+
+
+def test_diff_and_annotate_identical_with_and_without_cache(cache_dir: Path, tmp_path: Path) -> None:
+    a, b = SAMPLE / "eager_ddp", SAMPLE / "h200_whatif" / "resnet18-eager"
+    diffs = [_run(["diff", str(a), str(b), "--format", "json", *extra]) for extra in (["--no-cache"], [], [])]
+    assert diffs[0] == diffs[1] == diffs[2]
+    copies = []
+    for tag, extra in (("plain", ["--no-cache"]), ("cold", []), ("warm", [])):
+        _run(["annotate", str(a), "-o", str(tmp_path / tag), *extra])
+        copies.append({p.name: p.read_bytes() for p in (tmp_path / tag).iterdir()})
+    assert copies[0] == copies[1] == copies[2] and copies[0]
