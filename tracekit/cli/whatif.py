@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from tracekit.cli.common import comm_pattern_option, debug_option, emit, format_options, run_guarded, \
+from tracekit.cli.common import cache_options, comm_pattern_option, debug_option, emit, format_options, run_guarded, \
     single_threaded_blas
 from tracekit.replay.changes import OPTIONS
 from tracekit.replay.family import Option
@@ -47,6 +47,7 @@ def _scenario_options(f):  # noqa: ANN001, ANN202 - a click decorator
               help="With scenarios: list every setting on which their changes were checked against the same change "
                    "made for real, and every ranking of variants (default: one line per change).")
 @comm_pattern_option
+@cache_options
 @debug_option
 @run_guarded
 def whatif_command(paths: tuple[str, ...], fmt: str, output: str | None, comm_regex: str | None,

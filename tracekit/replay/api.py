@@ -56,6 +56,7 @@ from tracekit.replay import trust
 from tracekit.replay import validation
 from tracekit.runner.options import RunOptions
 from tracekit.runner.pipeline import load_and_analyze
+from tracekit.traces import cache, loader
 from tracekit.traces.manifest import Manifest
 from tracekit.traces.steps import launched_in_window_later
 from tracekit.traces.traceset import RankTrace, TraceSet
@@ -125,6 +126,22 @@ def whatif(source: str | os.PathLike[str] | list[str], *, comm_pattern: str | No
     base = scenario_mod.Scenario(**changes)
     specs = scenario_mod.expand(base, sweep)  # bad options fail before the traces are read
     paths = [str(p) for p in source] if isinstance(source, (list, tuple)) else [str(source)]
+    # the whole result is cached, keyed by the inputs' identities, the options and the code (tracekit.traces.cache)
+    inputs = loader.inputs_key(paths)
+    key = None if inputs is None else cache.digest(
+        "whatif", inputs, comm_pattern, specs, advice, profiler_probe, cache.code_key(),
+        cache.package_versions(("pandas",)))
+    return cache.memo(WHATIF_CACHE, key, lambda: _whatif(paths, specs, comm_pattern=comm_pattern, advice=advice,
+                                                         profiler_probe=profiler_probe))
+
+
+#: the cache kind of :func:`whatif`'s results
+WHATIF_CACHE = "whatif"
+
+
+def _whatif(paths: list[str], specs: list[scenario_mod.Scenario], *, comm_pattern: str | None, advice: bool,
+            profiler_probe: str | None) -> WhatifResult:
+    """:func:`whatif`, computed."""
     # the replay reads the collectives and the clock offsets of their cross-rank match; the advice, every finding
     only = () if advice else REPLAY_TABLES
     traces, res = load_and_analyze(paths, RunOptions.of(comm_pattern=comm_pattern, keep_events=True, only=only))

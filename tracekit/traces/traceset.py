@@ -31,7 +31,8 @@ from tracekit.traces.arrays import unique
 from tracekit.traces.frames import Columnar, frame, is_frame, n_rows
 from tracekit.traces.manifest import Manifest
 from tracekit.traces import schema, steps as step_defs
-from tracekit.traces.decode import CHUNK_BYTES, NOTES_KEY, SPARSE_COLUMNS, SPARSE_INT_COLUMNS, Columns, decode_columns
+from tracekit.traces.decode import (CHUNK_BYTES, NOTES_KEY, SOURCE_KEY, SPARSE_COLUMNS, SPARSE_INT_COLUMNS, Columns,
+                                    decode_columns)
 from tracekit.traces.table import categorical, str_codes
 
 if TYPE_CHECKING:
@@ -185,6 +186,9 @@ class RankTrace:
     #: values the decoder dropped: ``(what, count, detail of the first)`` each (warned by the loader, which
     #: names the file: :func:`tracekit.traces.loader.warn_dropped`)
     dropped: list[tuple[str, int, str]] = field(default_factory=list)
+    #: the identity of the file it was decoded from (:func:`tracekit.traces.cache.file_key`), None when not
+    #: known (the cache off, a rank built from a frame): what its cached rank tables are keyed by
+    source_key: str | None = None
     _memo: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False)
 
     @classmethod
@@ -192,7 +196,7 @@ class RankTrace:
         """The rank of a decoded file (its event table, or the decoder's columns); the values the
         decoder dropped move from ``meta`` to :attr:`dropped`."""
         dropped = [(str(w), int(n), str(d)) for w, n, d in meta.pop(NOTES_KEY, None) or ()]
-        return cls(path=Path(path), meta=meta, source=events, dropped=dropped)
+        return cls(path=Path(path), meta=meta, source=events, dropped=dropped, source_key=meta.pop(SOURCE_KEY, None))
 
     @classmethod
     def header_only(cls, path: Path, meta: dict[str, Any], *, has_gpu_activity: bool,
