@@ -26,6 +26,14 @@
      one per usable CPU, as tracekit's parse workers): the floor for any loader that
      decodes every event on this many cores. No analysis can finish before it.
 
+   - ``tracekit-nocache``: the same command with ``--no-cache``.
+
+   tracekit runs with a fresh, empty cache each time (``TRACEKIT_CACHE`` set to a new folder): a first run,
+   which also writes the cache. Then **the cache** (:func:`warm_cache_rows`): ``analyze`` (text and JSON),
+   ``whatif`` (text and JSON) and ``report``, each run once on an empty cache, then ``max(repeat, 3)``
+   times again on it (the median is reported), and once with ``--no-cache``; their outputs are compared
+   byte for byte.
+
    Wall time is measured by the parent around the whole subprocess (interpreter
    start and imports included), in a run with nothing else watching it; the
    worker also reports its own phases. Every run starts with the input files in
@@ -67,8 +75,10 @@ import os
 import platform
 import re
 import shutil
+import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -339,17 +349,39 @@ def _tracekit_overlap(d: Path) -> list[float]:
         out = Path(tmp) / "report.json"
         cmd = [c for c in _tracekit_cmd(d) if c != "--timings"]
         cmd[cmd.index(os.devnull)] = str(out)
-        subprocess.run([*cmd, "--format", "json"], check=True, capture_output=True)
+        env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                   TRACEKIT_CACHE="off")
+        subprocess.run([*cmd, "--format", "json"], check=True, capture_output=True, env=env)
         return [round(float(r["overlap_pct"]), 2) for r in json.loads(out.read_text())["ranks"]]
 
 
-def _run(name: str, d: Path, sample_memory: bool) -> dict[str, Any]:
-    """Run one contender in a fresh interpreter: wall time, ru_maxrss and (optionally) peak tree memory."""
-    if name.startswith("tracekit"):  # "tracekit-dask": the same command with --engine dask (a local cluster)
-        cmd = _tracekit_cmd(d) + (["--engine", "dask"] if name == "tracekit-dask" else [])
+def _run(name: str, d: Path, sample_memory: bool, cache_dir: Path | None = None,
+         cmd: list[str] | None = None) -> dict[str, Any]:
+    """Run one contender in a fresh interpreter: wall time, ru_maxrss and (optionally) peak tree memory.
+
+    tracekit runs with ``cache_dir`` as its cache (``TRACEKIT_CACHE``); None: a fresh empty one, removed
+    after: a first run, which decodes every file and writes the cache (never the user's cache, never warm).
+    ``cmd``: the command to run instead of the contender's own (a tracekit command: ``whatif``, ``report``)."""
+    if cmd is not None:
+        pass
+    elif name.startswith("tracekit"):  # "tracekit-dask": the same command with --engine dask (a local cluster)
+        extra = {"tracekit-dask": ["--engine", "dask"], "tracekit-nocache": ["--no-cache"]}
+        cmd = _tracekit_cmd(d) + extra.get(name, [])
     else:
         cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", name, str(d)]
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    fresh = None
+    if cache_dir is None:
+        fresh = Path(tempfile.mkdtemp(prefix="tracekit-bench-cache-"))
+    env["TRACEKIT_CACHE"] = str(cache_dir or fresh)
+    try:
+        return _run_cmd(name, cmd, env, sample_memory)
+    finally:
+        if fresh is not None:
+            shutil.rmtree(fresh, ignore_errors=True)
+
+
+def _run_cmd(name: str, cmd: list[str], env: dict[str, str], sample_memory: bool) -> dict[str, Any]:
     peak = [0, 0]
     done = threading.Event()
     t0 = time.perf_counter()
@@ -381,7 +413,7 @@ def _run(name: str, d: Path, sample_memory: bool) -> dict[str, Any]:
     if proc.returncode != 0:
         err = bufs.get("err", b"").decode(errors="replace")[-3000:]
         return {"name": name, "error": f"exit {proc.returncode}: {err}"}
-    if name == "tracekit":
+    if name.startswith("tracekit"):
         inner = _tracekit_phases(bufs.get("err", b"").decode(errors="replace"))
     else:
         lines = [ln for ln in bufs.get("out", b"").decode().splitlines() if ln.startswith("BENCH_RESULT ")]
@@ -390,6 +422,54 @@ def _run(name: str, d: Path, sample_memory: bool) -> dict[str, Any]:
     # unlike wall time, hardly affected by other load on a shared machine
     return {"name": name, "wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "rss_tree_mb": peak[0] / 2**20,
             "pss_tree_mb": peak[1] / 2**20, "maxrss_mb": ru.ru_maxrss / 1024.0, **inner}
+
+
+#: the commands of the warm-cache rows: (name, arguments after the input folder, output file suffix)
+WARM_COMMANDS = (("analyze", ["--timings"], ".txt"), ("analyze-json", ["--format", "json"], ".json"),
+                 ("whatif", [], ".txt"), ("whatif-json", ["--format", "json"], ".json"), ("report", [], ".html"))
+#: the targets of a second run on 2 cores (issue 55), s
+WARM_TARGETS_S = {"analyze": 0.25, "whatif": 1.5, "report": 1.5}
+
+
+def warm_cache_rows(d: Path, repeat: int) -> list[dict[str, Any]]:
+    """Per command of :data:`WARM_COMMANDS`: a first run on an empty cache (``first_s``: it decodes, computes
+    and writes the cache), then ``repeat`` second runs on that cache (``second_s``: their median, and each
+    run's), and one run with ``--no-cache`` (``nocache_s``); ``identical``: the second runs' outputs are the
+    first run's and the ``--no-cache`` run's, byte for byte."""
+    exe = Path(sys.executable).with_name("tracekit")
+    base = [str(exe)] if exe.exists() else [sys.executable, "-m", "tracekit"]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="tracekit-bench-warm-") as tmp:
+        for name, args, suffix in WARM_COMMANDS:
+            cache_dir = Path(tmp) / f"cache_{name}"
+
+            def run(tag: str, extra: tuple[str, ...] = ()) -> tuple[dict[str, Any], bytes]:
+                out = Path(tmp) / f"{name}_{tag}{suffix}"
+                _warm_page_cache(d)
+                r = _run(f"tracekit-{name}", d, False, cache_dir=cache_dir,
+                         cmd=[*base, name.split("-")[0], str(d), "-o", str(out), *args, *extra])
+                return r, (out.read_bytes() if out.exists() else b"")
+
+            first, first_out = run("first")
+            seconds = [run(f"second{i}") for i in range(repeat)]
+            nocache, nocache_out = run("nocache", ("--no-cache",))
+            failed = [r for r in (first, nocache, *(r for r, _ in seconds)) if "error" in r]
+            if failed:
+                rows.append({"command": name, "error": failed[0]["error"]})
+                continue
+            times = [r["wall_s"] for r, _ in seconds]
+            rows.append({"command": name, "args": args, "first_s": first["wall_s"], "first_cpu_s": first["cpu_s"],
+                         "second_s": statistics.median(times), "second_runs_s": times,
+                         "second_cpu_s": statistics.median(r["cpu_s"] for r, _ in seconds),
+                         "second_phases_s": seconds[len(seconds) // 2][0].get("phases_s"),
+                         "nocache_s": nocache["wall_s"], "cache_bytes": sum(
+                             f.stat().st_size for f in cache_dir.rglob("*.tkc")),
+                         "identical": all(out == first_out == nocache_out for _, out in seconds)
+                         and len(first_out) > 0})
+            print(f"  {name}: first {first['wall_s']:.2f} s, second {statistics.median(times):.2f} s (runs "
+                  f"{', '.join(f'{t:.2f}' for t in times)}), --no-cache {nocache['wall_s']:.2f} s, outputs "
+                  f"{'identical' if rows[-1]['identical'] else 'DIFFER'}", flush=True)
+    return rows
 
 
 def _warm_page_cache(d: Path) -> None:
@@ -503,6 +583,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="results file (default benchmarks/results/bench_analyze_<shape>_m<NN>.json)")
     ap.add_argument("--small", nargs="?", type=Path, const=SMALL_DEFAULT, default=None, metavar="FILE",
                     help="the single-small-file shape: one trace under 5 MB (default: HTA's sampled_rank-0)")
+    ap.add_argument("--skip-warm", action="store_true", help="do not measure the cache's second runs")
     ap.add_argument("--worker", nargs=2, metavar=("NAME", "DIR"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
 
@@ -531,7 +612,7 @@ def main(argv: list[str] | None = None) -> int:
               f"events/rank {info['events_per_rank']}, sizes MB {json.dumps({k: round(v, 1) for k, v in mb.items()})}, "
               f"generated in {info['generate_s']} s")
 
-    names = ["tracekit", "bare-decode", "bare-decode-parallel"] + ([] if a.skip_hta else ["hta"])
+    names = ["tracekit", "tracekit-nocache", "bare-decode", "bare-decode-parallel"] + ([] if a.skip_hta else ["hta"])
     _byte_compile_tracekit()
     best: dict[str, dict[str, Any]] = {}
     runs: list[dict[str, Any]] = []
@@ -592,10 +673,20 @@ def main(argv: list[str] | None = None) -> int:
         summary["parallel_decode_floor_s"] = floor["wall_s"]
         print(f"tracekit vs the parallel decode floor ({floor['wall_s']:.2f} s: interpreter, msgspec and every file "
               f"decoded, one process per file): {summary['vs_parallel_decode_floor']:.2f}× its wall time")
+    warm: list[dict[str, Any]] = []
+    if not a.skip_warm:
+        print("\nthe cache (a first run on an empty cache, then second runs on it, median of "
+              f"{max(a.repeat, 3)}; --no-cache; outputs compared byte for byte):")
+        warm = warm_cache_rows(d, max(a.repeat, 3))
+        for row in warm:
+            target = WARM_TARGETS_S.get(row["command"])
+            if target is not None and "error" not in row:
+                row["target_s"] = target
+                row["met"] = row["second_s"] <= target and row["identical"]
     out = a.json or default_json("bench_analyze", shape)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"machine": facts, "shape": shape, "input": info, "best": best, "runs": runs,
-                               "summary": summary}, indent=1))
+                               "summary": summary, "warm_cache": warm}, indent=1))
     print(f"results: {out}")
     if not a.keep and not a.small:
         shutil.rmtree(d, ignore_errors=True)

@@ -59,6 +59,9 @@ sys.path.insert(0, str(REPO))
 from bench_analyze import _byte_compile_tracekit, _run, default_json, machine_facts  # noqa: E402 - shared code
 from tests.generators import build, window  # noqa: E402 - the rank files (shared with the tests)
 
+import tempfile  # noqa: E402
+
+
 def linear_fit(points: list[tuple[int, float]]) -> dict[str, Any] | None:
     """Least-squares ``wall_s = fixed_s + ms_per_rank/1000 × ranks`` over ``(ranks, wall_s)`` points
     (None below two distinct rank counts); ``max_residual_pct``: the worst point's distance from the line."""
@@ -98,6 +101,30 @@ def _measure(name: str, d: Path, repeat: int) -> dict[str, Any]:
             "maxrss_mb": max(best["maxrss_mb"], mem["maxrss_mb"])}
 
 
+def second_pass(d: Path, ranks: int, pairs: int) -> dict[str, Any]:
+    """``pairs`` times: ``tracekit analyze`` on an empty cache (the first pass: decode, tables, cache writes),
+    then again on that cache (the second pass); the medians, each run, and the second's share of the first."""
+    import statistics
+
+    first, second = [], []
+    for _ in range(pairs):
+        with tempfile.TemporaryDirectory(prefix="tracekit-bench-cache-") as cache_dir:
+            a = _run("tracekit", d, False, cache_dir=Path(cache_dir))
+            b = _run("tracekit", d, False, cache_dir=Path(cache_dir))
+        if "error" in a or "error" in b:
+            return {"ranks": ranks, "error": a.get("error") or b.get("error")}
+        first.append(a)
+        second.append(b)
+    f, s = statistics.median(r["wall_s"] for r in first), statistics.median(r["wall_s"] for r in second)
+    out = {"ranks": ranks, "first_s": f, "second_s": s, "second_over_first": s / f,
+           "first_runs_s": [r["wall_s"] for r in first], "second_runs_s": [r["wall_s"] for r in second],
+           "first_cpu_s": statistics.median(r["cpu_s"] for r in first),
+           "second_cpu_s": statistics.median(r["cpu_s"] for r in second)}
+    print(f"  second pass: first {f:.2f} s, second {s:.2f} s ({100 * s / f:.0f} % of the first; CPU "
+          f"{out['first_cpu_s']:.1f} -> {out['second_cpu_s']:.1f} s)", flush=True)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ranks", type=int, nargs="+", default=[64, 512, 2048], help="rank counts (default 64 512 2048)")
@@ -111,12 +138,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache-dir", type=Path, default=REPO / ".bench")
     ap.add_argument("--json", type=Path, default=None,
                     help="results file (default benchmarks/results/bench_many_ranks_<kb>kb_m<NN>.json)")
+    ap.add_argument("--second-pass", type=int, default=0, metavar="N",
+                    help="also N pairs of tracekit runs sharing one cache: a first run on an empty cache, then a "
+                         "second on it (the cache's second look; medians reported)")
     a = ap.parse_args(argv)
 
     machine = machine_facts()  # the load average before this benchmark's own work
     _byte_compile_tracekit()
     names = ["tracekit"] + (["tracekit-dask"] if a.dask else []) + ([] if a.skip_hta else ["hta"])
     rows: list[dict[str, Any]] = []
+    passes: list[dict[str, Any]] = []
     for n in a.ranks:
         d = a.cache_dir / f"many_ranks_{n}x{a.kb}kb_pgworld"  # (files before 2026-11-28 listed 2 ranks)
         info_path = d / "bench_info.txt"
@@ -137,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {name}: {r['wall_s']:.2f} s (runs {', '.join(f'{t:.2f}' for t in r['times_s'])}), "
                       f"CPU {r['cpu_s']:.1f} s, "
                       f"tree PSS {r['pss_tree_mb']:.0f} MB, tree RSS {r['rss_tree_mb']:.0f} MB", flush=True)
+        if a.second_pass:
+            passes.append(second_pass(d, n, a.second_pass))
         if not a.keep:
             shutil.rmtree(d, ignore_errors=True)
 
@@ -162,7 +195,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"(least squares over {fit['points']} rank counts, max residual {fit['max_residual_pct']:.1f} %)")
     out = a.json or default_json("bench_many_ranks", f"{a.kb}kb")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"machine": machine, "repeat": a.repeat, "rows": rows, "fits": fits}, indent=1))
+    out.write_text(json.dumps({"machine": machine, "repeat": a.repeat, "rows": rows, "fits": fits,
+                               "second_pass": passes}, indent=1))
     print(f"results: {out}")
     return 0 if all("error" not in r for r in rows) else 1
 

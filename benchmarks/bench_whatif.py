@@ -80,6 +80,7 @@ sys.path.insert(0, str(REPO))
 
 import tracekit  # noqa: E402
 from tracekit.traces.manifest import read_manifest  # noqa: E402
+from tracekit.replay.changes import OPTIONS  # noqa: E402
 
 
 def _name(run: Path) -> str:
@@ -136,13 +137,13 @@ def _measured_ms(run: Path) -> float | None:
 
 
 def _options(spec: str) -> dict:
-    """``bucket-cap-mb=1,world-size=1`` -> keyword arguments of ``tracekit.whatif``."""
+    """``bucket-cap-mb=1,world-size=1`` -> keyword arguments of ``tracekit.whatif`` (types: the scenario options'
+    declarations, tracekit.replay.changes.OPTIONS; a flag takes any value)."""
     out = {}
     for part in filter(None, spec.split(",")):
         key, _, value = part.partition("=")
         key = key.strip().replace("-", "_")
-        out[key] = True if key == "no_graph_breaks" else int(value) if key == "world_size" else \
-            value if key == "comm_hook" else float(value)
+        out[key] = True if OPTIONS[key].kind is bool else OPTIONS[key].parse(value)
     return out
 
 

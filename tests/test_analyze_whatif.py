@@ -40,9 +40,13 @@ def test_findings_quote_the_scenario_that_carries_them_out(quoted):
     assert w["self_check_failed"] is False and alone.baseline["self_check_failed"] is False
     d = found["profiler_distortion"]["evidence"]["whatif"]
     assert d["predicted_step_us"] == pytest.approx(alone.baseline["predicted_step_us"])
-    assert "whatif" not in found["gpu_idle"]["evidence"]  # no scenario carries it out
+    # the GPU waits for the host's launches (cpu_bound): CUDA graphs carry the advice out on this compiled run
+    assert found["gpu_idle"]["evidence"]["cpu_bound"] and found["gpu_idle"]["evidence"]["whatif"]["scenario"] == "cuda-graphs"
     codes = [f["code"] for f in to_json_dict(quoted)["findings"]]
-    assert codes.index("profiler_distortion") == 0 and codes.index("graph_break") < codes.index("gpu_idle")
+    assert codes.index("profiler_distortion") == 0
+    saving = [f["evidence"]["whatif"]["predicted_saving_us"] for f in to_json_dict(quoted)["findings"][1:]
+              if "predicted_saving_us" in (f["evidence"].get("whatif") or {})]
+    assert len(saving) == 2 and saving == sorted(saving, reverse=True)  # ranked by predicted saving
     assert quoted.meta["whatif"]["baseline"]["predicted_step_us"] == pytest.approx(d["predicted_step_us"])
 
 
@@ -73,7 +77,8 @@ def test_html_report_gets_the_whatif_section(tmp_path):
     assert "predicted, profiler cost removed</td><td>" + predicted in section
     assert "how far to trust the prediction" in section and "profiler cost taken out" in section
     assert 'id="whatif-scenarios-0"' in section and 'id="whatif-timeline-0"' in section
-    assert '"y":["no-graph-breaks"]' in section  # the bar of the scenario the graph_break finding advises
+    # the bars of the scenarios the findings advise: graph_break's, and the launch-bound gpu_idle's
+    assert '"y":["cuda-graphs","no-graph-breaks"]' in section or '"y":["no-graph-breaks","cuda-graphs"]' in section
     assert '<a href="#whatif">What-if</a>' in text
     # without --whatif the page has no such section
     assert 'id="whatif"' not in plain.read_text(encoding="utf-8")
@@ -101,3 +106,29 @@ def test_a_quote_from_a_replay_whose_self_check_failed_says_not_to_trust_it():
     assert _whatif_quote({**w, "self_check_failed": True}) == (
         "what-if (bucket-cap-mb=50): predicted saving 1.50 ms per step (3.0 %); not to be trusted: the replay does "
         "not reproduce the profiled window (self-check failed)")
+
+
+def test_allreduce_after_backward_quotes_only_the_scenario_that_addresses_its_cause():
+    # its cause is the backward's one compiled graph (no DDPOptimizer split): the split is the quoted change, never a
+    # bucket cap (which does not move when the allreduces can start)
+    run = Path(__file__).resolve().parents[1] / "sample_traces" / "inductor_no_optimization"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = tracekit.analyze(run, whatif=True)
+    f = _by_code(res)["allreduce_after_backward"]
+    w = f["evidence"]["whatif"]
+    assert w["scenario"] == "optimize-ddp=ddp_optimizer" and w["predicted_saving_us"] > 0
+    out = CliRunner().invoke(main, ["analyze", str(run), "--whatif"])
+    block = out.output.split("allreduce_after_backward", 1)[1].split("\n\n", 1)[0]
+    assert "what-if (optimize-ddp=ddp_optimizer)" in block and "bucket-cap" not in block
+
+
+def test_allreduce_after_backward_without_an_applicable_split_says_no_scenario_models_it():
+    from tracekit.replay import advice
+
+    found = [{"code": "allreduce_after_backward", "evidence": {"cost_us": 100.0}}]
+    # the replay offered only a bucket cap (the split did not apply to this run): nothing is quoted
+    rows = [{"name": "bucket-cap-mb=25", "delta_us": -50.0, "delta_pct": -5.0, "changes": {},
+             "predicted_step_us": 950.0}]
+    (f,) = advice.quote(found, rows, {})
+    assert f["evidence"]["whatif"] == {"scenario": None, "note": advice.UNMODELLED}

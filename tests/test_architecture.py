@@ -98,3 +98,39 @@ def test_manifest_reader_needs_no_torch_and_profile_no_analysis() -> None:
         "       and m not in ok]\n"
         "assert not bad, bad\n"
     )
+
+
+#: the modules that edit a scenario's copy of the replay graph (tracekit.replay.scenarios applies them)
+SCENARIO_MODULES = sorted((PKG / "replay" / "changes").glob("*.py")) + [
+    PKG / "replay" / f"{m}.py" for m in ("buckets", "breaks", "network", "grow", "hook", "enqueue", "contention")]
+#: what only tracekit.replay.graph (and the builder, simulate) may touch: the raw edge lists, the per-rank table by key
+GRAPH_INTERNALS = {"sp", "ep", "sp_rec", "ep_rec"}
+RANK_KEYS = {"steps", "gpu", "gpu_node", "origin", "threads", "coll"}
+
+
+def _graph_internals_used(path: Path) -> list[str]:
+    """Where ``path`` reads or writes the graph's edge lists (``g.sp``, ``self.g.ep``...), its ``ranks`` dict, or a
+    per-rank table by string key, instead of the graph's methods."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and (node.attr in GRAPH_INTERNALS or node.attr == "ranks") and (
+                (isinstance(node.value, ast.Name) and node.value.id in ("g", "base", "graph"))
+                or (isinstance(node.value, ast.Attribute) and node.value.attr == "g")):
+            out.append(f"{path.name}:{node.lineno} .{node.attr}")
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value in RANK_KEYS \
+                and isinstance(node.value, ast.Name) and node.value.id == "info":
+            out.append(f"{path.name}:{node.lineno} info[{node.slice.value!r}]")
+    return out
+
+
+def test_scenario_modules_reach_the_graph_through_its_api() -> None:
+    """Scenario modules edit the graph through tracekit.replay.graph's methods (typed edges, transfers, resources)
+    and read a rank's nodes through ``RankNodes``; the import side is the ``scenarios-through-graph-api`` contract."""
+    assert len(SCENARIO_MODULES) >= 10
+    assert [u for p in SCENARIO_MODULES for u in _graph_internals_used(p)] == []
+
+
+def test_the_graph_check_sees_raw_edits(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f(g, info):\n    g.sp[3] = [(1, 0)]\n    return self.g.ep[2], g.ranks[0], info['threads']\n")
+    assert len(_graph_internals_used(bad)) == 4

@@ -56,6 +56,8 @@ def test_allreduce_inside_the_one_backward_graph_has_no_ready_marker(tmp_path: P
 def test_split_graph_buckets_are_ready_at_their_subgraph_end(tmp_path: Path) -> None:
     tl = _timeline(_run(tmp_path, split=True))
     assert len(tl) == 8
-    # ready at each subgraph's end: 500 and 650 µs into the step; the backward starts at 400
-    assert sorted(set(tl["ready_us"].round(3))) == [500 - 400, 650 - 400]
+    # ready at each subgraph's end (500, 650), on the device's clock: + the lag of its kernel (launched 410 ->
+    # 420, 560 -> 570: lag 10); the backward starts at 400, after the forward kernel's launch (20 -> 50: lag 30)
+    # but before the backward kernel's (410), which the device starts at 420
+    assert sorted(set(tl["ready_us"].round(3))) == [500 + 10 - min(400 + 30, 420), 650 + 10 - min(400 + 30, 420)]
     assert sorted(set(tl["launch_delay_us"].round(3))) == [5.0]

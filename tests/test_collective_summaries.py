@@ -39,11 +39,12 @@ def test_collective_summary_keeps_a_missing_collective_name_last() -> None:
          "pg_desc": np.array([None] * 4, dtype=object), "coll_name": np.array(["b", None, "b", "a"], dtype=object),
          "phase": np.array(["other"] * 4, dtype=object), "pre_window": np.zeros(4, dtype=bool),
          "bytes": np.array([1e6, 2e6, 3e6, np.nan]), "dur_us": np.array([1.0, 2.0, 3.0, 4.0]),
-         "exposed_us": np.array([0.5, np.nan, 1.0, 1.0]), "busbw_incl_wait_gbps": np.array([1.0, 2.0, 3.0, 4.0]),
+         "exposed_us": np.array([0.5, np.nan, 1.0, 1.0]), "dur_once_us": np.array([1.0, 2.0, 3.0, 4.0]),
+         "exposed_once_us": np.array([0.5, np.nan, 1.0, 1.0]), "busbw_incl_wait_gbps": np.array([1.0, 2.0, 3.0, 4.0]),
          "step": np.zeros(4, dtype=np.int64), "step_seq": np.arange(4)}
     s = collective_summary(c)
     assert s["rank"].tolist() == [0, 0, 0, 1] and s["coll_name"].tolist() == ["a", "b", None, "b"]
     assert s["count"].dtype == np.int64 and np.isnan(s["mb_total"][0]) and s["mb_total"][1] == 3.0
-    assert list(s) == ["rank", "pg", "coll_name", "phase", "count", "mb_total", "dur_total_us", "dur_mean_us",
-                       "exposed_total_us", "busbw_mean_gbps", "busbw_incl_wait_mean_gbps"]
+    assert list(s) == ["rank", "pg", "coll_name", "phase", "count", "mb_total", "dur_total_us", "comm_total_us",
+                       "dur_mean_us", "exposed_total_us", "busbw_mean_gbps", "busbw_incl_wait_mean_gbps"]
     assert collective_summary({}) == {}

@@ -109,9 +109,13 @@ def test_functional_buckets_and_waits(tmp_path: Path) -> None:
     b = res.buckets[res.buckets["rank"] == 0].sort_values("bucket")
     assert b["launch_op"].tolist() == ["_c10d_functional::all_reduce_coalesced_", "_c10d_functional::all_reduce_"]
     assert b["pg_name"].tolist() == ["1", "1"] and b["bytes"].tolist() == [4000, 2000]
-    assert b["launch_offset_us"].tolist() == [255 - 200, 285 - 200]
-    # first wait_tensor after each launch starts at 330; backward starts at 200
-    assert b["wait_offset_us"].tolist() == [330 - 200, 330 - 200]
+    # on the device's clock, to_device(t) = min(t + lag of the last launch at or before t, start of the next
+    # launched): the backward start (200) has no launch before it (lag 0); the launch at 255 follows the gemm's
+    # (240 -> 300: lag 60) and precedes its own kernel's (256 -> 300); the launch at 285 follows bucket 0's
+    # (256 -> 300: lag 44), before its own (286 -> 340)
+    assert b["launch_offset_us"].tolist() == [min(255 + 60, 300) - 200, min(285 + 44, 340) - 200]
+    # first wait_tensor after each launch starts at 330, after the TP allreduce's launch (306 -> 370: lag 64)
+    assert b["wait_offset_us"].tolist() == [330 + 64 - 200, 330 + 64 - 200]
     # time inside wait_tensor while in flight: bucket 0 [255, 340) meets [330, 345) for 10 µs;
     # bucket 1 [285, 360) meets [330, 345) and [350, 355): 15 + 5
     assert b["wait_cpu_us"].tolist() == [340 - 330, (345 - 330) + (355 - 350)]

@@ -192,12 +192,14 @@ def test_after_backward_counts_are_per_step() -> None:
     tl = pd.DataFrame({"rank": 0, "step": [s for s in (1, 2, 3) for _ in range(10)], "bwd_compute_end_ns": 1,
                        "starts_after_backward": [True] * 28 + [False] * 2, "tail_exposed_us": 10.0,
                        "bytes": 4e6})
-    result = SimpleNamespace(steps=pd.DataFrame({"rank": [0], "step_us": [1000.0]}))
+    result = SimpleNamespace(steps=pd.DataFrame({"rank": [0, 0], "step_us": [1000.0, 1000.0],
+                                                 "exposed_comm_us": [80.0, 90.0]}))
     gb = pd.DataFrame({"rank": [0], "bwd_subgraphs": [3.0]})
     f = timeline.allreduce_after_backward(result, tl, gb, None)[0]
     assert f.message.startswith("9.3 of 10 allreduces per step start after backward compute ends")
     assert f.after_backward_per_step == pytest.approx(9.3)
-    assert f.cost_us == pytest.approx(10 * 10.0)  # 30 × 10 µs over 3 steps
+    assert f.cost_us == pytest.approx((80.0 + 90.0) / 2)  # the steps table's exposed_comm_us, mean over steps
+    assert f.tail_exposed_us == pytest.approx(10 * 10.0)  # 30 × 10 µs over 3 steps
 
 
 def test_after_backward_one_bucket_says_nothing_to_split(tmp_path: Path) -> None:

@@ -120,24 +120,47 @@ def test_step_attribution_follows_the_launch(tmp_path):
     assert s1.kernels == 1 and s1.compute_us == 30 and s1.span_us == 30
     assert s2.kernels == 2 and s2.compute_us == 10 + 2
     assert s2.span_us == 198 - 185 and s2.idle_us == (198 - 185) - (10 + 2)
-    assert s1.step_us == 100 and s2.step_us == 100
+    # the step on the device's clock: step 1 lasts until k_a (its launch) ends, step 2 starts there
+    assert s1.step_us == 180 - 0 and s2.step_us == 200 - 180
+    assert s1.host_step_us == 100 and s2.host_step_us == 100
     r = row(res.ranks, rank=0)
     assert r.kernels == 4 and r.compute_total_us == 30 + 10 + 2 + 5 and r.steps == 2
     g = load(tmp_path).ranks[0].gpu.set_index("name")
     assert g.loc["k_a", "step"] == 1 and g.loc["k_c", "step"] == 2 and g.loc["k_d", "step"] == -1
 
 
-def test_step_metrics_use_only_the_steps_own_activity(tmp_path):
-    # step 1's allreduce runs under step 2's gemm: overlap per rank, not per step
+def test_step_metrics_measure_the_device_work_inside_the_step(tmp_path):
+    # step 1's allreduce runs until 190, so step 1 lasts until 190 on the device's clock; step 2's gemm ran
+    # inside that window, under the allreduce: it counts in step 1's window, step 2 (190..200) ran nothing
     tb = TraceBuilder(rank=0, world_size=1)
     tb.step(1, 0, 100)
     tb.step(2, 100, 200)
     tb.nccl_allreduce(150, 40, launch_at_us=90, nelems=10)   # step 1, [150, 190)
     tb.kernel("gemm", 150, 30, launch_at_us=110)             # step 2, [150, 180)
     res = run(tmp_path, tb)
-    assert row(res.steps, step=1).overlap_us == 0
-    assert row(res.steps, step=1).exposed_comm_us == 40
+    s1, s2 = row(res.steps, step=1), row(res.steps, step=2)
+    assert s1.step_us == 190 - 0 and s2.step_us == 200 - 190
+    assert s1.comm_us == 40 and s1.compute_us == 30 and s1.overlap_us == 180 - 150
+    assert s1.exposed_comm_us == 190 - 180 and s1.busy_us == 190 - 150
+    assert s2.busy_us == 0 and s2.kernels == 1
     assert row(res.ranks, rank=0).overlap_total_us == 180 - 150
+
+
+def test_step_cuts_work_that_runs_across_its_end(tmp_path):
+    # a CPU-bound step: the host range ends last; a kernel of step 1 launched late runs into step 2's window
+    # only as far as step 1's end allows (step 1 ends with its last kernel), and a kernel of step 2 that starts
+    # before step 2's host range (impossible on one stream, possible on a second) is cut at step 2's start
+    tb = TraceBuilder(rank=0, world_size=1)
+    tb.step(1, 0, 100)
+    tb.step(2, 100, 200)
+    tb.kernel("k1", 90, 20, launch_at_us=80)                 # step 1, [90, 110): step 1 ends at 110
+    tb.kernel("k2", 105, 50, launch_at_us=101, stream=9)      # step 2, [105, 155): 5 µs of it before 110
+    res = run(tmp_path, tb)
+    s1, s2 = row(res.steps, step=1), row(res.steps, step=2)
+    assert s1.step_us == 110 and s2.step_us == 200 - 110
+    assert s1.busy_us == 110 - 90 and s2.busy_us == 155 - 110
+    for s in (s1, s2):
+        assert s.busy_us <= s.step_us and s.compute_us <= s.step_us
 
 
 def test_pre_window_kernels(tmp_path):
@@ -337,8 +360,15 @@ def _check_buckets(b):
     assert b["step"].tolist() == [1, 1, 2, 2]
     assert b["bucket"].tolist() == [0, 1, 0, 1]
     assert b["bytes"].tolist() == [1000 * 4, 2000 * 4, 3000 * 4, 4000 * 4]
-    assert b["launch_offset_us"].tolist() == [250 - 200, 390 - 200, 1210 - 1200, 1290 - 1200]
-    assert b["start_offset_us"].tolist() == [300 - 200, 400 - 200, 1260 - 1200, 1400 - 1200]
+    # offsets on the device's clock: to_device(t) = min(t + lag of the operation launched last at or before t,
+    # device start of the one launched next; lag = device start − launch call). Step 1: the backward start (200)
+    # and the launch at 250 follow the forward allreduce's launch call (51 -> kernel 60: lag 9); the launch at
+    # 390 follows bucket 0's (251 -> 300: lag 49) but its own kernel, launched next (391), starts at 400.
+    # Step 2: its backward start (1200) follows step 1's bucket 1 (391 -> 400: lag 9), as does the launch at
+    # 1210; the launch at 1290 follows step 2's bucket 0 (1211 -> 1260: lag 49).
+    assert b["launch_offset_us"].tolist() == [(250 + 9) - (200 + 9), min(390 + 49, 400) - (200 + 9),
+                                              (1210 + 9) - (1200 + 9), (1290 + 49) - (1200 + 9)]
+    assert b["start_offset_us"].tolist() == [300 - (200 + 9), 400 - (200 + 9), 1260 - (1200 + 9), 1400 - (1200 + 9)]
     assert b["dur_us"].tolist() == [40, 20, 30, 10]
     assert b["exposed_us"].tolist() == [40, 20, 30, 10]
     assert b["busbw_incl_wait_gbps"].tolist() == pytest.approx([4000 / 1e9 / 40e-6, 8000 / 1e9 / 20e-6,
@@ -380,7 +410,9 @@ def test_gradients_ready_on_the_gpu_ignores_a_side_stream_kernel_still_running(t
         t = run(tmp_path, tb).tables["bucket_timeline"]
     r = row(t, step=1, bucket=0)
     assert r.start_ns - r.ready_gpu_ns == 20_000        # the gemm's end (280 us), not the callback's (400 us)
-    assert r.queue_us == pytest.approx(300 - max(280, 250))  # start - max(ready_gpu, launch)
+    # start - max(ready_gpu, launch on the device's clock): the launch (250) follows the callback's (210 -> 260:
+    # lag 50), bounded by its own kernel's start (300)
+    assert r.queue_us == pytest.approx(300 - max(280, min(250 + 50, 300)))
 
 
 # -- cross-rank ---------------------------------------------------------------------------

@@ -77,21 +77,25 @@ def test_segments_equal_per_segment_loop(seed: int) -> None:
 
 
 def _step_breakdown_loop(gpu: pd.DataFrame, cls: pd.Series, steps: pd.DataFrame) -> pd.DataFrame:
-    """The plain reference: :func:`breakdown.breakdown_of` on each step's activity, step by step."""
+    """The plain reference: :func:`breakdown.breakdown_of` on each step window's activity, cut at its edges,
+    step by step (``kernels``: the activities launched in the step)."""
     rows = []
     ts, end, c, st = (gpu["ts_ns"].to_numpy(), gpu["end_ns"].to_numpy(), cls.to_numpy(), gpu["step"].to_numpy())
     for s in steps.itertuples(index=False):
-        m = st == s.step
-        rows.append({"step": int(s.step), "step_us": s.dur_ns / breakdown.NS_PER_US, "kernels": int(m.sum()),
-                     **breakdown.breakdown_of(ts[m], end[m], c[m])})
-    return pd.DataFrame(rows, columns=["step", "step_us", "kernels", *breakdown.BREAKDOWN_COLUMNS])
+        a, b = np.maximum(ts, s.ts_ns), np.minimum(end, s.end_ns)
+        m = b > a
+        rows.append({"step": int(s.step), "step_us": s.dur_ns / breakdown.NS_PER_US,
+                     "host_step_us": s.host_dur_ns / breakdown.NS_PER_US, "kernels": int((st == s.step).sum()),
+                     **breakdown.breakdown_of(a[m], b[m], c[m])})
+    return pd.DataFrame(rows, columns=["step", "step_us", "host_step_us", "kernels", *breakdown.BREAKDOWN_COLUMNS])
 
 
 def _check_steps(ts: tracekit.TraceSet) -> None:
     for rt in ts:
         cls = classify_gpu(rt)
-        fast = breakdown.step_breakdown(rt.gpu, cls, rt.steps)
-        slow = _step_breakdown_loop(rt.gpu, cls, rt.steps)
+        windows = pd.DataFrame(rt.step_windows())
+        fast = breakdown.step_breakdown(rt.gpu, cls, windows)
+        slow = _step_breakdown_loop(rt.gpu, cls, windows)
         pd.testing.assert_frame_equal(fast, slow, check_exact=True, check_dtype=False)
 
 
@@ -99,19 +103,21 @@ def test_step_breakdown_vectorised_by_hand(tmp_path: Path) -> None:
     tb = TraceBuilder(rank=0, world_size=1)
     tb.step(1, 0, 100)
     tb.step(2, 100, 200)
-    tb.step(3, 200, 300)  # launches nothing: NaN metrics, zero busy/span
-    tb.kernel("gemm", 150, 100, launch_at_us=10)  # step 1's kernel runs during step 2's
+    tb.step(3, 200, 300)  # launches nothing
+    tb.kernel("gemm", 150, 100, launch_at_us=10)  # step 1's kernel runs during step 2's host range
     tb.nccl_allreduce(160, 40, launch_at_us=120, nelems=1000)  # step 2's allreduce, overlapping it
     tb.kernel("relu", 210, 10, launch_at_us=130)
-    tb.memcpy(300, 5, launch_at_us=20)
+    tb.memcpy(300, 5, launch_at_us=20)  # step 1's: step 1 lasts until 305, steps 2 and 3 are empty behind it
     tb.write(tmp_path / "rank0.trace.json.gz")
     ts = tracekit.load(tmp_path)
     _check_steps(ts)
-    st = breakdown.step_breakdown(ts.ranks[0].gpu, classify_gpu(ts.ranks[0]), ts.ranks[0].steps)
+    st = breakdown.step_breakdown(ts.ranks[0].gpu, classify_gpu(ts.ranks[0]), pd.DataFrame(ts.ranks[0].step_windows()))
     s1, s2, s3 = (st[st["step"] == k].iloc[0] for k in (1, 2, 3))
-    assert s1["compute_us"] == 100 and s1["memory_us"] == 5 and s1["span_us"] == 305 - 150
-    assert s2["comm_us"] == 40 and s2["overlap_us"] == 0  # step 1's gemm is not step 2's compute
-    assert s2["compute_us"] == 10 and s2["idle_us"] == (220 - 160) - (40 + 10)
+    assert s1["step_us"] == 305 and s2["step_us"] == 0 and s3["step_us"] == 0
+    assert s1["compute_us"] == 100 + 0 and s1["memory_us"] == 5 and s1["span_us"] == 305 - 150  # relu under gemm
+    assert s1["comm_us"] == 40 and s1["overlap_us"] == 40  # the device ran step 2's allreduce under step 1's gemm
+    assert s1["idle_us"] == (305 - 150) - (250 - 150 + 5)
+    assert s2["kernels"] == 2 and s2["busy_us"] == 0 and np.isnan(s2["comm_us"])
     assert s3["kernels"] == 0 and s3["busy_us"] == 0 and np.isnan(s3["comm_us"]) and np.isnan(s3["overlap_pct"])
 
 

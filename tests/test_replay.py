@@ -17,7 +17,7 @@ from tracekit.cli import main
 from tracekit.replay import costs as cost_model
 from tracekit.replay import simulate
 from tracekit.replay.graph import GPU_OP, GROUP, SYNC_SEG, WAIT_SEG
-from tracekit.replay.graph import cpu_events as graph_cpu_events
+from tracekit.replay.builder import cpu_events as graph_cpu_events
 
 from tests import generators
 from tests.tracebuilder import TraceBuilder
@@ -33,7 +33,7 @@ def _graph(paths: list[Path], costs: cost_model.ProfilerCosts = cost_model.NONE)
 
 
 def _step_us(g, start, end, rank: int = 0) -> list[float]:
-    return [(end[b] - start[a]) / US for _, a, b in g.ranks[rank]["steps"]]
+    return [(end[b] - start[a]) / US for _, a, b in g.ranks[rank].steps]
 
 
 def _gpu_node(g, rank: int, orig_start_us: float) -> int:
@@ -442,7 +442,7 @@ def test_measured_drift_compares_the_timed_steps_with_the_last_warmup_steps():
 
 
 def test_shedding_in_closed_form_matches_the_carry_loop():
-    from tracekit.replay.graph import _shed
+    from tracekit.replay.builder import _shed
 
     def carried(lengths, cost, work):  # the definition: shed in order, carry what a segment cannot give
         out, carry = lengths.astype(float).copy(), 0.0
@@ -506,7 +506,7 @@ def test_the_first_step_starts_after_the_backlog_launched_before_the_window(tmp_
     path = tb.write(tmp_path / "rank0.trace.json.gz")
     g, start, end = _graph([path])
     from tracekit.replay.figures import step_figures
-    steps = step_figures(g, np.asarray(g.orig_start), np.asarray(g.orig_end), {0: np.zeros(len(g.ranks[0]["gpu_node"]), dtype=bool)})
+    steps = step_figures(g, np.asarray(g.orig_start), np.asarray(g.orig_end), {0: np.zeros(len(g.ranks[0].gpu_node), dtype=bool)})
     assert steps["step_us"].tolist() == [30.0, 30.0]
     assert steps["idle_us"].tolist() == [0.0, 0.0]
     base = tracekit.whatif(tmp_path).baseline
@@ -518,16 +518,18 @@ def test_an_operation_whose_launch_is_missing_is_no_backlog(tmp_path):
     """A sampled trace: k1 is launched in step 1 (CPU range [0, 100]) and runs [10, 20] on stream 7; m, with no
     launch recorded, runs [150, 160] on the same stream, after k1, so it was launched in the window, not before
     it (a stream runs in launch order). Taken for backlog it would start step 1 at 160, past its end (a step of
-    -60 µs). Step 1 is its CPU range [0, 100], step 2 [100, 200]; a note says launches are missing."""
+    -60 µs). With launches missing, p (no launch, before k1) may as well be step 1's own work whose launch was
+    lost: no backlog at all (tracekit.traces.steps.backlog_end). Step 1 is its CPU range [0, 100], step 2
+    [100, 200]; a note says launches are missing."""
     tb = TraceBuilder(rank=0, world_size=1)
     tb.step(1, 0, 100)
     tb.step(2, 100, 200)
-    tb.kernel("p", 0, 5, pre_window=True)  # a real backlog kernel: before k1 on its stream
+    tb.kernel("p", 0, 5, pre_window=True)  # before k1 on its stream: backlog, or launched in step 1 (lost)
     tb.kernel("k1", 10, 10, launch_at_us=2)
     tb.memset(150, 10, pre_window=True)
     tb.write(tmp_path / "rank0.trace.json.gz")
     res = tracekit.whatif(tmp_path)
-    assert res.baseline["profiled_step_us"] == pytest.approx((95 + 100) / 2)  # step 1 from the backlog's end, 5
+    assert res.baseline["profiled_step_us"] == pytest.approx((100 + 100) / 2)  # step 1 from its host start, 0
     assert any("1 GPU operation(s) with no launch recorded ran after ones launched in the window" in n
                for n in res.notes)
 

@@ -73,14 +73,16 @@ def test_class_lanes_by_hand(tmp_path: Path) -> None:
 
 def test_bucket_spans_exposed_parts_by_hand() -> None:
     tl = pd.DataFrame({"bucket": [0], "bytes": [4e6], "ready_gpu_ns": [90_000], "ready_cpu_ns": [50_000],
-                       "start_ns": [100_000], "end_ns": [200_000]})
+                       "ready_device_ns": [70_000], "start_ns": [100_000], "end_ns": [200_000]})
     compute = (np.array([80_000, 120_000]), np.array([110_000, 150_000]))  # covers [100,110) and [120,150)
     (b,) = chart_data.bucket_spans(tl, compute, origin_ns=0)
     assert (b.ready_us, b.start_us, b.end_us) == (90.0, 100.0, 200.0)
     assert b.exposed == ((110.0, 120.0), (150.0, 200.0))
     assert b.exposed_us == pytest.approx(10 + 50)
-    # unknown GPU readiness falls back to the CPU-side ready time; never later than the start
-    tl2 = tl.assign(ready_gpu_ns=-1, ready_cpu_ns=150_000)
+    # unknown GPU readiness falls back to the CPU-side ready marker on the device's clock (never the host's);
+    # never later than the start
+    assert chart_data.bucket_spans(tl.assign(ready_gpu_ns=-1), compute, 0)[0].ready_us == 70.0
+    tl2 = tl.assign(ready_gpu_ns=-1, ready_device_ns=150_000)
     assert chart_data.bucket_spans(tl2, compute, 0)[0].ready_us == 100.0
 
 

@@ -51,7 +51,9 @@ def analyze(source: str | os.PathLike[str] | list[str] | TraceSet, **kwargs: Any
     options as ``tracekit analyze``'s: ``comm_pattern``, ``align``, ``hta``, ``workers``; ``whatif=True``
     (paths only) quotes the findings with the replay, as ``tracekit analyze --whatif``.
     ``tracekit analyze --format json`` prints exactly this result
-    (:func:`tracekit.report.render.to_json_dict`).
+    (:func:`tracekit.report.render.to_json_dict`). Paths are read through the cache
+    (:mod:`tracekit.traces.cache`; ``TRACEKIT_CACHE=off`` turns it off): a second call on unchanged files
+    reads the result back.
     """
     from tracekit.runner.options import RunOptions
     from tracekit.traces.traceset import TraceSet

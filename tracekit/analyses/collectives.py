@@ -29,6 +29,12 @@ Columns (times in µs, bandwidth in GB/s = 1e9 bytes/s):
   shortest kernel across ranks, the last arriver's), which the summaries report as ``busbw_gbps``.
 - ``overlap_us``: the part of the kernel covered by compute kernels (any step);
   ``exposed_us`` = ``dur_us − overlap_us``.
+- ``dur_once_us``: the part of ``[start, end)`` that no collective of the rank that started
+  earlier covers (any stream, any gloo thread): each instant of communication counted once, for
+  the first-started collective running then (:func:`tracekit.analyses.intervals.first_started_parts`),
+  so summed over a rank's rows it is ``|∪ collectives|`` where several run at once (gloo's worker
+  threads, several NCCL streams); ``exposed_once_us``: the part of it overlapped by no compute
+  kernel (summed over a rank's rows: ``|∪ collectives − ∪ compute|``; NaN on CPU traces).
 - ``launch_op``: the functional collective op that launched it (``_c10d_functional::all_reduce_``,
   ``all_reduce_coalesced_``, ``all_gather_into_tensor`` ...: compiled autograd, inductor's DDP
   fusion, DTensor), else None (the C++ DDP reducer, FSDP, eager ``torch.distributed`` calls).
@@ -48,7 +54,7 @@ import numpy as np
 from tracekit.analyses import functional
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import COMM, COMPUTE, class_codes, class_mask
-from tracekit.analyses.findings import Finding, FindingContext, rank_step_us, rounded, step_means
+from tracekit.analyses.findings import Finding, FindingContext, Quote, rank_step_us, rounded, step_means
 from tracekit.analyses.registry import Column, RankContext, Table, View
 from tracekit.traces import cols as C
 from tracekit.traces.arrays import unique
@@ -74,7 +80,7 @@ _NCCL_KERNEL_COLL = {
 COLLECTIVE_COLUMNS = (
     "rank", "step", "seq", "step_seq", "phase", "coll_name", "pg_name", "pg_desc", "dtype", "nelems", "bytes",
     "group_size", "launch_ts_ns", "start_ns", "end_ns", "dur_us", "algbw_incl_wait_gbps", "busbw_incl_wait_gbps", "overlap_us",
-    "exposed_us", "pre_window", "kernel", "launch_op", "peer", "p2p_seq",
+    "exposed_us", "dur_once_us", "exposed_once_us", "pre_window", "kernel", "launch_op", "peer", "p2p_seq",
 )
 #: normalised collective names (:func:`p2p_kind`) of point-to-point transfers, by direction
 _P2P_SEND, _P2P_RECV, _P2P_BOTH = {"send", "isend"}, {"recv", "irecv"}, {"sendrecv", "p2p", "batchisendirecv"}
@@ -304,6 +310,9 @@ def _gpu_instances(rt: RankTrace, cls: np.ndarray, op_rows: np.ndarray) -> dict[
     gts, gend = rt.gpu_column("ts_ns"), rt.gpu_column("end_ns")
     ts, end, dur = gts[k], gend[k], rt.gpu_column("dur_ns")[k]
     covered = iv.covered_per_interval(ts, end, (gts[comp], gend[comp]))
+    # each instant of communication once, for the first-started collective running then (any stream)
+    once_s, once_e = iv.first_started_parts(ts, end)
+    once_covered = iv.covered_per_interval(once_s, once_e, (gts[comp], gend[comp]))
     # the launching record_param_comms op: the first one with the kernel's External id
     ext = rt.gpu_column("external_id")[k]
     op_ext = rt.column("external_id")[op_rows]
@@ -322,6 +331,7 @@ def _gpu_instances(rt: RankTrace, cls: np.ndarray, op_rows: np.ndarray) -> dict[
     d.update({
         "step": rt.gpu_column("step")[k], "launch_ts_ns": launch, "start_ns": ts, "end_ns": end,
         "dur_us": dur / NS_PER_US, "overlap_us": covered / NS_PER_US, "exposed_us": (dur - covered) / NS_PER_US,
+        "dur_once_us": (once_e - once_s) / NS_PER_US, "exposed_once_us": (once_e - once_s - once_covered) / NS_PER_US,
         "pre_window": pre, "kernel": cats[rt.gpu_column("name")[k]],
     })
     return d
@@ -481,7 +491,8 @@ def _cpu_instances(rt: RankTrace, gloo_threads: dict[str, str] | None = None) ->
         "out_nelems": arg("out_nelems", -1), "group_size": arg("group_size", -1), "peer": arg("peer", -1),
         "launch_ts_ns": launch, "start_ns": start, "end_ns": stop, "dur_us": (stop - start) / NS_PER_US,
         "overlap_us": np.full(n, np.nan), "exposed_us": np.full(n, np.nan),
-        "pre_window": np.zeros(n, dtype=bool), "kernel": np.full(n, None, dtype=object),
+        "dur_once_us": np.subtract(*iv.first_started_parts(start, stop)[::-1]) / NS_PER_US,
+        "exposed_once_us": np.full(n, np.nan), "pre_window": np.zeros(n, dtype=bool), "kernel": np.full(n, None, dtype=object),
     }
 
 
@@ -497,7 +508,8 @@ def _backend_coll(name: str) -> str:
 
 
 BUCKET_COLUMNS = ("rank", "step", "bucket", "pg_name", "step_seq", "launch_op", "bytes", "launch_offset_us",
-                  "start_offset_us", "dur_us", "exposed_us", "busbw_incl_wait_gbps", "wait_offset_us", "wait_cpu_us")
+                  "start_offset_us", "dur_us", "exposed_us", "dur_once_us", "exposed_once_us", "busbw_incl_wait_gbps",
+                  "wait_offset_us", "wait_cpu_us")
 #: collective names of a data-parallel gradient allreduce (the C++ reducer, the python reducer, inductor's fusion)
 ALLREDUCE_NAMES = ("allreduce", "allreduce_coalesced", "all_reduce", "all_reduce_coalesced")
 
@@ -546,9 +558,10 @@ def bucket_table(rt: RankTrace, coll: Columnar, tp: int = 1, world_size: int | N
 
     ``bucket`` is the launch order within the step (0 = first bucket launched,
     which holds the last layers' gradients). ``launch_offset_us`` and
-    ``start_offset_us`` are the CPU launch and kernel start relative to the
+    ``start_offset_us`` are the launch and the kernel start relative to the
     start of the step's backward (first ``autograd::engine::evaluate_function``,
-    or the compiled-autograd region). ``launch_op`` names the functional op of a
+    or the compiled-autograd region), on the device's clock: the host's launch and backward start
+    put on it through the launches (:meth:`RankTrace.to_device_clock`; a CPU run has one clock). ``launch_op`` names the functional op of a
     compiled-autograd bucket (``_c10d_functional::all_reduce_`` with inductor's concat
     fusion, ``all_reduce_coalesced_`` with the coalesced one), None for the C++ reducer.
     ``wait_offset_us`` / ``wait_cpu_us``: where ``wait_tensor`` waits on it (see
@@ -566,9 +579,13 @@ def bucket_table(rt: RankTrace, coll: Columnar, tp: int = 1, world_size: int | N
     kstart, kend = np.asarray(coll["start_ns"])[rows], np.asarray(coll["end_ns"])[rows]
     out = {c: np.asarray(coll[c])[rows] for c in BUCKET_COLUMNS if c in coll}
     out["bucket"] = _cumcount(step)
-    out["launch_offset_us"] = (launch - start) / NS_PER_US
-    out["start_offset_us"] = np.where(kstart >= 0, (kstart - start) / NS_PER_US, np.nan)
-    out["wait_offset_us"], out["wait_cpu_us"] = functional.wait_columns(rt, launch, kend, start)
+    # offsets on the device's clock (a CPU run's is the host's): host instants mapped through the launches
+    base, launch_dev = rt.to_device_clock(start), rt.to_device_clock(launch)
+    base_f = np.where(base >= 0, base.astype(float), np.nan)
+    out["launch_offset_us"] = (np.where(launch_dev >= 0, launch_dev, np.nan) - base_f) / NS_PER_US
+    out["start_offset_us"] = np.where(kstart >= 0, (kstart - base_f) / NS_PER_US, np.nan)
+    out["wait_offset_us"], out["wait_cpu_us"] = functional.wait_columns(rt, launch, kend, base_f,
+                                                                         to_clock=rt.to_device_clock)
     return {c: out[c] for c in BUCKET_COLUMNS}
 
 
@@ -656,8 +673,9 @@ def _groups_with_missing(t: C.Cols, by: list[str]) -> tuple[np.ndarray, np.ndarr
 
 
 def collective_summary(c: Columnar, instances: Columnar | None = None) -> C.Cols:
-    """Per rank, process group, collective and phase: count, total bytes, total/mean duration, exposed,
-    mean ``busbw_gbps`` (on the transfer time, from ``instances``) and mean ``busbw_incl_wait_gbps``
+    """Per rank, process group, collective and phase: count, total bytes, total/mean duration, ``comm_total_us``
+    and ``exposed_total_us`` (the sums of ``dur_once_us`` and ``exposed_once_us``: each instant counted once per
+    rank, so the rows of a rank add up to its union where collectives overlap each other), mean ``busbw_gbps`` (on the transfer time, from ``instances``) and mean ``busbw_incl_wait_gbps``
     (on this rank's kernel time, waiting included), as columns (none for a table without rows).
 
     Only collectives launched inside the window (pre-window kernels are counted in the run summary).
@@ -677,10 +695,42 @@ def collective_summary(c: Columnar, instances: Columnar | None = None) -> C.Cols
 
     out = {k: _key_values(c[k], first) for k in by}
     out.update(count=np.bincount(groups, minlength=n).astype(np.int64), mb_total=total("bytes") / 1e6,
-               dur_total_us=total("dur_us"), dur_mean_us=C.group_mean(c["dur_us"], groups, n),
-               exposed_total_us=total("exposed_us"), busbw_mean_gbps=C.group_mean(c["busbw_gbps"], groups, n),
+               dur_total_us=total("dur_us"), comm_total_us=total("dur_once_us"),
+               dur_mean_us=C.group_mean(c["dur_us"], groups, n),
+               exposed_total_us=total("exposed_once_us"), busbw_mean_gbps=C.group_mean(c["busbw_gbps"], groups, n),
                busbw_incl_wait_mean_gbps=C.group_mean(c["busbw_incl_wait_gbps"], groups, n))
     return out
+
+
+#: a rank's collectives "overlap each other" when their summed durations exceed the time any of them runs by this
+OVERLAP_NOTE_SHARE = 0.01
+
+
+def collective_overlap_note(c: Columnar) -> str | None:
+    """The run's note when one rank's collectives overlap each other (gloo's worker threads, several NCCL
+    streams) by more than :data:`OVERLAP_NOTE_SHARE` of the time any of them runs: communication is then their
+    union (``dur_once_us`` summed), below the sum of their durations. None otherwise. Every collective of the
+    table counts, pre-window ones included."""
+    c = C.as_cols(c)
+    if not C.nrows(c) or "dur_once_us" not in c:
+        return None
+    g = C.Groups(c, ["rank"])
+    ok = g.codes >= 0
+
+    def sums(col: str) -> np.ndarray:  # plain sums: a threshold and whole µs need no compensation
+        return np.bincount(g.codes[ok], weights=np.nan_to_num(np.asarray(c[col], dtype=float)[ok]), minlength=g.n)
+
+    total, once = sums("dur_us"), sums("dur_once_us")
+    over = np.flatnonzero(total > (1.0 + OVERLAP_NOTE_SHARE) * once)
+    if not over.size:
+        return None
+    ranks = g.keys["rank"][over]
+    first = over[0]
+    return (f"collectives overlap each other on rank(s) {', '.join(str(int(r)) for r in ranks)} (several at once: "
+            f"gloo's worker threads or several streams): communication is the time any of them runs, |∪ intervals| "
+            f"(rank {int(ranks[0])}: {once[first]:.0f} µs over the window), not the sum of their durations "
+            f"({total[first]:.0f} µs); the collectives summary's comm_total_us and exposed_total_us count each "
+            f"instant once")
 
 
 def _key_values(values: np.ndarray, first: np.ndarray) -> np.ndarray:
@@ -767,7 +817,10 @@ TABLES = [
         name="collectives", scope="rank", title="Collectives (one row per collective instance and rank)",
         doc="On GPU traces an instance is a communication kernel, its args from the kernel or from the "
             "record_param_comms op with the same External id; on CPU-only (gloo) traces it is the backend's "
-            "CPU range and the overlap columns are null. The text report sums them per rank, collective and phase.",
+            "CPU range and the overlap columns are null. The text report sums them per rank, collective and phase: "
+            "dur_total_us sums the durations, comm_total_us and exposed_total_us the _once_ columns (each instant "
+            "counted once per rank: collectives that run at once, on gloo's worker threads or several NCCL streams, "
+            "are their union; a note names the ranks where they overlap).",
         columns=(
             Column("rank", "rank", "the rank"),
             Column("step", "step", "ProfilerStep of the launch (-1: pre-window or outside every step)"),
@@ -793,6 +846,11 @@ TABLES = [
                                                    "allgather, reduce_scatter, all_to_all (n−1)/n; others 1"),
             Column("overlap_us", "us", "part of the kernel covered by compute kernels (any step)"),
             Column("exposed_us", "us", "dur_us − overlap_us"),
+            Column("dur_once_us", "us", "the part of [start, end) no collective of the rank that started earlier "
+                                        "covers (any stream or gloo thread): each instant of communication counted "
+                                        "once, so a rank's rows sum to |∪ collectives|"),
+            Column("exposed_once_us", "us", "the part of dur_once_us overlapped by no compute kernel: a rank's rows "
+                                            "sum to |∪ collectives − ∪ compute| (null on CPU traces)"),
             Column("pre_window", "bool", "launched before the profiler window (no launch event)"),
             Column("kernel", "name", "kernel name (GPU traces)"),
             Column("launch_op", "name", "the functional op that launched it (_c10d_functional::all_reduce_, "
@@ -813,8 +871,9 @@ TABLES = [
     Table(
         name="buckets", scope="rank", title="DDP buckets (backward allreduces per rank and step)",
         doc="The allreduces launched during backward are DDP's gradient buckets; offsets are from the start of "
-            "the step's backward (first autograd::engine::evaluate_function). The text report shows the mean "
-            "over steps.",
+            "the step's backward (first autograd::engine::evaluate_function), on the device's clock (the host's "
+            "launch, backward start and wait put on it through the launches, as bucket_timeline's; a CPU run has "
+            "one clock). The text report shows the mean over steps.",
         columns=(
             Column("rank", "rank", "the rank"),
             Column("step", "step", "the ProfilerStep"),
@@ -826,15 +885,20 @@ TABLES = [
                                         "concat fusion, all_reduce_coalesced_ with the coalesced one); null for "
                                         "the C++ reducer"),
             Column("bytes", "bytes", "the allreduce's buffer"),
-            Column("launch_offset_us", "us", "CPU launch − backward start"),
-            Column("start_offset_us", "us", "kernel start − backward start"),
+            Column("launch_offset_us", "us", "launch − backward start, both on the device's clock"),
+            Column("start_offset_us", "us", "kernel start − backward start (on the device's clock)"),
             Column("dur_us", "us", "kernel duration"),
             Column("exposed_us", "us", "part of the kernel overlapped by no compute kernel"),
+            Column("dur_once_us", "us", "collectives.dur_once_us: the part of the kernel no collective of the rank "
+                                        "that started earlier covers (each instant once)"),
+            Column("exposed_once_us", "us", "collectives.exposed_once_us: the part of dur_once_us overlapped by no "
+                                            "compute kernel"),
             Column("busbw_incl_wait_gbps", "GB/s", "bus bandwidth on this rank's kernel time, waiting included "
                                                    "(see collectives; the text report adds busbw_gbps on the "
                                                    "transfer time)"),
             Column("wait_offset_us", "us", "first _c10d_functional::wait_tensor on the launching thread after the "
-                                           "launch − backward start (null without wait_tensor ops)"),
+                                           "launch − backward start, both on the device's clock (null without "
+                                           "wait_tensor ops)"),
             Column("wait_cpu_us", "us", "time inside wait_tensor between the launch and the collective's end: "
                                         "blocking on gloo, ~0 on NCCL (there the device-side cost is exposed_us)"),
         ),
@@ -858,12 +922,19 @@ LOW_OVERLAP_MIN_STEP_PCT = 5.0
 class BackwardCommExposed(Finding, tag="backward_comm_exposed"):
     """``backward_comm_exposed``: the backward allreduces barely overlap compute, although they do not
     all start after backward (that case is ``allreduce_after_backward``). Typical of a python_reducer /
-    compiled-autograd backward that serialises communication between its compute."""
+    compiled-autograd backward that serialises communication between its compute. Figures from the
+    ``buckets`` rows' ``_once_`` columns (each instant of communication once: allreduces running at once on
+    several streams count as their union)."""
 
     overlap_pct: float | None
     exposed_us_per_step: float | None
     allreduces_per_step: float | None
 
+    QUOTES: ClassVar[dict[str, Quote]] = {
+        "step_us": Quote("steps", "step_us", "mean"), "cost_us": Quote("buckets", "exposed_once_us", "per_step"),
+        "exposed_us_per_step": Quote("buckets", "exposed_once_us", "per_step"),
+        "overlap_pct": Quote("buckets", "dur_once_us-exposed_once_us/dur_once_us", "pct"),
+        "allreduces_per_step": Quote("buckets", "bucket", "rows_per_step")}
     ORDER: ClassVar[int] = 20
     TIMING: ClassVar[bool] = True
 
@@ -884,7 +955,8 @@ def backward_comm_exposed(result: Any, skip_ranks: set[Any]) -> list[BackwardCom
     g = C.Groups(b, ["rank"])
     means = step_means(result)
     out = []
-    dur, exposed = (C.kahan_sums(b[c], g.codes, g.n)[0] for c in ("dur_us", "exposed_us"))  # pandas' sums
+    # each instant once (the _once_ columns): allreduces that run at once on several streams are their union
+    dur, exposed = (C.kahan_sums(b[c], g.codes, g.n)[0] for c in ("dur_once_us", "exposed_once_us"))  # pandas' sums
     per_rank = zip(g.keys["rank"].tolist(), dur.tolist(), exposed.tolist(), g.nunique(b["step"]).tolist(),
                    g.size().tolist())
     for rank, dur, exposed, n_steps, n in per_rank:

@@ -72,7 +72,7 @@ import numpy as np
 from msgspec import UNSET, UnsetType
 
 from tracekit.analyses.collectives import bus_factor, p2p_kind
-from tracekit.analyses.findings import Finding, FindingContext, rank_step_us, rounded, step_means
+from tracekit.analyses.findings import Finding, FindingContext, Quote, rank_step_us, rounded, step_means
 from tracekit.analyses.gpu_idle import GPU_IDLE_PCT, LAUNCH_BOUND_SHARE
 from tracekit.analyses.registry import AnalysisWarning, Column, RunContext, Table, View, ViewOptions
 from tracekit.traces import cols as C
@@ -629,11 +629,26 @@ class RankWaiting(Finding, tag="rank_waiting"):
     straggler_gpu_idle_pct: float | None | UnsetType = UNSET
     straggler_launch_idle_pct: float | None | UnsetType = UNSET
     straggler_kernels_per_step: float | None | UnsetType = UNSET
+    #: the GPU compute per step of this rank and of the straggler (``ranks.compute_per_step_us``), when the
+    #: message compares them (late cause ``more_compute``)
+    compute_us_per_step: float | None | UnsetType = UNSET
+    straggler_compute_us_per_step: float | None | UnsetType = UNSET
     #: cpu_launch_bound / gpu_idle / more_compute / unknown; None when the straggler cannot be examined
     late_cause: str | None = None
     #: with ranks missing from the trace set: the loaded rank that arrived last (not blamed)
     last_loaded_arrival: int | None | UnsetType = UNSET
 
+    QUOTES: ClassVar[dict[str, Quote]] = {
+        "step_us": Quote("steps", "step_us", "mean"), "cost_us": Quote("waits", "wait_us", "per_step"),
+        "wait_us_per_step": Quote("waits", "wait_us", "per_step"),
+        "comm_us": Quote("ranks", "comm_total_us", "mean"),
+        "wait_share_pct": Quote("ranks", "wait_total_us/comm_total_us", "pct"),
+        "partial_wait_share": Quote("waits", "wait_us", "share_pct", where="partial"),
+        "straggler_gpu_idle_pct": Quote("gpu_idle", "gpu_idle_pct", "mean", rank="straggler"),
+        "straggler_launch_idle_pct": Quote("gpu_idle", "launch_idle_pct", "mean", rank="straggler"),
+        "straggler_kernels_per_step": Quote("gpu_idle", "kernels", "mean", rank="straggler"),
+        "compute_us_per_step": Quote("ranks", "compute_per_step_us", "mean"),
+        "straggler_compute_us_per_step": Quote("ranks", "compute_per_step_us", "mean", rank="straggler")}
     ORDER: ClassVar[int] = 30
     TIMING: ClassVar[bool] = True
     PER_RANK: ClassVar[bool] = True
@@ -716,7 +731,8 @@ def _late_cause(rank: int, straggler: int | None, idle: Any, ranks: Any) -> tupl
     mine, theirs = _compute_us(ranks, rank), _compute_us(ranks, straggler)
     if np.isfinite(mine) and np.isfinite(theirs) and theirs > 1.1 * mine:
         return (f"; rank {straggler} has more GPU compute ({theirs:.0f} µs vs {mine:.0f} µs per step): "
-                f"load imbalance", {**ev, "late_cause": "more_compute"})
+                f"load imbalance", {**ev, "late_cause": "more_compute", "compute_us_per_step": rounded(mine),
+                                    "straggler_compute_us_per_step": rounded(theirs)})
     return (f"; the trace shows no cause on rank {straggler} (its GPU is idle only {idle_pct:.0f}% of the step, "
             f"compute similar): look at its CPU timeline", {**ev, "late_cause": "unknown"})
 
@@ -729,15 +745,13 @@ def _mean(values: np.ndarray) -> float:
 
 
 def _compute_us(ranks: Cols, rank: int) -> float:
-    """``rank``'s GPU compute time per ProfilerStep (µs): ``compute_total_us / steps`` of the ranks table (NaN
-    without the rank, its compute or its steps). Per step, so that ranks with different step counts compare."""
-    if not C.nrows(ranks) or "compute_total_us" not in ranks or "steps" not in ranks:
+    """``rank``'s GPU compute time per step (µs): ``compute_per_step_us`` of the ranks table, the mean over its
+    steps of ``steps.compute_us`` (NaN without the rank or its compute). Per step, so that ranks with different
+    step counts compare."""
+    if not C.nrows(ranks) or "compute_per_step_us" not in ranks:
         return float("nan")
     hit = np.flatnonzero(ranks["rank"] == rank)
-    if not len(hit):
-        return float("nan")
-    total, steps = float(ranks["compute_total_us"][hit[0]]), float(ranks["steps"][hit[0]])
-    return total / steps if steps > 0 else float("nan")
+    return float(ranks["compute_per_step_us"][hit[0]]) if len(hit) else float("nan")
 
 
 def _rank_wait_totals(w: Cols, r: Cols) -> dict[str, np.ndarray]:

@@ -6,7 +6,8 @@
   profiler off, each between device synchronizes);
 - ``profiled_step_us``: mean of ``timings.per_rank[].profiled_step_s`` (the profiler's
   recorded steps timed the same way; ``source`` = ``run.json``), or, for runs that did not
-  record it, the mean ProfilerStep CPU range in the trace (``source`` = ``trace``);
+  record it, the mean step of the trace (``steps.step_us``, the step on the device's clock:
+  :mod:`tracekit.traces.steps`; ``source`` = ``trace``);
 - ``ratio`` = profiled / unprofiled; the window is *distorted* above :data:`DISTORTED_RATIO`;
 - ``gpu_idle_pct``, ``launch_idle_pct``, ``kernels_per_step``: the profiled window's means
   (table ``gpu_idle``): what makes a rank CPU-bound under the profiler;
@@ -23,15 +24,14 @@ over unprofiled: ``timings.profiled`` / ``timings.overall``; else the largest ra
 mean; None when unknown) and ``cupti_ratio`` (cupti / unprofiled, None when unknown). The profiler only adds
 work, so a ratio below :data:`DOUBTFUL_BELOW` is no distortion: it is marked doubtful with the first reason that
 applies
-(:func:`doubt_reason`): the profiled figure is the trace's ProfilerStep CPU ranges (the host
-enqueueing a step, which can end long before its GPU work; not comparable with a device-synchronized
-step), the unprofiled mean is raised by slow outlier steps (warm-up, recompiles), or else run-to-run
-noise (clocks, other load) of that size.
+(:func:`doubt_reason`): the unprofiled mean is raised by slow outlier steps (warm-up, recompiles), or else
+run-to-run noise (clocks, other load) of that size.
 
 ``bucket_events`` (per rank): the bucket figures measured with CUDA events in the unprofiled
 steps (run.json ``bucket_timing``, see :mod:`tracekit.profile.bucket_events`) beside the same
-figures from the trace's bucket timeline (``comm``: sum of the bucket allreduce kernels per
-step; ``exposed``: their part after the step's last backward compute kernel). ``agree`` is
+figures from the trace's bucket timeline (``comm``: the bucket allreduce kernels' time per
+step, their union: allreduces that overlap each other count once; ``exposed``: their part after the step's
+last backward compute kernel, a union too). ``agree`` is
 false when the bucket counts differ or a figure differs by more than
 :data:`AGREE_REL` of the event figure and :data:`AGREE_MIN_US`.
 """
@@ -44,12 +44,14 @@ from typing import Any, ClassVar
 import msgspec
 import numpy as np
 
-from tracekit.analyses.findings import Finding, FindingContext, group_means, rounded
+from tracekit.analyses import intervals as iv
+from tracekit.analyses.findings import Finding, FindingContext, Quote, group_means, rounded
 from tracekit.analyses.gpu_idle import GPU_IDLE_PCT, LAUNCH_BOUND_SHARE
 from tracekit.analyses.registry import Column, RunContext, Table, View
 from tracekit.traces import cols as C
 from tracekit.traces.manifest import Manifest
 
+NS_PER_US = 1000.0
 #: the profiled window counts as distorted when its step is this many times the unprofiled one
 DISTORTED_RATIO = 1.15
 #: below this ratio the profiled window ran faster than the unprofiled steps: doubtful, not a distortion
@@ -180,9 +182,6 @@ def doubt_reason(ratio: float, source: str, timings: Any) -> str | None:
     """Why a ratio below :data:`DOUBTFUL_BELOW` cannot be a profiler effect (module doc), else None."""
     if ratio >= DOUBTFUL_BELOW:
         return None
-    if source == "trace":
-        return ("the profiled step is the trace's ProfilerStep CPU range (the host enqueueing the step, which can "
-                "end before its GPU work), the unprofiled one a device-synchronized step: not comparable")
     overall = timings.overall if timings is not None else None
     steps = _floats(overall.step_s) if overall is not None else []
     if steps:
@@ -191,7 +190,8 @@ def doubt_reason(ratio: float, source: str, timings: Any) -> str | None:
             return (f"the unprofiled mean is raised by slow steps (max {top * 1e3:.2f} ms vs median "
                     f"{med * 1e3:.2f} ms: warm-up, recompiles or clocks ramping up)")
     n_prof = len(_floats(timings.profiled.step_s)) if timings is not None and timings.profiled else 0
-    return (f"the profiled steps ({n_prof}) ran faster than the unprofiled ones ({len(steps)}), which the profiler "
+    which = f"the profiled steps ({n_prof})" if source != "trace" else "the trace's steps"
+    return (f"{which} ran faster than the unprofiled ones ({len(steps)}), which the profiler "
             "cannot cause: run-to-run noise (clocks, other load) of this size, so the ratio says nothing")
 
 
@@ -205,24 +205,43 @@ _NO_FIGURES = {"buckets": np.nan, "comm": np.nan, "exposed": np.nan}
 
 
 def _trace_bucket_figures(timeline: C.Cols, buckets: C.Cols) -> dict[Any, dict[str, float]]:
-    """Per rank, per step means from its bucket timeline: buckets, comm (sum of kernels), exposed after backward.
-    A rank without a timeline (CPU traces: no kernels) gets the count and comm from the ``buckets`` table (the gloo
-    ranges) and exposed unknown; a rank in neither is left out. All ranks at once: one grouping per table."""
-    out = {rank: figs | {"exposed": np.nan} for rank, figs in _step_means(buckets, {"comm": "dur_us"}).items()}
-    return out | _step_means(timeline, {"comm": "dur_us", "exposed": "tail_exposed_us"})
+    """Per rank, per step means from its bucket timeline: buckets, comm (|∪ bucket allreduce kernels| per step),
+    exposed (|∪ their parts after the step's last backward compute kernel|), and ``sum`` (the kernels' summed
+    durations: above comm where allreduces overlap each other). A rank without a timeline (CPU traces: no
+    kernels) gets the count and comm from the ``buckets`` table (the gloo ranges, offsets from the backward
+    start) and exposed unknown; a rank in neither is left out. All ranks at once: one grouping per table."""
+    out = {}
+    if C.nrows(buckets):
+        s = np.rint(np.asarray(buckets["start_offset_us"], dtype=float) * NS_PER_US)
+        e = s + np.rint(np.asarray(buckets["dur_us"], dtype=float) * NS_PER_US)
+        out = {rank: figs | {"exposed": np.nan}
+               for rank, figs in _step_means(buckets, {"comm": (s, e)}, s, e).items()}
+    if C.nrows(timeline):
+        s, e = np.asarray(timeline["start_ns"], dtype=float), np.asarray(timeline["end_ns"], dtype=float)
+        tail = np.maximum(s, np.asarray(timeline["bwd_compute_end_ns"], dtype=float))
+        out |= _step_means(timeline, {"comm": (s, e), "exposed": (np.minimum(tail, e), e)}, s, e)
+    return out
 
 
-def _step_means(t: C.Cols, sums: dict[str, str]) -> dict[Any, dict[str, float]]:
-    """Per rank with rows in ``t``: ``buckets`` (rows per step) and each of ``sums`` (name: column summed per
-    step), their means over the rank's steps (``groupby("step")`` per rank: rows without a step in none, a rank
-    whose rows all lack one gets NaN)."""
+def _step_means(t: C.Cols, unions: dict[str, tuple[np.ndarray, np.ndarray]], start: np.ndarray,
+                end: np.ndarray) -> dict[Any, dict[str, float]]:
+    """Per rank with rows in ``t``: ``buckets`` (rows per step), each of ``unions`` (name: per row an interval
+    in ns; per step the length of their union, in µs) and ``sum`` (per step the summed ``end − start``, µs),
+    their means over the rank's steps (``groupby("step")`` per rank: rows without a step or an interval in none,
+    a rank whose rows all lack one gets NaN)."""
     if not C.nrows(t):
         return {}
     per_step = C.Groups(t, ["rank", "step"])
-    step_figs = {"buckets": per_step.size(), **{k: per_step.sum(t[c]) for k, c in sums.items()}}
+    ok = (per_step.codes >= 0) & np.isfinite(start) & np.isfinite(end)
+    seg = per_step.codes[ok]
+    step_figs = {"buckets": per_step.size(), "sum": np.bincount(seg, weights=(end - start)[ok],
+                                                                minlength=per_step.n) / NS_PER_US}
+    for k, (a, b) in unions.items():
+        a_ok, b_ok = a[ok].astype(np.int64), b[ok].astype(np.int64)
+        step_figs[k] = iv.segment_lengths(a_ok, np.maximum(a_ok, b_ok), seg, per_step.n) / NS_PER_US
     per_rank = C.Groups(per_step.keys, ["rank"])
     means = {k: per_rank.mean(v).tolist() for k, v in step_figs.items()}
-    blank = dict.fromkeys(["buckets", *sums], np.nan)
+    blank = dict.fromkeys(["buckets", "sum", *unions], np.nan)
     out = {rank: blank for rank in C.Groups(t, ["rank"]).keys["rank"].tolist()}
     out |= {rank: {k: v[i] for k, v in means.items()} for i, rank in enumerate(per_rank.keys["rank"].tolist())}
     return out
@@ -321,7 +340,7 @@ TABLES = [
             Column("rank", "rank", "the rank"),
             Column("unprofiled_step_us", "us", "mean of the timed steps, profiler off (run.json step_s)"),
             Column("profiled_step_us", "us", "mean of the profiler's recorded steps (run.json profiled_step_s, "
-                                             "else the trace's ProfilerStep ranges)"),
+                                             "else the trace's steps: steps.step_us)"),
             Column("ratio", "count", "profiled_step_us / unprofiled_step_us"),
             Column("source", "name", "run.json or trace (where profiled_step_us comes from)"),
             Column("gpu_idle_pct", "pct", "mean gpu_idle_pct of the profiled steps (table gpu_idle)"),
@@ -346,11 +365,12 @@ TABLES = [
             Column("event_buckets_per_step", "count", "bucket allreduces per step (events)"),
             Column("trace_buckets_per_step", "count", "bucket allreduces per step (trace)"),
             Column("event_comm_us_per_step", "us", "|∪ bucket allreduce [start, end]| per step (events)"),
-            Column("trace_comm_us_per_step", "us", "sum of the bucket allreduce kernels per step (trace; CPU traces: "
-                                                   "the gloo ranges of the buckets table)"),
+            Column("trace_comm_us_per_step", "us", "|∪ bucket allreduce kernels| per step (trace; CPU traces: the "
+                                                   "gloo ranges of the buckets table): allreduces that overlap each "
+                                                   "other count once"),
             Column("event_exposed_us_per_step", "us", "bucket allreduce time after backward end per step (events)"),
-            Column("trace_exposed_us_per_step", "us", "bucket allreduce time after the last backward compute "
-                                                      "kernel per step (trace: tail_exposed_us)"),
+            Column("trace_exposed_us_per_step", "us", "|∪ bucket allreduce time after the last backward compute "
+                                                      "kernel| per step (trace: the tail_exposed_us intervals)"),
             Column("event_overlap_pct", "pct", "100 · (comm − exposed) / comm over all steps (events)"),
             Column("trace_overlap_pct", "pct", "the same from the trace figures"),
             Column("agree", "bool", "the trace's figures match the unprofiled ones (null when either is missing)"),
@@ -384,7 +404,19 @@ class ProfilerDistortion(Finding, tag="profiler_distortion"):
     bucket_events_disagree: list[int] | None
     #: the profiler's warm-up steps (CUPTI on, nothing recorded) over the unprofiled step (None: not timed)
     cupti_ratio: float | None = None
+    #: the rank whose GPU idle figures name the likely cause (the largest gpu_idle_pct of the profiler_distortion
+    #: table), None without one
+    idle_rank: int | None = None
 
+    #: the cause's figures: the idle_rank's row of the profiler_distortion table
+    QUOTES: ClassVar[dict[str, Quote]] = {
+        f: Quote("profiler_distortion", c, "mean", rank="idle_rank") for f, c in (
+            ("worst_gpu_idle_pct", "gpu_idle_pct"), ("worst_launch_idle_pct", "launch_idle_pct"),
+            ("kernels_per_step", "kernels_per_step"))}
+    #: the ratio, the steps and the cost are run facts (``meta["profiler_distortion"]``: run.json's timings, per
+    #: step the slowest rank, or the trace's rank with the largest ratio), no one rank's rows
+    FACTS: ClassVar[tuple[str, ...]] = ("ratio", "unprofiled_step_us", "profiled_step_us", "step_us", "cost_us",
+                                        "cupti_ratio", "threshold")
     ORDER: ClassVar[int] = 90
     QUALIFIER: ClassVar[bool] = True
 
@@ -426,6 +458,7 @@ def profiler_distortion(result: Any, others: list[Any]) -> list[ProfilerDistorti
                  f"of the profiled step)")
     else:
         cause, idle, launch, kern, cpu_bound = _no_idle_cause(result), None, None, None, None
+        worst = {"rank": None}
     hit = sorted({f.code for f in others if f.TIMING})
     ev_rows = C.as_cols(result.tables.get("bucket_events"))
     disagree = sorted(int(x) for x in ev_rows["rank"][_disagrees(ev_rows)]) if C.nrows(ev_rows) else []
@@ -442,7 +475,8 @@ def profiler_distortion(result: Any, others: list[Any]) -> list[ProfilerDistorti
                                profiled_step_us=p, source=d.get("source"), threshold=DISTORTED_RATIO,
                                worst_gpu_idle_pct=rounded(idle), worst_launch_idle_pct=rounded(launch),
                                kernels_per_step=rounded(kern), cpu_bound=cpu_bound, may_invalidate=hit,
-                               bucket_events_disagree=disagree or None, cupti_ratio=d.get("cupti_ratio"))]
+                               bucket_events_disagree=disagree or None, cupti_ratio=d.get("cupti_ratio"),
+                               idle_rank=int(worst["rank"]) if worst["rank"] is not None else None)]
 
 
 def _cupti_clause(cupti: float | None, ratio: float) -> str:

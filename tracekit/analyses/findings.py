@@ -49,7 +49,7 @@ import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import msgspec
 import numpy as np
@@ -82,6 +82,29 @@ def rounded(x: Any, nd: int = 1) -> Any:
     return round(x, nd) if math.isfinite(x) else None
 
 
+class Quote(NamedTuple):
+    """Where one evidence figure comes from: a value computed from a table's rows of one rank.
+
+    ``how`` over the rank's rows (after ``where``): ``mean`` (of ``column``), ``median``, ``sum``,
+    ``per_step`` (the sum over the number of distinct ``step`` values), ``rows`` (how many),
+    ``rows_per_step`` (how many over the distinct steps), ``nunique`` (distinct values of ``column``),
+    ``ratio`` (``column`` = ``"a/b"``: Σa / Σb; ``a`` may be ``"x-y"``: Σx − Σy), ``pct`` (100 · the
+    ratio), ``share_pct`` (100 · Σ ``column`` over the ``where`` rows / Σ ``column`` over all the rank's
+    rows). Missing values are skipped, as pandas' reductions do."""
+
+    table: str
+    column: str
+    how: str
+    #: the evidence field holding the rank whose rows are read; None: the finding's rank (an all-rank finding:
+    #: its ``worst_rank``)
+    rank: str | None = None
+    #: only the rows where this holds: ``"col"`` (true), ``"!col"`` (false), ``"col>=N"``, ``"col=min@g"`` /
+    #: ``"col=max@g"`` (``col`` is its smallest / largest value among the rows of the same ``g``); None: all
+    where: str | None = None
+    #: the figure is the value times this (bytes -> MB: 1e-6)
+    scale: float = 1.0
+
+
 class Finding(msgspec.Struct, kw_only=True, tag_field="code"):
     """One finding (module doc). Subclasses declare a ``tag`` (the code), their evidence fields, the
     class settings below and ``detect``. ``cost_us`` and ``step_us`` (µs per step) are rounded to 0.1 µs;
@@ -98,6 +121,14 @@ class Finding(msgspec.Struct, kw_only=True, tag_field="code"):
     #: set by a qualifier: measured under a distorted profiler window
     distorted_window: bool | UnsetType = UNSET
 
+    #: where each evidence figure comes from: ``{field: Quote}`` (:class:`Quote`: a table's rows of the finding's
+    #: rank, reduced). ``tests/test_finding_quotes.py`` checks every registered finding on every committed run
+    #: that fires it against its tables, and that every number its message prints is one of these, a
+    #: :attr:`FACTS` field or a rank.
+    QUOTES: ClassVar[dict[str, Quote]] = {"step_us": Quote("steps", "step_us", "mean")}
+    #: evidence fields the message may print that are no table's rows: run.json facts (a bucket cap, the
+    #: unprofiled step), thresholds; each finding says why in a comment
+    FACTS: ClassVar[tuple[str, ...]] = ()
     #: run order among the findings (a finding may read those with a lower ORDER: ``ctx.earlier``)
     ORDER: ClassVar[int] = 100
     #: its numbers are times measured in the profiled window (a distorted window may fake them)
@@ -224,7 +255,8 @@ def ranked(found: list[Finding]) -> list[Finding]:
 
 
 def step_means(result: Any) -> dict[int, float]:
-    """Mean CPU step time per rank (µs), from the ``steps`` table (a frame or Cols): one grouping for all ranks."""
+    """Mean step per rank (µs; ``steps.step_us``, the step on the device's clock: :mod:`tracekit.traces.steps`),
+    from the ``steps`` table (a frame or Cols): one grouping for all ranks."""
     s = C.as_cols(result.steps)
     if not C.nrows(s) or "rank" not in s:
         return {}
@@ -249,7 +281,7 @@ def group_means(t: C.Cols, by: str, columns: Sequence[str]) -> tuple[np.ndarray,
 
 
 def rank_step_us(result: Any, rank: int, means: dict[int, float] | None = None) -> float:
-    """Rank ``rank``'s mean CPU step time (µs; NaN without steps); ``means`` from :func:`step_means`."""
+    """Rank ``rank``'s mean step (µs, ``ranks.step_mean_us``; NaN without steps); ``means`` from :func:`step_means`."""
     means = step_means(result) if means is None else means
     return means.get(int(rank), float("nan"))
 
@@ -319,6 +351,8 @@ def _whatif_quote(w: dict[str, Any] | None) -> str | None:
                 f"({w.get('predicted_saving_pct') or 0:.1f} %); {trust}")
     if w.get("predicted_step_us") is not None:
         return f"what-if: predicted unprofiled step {w['predicted_step_us'] / 1000:.2f} ms; {trust}"
+    if w.get("note"):
+        return f"what-if: {w['note']}"
     return None
 
 

@@ -22,6 +22,8 @@ NCCL it only makes the current stream wait for the communication stream.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from tracekit.traces.manifest import Manifest
@@ -62,11 +64,13 @@ def launch_ops(rt: RankTrace, launch_ts: np.ndarray) -> np.ndarray:
 
 
 def wait_columns(rt: RankTrace, launch_ns: np.ndarray, end_ns: np.ndarray, bwd_start_ns: np.ndarray,
-                 launch_tid: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+                 launch_tid: int | None = None, to_clock: Callable[[np.ndarray], np.ndarray] | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """``(wait_offset_us, wait_cpu_us)`` per collective (NaN where no ``wait_tensor`` follows).
 
     - ``wait_offset_us``: start of the first ``wait_tensor`` that begins after the launch,
-      relative to ``bwd_start_ns``: the first point where the program waits on a collective
+      relative to ``bwd_start_ns`` (with ``to_clock``, that start is first put on the clock of
+      ``bwd_start_ns``: :meth:`RankTrace.to_device_clock`; -1 there is NaN): the first point where the program waits on a collective
       after this one was launched (``schedule_comm_wait`` moves waits to just before the
       first use of the result).
     - ``wait_cpu_us``: time inside ``wait_tensor`` ops between the launch and the collective's
@@ -84,6 +88,9 @@ def wait_columns(rt: RankTrace, launch_ns: np.ndarray, end_ns: np.ndarray, bwd_s
     k = np.searchsorted(ws, launch_ns, side="right")
     has = k < ws.size
     first = np.where(has, ws[np.clip(k, 0, ws.size - 1)], -1)
+    if to_clock is not None:
+        first = np.where(has, to_clock(first), -1)
+        has &= first >= 0
     offset = np.where(has, (first - bwd_start_ns) / NS_PER_US, np.nan)
     blocked = np.empty(n)
     for idx in range(n):  # a bucket table has tens of rows per step

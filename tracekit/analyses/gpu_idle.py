@@ -1,7 +1,7 @@
 """GPU idle time inside each step, and how much of it waited for the CPU to launch work.
 
-Per rank and ProfilerStep (window = the step's CPU range ``[ts, end]``; GPU and CPU
-timestamps share kineto's clock):
+Per rank and step (window = the step on the device's clock, :meth:`RankTrace.step_windows`,
+:mod:`tracekit.traces.steps`; GPU and CPU timestamps share kineto's clock):
 
 - ``gpu_busy_us`` = |∪ all GPU activity (any step, any stream) ∩ window|;
 - ``gpu_idle_us`` = window length − ``gpu_busy_us``: no kernel, memcpy or memset running;
@@ -24,11 +24,12 @@ import numpy as np
 
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.collectives import result_table
-from tracekit.analyses.findings import Finding, FindingContext, rounded
+from tracekit.analyses.findings import Finding, FindingContext, Quote, rounded
 from tracekit.analyses.registry import Column, RankContext, Table
 from tracekit.traces import cols as C
 from tracekit.traces.arrays import unique
 from tracekit.traces.frames import NO_ROWS, Columnar
+from tracekit.traces.steps import STEP_DOC
 
 NS_PER_US = 1000.0
 COLUMNS = ("rank", "step", "step_us", "gpu_busy_us", "gpu_idle_us", "gpu_idle_pct", "launch_idle_us",
@@ -82,20 +83,20 @@ def gpu_idle_table(ctx: RankContext) -> Columnar:
     rt = ctx.trace
     if not rt.has_gpu_activity or not rt.step_arrays()["step"].size:
         return NO_ROWS
-    return idle_rows(rt.gpu_arrays(), rt.step_arrays(), rt.rank)
+    return idle_rows(rt.gpu_arrays(), rt.step_windows(), rt.rank)
 
 
 TABLES = [
     Table(
         name="gpu_idle", scope="rank", title="GPU idle time per step (and how much waited for CPU launches)",
-        doc="Window: the step's CPU range (ProfilerStep#N). A launch gap is the part of a gap between GPU "
+        doc="Window: the step on the device's clock (step_us, the steps table's). A launch gap is the part of a gap between GPU "
             "activities before the launch call of the activity that ends it: the GPU had nothing queued. "
             "Busy-waiting NCCL kernels count as busy. Used by the gpu_idle and rank_waiting findings.",
         columns=(
             Column("rank", "rank", "the rank"),
             Column("step", "step", "the ProfilerStep"),
-            Column("step_us", "us", "CPU duration of the ProfilerStep#N range"),
-            Column("gpu_busy_us", "us", "|∪ all GPU activity ∩ the step's range| (any stream, any step's work)"),
+            Column("step_us", "us", STEP_DOC),
+            Column("gpu_busy_us", "us", "|∪ all GPU activity ∩ the step's window| (any stream, any step's work)"),
             Column("gpu_idle_us", "us", "step_us − gpu_busy_us: nothing running on the GPU"),
             Column("gpu_idle_pct", "pct", "100 · gpu_idle_us / step_us"),
             Column("launch_idle_us", "us", "part of gpu_idle_us in launch gaps: from a gap's start until the launch "
@@ -136,6 +137,12 @@ class GpuIdle(Finding, tag="gpu_idle"):
     cpu_bound: bool
     makes_wait: list[int] | None
 
+    QUOTES: ClassVar[dict[str, Quote]] = {
+        "step_us": Quote("gpu_idle", "step_us", "mean"), "cost_us": Quote("gpu_idle", "gpu_idle_us", "mean"),
+        "gpu_idle_us_per_step": Quote("gpu_idle", "gpu_idle_us", "mean"),
+        "gpu_idle_pct": Quote("gpu_idle", "gpu_idle_pct", "mean"),
+        "launch_idle_pct": Quote("gpu_idle", "launch_idle_pct", "mean"),
+        "kernels_per_step": Quote("gpu_idle", "kernels", "mean")}
     ORDER: ClassVar[int] = 40
     TIMING: ClassVar[bool] = True
 

@@ -49,7 +49,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 from tracekit.analyses import intervals as iv
-from tracekit.analyses.findings import Finding, FindingContext, rank_step_us, rounded, step_means
+from tracekit.analyses.findings import Finding, FindingContext, Quote, rank_step_us, rounded, step_means
 from tracekit.analyses.manifest_check import rank_compile_facts
 from tracekit.analyses.registry import Column, RankContext, Table, View, ViewOptions
 from tracekit.analyses.timeline import cpu_ops, rows_by_rank
@@ -72,11 +72,15 @@ TRITON_KERNEL_PREFIX = "triton_"
 
 GB_COLUMNS = (
     "rank", "step", "regions", "graph_regions", "fwd_subgraphs", "bwd_subgraphs", "cache_lookups", "ddp_splits",
-    "real_breaks", "compiled_cpu_us", "eager_between_us", "eager_at_breaks_us", "eager_at_splits_us",
+    "real_breaks", "sync_breaks", "graph_launches", "graph_kernels", "compiled_cpu_us", "eager_between_us",
+    "eager_at_breaks_us", "eager_at_splits_us",
     "idle_at_breaks_us", "idle_at_splits_us", "break_cost_us", "cost_per_break_us", "compile_requested",
     "compile_skipped", "triton_kernels", "break_reasons",
 )
-BOUNDARY_COLUMNS = ("rank", "step", "pass", "index", "kind", "gap_cpu_us", "idle_gpu_us")
+BOUNDARY_COLUMNS = ("rank", "step", "pass", "index", "kind", "gap_cpu_us", "idle_gpu_us", "host_sync_us")
+#: runtime calls that block the host until the GPU is done: what a data-dependent ``.item()`` / ``.tolist()`` /
+#: ``nonzero`` between two graphs runs (a device-to-host copy, then a stream synchronize)
+HOST_SYNC_PATTERN = r"(?:Device|Stream|Event|Ctx)Synchronize|^cudaMemcpy$|^cuMemcpyDtoH|^hipMemcpy$"
 
 
 #: the kinds of compiled op, in :func:`compiled_ops`' ``what`` (a name takes the first that matches)
@@ -187,7 +191,7 @@ def _boundaries(rt: RankTrace, c: Compiled, rows: np.ndarray, region: np.ndarray
     """Consecutive-subgraph boundaries of one pass (``rows`` of ``c``, with their forward ``region`` or
     None for the backward, whose kinds come from the forward boundaries ``fwd_kinds``)."""
     if rows.size < 2:
-        return C.empty(("step", "index", "kind", "gap_cpu_us", "idle_gpu_us"))
+        return C.empty(("step", "index", "kind", "gap_cpu_us", "idle_gpu_us", "host_sync_us"))
     order = np.lexsort((c.ts_ns[rows], c.step[rows]))
     rows = rows[order]
     step, ts, end = c.step[rows], c.ts_ns[rows], c.end_ns[rows]
@@ -211,7 +215,24 @@ def _boundaries(rt: RankTrace, c: Compiled, rows: np.ndarray, region: np.ndarray
         kind = np.where((a < 0) | (b < 0), "unknown", np.where(a == b, "ddp_split", "graph_break")).astype(object)
     else:
         kind = _backward_kinds(b_step, index, fwd_kinds)
-    return {"step": b_step, "index": index, "kind": kind, "gap_cpu_us": gap, "idle_gpu_us": idle}
+    sync = _host_sync_us(rt, c.tid[rows][has], end[has], ts[nxt])
+    return {"step": b_step, "index": index, "kind": kind, "gap_cpu_us": gap, "idle_gpu_us": idle,
+            "host_sync_us": sync}
+
+
+def _host_sync_us(rt: RankTrace, tid: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Per gap ``[lo, hi]`` on thread ``tid``: µs the host spent in blocking calls (:data:`HOST_SYNC_PATTERN`)
+    inside it; 0 where none (the break holds no host sync)."""
+    out = np.zeros(lo.size)
+    hits = rt.name_hits(HOST_SYNC_PATTERN)
+    if not hits.any() or not lo.size:
+        return out
+    sel = np.flatnonzero(hits)
+    ts, end, t = rt.column("ts_ns")[sel], rt.column("end_ns")[sel], rt.column("tid")[sel]
+    for i, (a, b, th) in enumerate(zip(lo.tolist(), hi.tolist(), tid.tolist())):
+        inside = (t == th) & (ts >= a) & (end <= b)
+        out[i] = float((end[inside] - ts[inside]).sum()) / NS_PER_US
+    return out
 
 
 def _backward_kinds(step: np.ndarray, index: np.ndarray, fwd: Cols | None) -> np.ndarray:
@@ -251,7 +272,8 @@ def boundary_table(rt: RankTrace) -> tuple[np.ndarray, Columnar]:
     both = C.concat([fb, bb])  # (an empty part is skipped)
     return region, {"rank": np.full(nf + nb, rt.rank, dtype=np.int64), "step": both["step"],
                     "pass": C.obj(["forward"] * nf + ["backward"] * nb), "index": both["index"],
-                    "kind": both["kind"], "gap_cpu_us": both["gap_cpu_us"], "idle_gpu_us": both["idle_gpu_us"]}
+                    "kind": both["kind"], "gap_cpu_us": both["gap_cpu_us"], "idle_gpu_us": both["idle_gpu_us"],
+                    "host_sync_us": both["host_sync_us"]}
 
 
 def _reasons(facts: CompileFacts) -> str | None:
@@ -319,6 +341,10 @@ def graph_break_table(rt: RankTrace, manifest: Manifest | None = None) -> tuple[
         "bwd_subgraphs": count["bwd"], "cache_lookups": count["lookup"],
         "ddp_splits": _count_per_step(fwd_step[fwd_kind == "ddp_split"].astype(np.int64), steps),
         "real_breaks": real_breaks,
+        "sync_breaks": _count_per_step(
+            fwd_step[(fwd_kind == "graph_break") & (bnd["host_sync_us"][forward] > 0)].astype(np.int64), steps)
+        if C.nrows(bnd) else np.zeros(steps.size, dtype=np.int64),
+        **_graph_launches(rt, steps),
         "compiled_cpu_us": _per_step_sum(s_step, dur, steps) / NS_PER_US, **sums,
         "break_cost_us": sums["idle_at_breaks_us"],
         "cost_per_break_us": sums["idle_at_breaks_us"] / np.where(real_breaks > 0, real_breaks, np.nan),
@@ -327,6 +353,25 @@ def graph_break_table(rt: RankTrace, manifest: Manifest | None = None) -> tuple[
         "triton_kernels": triton,
         "break_reasons": np.full(steps.size, _reasons(facts), dtype=object),
     }, bnd
+
+
+#: the runtime call that replays a captured CUDA graph: every kernel of the graph carries its correlation id
+GRAPH_LAUNCH = "cudaGraphLaunch"
+
+
+def _graph_launches(rt: RankTrace, steps: np.ndarray) -> dict[str, np.ndarray]:
+    """Per step: ``graph_launches`` (cudaGraphLaunch calls: replays of captured CUDA graphs, as
+    ``torch.compile(mode="reduce-overhead")`` makes) and ``graph_kernels`` (the GPU operations they launched)."""
+    zero = np.zeros(steps.size, dtype=np.int64)
+    calls = rt.name_hits(GRAPH_LAUNCH) & (rt.column("kind") == schema.LAUNCH)
+    if not calls.any():
+        return {"graph_launches": zero, "graph_kernels": zero}
+    step = assign_steps(rt.step_arrays(), rt.column("ts_ns")[calls])
+    corr = rt.column("correlation")[calls]
+    gpu_step = rt.gpu_column("step")
+    mine = np.isin(rt.gpu_column("correlation"), corr[corr >= 0]) & (gpu_step >= 0)
+    return {"graph_launches": _count_per_step(step[step >= 0].astype(np.int64), steps),
+            "graph_kernels": _count_per_step(gpu_step[mine].astype(np.int64), steps)}
 
 
 def triton_kernels_per_step(rt: RankTrace, steps: np.ndarray) -> np.ndarray:
@@ -357,7 +402,7 @@ def _eager_steps(rank: int, steps: np.ndarray, facts: CompileFacts) -> dict[str,
     requested = facts.enabled
     data: dict[str, Any] = {"rank": np.full(n, rank, dtype=np.int64), "step": steps}
     data |= dict.fromkeys(("regions", "graph_regions", "fwd_subgraphs", "bwd_subgraphs", "cache_lookups",
-                           "ddp_splits", "real_breaks"), zero_i)
+                           "ddp_splits", "real_breaks", "sync_breaks", "graph_launches", "graph_kernels"), zero_i)
     data |= dict.fromkeys(("compiled_cpu_us", "eager_between_us", "eager_at_breaks_us", "eager_at_splits_us",
                            "idle_at_breaks_us", "idle_at_splits_us", "break_cost_us"), zero_f)
     data |= {"cost_per_break_us": np.full(n, np.nan), "compile_requested": np.full(n, requested),
@@ -415,6 +460,12 @@ TABLES = [
             Column("cache_lookups", "count", "TorchDynamo Cache Lookup ops"),
             Column("ddp_splits", "count", "forward boundaries that are DDPOptimizer splits"),
             Column("real_breaks", "count", "forward boundaries that are real graph breaks"),
+            Column("sync_breaks", "count", "real breaks whose eager code between the graphs blocks the host on the "
+                                           "GPU (a data-dependent .item() / .tolist() / nonzero: break_boundaries' "
+                                           "host_sync_us)"),
+            Column("graph_launches", "count", "cudaGraphLaunch calls: replays of captured CUDA graphs (torch.compile "
+                                              "mode reduce-overhead / max-autotune)"),
+            Column("graph_kernels", "count", "GPU operations those replays launched (one launch call for all of them)"),
             Column("compiled_cpu_us", "us", "CPU time inside compiled subgraphs (forward + backward)"),
             Column("eager_between_us", "us", "CPU time between consecutive subgraphs (eager code between them)"),
             Column("eager_at_breaks_us", "us", "eager_between_us at real breaks"),
@@ -444,6 +495,10 @@ TABLES = [
             Column("kind", "name", "ddp_split, graph_break or unknown"),
             Column("gap_cpu_us", "us", "CPU time between the two subgraphs"),
             Column("idle_gpu_us", "us", "GPU idle time between the last kernel of one and the first of the next"),
+            Column("host_sync_us", "us", "CPU time between the two subgraphs spent in calls that block on the GPU "
+                                         "(stream/device synchronize, a blocking copy): > 0 where the break holds a "
+                                         "host sync (.item(), .tolist(), nonzero); whatif --no-graph-breaks removes it "
+                                         "with the break"),
         ),
         compute=lambda ctx: _tables(ctx)[1], order=75,
     ),
@@ -462,7 +517,15 @@ class GraphBreak(Finding, tag="graph_break"):
     cost_per_break_us: float | None
     eager_at_breaks_us: float | None
     reasons: str | None
+    regions_per_step: float | None = None
 
+    #: means over the rank's graph_breaks rows of the steps that ran compiled (not compile_skipped)
+    QUOTES: ClassVar[dict[str, Quote]] = {
+        "step_us": Quote("steps", "step_us", "mean"),
+        **{f: Quote("graph_breaks", c, "mean", where="!compile_skipped") for f, c in (
+            ("cost_us", "break_cost_us"), ("breaks_per_step", "real_breaks"), ("ddp_splits_per_step", "ddp_splits"),
+            ("eager_at_breaks_us", "eager_at_breaks_us"), ("regions_per_step", "graph_regions"))},
+        "cost_per_break_us": Quote("graph_breaks", "break_cost_us/real_breaks", "ratio", where="!compile_skipped")}
     ORDER: ClassVar[int] = 50
     TIMING: ClassVar[bool] = True
 
@@ -484,6 +547,14 @@ class CompileSkipped(Finding, tag="compile_skipped"):
     skipped_frames: list[str] | None
     dynamo_skips: list[str] | None
 
+    QUOTES: ClassVar[dict[str, Quote]] = {
+        "step_us": Quote("steps", "step_us", "mean"),
+        "steps_skipped": Quote("graph_breaks", "compile_skipped", "sum"),
+        "steps": Quote("graph_breaks", "step", "rows"),
+        "cache_lookups_per_step": Quote("graph_breaks", "cache_lookups", "mean"),
+        "regions_per_step": Quote("graph_breaks", "regions", "mean")}
+    #: compiled_subgraphs: 0 by what fires it (no compiled graph ran in a skipped step)
+    FACTS: ClassVar[tuple[str, ...]] = ("compiled_subgraphs",)
     ORDER: ClassVar[int] = 60
 
     @classmethod
@@ -516,11 +587,11 @@ def graph_break(result: Any, gb: Any) -> list[GraphBreak]:
         reason = f"; dynamo's reasons: {why}" if why is not None else ""
         msg = (f"{breaks:.0f} graph break(s) per step split the model into {a['regions']:.0f} compiled "
                f"regions (DDPOptimizer splits, {a['splits']:.0f} per step, not counted); estimated "
-               f"cost {cost / max(breaks, 1):.0f} µs of idle GPU per break, {cost / 1000:.2f} ms per step{reason}")
+               f"cost {cost / breaks:.0f} µs of idle GPU per break, {cost / 1000:.2f} ms per step{reason}")
         out.append(GraphBreak(rank=int(rank), message=msg, cost_us=cost, step_us=rank_step_us(result, rank, means),
                               breaks_per_step=rounded(breaks), ddp_splits_per_step=rounded(float(a["splits"])),
                               cost_per_break_us=rounded(cost / breaks), eager_at_breaks_us=rounded(float(a["eager"])),
-                              reasons=why))
+                              reasons=why, regions_per_step=rounded(float(a["regions"]))))
     return out
 
 

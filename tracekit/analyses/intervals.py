@@ -147,6 +147,22 @@ def covered_per_interval(starts: np.ndarray, ends: np.ndarray, cover: tuple[np.n
     return covered_before(ends) - covered_before(starts)
 
 
+def first_started_parts(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per interval, the part no interval that started before it covers: ``[max(start, M), end)`` with ``M`` the
+    latest end among the intervals before it in (start, position) order, empty (``end, end``) where ``M >= end``.
+    The earlier ones all start at or before it, so their union past its start is the one piece ``[start, M)``:
+    the parts are disjoint and their lengths sum to ``|∪ intervals|`` (each instant counted once, for the
+    interval that started first among those running then)."""
+    starts, ends = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
+    order = np.lexsort((np.arange(starts.size), starts))
+    s, e = starts[order], ends[order]
+    before = np.maximum.accumulate(np.concatenate(([np.iinfo(np.int64).min], e[:-1]))) if e.size else e
+    lo = np.minimum(np.maximum(s, before), np.maximum(e, s))
+    out_s, out_e = np.empty_like(starts), np.empty_like(ends)
+    out_s[order], out_e[order] = lo, np.maximum(e, lo)
+    return out_s, out_e
+
+
 def _segment_frame(arrays: list[np.ndarray], ends: list[np.ndarray]) -> tuple[int, int]:
     """``(base, width)`` of a time domain in which every segment gets its own disjoint stretch."""
     lo = min((int(a.min()) for a in arrays if a.size), default=0)

@@ -6,8 +6,16 @@ A *bucket* is one allreduce launched during the step's backward (the DDP
 reducer's bucket; :func:`tracekit.analyses.collectives.bucket_table` numbers
 them in launch order, 0 = first launched = the last layers' gradients).
 
-Columns of :func:`bucket_timeline` (absolute times in ns on the rank's clock,
-offsets in µs from ``bwd_start_ns``, the CPU start of the step's first backward op):
+Columns of :func:`bucket_timeline`: absolute times in ns (kineto's clock, on which the host's
+CPU ranges and the device's kernels are both recorded), offsets in µs on **the device's clock**
+from ``bwd_start_device_ns``. The host runs ahead of the device (on a GPU-bound run it enqueues a
+step in a third of the time the device takes), so a host instant (a CPU op's start or end) is
+put on the device's clock through the launches: ``to_device(t)`` = ``t`` + the *lag* of the
+device operation whose launch call began last at or before ``t``, lag = that operation's device
+start − its launch call's start (:func:`tracekit.traces.steps.to_device_clock`): the device
+reaches that point of the host's program when it begins the work queued just before it. -1
+where no launch precedes ``t``. Every offset is then a device time inside the step's window
+(:mod:`tracekit.traces.steps`).
 
 - ``ready_cpu_ns``: when the bucket's gradients were ready on the CPU side. In
   compiled runs (the step has ``CompiledFunctionBackward`` ops) the end of the
@@ -22,9 +30,14 @@ offsets in µs from ``bwd_start_ns``, the CPU start of the step's first backward
   could start, as its stream waits on them. A compute kernel still running then (on
   another stream: a comm hook's callback runs on a pool stream) cannot have been
   waited for; without that rule ``queue_us`` came out negative on bf16-hook runs.
+- ``ready_device_ns``, ``launch_device_ns``, ``bwd_start_device_ns``: ``ready_cpu_ns``,
+  ``launch_ns``, ``bwd_start_ns`` on the device's clock (``to_device``).
 - ``launch_ns``: CPU time of the collective op (``record_param_comms``).
 - ``start_ns`` / ``end_ns`` / ``dur_us``: the NCCL kernel.
-- ``launch_delay_us`` = launch − ready_cpu; ``queue_us`` = start − max(ready_gpu, launch).
+- ``ready_us``, ``launch_us``, ``start_us``, ``end_us``: ``ready_device_ns``, ``launch_device_ns``,
+  ``start_ns``, ``end_ns`` − ``bwd_start_device_ns``.
+- ``launch_delay_us`` = launch − ready_cpu (host clock); ``queue_us`` = start − max(ready_gpu,
+  launch_device) (device clock).
 - ``bwd_compute_end_ns``: end of the step's last *backward compute kernel*: a compute
   kernel launched inside ``CompiledFunctionBackward`` or an autograd op other
   than AccumulateGrad (so the reducer's own kernels, which run in AccumulateGrad
@@ -46,7 +59,7 @@ import numpy as np
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import COMPUTE, class_codes, class_mask
 from tracekit.analyses.collectives import gradient_allreduce_mask, manifest_tp
-from tracekit.analyses.findings import Finding, FindingContext, rank_step_us, rounded, step_means
+from tracekit.analyses.findings import Finding, FindingContext, Quote, group_means, rank_step_us, rounded, step_means
 from tracekit.analyses.manifest_check import median_by, rank_compile_facts
 from tracekit.analyses.registry import Column, RankContext, Table, View, ViewOptions
 from tracekit.traces import cols as C
@@ -63,8 +76,8 @@ EVAL_PREFIX = "autograd::engine::evaluate_function: "
 ACCUMULATE = "torch::autograd::AccumulateGrad"
 
 TIMELINE_COLUMNS = (
-    "rank", "step", "bucket", "bytes", "ready_source", "ready_cpu_ns", "ready_gpu_ns", "launch_ns", "start_ns",
-    "end_ns", "bwd_start_ns", "bwd_compute_end_ns", "ready_us", "launch_us", "start_us", "end_us", "dur_us",
+    "rank", "step", "bucket", "bytes", "ready_source", "ready_cpu_ns", "ready_device_ns", "ready_gpu_ns", "launch_ns",
+    "launch_device_ns", "start_ns", "end_ns", "bwd_start_ns", "bwd_start_device_ns", "bwd_compute_end_ns", "ready_us", "launch_us", "start_us", "end_us", "dur_us",
     "launch_delay_us", "queue_us", "exposed_us", "tail_exposed_us", "starts_after_backward",
 )
 
@@ -255,17 +268,20 @@ def bucket_timeline(rt: RankTrace, cls: np.ndarray, coll: Columnar, tp: int = 1,
     ready_gpu = _ready_gpu(rt, cls, launch, start)
     steps, starts, ends = backward_bounds(rt, cls)
     bwd_start, bend = _per_step(steps, starts, step), _per_step(steps, ends, step)
-    base = np.where(bwd_start >= 0, bwd_start.astype(float), np.nan)
+    # one clock, the device's: host instants mapped through the launches (tracekit.traces.steps.to_device_clock)
+    ready_dev, launch_dev, bwd_dev = (rt.to_device_clock(x) for x in (ready_cpu, launch, bwd_start))
+    base = np.where(bwd_dev >= 0, bwd_dev.astype(float), np.nan)
     has_end = bend >= 0
     tail = np.maximum(end - np.maximum(start, bend), 0)
     return {
         "rank": np.full(step.size, rt.rank, dtype=np.int64), "step": step, "bucket": bucket, "bytes": col["bytes"],
-        "ready_source": source, "ready_cpu_ns": ready_cpu, "ready_gpu_ns": ready_gpu, "launch_ns": launch,
-        "start_ns": start, "end_ns": end, "bwd_start_ns": bwd_start, "bwd_compute_end_ns": bend,
-        "ready_us": _us_from(ready_cpu, base), "launch_us": _us_from(launch, base),
+        "ready_source": source, "ready_cpu_ns": ready_cpu, "ready_device_ns": ready_dev, "ready_gpu_ns": ready_gpu,
+        "launch_ns": launch, "launch_device_ns": launch_dev, "start_ns": start, "end_ns": end,
+        "bwd_start_ns": bwd_start, "bwd_start_device_ns": bwd_dev, "bwd_compute_end_ns": bend,
+        "ready_us": _us_from(ready_dev, base), "launch_us": _us_from(launch_dev, base),
         "start_us": _us_from(start, base), "end_us": _us_from(end, base), "dur_us": col["dur_us"],
         "launch_delay_us": (launch - np.where(ready_cpu >= 0, ready_cpu.astype(float), np.nan)) / NS_PER_US,
-        "queue_us": (start - np.maximum(ready_gpu, launch)) / NS_PER_US, "exposed_us": col["exposed_us"],
+        "queue_us": (start - np.maximum(ready_gpu, np.where(launch_dev >= 0, launch_dev, launch))) / NS_PER_US, "exposed_us": col["exposed_us"],
         "tail_exposed_us": np.where(has_end, tail / NS_PER_US, np.nan),
         "starts_after_backward": has_end & (start >= bend),
     }
@@ -292,15 +308,19 @@ def _timeline_view(t: Mapping[str, Any], opts: ViewOptions) -> View | None:
     last_step = int(tl["step"].max())
     last = C.take(tl, tl["step"] == last_step)
     body = {"MB" if c == "bytes" else c: last[c] / 1e6 if c == "bytes" else last[c] for c in _TIMELINE_SHOWN}
-    return View(f"Bucket timeline, step {last_step} (µs from backward start)", body)
+    return View(f"Bucket timeline, step {last_step} (device clock, µs from backward start)", body)
 
 
 TABLES = [
     Table(
         name="bucket_timeline", scope="rank", title="Bucket timeline (per rank, step and gradient bucket)",
-        doc="A bucket is one allreduce launched during the step's backward (GPU traces only). Offsets (`_us`) "
-            "are from the step's backward start (the CPU start of its first backward op); the text report shows "
-            "the last profiled step.",
+        doc="A bucket is one allreduce launched during the step's backward (GPU traces only). Every offset (`_us`) "
+            "is on the device's clock, from the step's backward start on that clock (bwd_start_device_ns): kernel "
+            "times as recorded, host instants (ready, launch, backward start) mapped through the launches (a host "
+            "instant t becomes t + the lag of the device operation launched last at or before t, lag = its device "
+            "start − its launch call's start: tracekit.traces.steps.to_device_clock). So every time of a bucket "
+            "lies inside its step (steps.step_us). The _ns columns keep both clocks. The text report shows the "
+            "last profiled step.",
         columns=(
             Column("rank", "rank", "the rank"),
             Column("step", "step", "the ProfilerStep"),
@@ -310,23 +330,32 @@ TABLES = [
                                            "CompiledFunctionBackward before the launch) or autograd_op (end of the "
                                            "last autograd op / AccumulateGrad before the launch), in the bucket's "
                                            "step"),
-            Column("ready_cpu_ns", "ns", "gradients ready on the CPU side (see ready_source); -1 when the step has "
-                                         "no such marker before the launch"),
+            Column("ready_cpu_ns", "ns", "gradients ready on the CPU side (see ready_source), host clock; -1 when "
+                                         "the step has no such marker before the launch"),
+            Column("ready_device_ns", "ns", "ready_cpu_ns on the device's clock: + the lag of the device operation "
+                                            "launched last at or before it (its device start − its launch call's "
+                                            "start); -1 when ready_cpu_ns is or no launch precedes it"),
             Column("ready_gpu_ns", "ns", "latest end of a compute kernel launched before the allreduce that had "
                                          "ended when its kernel started"),
-            Column("launch_ns", "ns", "CPU time of the collective op (record_param_comms)"),
+            Column("launch_ns", "ns", "CPU time of the collective op (record_param_comms), host clock"),
+            Column("launch_device_ns", "ns", "launch_ns on the device's clock (as ready_device_ns: where the device "
+                                             "was in the host's program when the host launched the collective)"),
             Column("start_ns", "ns", "NCCL kernel start"),
             Column("end_ns", "ns", "NCCL kernel end"),
-            Column("bwd_start_ns", "ns", "CPU start of the step's first backward op"),
+            Column("bwd_start_ns", "ns", "CPU start of the step's first backward op, host clock"),
+            Column("bwd_start_device_ns", "ns", "bwd_start_ns on the device's clock (as ready_device_ns): the origin "
+                                                "of the _us offsets"),
             Column("bwd_compute_end_ns", "ns", "end of the step's last backward compute kernel (launched inside "
                                                "CompiledFunctionBackward or a non-AccumulateGrad autograd op)"),
-            Column("ready_us", "us", "ready_cpu_ns − bwd_start_ns"),
-            Column("launch_us", "us", "launch_ns − bwd_start_ns"),
-            Column("start_us", "us", "start_ns − bwd_start_ns"),
-            Column("end_us", "us", "end_ns − bwd_start_ns"),
+            Column("ready_us", "us", "ready_device_ns − bwd_start_device_ns"),
+            Column("launch_us", "us", "launch_device_ns − bwd_start_device_ns"),
+            Column("start_us", "us", "start_ns − bwd_start_device_ns"),
+            Column("end_us", "us", "end_ns − bwd_start_device_ns"),
             Column("dur_us", "us", "kernel duration"),
-            Column("launch_delay_us", "us", "launch − ready_cpu"),
-            Column("queue_us", "us", "kernel start − max(ready_gpu, launch): comm-stream backlog"),
+            Column("launch_delay_us", "us", "launch_ns − ready_cpu_ns (host clock: how long the host took to launch "
+                                            "the ready bucket)"),
+            Column("queue_us", "us", "start_ns − max(ready_gpu_ns, launch_device_ns) (device clock; launch_ns where "
+                                     "launch_device_ns is -1): comm-stream backlog"),
             Column("exposed_us", "us", "part of the kernel overlapped by no compute kernel at all"),
             Column("tail_exposed_us", "us", "part of the kernel after the step's last backward compute kernel"),
             Column("starts_after_backward", "bool", "kernel start ≥ bwd_compute_end_ns"),
@@ -350,7 +379,10 @@ MIB = 1024 * 1024
 
 class AllreduceAfterBackward(Finding, tag="allreduce_after_backward"):
     """``allreduce_after_backward``: at least :data:`AFTER_BACKWARD_SHARE` of a rank's backward allreduces
-    start after its last backward compute kernel; cost: the communication exposed at the tail, per step."""
+    start after its last backward compute kernel; cost: the communication not hidden behind compute, per step
+    (``steps.exposed_comm_us``, the figure ``diff`` compares); ``tail_exposed_us``: the allreduces' time after
+    backward compute ended per step (``bucket_timeline.tail_exposed_us``; it may overlap the optimizer's
+    compute, so it can exceed the cost)."""
 
     allreduces_per_step: float
     after_backward_per_step: float
@@ -359,7 +391,22 @@ class AllreduceAfterBackward(Finding, tag="allreduce_after_backward"):
     steps: int
     bwd_subgraphs_per_step: float
     tail_exposed_us: float | None
+    #: the allreduces' bytes per step, in MB
+    grad_mb_per_step: float | None = None
+    #: DDP's bucket cap (run.json), when the message names it
+    bucket_cap_mib: float | None = None
 
+    QUOTES: ClassVar[dict[str, Quote]] = {
+        "step_us": Quote("steps", "step_us", "mean"), "cost_us": Quote("steps", "exposed_comm_us", "mean"),
+        # the bucket_timeline rows of the steps whose backward compute end is known
+        **{f: Quote("bucket_timeline", c, how, where="bwd_compute_end_ns>=0") for f, c, how in (
+            ("tail_exposed_us", "tail_exposed_us", "per_step"), ("allreduces_per_step", "bucket", "rows_per_step"),
+            ("after_backward_per_step", "starts_after_backward", "per_step"), ("allreduces", "bucket", "rows"),
+            ("after_backward", "starts_after_backward", "sum"), ("steps", "step", "nunique"))},
+        "grad_mb_per_step": Quote("bucket_timeline", "bytes", "per_step", where="bwd_compute_end_ns>=0", scale=1e-6),
+        "bwd_subgraphs_per_step": Quote("graph_breaks", "bwd_subgraphs", "median")}
+    #: bucket_cap_mib: run.json's reducer bucket cap
+    FACTS: ClassVar[tuple[str, ...]] = ("bucket_cap_mib",)
     ORDER: ClassVar[int] = 10
     TIMING: ClassVar[bool] = True
 
@@ -386,24 +433,38 @@ def allreduce_after_backward(result: Any, timeline: Any, gb: Any,
     gb = C.as_cols(gb)
     bwd_sub = median_by(gb, "rank", "bwd_subgraphs") if C.nrows(gb) else {}
     means = step_means(result)
+    exposed = _exposed_means(result)
     out = []
     for rank, a in rows_by_rank(g.keys["rank"], agg, fire):
         steps, n_after, n = int(a["steps"]), int(a["n_after"]), int(a["n"])
         per_step, after_per_step = n / steps, n_after / steps  # both per step: never "39 of 14"
-        cost = float(a["tail"] / steps)
+        tail = float(a["tail"] / steps)
+        cost = exposed.get(int(rank), float("nan"))
         sub = float(bwd_sub.get(rank, 0.0))
         facts = rank_compile_facts(manifest, int(rank))
         grad_mb = float(a["bytes"]) / steps / 1e6
         why = _after_backward_why(per_step, sub, facts.optimize_ddp, grad_mb, bucket_cap_bytes(manifest))
         who = "all" if n_after == n else f"{_num(after_per_step)} of"
         msg = (f"{who} {_num(per_step)} allreduce{'s' if per_step != 1 else ''} per step start after backward "
-               f"compute ends{why}; {cost:.0f} µs of communication per step is exposed at the tail")
+               f"compute ends{why}; {cost:.0f} µs of communication per step is exposed (hidden behind no compute: "
+               f"steps.exposed_comm_us; {tail:.0f} µs per step run after backward compute ended)")
         out.append(AllreduceAfterBackward(
-            rank=int(rank), message=msg, cost_us=cost, step_us=rank_step_us(result, rank, means),
+            rank=int(rank), message=msg, cost_us=cost if np.isfinite(cost) else None,
+            step_us=rank_step_us(result, rank, means),
             allreduces_per_step=round(per_step, 1), after_backward_per_step=round(after_per_step, 1),
             after_backward=n_after, allreduces=n, steps=steps, bwd_subgraphs_per_step=sub,
-            tail_exposed_us=rounded(cost)))
+            tail_exposed_us=rounded(tail), grad_mb_per_step=rounded(grad_mb),
+            bucket_cap_mib=rounded(cap / MIB, 2) if (cap := bucket_cap_bytes(manifest)) else None))
     return out
+
+
+def _exposed_means(result: Any) -> dict[int, float]:
+    """Per rank, the mean over its steps of ``steps.exposed_comm_us`` (NaN-free ranks only)."""
+    s = C.as_cols(result.steps)
+    if not C.nrows(s) or "exposed_comm_us" not in s:
+        return {}
+    ranks, (means,) = group_means(s, "rank", ["exposed_comm_us"])
+    return dict(zip(ranks.tolist(), means.tolist()))
 
 
 def rows_by_rank(ranks: np.ndarray, agg: Cols, keep: np.ndarray) -> list[tuple[int, dict[str, Any]]]:
@@ -455,7 +516,13 @@ class _ExposedBucket(Finding):
     dur_us: float | None
     bucket_cap_mb: float | None
     bucket_cap_mib: float | None
+    #: 100 · exposed_us / dur_us
+    exposed_pct: float | None = None
+    #: when the bucket's gradients were ready, µs into the backward (bucket_timeline.ready_us, device clock)
+    ready_us: float | None = None
 
+    #: bucket_cap_mb / bucket_cap_mib: run.json's reducer bucket cap
+    FACTS: ClassVar[tuple[str, ...]] = ("bucket_cap_mb", "bucket_cap_mib")
     TIMING: ClassVar[bool] = True
     WHICH: ClassVar[str] = ""
 
@@ -465,9 +532,21 @@ class _ExposedBucket(Finding):
         return _exposed_bucket(cls, ctx.result, ctx.result.tables["bucket_timeline"], ctx.manifest, after)
 
 
+def _bucket_quotes(pick: str) -> dict[str, Quote]:
+    """The quotes of an exposed-bucket finding: means over the rank's bucket_timeline rows of its first
+    (``pick`` = ``min``) or last (``max``) bucket of each step."""
+    where = f"bucket={pick}@step"
+    return {"step_us": Quote("steps", "step_us", "mean"),
+            **{f: Quote("bucket_timeline", c, "mean", where=where) for f, c in (
+                ("cost_us", "exposed_us"), ("exposed_us", "exposed_us"), ("dur_us", "dur_us"), ("ready_us", "ready_us"))},
+            "bucket_mb": Quote("bucket_timeline", "bytes", "mean", where=where, scale=1e-6),
+            "exposed_pct": Quote("bucket_timeline", "exposed_us/dur_us", "pct", where=where)}
+
+
 class ExposedFirstBucket(_ExposedBucket, tag="exposed_first_bucket"):
     """``exposed_first_bucket``: the first bucket of the backward (see :class:`_ExposedBucket`)."""
 
+    QUOTES: ClassVar[dict[str, Quote]] = _bucket_quotes("min")
     ORDER: ClassVar[int] = 70
     WHICH: ClassVar[str] = "first"
 
@@ -475,6 +554,7 @@ class ExposedFirstBucket(_ExposedBucket, tag="exposed_first_bucket"):
 class ExposedLastBucket(_ExposedBucket, tag="exposed_last_bucket"):
     """``exposed_last_bucket``: the last bucket of the backward (see :class:`_ExposedBucket`)."""
 
+    QUOTES: ClassVar[dict[str, Quote]] = _bucket_quotes("max")
     ORDER: ClassVar[int] = 80
     WHICH: ClassVar[str] = "last"
 
@@ -524,7 +604,8 @@ def _exposed_bucket(kind: type[_ExposedBucket], result: Any, timeline: Any, mani
                    f"backward) is {100 * exposed / dur:.0f}% exposed: {exposed:.0f} µs per step; {hint}")
         out.append(kind(rank=int(rank), message=msg, cost_us=exposed, step_us=step_us, bucket_mb=rounded(mb, 2),
                         exposed_us=rounded(exposed), dur_us=rounded(dur), bucket_cap_mb=rounded(cap_mb) if cap_mb else None,
-                        bucket_cap_mib=rounded(cap_bytes / MIB, 2) if cap_bytes else None))
+                        bucket_cap_mib=rounded(cap_bytes / MIB, 2) if cap_bytes else None,
+                        exposed_pct=rounded(100 * exposed / dur), ready_us=rounded(float(ready))))
     return out
 
 

@@ -54,6 +54,7 @@ SUMMARIES = {
     "bench": "DDP scaling sweep, its JSON diff, and the DDP+RPC parameter-server benchmark",
     "whatif": "replay the traces: predict the step the profiler did not disturb, with its measured error",
     "diagnose": "a failed run: which rank stopped first, where, and who waited for it",
+    "cache": "the cache of decoded traces and tables the commands share: info, clear",
 }
 
 #: commands that read traces and exit: run without the cyclic garbage collector (see :func:`entry`)
@@ -76,7 +77,8 @@ def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> N
                                   "annotate": "tracekit.cli.annotate:annotate_command",
                                   "bench": "tracekit.cli.bench:bench_group",
                                   "whatif": "tracekit.cli.whatif:whatif_command",
-                                  "diagnose": "tracekit.cli.diagnose:diagnose_command"},
+                                  "diagnose": "tracekit.cli.diagnose:diagnose_command",
+                                  "cache": "tracekit.cli.cache:cache_group"},
              context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
               help="Show the version and exit.")

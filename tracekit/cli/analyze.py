@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from tracekit.cli.common import (comm_pattern_option, debug_option, emit, finish, format_options, run_guarded,
-                                 single_threaded_blas)
+from tracekit.cli.common import (cache_options, comm_pattern_option, debug_option, emit, finish, format_options,
+                                 run_guarded, single_threaded_blas)
 
 
 @click.command(context_settings={"max_content_width": 100})
@@ -43,6 +43,7 @@ from tracekit.cli.common import (comm_pattern_option, debug_option, emit, finish
                    "predicted saving of the change and are ranked by it, profiler_distortion the predicted "
                    "unprofiled step, each with the replay's measured error (seconds per 100 MB of traces); with "
                    "--html the page gets a what-if section.")
+@cache_options
 @debug_option
 @run_guarded
 def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_step: bool, table: str | None,
@@ -69,7 +70,7 @@ def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_st
     single_threaded_blas()
     from tracekit.analyses.options import AnalyzeOptions
     from tracekit.runner.options import RunOptions
-    from tracekit.runner.pipeline import PhaseTimer, load_and_analyze
+    from tracekit.runner.pipeline import PhaseTimer, analyze_paths, load_and_analyze
 
     clock = PhaseTimer()
     peaks = None
@@ -82,7 +83,10 @@ def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_st
                          skip_bad=skip_bad, workers=workers, engine=engine, scheduler=scheduler, progress=progress,
                          keep_events=whatif,  # --html decodes the ranks it draws; the replay needs every event
                          table_names=(table,) if table else (), preload=("tracekit.report.render",))
-    traces, res = load_and_analyze(list(paths), options, clock)
+    if whatif or html_path:  # these read the traces too
+        traces, res = load_and_analyze(list(paths), options, clock)
+    else:
+        traces, res = None, analyze_paths(list(paths), options, clock)
     replay = None
     if whatif:
         from tracekit.replay.api import advise

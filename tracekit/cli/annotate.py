@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from tracekit.cli.common import comm_pattern_option, debug_option, run_guarded, single_threaded_blas
+from tracekit.cli.common import cache_options, comm_pattern_option, debug_option, run_guarded, single_threaded_blas
 
 
 @click.command(context_settings={"max_content_width": 100})
@@ -15,6 +15,7 @@ from tracekit.cli.common import comm_pattern_option, debug_option, run_guarded, 
 @click.option("--skip-bad", is_flag=True, help="Skip unreadable rank files (not copied) instead of failing.")
 @comm_pattern_option
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Parse/analysis processes (as for analyze).")
+@cache_options
 @debug_option
 @run_guarded
 def annotate_command(paths: tuple[str, ...], out_dir: str, skip_bad: bool, comm_regex: str | None,

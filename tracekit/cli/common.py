@@ -72,6 +72,30 @@ def format_options(formats: tuple[str, ...] = FORMATS) -> Callable[[Callable[...
     return deco
 
 
+def cache_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--cache-dir DIR``, ``--no-cache`` and ``--cache-max-bytes N``: where the cache of decoded traces and
+    computed tables lives (:mod:`tracekit.traces.cache`), applied before the command runs (through the
+    environment, so its workers follow). One definition for every command that reads traces."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, cache_dir: str | None = None, no_cache: bool = False,
+                cache_max_bytes: int | None = None, **kwargs: Any) -> Any:
+        from tracekit.traces import cache
+
+        if no_cache or cache_dir is not None or cache_max_bytes is not None:
+            cache.configure(cache_dir=cache_dir, enabled=not no_cache, max_bytes=cache_max_bytes)
+        return f(*args, **kwargs)
+
+    wrapper = click.option("--cache-max-bytes", type=click.IntRange(min=0), default=None, metavar="N",
+                           help="Size cap of the cache; the least recently used entries go beyond it (default "
+                                "$TRACEKIT_CACHE_MAX_BYTES, else 2 GiB).")(wrapper)
+    wrapper = click.option("--no-cache", is_flag=True,
+                           help="Neither read nor write the cache (same as TRACEKIT_CACHE=off).")(wrapper)
+    return click.option("--cache-dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
+                        help="Cache of decoded traces and computed tables (default $TRACEKIT_CACHE, else "
+                             "$XDG_CACHE_HOME/tracekit or ~/.cache/tracekit; see tracekit cache).")(wrapper)
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
     click.echo(safe_text(f"warning: {message}"), err=True)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from tracekit.cli.common import debug_option, emit, format_options, run_guarded, single_threaded_blas
+from tracekit.cli.common import cache_options, debug_option, emit, format_options, run_guarded, single_threaded_blas
 
 
 @click.command()
@@ -14,6 +14,7 @@ from tracekit.cli.common import debug_option, emit, format_options, run_guarded,
               help="Also compare the runs per module (modules table) or per op (ops table): time, kernels and "
                    "bytes per step side by side, the saving, B-slower rows first (docs/compiled.md).")
 @format_options()
+@cache_options
 @debug_option
 @run_guarded
 def diff_command(run_a: str, run_b: str, by: str | None, fmt: str, output: str | None) -> None:

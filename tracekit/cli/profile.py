@@ -12,7 +12,7 @@ import click
 from tracekit.cli.common import debug_option, invoked_as, run_guarded
 from tracekit.errors import ConfigError, RunError
 from tracekit.cli.options import MODEL_HELP, workload_options
-from tracekit.profile.config import OPTIMIZERS, PROFILE_ACTIVITIES, ProfileConfig
+from tracekit.profile.config import COMPILE_MODES, OPTIMIZERS, PROFILE_ACTIVITIES, ProfileConfig
 
 EPILOG = """\b
 Examples:
@@ -49,6 +49,9 @@ Examples:
 @click.option("--optimizer", type=click.Choice(OPTIMIZERS), default="sgd", show_default=True)
 @click.option("--lr", type=float, default=1e-3, show_default=True)
 @click.option("--fullgraph", is_flag=True, help="torch.compile(fullgraph=True): a graph break is an error.")
+@click.option("--compile-mode", type=click.Choice(COMPILE_MODES), default=None,
+              help="torch.compile's mode (--dynamo inductor): reduce-overhead and max-autotune capture CUDA graphs; "
+                   "run.json's compile facts say which graphs were captured, skipped (and why) or re-recorded.")
 @click.option("--warmup", type=int, default=3, show_default=True,
               help="Warm-up steps (compilation happens here).")
 @click.option("--steps", type=int, default=10, show_default=True, help="Timed steps, profiler off.")
@@ -158,6 +161,16 @@ def _compare(options: dict[str, Any], spec: str, force: bool = False) -> None:
         raise RunError(f"{len(failed)} of {len(configs)} variants failed: {', '.join(failed)}")
 
 
+def _cudagraph_lines(cg: dict[str, Any] | None) -> list[str]:
+    """What inductor's CUDA graphs did (run.json compile facts ``cudagraphs``), for a mode that captures them."""
+    if not cg or not cg.get("captures"):
+        return []
+    recorded, rerecords, skips = ("n/a" if cg.get(k) is None else cg[k] for k in ("graphs_recorded", "rerecords", "skips"))
+    reasons = "; ".join(f"{r['reason']} (x{r['count']})" for r in cg.get("skip_reasons") or [])
+    return [f"cuda graphs ({cg.get('mode')}): {recorded} recorded, {rerecords} re-recordings, {skips} graphs skipped"
+            + (f": {reasons}" if reasons else "")]
+
+
 def _ms(v: float | None) -> str:
     return "n/a" if v is None else f"{v * 1e3:.2f} ms"
 
@@ -223,6 +236,7 @@ def format_summary(manifest: dict[str, Any]) -> str:
                          + (f"; fix: {s0['fix']}" if s0.get("fix") else ""))
         if c.get("compiles_after_warmup"):
             lines.append(f"warning: {c['compiles_after_warmup']} compiles after warm-up; raise --warmup")
+        lines += _cudagraph_lines(c.get("cudagraphs"))
     lines += _graphs_lines(manifest.get("graphs"))
     from tracekit.traces.manifest import implausible_profiler_cost  # after the run: off the CLI's start-up
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from tracekit.cli.common import comm_pattern_option, debug_option, emit, run_guarded, single_threaded_blas
+from tracekit.cli.common import (cache_options, comm_pattern_option, debug_option, emit, run_guarded,
+                                 single_threaded_blas)
 
 
 @click.command(context_settings={"max_content_width": 100})
@@ -20,6 +21,7 @@ from tracekit.cli.common import comm_pattern_option, debug_option, emit, run_gua
                    "cdn: a small page that loads plotly.js from plotly's CDN (needs the network).")
 @comm_pattern_option
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Parse/analysis processes (as for analyze).")
+@cache_options
 @debug_option
 @run_guarded
 def report_command(runs: tuple[str, ...], output: str, step: int | None, labels: tuple[str, ...], skip_bad: bool,

@@ -5,7 +5,7 @@
 0 or missing), plus the findings that appear or disappear:
 
 - ``summary``: unprofiled step time p50/p95 in ms (``run.json`` timings, overall =
-  slowest rank per step) and the profiled CPU step time (mean of ProfilerSteps).
+  slowest rank per step) and the profiled step (mean of ``steps.step_us``, the step on the device's clock).
 - ``ranks`` (with a ``rank`` column): per step means of compute, comm, exposed
   comm, idle (``*_per_step_us``), overlap %, and ``wait_per_step_us``.
 - ``buckets``: backward allreduces per step, mean and total bucket MB per step.
@@ -43,10 +43,15 @@ def _step_ms(manifest: Manifest | None, q: str) -> float:
 
 
 def _per_rank(res: Any) -> pd.DataFrame:
+    """Per rank: the means over its steps of the steps table's figures, as the ranks table gives them (its
+    ``*_per_step_us`` columns, the figures findings quote), and the wait per step."""
     s = res.steps
     cols = [c for c in RANK_METRICS if c in s]
     m = (s.groupby("rank")[cols].mean() if len(s) else pd.DataFrame(columns=cols)).rename(columns=RANK_METRICS)
     r = res.ranks.set_index("rank") if len(res.ranks) else pd.DataFrame()
+    shared = [c for c in m.columns if c in r]
+    if shared:  # one source for the figures both tables hold
+        m[shared] = r.loc[m.index, shared]
     if len(r) and "wait_total_us" in r:
         m["wait_per_step_us"] = r["wait_total_us"] / r["steps"].where(r["steps"] > 0)
     return m
@@ -94,7 +99,7 @@ def diff_runs(a: Any, b: Any, manifest_a: Manifest | None = None,
     step_b = float(b.steps["step_us"].mean()) if len(b.steps) else float("nan")
     summary = long_form([("step_p50_ms (unprofiled)", _step_ms(manifest_a, "p50"), _step_ms(manifest_b, "p50")),
                      ("step_p95_ms (unprofiled)", _step_ms(manifest_a, "p95"), _step_ms(manifest_b, "p95")),
-                     ("profiled_step_mean_us (CPU)", step_a, step_b)])
+                     ("profiled_step_mean_us (steps.step_us)", step_a, step_b)])
     ra, rb = _per_rank(a), _per_rank(b)
     frames = []
     for rank in sorted(set(ra.index) | set(rb.index)):

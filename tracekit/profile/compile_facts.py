@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from tracekit.profile import calibrate, dynamo_skips
+from tracekit.profile import calibrate, cudagraph_facts, dynamo_skips
 
 DDP_LOGGER = "torch._dynamo.backends.distributed"
 _BUCKET_COUNT_RE = re.compile(r"DDPOptimizer used bucket cap (\d+) and created (\d+) buckets")
@@ -167,8 +167,11 @@ class CompileFactsRecorder:
     which happen later (which would pollute timings and traces) are counted.
     """
 
-    def __init__(self, backend: str, optimize_ddp: str | None, fullgraph: bool) -> None:
+    def __init__(self, backend: str, optimize_ddp: str | None, fullgraph: bool, compile_mode: str | None = None) -> None:
         self.backend = backend
+        self.compile_mode = compile_mode
+        self._cg_ctx: Any = None
+        self._cg_handler: Any = None
         self.optimize_ddp = optimize_ddp
         self.fullgraph = fullgraph
         self._before: dict[str, dict[str, int]] = {}
@@ -200,6 +203,13 @@ class CompileFactsRecorder:
             except Exception as e:  # noqa: BLE001
                 self._skip_ctx = None
                 self.unavailable["dynamo_skips"] = f"{type(e).__name__}: {e}"
+        if self.backend == "inductor":
+            try:
+                self._cg_ctx = cudagraph_facts.capture_cudagraph_skips()
+                self._cg_handler = self._cg_ctx.__enter__()
+            except Exception as e:  # noqa: BLE001
+                self._cg_ctx = None
+                self.unavailable["cudagraph_log"] = f"{type(e).__name__}: {e}"
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -209,6 +219,9 @@ class CompileFactsRecorder:
         if self._skip_ctx is not None:
             self._skip_ctx.__exit__(None, None, None)
             self._skip_ctx = None
+        if self._cg_ctx is not None:
+            self._cg_ctx.__exit__(None, None, None)
+            self._cg_ctx = None
 
     def mark_warmup_done(self) -> None:
         try:
@@ -229,6 +242,7 @@ class CompileFactsRecorder:
             "backend": self.backend,
             "optimize_ddp": self.optimize_ddp,
             "fullgraph": self.fullgraph,
+            "compile_mode": self.compile_mode,
         }
         if self.backend == "none":
             return out
@@ -268,6 +282,10 @@ class CompileFactsRecorder:
         )
         inductor = counters.get("inductor", {}) if counters is not None else None
         out["inductor_ddp_buckets"] = inductor.get("ddp_buckets") if inductor else None
+        if self.backend == "inductor":
+            out["cudagraphs"] = cudagraph_facts.cudagraph_facts(
+                self.compile_mode, inductor, self._cg_handler.reasons if self._cg_handler is not None else None,
+                unavailable)
         out["unimplemented"] = (
             [{"reason": _first_line(k), "count": v} for k, v in counters.get("unimplemented", {}).items()]
             if counters is not None else None
@@ -354,7 +372,8 @@ def enter_compile_scope(stack: Any, config: Any, mode: str | None) -> CompileFac
     Must run before DDP is constructed: ``DDP.__init__`` reads ``optimize_ddp``
     (python_reducer needs it there). The config change is undone when ``stack`` closes.
     """
-    facts = stack.enter_context(CompileFactsRecorder(config.dynamo, mode, config.fullgraph))
+    facts = stack.enter_context(CompileFactsRecorder(config.dynamo, mode, config.fullgraph,
+                                                     getattr(config, "compile_mode", None)))
     if mode is not None:
         import torch._dynamo
 

@@ -25,6 +25,8 @@ OPTIMIZE_DDP_MODES = (
     "python_reducer",
     "python_reducer_without_compiled_forward",
 )
+#: torch.compile's ``mode`` (inductor): ``reduce-overhead`` and ``max-autotune`` capture CUDA graphs
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 PARALLELISMS = ("ddp", "fsdp", "replicate")
 #: data-parallel wrappers built on DDP (its reducer, buckets, comm hooks, python reducer)
 DDP_LIKE = ("ddp", "replicate")
@@ -98,6 +100,7 @@ class ProfileConfig:
     dynamo: str = "none"
     optimize_ddp: str | None = None  # None: ddp_optimizer when compiling a DDP model
     fullgraph: bool = False
+    compile_mode: str | None = None  # None: torch.compile's default mode
     inductor_ddp_fusion: str | None = None  # None: torch's inductor config as it is
     inductor_ddp_bucket_mb: int | None = None  # torch._inductor.config._fuse_ddp_bucket_size
     # profiling
@@ -221,6 +224,10 @@ class ProfileConfig:
                 raise ConfigError("--inductor-ddp-bucket-mb must be positive")
             if self.inductor_ddp_fusion == "none" and self.inductor_ddp_bucket_mb is not None:
                 raise ConfigError("--inductor-ddp-bucket-mb has no effect with --inductor-ddp-fusion none")
+        if self.compile_mode is not None:
+            _choice("compile_mode", self.compile_mode, COMPILE_MODES)
+            if self.dynamo != "inductor":
+                raise ConfigError("--compile-mode needs --dynamo inductor (torch.compile's mode is inductor's)")
         if self.dynamo == "none":
             if self.optimize_ddp is not None:
                 raise ConfigError("--optimize-ddp needs --dynamo (it only affects compiled DDP)")
@@ -286,6 +293,8 @@ class ProfileConfig:
             parts.append(self.resolved_optimize_ddp)
         if self.inductor_ddp_fusion:
             parts.append(f"fuse_{self.inductor_ddp_fusion}")
+        if self.compile_mode not in (None, "default"):
+            parts.append(self.compile_mode)
         return "-".join(parts)
 
     @property

@@ -26,6 +26,7 @@ only the rank that writes (rank 0) keeps the code text.
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from collections.abc import Callable
@@ -142,11 +143,17 @@ class GraphRecorder:
 
     # -- the backend -------------------------------------------------------------------------
 
-    def backend(self) -> Callable[[Any, Any], Any]:
-        """The backend to give ``torch.compile``: records, then compiles with the named backend."""
+    def backend(self, mode: str | None = None) -> Callable[[Any, Any], Any]:
+        """The backend to give ``torch.compile``: records, then compiles with the named backend; ``mode``
+        (torch.compile's, inductor only) becomes the inductor config patches ``torch.compile(mode=...)`` gives
+        (``torch._inductor.list_mode_options``), as a callable backend gets no mode of its own."""
         from torch._dynamo.backends.registry import lookup_backend
 
         real = lookup_backend(self.backend_name)
+        if mode not in (None, "default"):
+            import torch._inductor
+
+            real = functools.partial(real, config_patches=torch._inductor.list_mode_options(mode))
 
         def tracekit_recording_backend(gm: Any, example_inputs: Any) -> Any:
             self._safe(lambda: self._record_forward(gm))

@@ -43,11 +43,12 @@ def compile_inner(model: Any, config: ProfileConfig, recorder: Any = None) -> No
     recording backend, which records each graph and then calls the named backend."""
     if config.dynamo == "none" or config.resolved_optimize_ddp == "python_reducer_without_compiled_forward":
         return
-    backend: Any = config.dynamo
     if recorder is not None:
         recorder.set_params(model)
-        backend = recorder.backend()
-    model.compile(backend=backend, fullgraph=config.fullgraph)
+        # the recording backend compiles with inductor under the mode's own config (graph_capture.GraphRecorder)
+        model.compile(backend=recorder.backend(mode=config.compile_mode), fullgraph=config.fullgraph)
+        return
+    model.compile(backend=config.dynamo, fullgraph=config.fullgraph, mode=config.compile_mode)
 
 
 def ddp_kwargs(config: ProfileConfig, device: Any) -> dict[str, Any]:

@@ -6,13 +6,14 @@ suggests a change gets the scenarios that make it (:data:`CANDIDATES`), they are
 the rest (:mod:`tracekit.replay.scenarios`), and the best one is quoted in the finding's
 ``evidence["whatif"]``: ``{"scenario", "changes", "predicted_step_us", "predicted_saving_us",
 "predicted_saving_pct"}`` (saving = baseline prediction − scenario's, per step; negative: the
-change would cost). ``profiler_distortion`` gets the predicted unprofiled step instead
+change would cost); a finding listed with no scenario gets ``{"scenario": None, "note": ...}``: no
+scenario models its cause, and no other scenario's saving is quoted for it. ``profiler_distortion`` gets the predicted unprofiled step instead
 (``{"predicted_step_us", "measured_unprofiled_step_us", "error_pct"}``). The findings are ranked
 by predicted saving (``profiler_distortion`` first, findings without a scenario last, by their
 own cost).
 
-Kept apart from the findings module on purpose: the findings registry moves (issue 25) and only
-needs ``evidence["whatif"]`` from here.
+Kept apart from the findings module on purpose: the findings only need ``evidence["whatif"]`` from
+here, and the replay's scenarios stay out of the analysis layer.
 """
 
 from __future__ import annotations
@@ -29,10 +30,21 @@ _FIRST_MB = (1.0, 5.0, 10.0)
 CANDIDATES: dict[str, tuple[Scenario, ...]] = {
     "graph_break": (Scenario(no_graph_breaks=True),),
     "exposed_last_bucket": tuple(Scenario(bucket_cap_mb=c) for c in _CAPS_MB),
-    "allreduce_after_backward": tuple(Scenario(bucket_cap_mb=c) for c in _CAPS_MB),
+    # its cause is a backward that ran as one graph: DDPOptimizer's split is the one change that addresses it (a
+    # bucket cap does not change when the allreduces can start, so none is quoted); on a run the split does not
+    # apply to (eager with a python reducer, say) no scenario models the cause
+    "allreduce_after_backward": (Scenario(optimize_ddp="ddp_optimizer"),),
+    # a launch-bound GPU (evidence cpu_bound): CUDA graphs replace the launches (compiled runs: _applies)
+    "gpu_idle": (Scenario(cuda_graphs=True),),
     "backward_comm_exposed": (*(Scenario(bucket_cap_mb=c) for c in _CAPS_MB), Scenario(comm_hook="bf16")),
     "exposed_first_bucket": tuple(Scenario(first_bucket_cap_mb=c) for c in _FIRST_MB),
 }
+
+
+#: findings whose scenarios address their cause and nothing else: where none applies, the quote says so
+_CAUSE_ONLY = frozenset({"allreduce_after_backward"})
+#: the quote of such a finding with no scenario that applies: none models its cause
+UNMODELLED = "no what-if scenario models this finding's cause, so no saving is predicted"
 
 
 def findings_of(table: pd.DataFrame | None) -> list[dict[str, Any]]:
@@ -42,9 +54,16 @@ def findings_of(table: pd.DataFrame | None) -> list[dict[str, Any]]:
     return [dict(r) for r in table.to_dict("records")]
 
 
+def _applies(f: dict[str, Any]) -> tuple[Scenario, ...]:
+    """The scenarios of finding ``f`` (:data:`CANDIDATES`): ``gpu_idle`` only where the rank is launch-bound."""
+    if f["code"] == "gpu_idle" and not (f.get("evidence") or {}).get("cpu_bound"):
+        return ()
+    return CANDIDATES.get(f["code"], ())
+
+
 def candidates(found: list[dict[str, Any]]) -> list[Scenario]:
     """The scenarios to replay for ``found``, each once."""
-    return list(dict.fromkeys(s for f in found for s in CANDIDATES.get(f["code"], ())))
+    return list(dict.fromkeys(s for f in found for s in _applies(f)))
 
 
 def quote(found: list[dict[str, Any]], scenarios: list[dict[str, Any]], baseline: dict[str, Any]) -> list[dict]:
@@ -56,7 +75,9 @@ def quote(found: list[dict[str, Any]], scenarios: list[dict[str, Any]], baseline
         if f["code"] == "profiler_distortion":
             f["evidence"]["whatif"] = {k: baseline.get(k) for k in ("predicted_step_us", "measured_unprofiled_step_us",
                                                                     "error_pct")}
-        rows = [by_name[s.name] for s in CANDIDATES.get(f["code"], ()) if s.name in by_name]
+        rows = [by_name[s.name] for s in _applies(f) if s.name in by_name]
+        if not rows and f["code"] in _CAUSE_ONLY:  # the one scenario for its cause does not apply to this run
+            f["evidence"]["whatif"] = {"scenario": None, "note": UNMODELLED}
         if rows:
             best = min(rows, key=lambda s: s["delta_us"])
             f["evidence"]["whatif"] = {"scenario": best["name"], "changes": best["changes"],

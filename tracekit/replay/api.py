@@ -56,7 +56,9 @@ from tracekit.replay import trust
 from tracekit.replay import validation
 from tracekit.runner.options import RunOptions
 from tracekit.runner.pipeline import load_and_analyze
+from tracekit.traces import cache, loader
 from tracekit.traces.manifest import Manifest
+from tracekit.traces.steps import launched_in_window_later
 from tracekit.traces.traceset import RankTrace, TraceSet
 
 RANK_COLUMNS = ("rank", "window_step_us", "replayed_step_us", "replay_error_pct", "predicted_step_us",
@@ -111,20 +113,35 @@ class WhatifResult:
 
 
 def whatif(source: str | os.PathLike[str] | list[str], *, comm_pattern: str | None = None,
-           bucket_cap_mb: float | None = None, first_bucket_cap_mb: float | None = None,
-           no_graph_breaks: bool = False, comm_hook: str | None = None, bandwidth_x: float | None = None,
-           world_size: int | None = None, busbw_gbps: float | None = None, sweep: list[str] | tuple[str, ...] = (),
-           advice: bool = False, profiler_probe: str | None = None) -> WhatifResult:
+           sweep: list[str] | tuple[str, ...] = (), advice: bool = False, profiler_probe: str | None = None,
+           **changes: Any) -> WhatifResult:
     """The baseline prediction for a run folder or trace files (module doc), and the scenario the options
-    describe (all of them combined) or one per value of each ``sweep`` (``"bucket-cap-mb=1,5,25"``,
-    on top of the other options): :mod:`tracekit.replay.scenarios`. ``advice``: analyze's findings
-    that advise a change, with the replay's predicted saving (:mod:`tracekit.replay.advice`).
+    ``changes`` describe (all of them combined; every option of :data:`tracekit.replay.changes.OPTIONS`, e.g.
+    ``bucket_cap_mb=5``; None / False: unchanged) or one per value of each ``sweep``
+    (``"bucket-cap-mb=1,5,25"``, on top of the other options): :mod:`tracekit.replay.scenarios`. ``advice``:
+    analyze's findings that advise a change, with the replay's predicted saving (:mod:`tracekit.replay.advice`).
     ``profiler_probe``: subtract that calibration probe's cost per event (run.json
-    ``profiler_cost.probes``) instead of the run's own figure (:meth:`ProfilerCosts.of`)."""
-    base = scenario_mod.Scenario(bucket_cap_mb, first_bucket_cap_mb, no_graph_breaks, comm_hook, bandwidth_x,
-                                 world_size, busbw_gbps)
+    ``profiler_cost.probes``) instead of the run's own figure (:meth:`ProfilerCosts.of`). An unknown option is a
+    TypeError, as for any keyword."""
+    base = scenario_mod.Scenario(**changes)
     specs = scenario_mod.expand(base, sweep)  # bad options fail before the traces are read
     paths = [str(p) for p in source] if isinstance(source, (list, tuple)) else [str(source)]
+    # the whole result is cached, keyed by the inputs' identities, the options and the code (tracekit.traces.cache)
+    inputs = loader.inputs_key(paths)
+    key = None if inputs is None else cache.digest(
+        "whatif", inputs, comm_pattern, specs, advice, profiler_probe, cache.code_key(),
+        cache.package_versions(("pandas",)))
+    return cache.memo(WHATIF_CACHE, key, lambda: _whatif(paths, specs, comm_pattern=comm_pattern, advice=advice,
+                                                         profiler_probe=profiler_probe))
+
+
+#: the cache kind of :func:`whatif`'s results
+WHATIF_CACHE = "whatif"
+
+
+def _whatif(paths: list[str], specs: list[scenario_mod.Scenario], *, comm_pattern: str | None, advice: bool,
+            profiler_probe: str | None) -> WhatifResult:
+    """:func:`whatif`, computed."""
     # the replay reads the collectives and the clock offsets of their cross-rank match; the advice, every finding
     only = () if advice else REPLAY_TABLES
     traces, res = load_and_analyze(paths, RunOptions.of(comm_pattern=comm_pattern, keep_events=True, only=only))
@@ -255,11 +272,11 @@ def self_check_note(baseline: dict[str, Any], ranks: pd.DataFrame) -> list[str]:
 
 def _launches_missing(rt: RankTrace) -> int:
     """GPU operations with no launch recorded that ran after one launched in the window on their stream
-    (:func:`tracekit.replay.figures.launched_in_window_later`)."""
+    (:func:`tracekit.traces.steps.launched_in_window_later`)."""
     pre = rt.gpu_column("pre_window")
     if not pre.any() or pre.all():
         return 0
-    return int(figures.launched_in_window_later(pre, rt.gpu_column("stream"), rt.gpu_column("ts_ns")).sum())
+    return int(launched_in_window_later(pre, rt.gpu_column("stream"), rt.gpu_column("ts_ns")).sum())
 
 
 def shared_cores_notes(manifest: Manifest | None) -> list[str]:

@@ -34,11 +34,11 @@ import numpy as np
 from tracekit.analyses.graphbreaks import WHATS, compiled_arrays, rank_in_group, boundary_table
 from tracekit.errors import ScenarioError
 from tracekit.replay import resplit
-from tracekit.replay.graph import Graph, work_segments
+from tracekit.replay.graph import SYNC_SEG, Graph, Thread, work_segments
 from tracekit.traces import schema
 
 if TYPE_CHECKING:
-    from tracekit.replay.scenario_spec import Context
+    from tracekit.replay.family import Context
     from tracekit.traces.traceset import RankTrace
 
 
@@ -166,9 +166,10 @@ def _actions(gaps: list[Gap], plan: resplit.Plan | None) -> list[tuple[Gap, floa
 def remove(g: Graph, ctx: Context) -> list[str]:
     """Take the graph breaks' CPU work out of the replay graph of every rank, in place (module doc)."""
     plan, why = resplit.plan(ctx.traces.manifest)
-    removed, count = 0.0, {"graph_break": 0, "ddp_split": 0, "as_split": 0}
+    removed, count, syncs = 0.0, {"graph_break": 0, "ddp_split": 0, "as_split": 0}, 0
     for rt in ctx.traces:
-        threads = g.ranks.get(rt.rank, {}).get("threads", {})
+        info = g.find_rank(rt.rank)
+        threads = info.threads if info is not None else {}
         gaps = boundary_gaps(rt)
         split = {p: float(np.median([b.hi - b.lo for b in gaps if b.kind == "ddp_split" and b.pass_ == p]))
                  for p in {b.pass_ for b in gaps if b.kind == "ddp_split"}}
@@ -180,6 +181,8 @@ def remove(g: Graph, ctx: Context) -> list[str]:
                 keep = min(1.0, split[b.pass_] / (b.hi - b.lo)) if b.pass_ in split else 0.0
             removed += _scale(g, th, rt, b, keep)
             count["as_split" if keep > 0 else b.kind] += 1
+            if b.kind == "graph_break":
+                syncs += _unsync(g, th, b)
     if not count["graph_break"] and not count["as_split"]:
         raise ScenarioError("--no-graph-breaks: no graph break in the trace (no consecutive compiled graphs of "
                             "different regions in a step)")
@@ -189,6 +192,10 @@ def remove(g: Graph, ctx: Context) -> list[str]:
              + (f", {count['as_split']} breaks where DDPOptimizer would cut the merged graph anyway reduced to "
                 f"a split's cost" if count["as_split"] else "")
              + f"; {removed / 1e3:.0f} µs of CPU work between graphs removed (all ranks and steps)"]
+    if syncs:
+        notes.append(f"no-graph-breaks: {syncs} host syncs in the eager code at the breaks (a data-dependent .item(), "
+                     ".tolist() or nonzero: break_boundaries' host_sync_us) removed with them: the host no longer "
+                     "waits for the GPU there")
     if plan is None:
         notes.append(f"no-graph-breaks: DDPOptimizer's cuts of the merged graph not modelled ({why}): every "
                      "recorded split is kept")
@@ -196,6 +203,17 @@ def remove(g: Graph, ctx: Context) -> list[str]:
         notes.append(f"no-graph-breaks: DDPOptimizer would cut the merged graph at {plan.new_cuts} place(s) "
                      "the recorded run was not cut at: as many removed splits are kept in their stead")
     return notes
+
+
+def _unsync(g: Graph, th: Thread, b: Gap) -> int:
+    """The blocking calls (sync segments) of thread ``th`` inside break ``b``'s gap no longer wait for the GPU: the
+    data-dependent op that made the break made them, and goes with it. Returns how many calls there were."""
+    lo, hi = int(np.searchsorted(th.cuts, b.lo)), int(np.searchsorted(th.cuts, b.hi))
+    nodes = [v for v in range(th.first_node + lo, th.first_node + hi) if g.kind[v] == SYNC_SEG]
+    for v in nodes:
+        g.dur[v] = 0
+        g.set_end(v, [])
+    return sum(1 for i, v in enumerate(nodes) if i == 0 or nodes[i - 1] != v - 1)
 
 
 def _scale(g: Graph, th: Any, rt: RankTrace, b: Gap, keep: float) -> float:

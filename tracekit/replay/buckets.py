@@ -30,7 +30,7 @@ On the graph of each rank and step whose DDP allreduces match run.json's layout
   could only start after it ended would make work that waited for it wait for work it launched itself: a
   cycle. Joining it to one that holds only later gradients made work that waited for it wait for a later
   bucket: on gloo, whose workers run buckets side by side, the recorded layout regrouped then replayed up to
-  5.5 % slower than the baseline; 2026-11-29.) So the recorded layout, regrouped, replays as the baseline to
+  5.5 % slower than the baseline.) So the recorded layout, regrouped, replays as the baseline to
   the ns on every committed multi-rank run with a bucket layout (tests/test_whatif_scenarios.py).
 
 - **The CPU cost of launching a bucket**: DDP's autograd hook runs after each parameter's
@@ -38,9 +38,9 @@ On the graph of each rank and step whose DDP allreduces match run.json's layout
   also launches the bucket's collective. A bucket's *launch work* is the predicted CPU work of that window
   (its recorded work less the profiler's cost of its own events, as the baseline prediction sheds it) in
   excess of the median predicted window of the parameters that complete no bucket (the per-parameter work:
-  copying the gradient into its bucket). (Until 2026-11-28 the excess was taken from the recorded windows
-  and scaled by the thread's predicted / recorded work in the step: a dense thread's average rate, which
-  took about half the launch work away; docs/whatif.md.) In each step every recorded bucket's launch
+  copying the gradient into its bucket). (Taking the excess from the recorded windows and scaling it by the
+  thread's predicted / recorded work in the step, a dense thread's average rate, takes about half the launch
+  work away; docs/whatif.md.) In each step every recorded bucket's launch
   work changes by (new buckets / recorded buckets - 1) times itself: added at its window, or taken from its
   window and the thread's work after it; fewer, larger buckets issue less CPU work, more, smaller ones more,
   and the recorded layout keeps it unchanged. GPU collectives only: on gloo the window's excess is not
@@ -59,11 +59,12 @@ import pandas as pd
 
 from tracekit.errors import ScenarioError
 from tracekit.replay import ddp
-from tracekit.replay.graph import ARRIVE, COLL, CPU_SEG, GPU_OP, ORIGIN, SYNC_SEG, WAIT_SEG, Graph, work_segments
+from tracekit.replay.graph import (ARRIVE, COLL, CPU_SEG, GPU_OP, ORIGIN, SYNC_SEG, WAIT_SEG, Graph, Resource,
+                                   work_segments)
 from tracekit.traces import schema
 
 if TYPE_CHECKING:
-    from tracekit.replay.scenario_spec import Context, Scenario
+    from tracekit.replay.family import Context, ScenarioValues
     from tracekit.traces.traceset import RankTrace
 
 READY_OP = "torch::autograd::AccumulateGrad"
@@ -92,8 +93,8 @@ class _Rank:
 
     def __init__(self, g: Graph, ctx: Context, rank: int, rows: pd.DataFrame, lay: ddp.Layout) -> None:
         self.g, self.rank, self.lay = g, rank, lay
-        info = g.ranks[rank]
-        self.threads, self.coll = info["threads"], info["coll"]
+        info = g.rank_nodes(rank)
+        self.threads, self.coll = info.threads, info.coll
         #: every node of the rank's recorded collectives (arrivals and collectives)
         self.coll_nodes = {v for pair in self.coll.values() for v in pair}
         #: layout position of each recorded bucket's last parameter
@@ -102,11 +103,12 @@ class _Rank:
         self._hook_ops: dict[int, tuple[np.ndarray, np.ndarray]] | None = None
         self.ready = _ready_ends(rt, rt.steps)
         self.rows = {int(s): r.sort_values("bucket") for s, r in rows.groupby("step")}
-        self.gpu = info["gpu"]
+        self.gpu = info.gpu
+        self.gpu_node = info.gpu_node
         if self.gpu is not None:
             comm = ctx.comm.get(rank, np.zeros(len(self.gpu["step"]), dtype=bool))
             colls = np.fromiter((n for _, n in self.coll.values()), dtype=np.int64)
-            ok = ~comm & ~np.asarray(self.gpu["pre_window"], dtype=bool) & ~np.isin(info["gpu_node"], colls)
+            ok = ~comm & ~np.asarray(self.gpu["pre_window"], dtype=bool) & ~np.isin(info.gpu_node, colls)
             lts = np.asarray(self.gpu["launch_ts_ns"])[ok]
             order = np.argsort(lts, kind="stable")
             self.c_lts, self.c_idx = lts[order], np.flatnonzero(ok)[order]
@@ -164,9 +166,10 @@ class _Rank:
                   for b, s, e in zip(r["bucket"], r["start_ns"], r["end_ns"])}
         gap = {key[int(b)][-1]: self._stream_gap(self.coll[(int(s), int(e))][0])
                for b, s, e in zip(r["bucket"], r["start_ns"], r["end_ns"])}
-        nodes, prev, ready = [], None, []
-        workers = self._workers()
-        origin = g.ranks[self.rank]["origin"]  # where an edge from ORIGIN counts from
+        nodes, ready = [], []
+        # one NCCL stream runs the new buckets one at a time; gloo's pool of worker threads, as many as it has
+        pool = Resource(1 if kind == GPU_OP else self._workers())
+        origin = g.rank_nodes(self.rank).origin  # where an edge from ORIGIN counts from
         for j, members in enumerate(new):
             t, tid = int(ends[members[-1]]), int(tids[members[-1]])
             b_off, b_pick = own.get(tuple(members), (off, pick))
@@ -176,31 +179,31 @@ class _Rank:
             # the recorded time it could start at: its gradient, or later where it is launched as a recorded bucket
             # that was (its worker woken late), or follows a new bucket that is
             start = max([t, *((origin if p == ORIGIN else g.orig_end[p]) + d for p, d in reused or [])])
-            if prev is not None and kind == GPU_OP:  # one NCCL stream, the recorded gap behind the collective before
-                sp.append((prev, gap[members[-1]] if reused and gap[members[-1]] is not None else b_pick))
-                start = max(start, ready[-1])
-            else:
-                if kind == COLL and j >= workers:  # gloo's pool of worker threads: wait for one to be free
-                    sp.append((nodes[j - workers][1], b_pick))
-                    start = max(start, ready[j - workers])
-                if not reused:  # after what the first recorded bucket waited for on its stream, if done
-                    sp += [(p, d) for p, d in g.start_edges(first_arrive)
-                           if p >= 0 and g.kind[p] in (GPU_OP, COLL, ARRIVE) and g.orig_end[p] <= t]
+            ahead = pool.ahead()
+            if ahead is not None:  # queued: on the stream, the recorded gap behind the collective before it
+                queued = gap[members[-1]] if kind == GPU_OP and reused and gap[members[-1]] is not None else b_pick
+                sp += pool.edge(queued)
+                start = max(start, ready[ahead])
+            if (kind == COLL or ahead is None) and not reused:
+                # after what the first recorded bucket waited for on its stream, if done
+                sp += [(p, d) for p, d in g.start_edges(first_arrive)
+                       if p >= 0 and g.kind[p] in (GPU_OP, COLL, ARRIVE) and g.orig_end[p] <= t]
             c = None if reused else self._compute_before(t + b_off)  # the compute enqueued at the launch
             if c is not None:
-                sp.append((int(g.ranks[self.rank]["gpu_node"][c]), b_pick))
+                sp.append((int(self.gpu_node[c]), b_pick))
             ready.append(start)
             arrive = g.add(0, ARRIVE, self.rank, t, t, sp)
-            prev = g.add(0, kind, self.rank, t, t, [(arrive, 0)])
-            nodes.append((arrive, prev, measured.get(tuple(members))))
+            node = g.add(0, kind, self.rank, t, t, [(arrive, 0)])
+            pool.queue(node)
+            nodes.append((arrive, node, measured.get(tuple(members))))
         self._scale_launch_work(step, len(new) / len(r))
         last, lastpos = len(r) - 1, self.last_param
         for b, s, e in zip(r["bucket"], r["start_ns"], r["end_ns"]):
             arrive, node = self.coll[(int(s), int(e))]
-            g.dur[node], g.ep[node] = 0, []
+            g.clear_transfer(node)
             joined = [c for (_, c, _), t, m in zip(nodes, ready, new)
                       if int(b) == last or (t <= int(e) and m[0] <= lastpos[int(b)])]
-            g.sp[node] = [(arrive, 0)] + [(c, 0) for c in joined]
+            g.set_start(node, [(arrive, 0)] + [(c, 0) for c in joined])
         return nodes
 
     def _launch_edges(self, arrive: int, node: int) -> list[tuple[int, int]]:
@@ -221,7 +224,7 @@ class _Rank:
         edges = []
         for p, d in g.start_edges(arrive):
             if lo <= p < hi:  # the worker's own segment before the range
-                edges += [(q, e + d) for q, e in g.ep[p] if q >= 0] if g.kind[p] == WAIT_SEG else []
+                edges += [(q, e + d) for q, e in g.end_edges(p) if q >= 0] if g.kind[p] == WAIT_SEG else []
             elif p >= 0:
                 edges.append((p, d))
         out = [(p, d) for p, d in edges if p not in colls and g.kind[p] in (CPU_SEG, SYNC_SEG, WAIT_SEG, GPU_OP)]
@@ -250,8 +253,9 @@ class _Rank:
     def _thread_nodes(self, node: int) -> tuple[int, int]:
         """The node range [first, end) of the CPU thread whose segment ``node`` is ((0, 0): none)."""
         for th in self.threads.values():
-            if th.first_node <= node < th.first_node + max(th.cuts.size - 1, 0):
-                return th.first_node, th.first_node + th.cuts.size - 1
+            lo, hi = th.node_range()
+            if lo <= node < hi:
+                return lo, hi
         return 0, 0
 
     def _hook_windows(self, step: int) -> list[tuple[int, int, int]]:
@@ -309,7 +313,7 @@ class _Rank:
                     return
 
 
-def regroup(g: Graph, ctx: Context, comm: dict[int, np.ndarray], sc: Scenario, factor: float, *,
+def regroup(g: Graph, ctx: Context, comm: dict[int, np.ndarray], sc: ScenarioValues, factor: float, *,
             drop: bool = False) -> tuple[np.ndarray, list[str], list[tuple[int, int, int, float]]]:
     """Regroup ``g`` in place under ``sc``'s caps (module doc). ``factor``: the scenario's network factor
     on the transfer's bandwidth term; ``drop``: one rank, no transfer. Returns the rows of
@@ -355,7 +359,7 @@ def regroup(g: Graph, ctx: Context, comm: dict[int, np.ndarray], sc: Scenario, f
     return replaced, notes, added
 
 
-def _scenario_first_cap(sc: Scenario, lay: ddp.Layout) -> int | None:
+def _scenario_first_cap(sc: ScenarioValues, lay: ddp.Layout) -> int | None:
     """The first bucket's cap under ``sc``: its own; else none of its own when ``sc`` gives a cap and the run's
     first cap was DDP's default (DDP drops the 1 MiB first bucket once ``bucket_cap_mb`` is given); else the run's."""
     if sc.first_bucket_cap_mb is not None:
@@ -382,7 +386,7 @@ def _link(g: Graph, members: list[tuple[int, int, int | None]], fitted: int, alp
         linked.append((arrive, node, t))
     if drop:
         for _, node, _ in linked:
-            g.ep[node] = []
+            g.clear_transfer(node)
     else:
         g.link(linked)
 
@@ -404,12 +408,8 @@ def _layout_notes(name: str, lay: ddp.Layout) -> list[str]:
 
 def extend_comm(g: Graph, comm: dict[int, np.ndarray], rank: int, step: int, nodes: list[int]) -> None:
     """Count the new GPU collectives in the step figures: appended to the rank's GPU nodes as communication."""
-    info = g.ranks[rank]
-    if info["gpu"] is None or not nodes:
+    info = g.rank_nodes(rank)
+    if info.gpu is None or not nodes:
         return
-    info["gpu_node"] = np.append(info["gpu_node"], np.asarray(nodes, dtype=np.int64))
-    gpu = info["gpu"]
-    info["gpu"] = {"step": np.append(gpu["step"], np.full(len(nodes), step, dtype=np.asarray(gpu["step"]).dtype)),
-                   "pre_window": np.append(np.asarray(gpu["pre_window"], dtype=bool), np.zeros(len(nodes), dtype=bool)),
-                   "stream": np.append(np.asarray(gpu["stream"]), np.full(len(nodes), -1, dtype=np.int64))}
+    info.add_gpu_nodes(step, nodes)
     comm[rank] = np.append(comm.get(rank, np.zeros(0, dtype=bool)), np.ones(len(nodes), dtype=bool))

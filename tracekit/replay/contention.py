@@ -12,7 +12,7 @@ communication its duration divided by its kernel's slowdown (:func:`relieve`).
 
 **Scenarios that keep the collectives but move, merge or shorten them** (bucket caps, the first bucket,
 the comm hook, bandwidth, more ranks) change which compute kernels run beside communication and for how
-much of their length (:func:`readjust`, since 2026-11-28). Per rank and compute kernel name, from the
+much of their length (:func:`readjust`). Per rank and compute kernel name, from the
 recorded window (where durations and overlaps belong together), a :class:`Profile`: the slowdown ``s``
 (median duration beside / alone, as above, compute kernels only) and ``f0``, the median share of a beside
 instance's duration that overlapped communication. A kernel overlapped for the share ``f`` of its length
@@ -31,7 +31,7 @@ Not modelled: kernels that only ever ran beside communication, or never did (no 
 to compare), a real slowdown above the bound (a SIMT GEMM ran 1.98x slower beside long allreduces on 2 x H200),
 and a network change's own effect on the slowdown (fewer NCCL channels take fewer SMs). Keying the profiles by
 name and launch grid (kineto's ``grid``/``block`` args, which the decode does not keep) was checked on the raw
-traces (2026-11-29) and not taken up: on the committed GPU-bound MLPs it models the same 63 % / 35 % of the compute
+traces and not taken up: on the committed GPU-bound MLPs it models the same 63 % / 35 % of the compute
 time beside communication as the name alone; on a CPU-bound bf16 transformer it models less (20 % against 35 %:
 fewer instances per key, more keys above the bound or on one side only), so the ratios above the bound there are
 not one name at two grid sizes.
@@ -41,13 +41,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tracekit.analyses import intervals as iv
 from tracekit.replay.graph import Graph
-from tracekit.replay.scenario_spec import Context
 from tracekit.traces.traceset import TraceSet
+
+if TYPE_CHECKING:
+    from tracekit.replay.family import Context
 
 MIN_INSTANCES = 2
 #: the largest per-name slowdown :func:`readjust` takes as contention (module doc)
@@ -89,10 +92,10 @@ def relieve(g: Graph, traces: TraceSet, comm: dict[int, np.ndarray]) -> tuple[in
     orig_start, orig_end = g.orig_arrays()
     for rt in traces:
         mask = comm.get(rt.rank)
-        info = g.ranks.get(rt.rank)
-        if mask is None or info is None or info.get("gpu") is None or not mask.any():
+        info = g.find_rank(rt.rank)
+        if mask is None or info is None or info.gpu is None or not mask.any():
             continue
-        nodes = np.asarray(info["gpu_node"])[:mask.size]
+        nodes = np.asarray(info.gpu_node)[:mask.size]
         start, end = orig_start[nodes], orig_end[nodes]
         names = rt.gpu_column("name")[:mask.size]
         beside = beside_comm(start, end, mask)
@@ -156,11 +159,11 @@ def readjust(g: Graph, ctx: Context, comm: dict[int, np.ndarray],
     base_s, base_e = ctx.base_times if ctx.base_times is not None else (rec_s, rec_e)
     changed = modelled = 0
     for rt in ctx.traces:
-        c0, compute, info = ctx.comm.get(rt.rank), ctx.compute.get(rt.rank), g.ranks.get(rt.rank)
-        if c0 is None or compute is None or info is None or info.get("gpu") is None or not c0.any():
+        c0, compute, info = ctx.comm.get(rt.rank), ctx.compute.get(rt.rank), g.find_rank(rt.rank)
+        if c0 is None or compute is None or info is None or info.gpu is None or not c0.any():
             continue
         n = c0.size
-        nodes = np.asarray(info["gpu_node"])
+        nodes = np.asarray(info.gpu_node)
         names, comp = rt.gpu_column("name")[:n], compute[:n] & ~c0
         prof = profiles(names, rec_e[nodes[:n]] - rec_s[nodes[:n]],
                         overlap_share(rec_s[nodes[:n]], rec_e[nodes[:n]], c0), comp)

@@ -3,8 +3,8 @@
 Where the figures come from, in order:
 
 1. run.json ``profiler_cost`` (``tracekit profile`` measures it on the run's machine with
-   the run's profiler settings, :mod:`tracekit.profile.calibrate`; compiled CUDA runs since
-   2026-11-25 with a compiled probe, whose figure is the run's): ``source="run.json"``;
+   the run's profiler settings, :mod:`tracekit.profile.calibrate`; compiled CUDA runs
+   with a compiled probe too, whose figure is the run's): ``source="run.json"``;
    another probe's figures on request (``probe=``, ``tracekit whatif --profiler-probe``):
    ``source="run.json (probe <label>)"``;
 2. otherwise, or where run.json's figure is outside what the profiler can cost per event on a
@@ -40,7 +40,7 @@ from tracekit.traces.manifest import Manifest, implausible_profiler_cost
 
 #: defaults for traces without a measured cost (ns per event): CPU operator, CUDA runtime call. One figure for
 #: both, the median of the 13 calibrations of sample_traces/h100_whatif_3 (H100 host, torch 2.11, DDP; 1121 to
-#: 5146 ns), as tracekit profile measures CUDA runs since 2026-11-24 (tracekit.profile.calibrate)
+#: 5146 ns), as tracekit profile measures CUDA runs (tracekit.profile.calibrate)
 DEFAULT_CPU_OP_NS = 2080.0
 DEFAULT_RUNTIME_NS = 2080.0
 
@@ -60,9 +60,9 @@ TRITON_PREFIX = "triton_"
 WEIGHTS: tuple[float, float, float, float] = (1.0, 1.0, 1.0, 1.0)
 
 #: dimensionless factor on the calibrated (or default) figures of CUDA runs: an event of a real step costs the
-#: profiler more than an event of the calibration's small step. 2.0 from 2026-11-25 (fitted alone, as one free
+#: profiler more than an event of the calibration's small step. Fitted alone, as one free
 #: parameter, with benchmarks/fit_profiler_weights.py on the 42 H100 runs, held out on the 25 H200 runs; docs/whatif-evidence.md,
-#: "One factor on the calibrated cost"); 3.0 since 2026-11-27, fitted together with :data:`CUT_QUANTILE` (which keeps
+#: "One factor on the calibrated cost"), it is 2.0; 3.0 is fitted together with :data:`CUT_QUANTILE` (which keeps
 #: it off the dense threads the larger factor used to empty) by mean |error| on the 46 single-H100 runs and held out on
 #: the 68 H200 runs (docs/whatif-evidence.md, "A thread sheds no more per cut than its pieces hold"). CPU runs keep 1.0: their
 #: calibration runs on the CPU, and the CPU runs with a measured step did not move with it.
@@ -78,7 +78,7 @@ CUT_QUANTILE = 0.6
 
 def event_kinds(ev: pd.DataFrame, gpu_correlations: np.ndarray) -> np.ndarray:
     """Kind code (:data:`OP` ... :data:`RUNTIME`) of each row of ``ev`` (CPU events with ``kind``,
-    ``name``, ``correlation``: :func:`tracekit.replay.graph.cpu_events`). ``gpu_correlations``: the
+    ``name``, ``correlation``: :func:`tracekit.replay.builder.cpu_events`). ``gpu_correlations``: the
     correlation ids of the rank's GPU operations."""
     if not len(ev):
         return np.full(0, OP, dtype=np.int8)

@@ -33,7 +33,7 @@ from tracekit.replay.graph import Graph, work_segments
 from tracekit.traces import schema
 
 if TYPE_CHECKING:
-    from tracekit.replay.scenario_spec import Context
+    from tracekit.replay.family import Context
     from tracekit.traces.traceset import RankTrace
 
 #: the annotation ProcessGroupNCCL (and RCCL's build of it) opens around a collective call
@@ -100,7 +100,8 @@ def _zero_blocks(g: Graph, ctx: Context) -> np.ndarray:
     (ns) each block held."""
     out = []
     for rt in ctx.traces:
-        threads = g.ranks.get(rt.rank, {}).get("threads", {})
+        info = g.find_rank(rt.rank)
+        threads = info.threads if info is not None else {}
         comm = ctx.comm.get(rt.rank)
         for b in launch_blocks(rt, comm) if comm is not None else ():
             th = threads.get(b.tid)

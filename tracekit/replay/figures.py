@@ -2,18 +2,11 @@
 
 For each rank and ProfilerStep, per step (µs):
 
-- ``step_us``: the step's length: from the start of its CPU range ``ProfilerStep#N`` (or,
-  if later, the end of the previous step) to the end of that range or, if later, the end of
-  the last GPU operation launched inside it. A step timed between device synchronizes (as
-  ``tracekit profile`` records them) is its CPU range; in a trace whose CPU runs ahead of
-  the GPU, a step lasts until its GPU work is done and starts no earlier than the previous
-  step's ended, so consecutive steps tile the GPU-bound timeline. The first step's predecessor
-  is the GPU work launched before the window (recorded because it ran inside it): where the CPU
-  had queued whole steps ahead, the first step starts when that backlog has drained, not
-  when its CPU range began (otherwise its length would carry the backlog, which no step of the
-  unprofiled program takes). An operation with no launch recorded that runs after one launched in
-  the window on its stream is no backlog (its launch is missing from the trace: :func:`_backlog_end`),
-  and a step never ends before it starts;
+- ``step_us``: the step's length, the one definition of :mod:`tracekit.traces.steps` (the step every table
+  of ``tracekit analyze`` measures) on this timeline's times: from the start of its CPU range
+  ``ProfilerStep#N`` (or, if later, the end of the previous step; for the first step, the end of the GPU
+  work launched before the window) to the end of that range or, if later, the end of the last GPU
+  operation launched inside it;
 
 with the GPU operations that *start* inside the step:
 
@@ -36,7 +29,8 @@ import numpy as np
 import pandas as pd
 
 from tracekit.analyses import intervals as iv
-from tracekit.replay.graph import COLL, GPU_OP, Graph
+from tracekit.replay.graph import COLL, GPU_OP, Graph, RankNodes
+from tracekit.traces import steps as step_defs
 
 NS_PER_US = 1000.0
 STEP_COLUMNS = ("rank", "step", "step_us", "compute_us", "comm_us", "exposed_comm_us", "overlap_pct", "idle_us",
@@ -45,63 +39,33 @@ STEP_COLUMNS = ("rank", "step", "step_us", "compute_us", "comm_us", "exposed_com
 
 def step_figures(g: Graph, start: np.ndarray, end: np.ndarray, comm_mask: dict[int, np.ndarray]) -> pd.DataFrame:
     """One row per rank and step (module doc). ``start``/``end``: node times of the timeline;
-    ``comm_mask``: per rank, which of ``Graph.ranks[rank]["gpu_node"]`` are communication. Every rank's steps are
+    ``comm_mask``: per rank, which of ``Graph.ranks[rank].gpu_node`` are communication. Every rank's steps are
     computed at once (:func:`_steps_of`)."""
     kind, rank_of = g.array("kind"), g.array("rank")
     wait = _waits(g, start, end, kind)
     linked = nodes_by_rank(np.flatnonzero(((kind == GPU_OP) | (kind == COLL)) & (wait >= 0)), rank_of)
-    ranks = [(rank, info) for rank, info in sorted(g.ranks.items()) if info["steps"]]
+    ranks = [(rank, info) for rank, info in sorted(g.ranks.items()) if info.steps]
     if not ranks:
         return pd.DataFrame(columns=list(STEP_COLUMNS))
     return pd.DataFrame(_steps_of(ranks, start, end, comm_mask, linked, wait))
 
 
-def _windows(info: dict, start: np.ndarray, end: np.ndarray, gpu_end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each step's [lo, hi) (module doc): its CPU range, to the end of its GPU work, from the previous step's end."""
-    gpu = info["gpu"]
-    gpu_step = np.asarray(gpu["step"]) if gpu is not None else np.zeros(0, dtype=np.int64)
-    last_end = _last_end_per_step(gpu_step, gpu_end)
-    lo, hi = [], []
-    # the GPU work launched before the window is the previous step's: the first step starts after it too
-    prev_end = _backlog_end(info, start, gpu_end) if gpu is not None else None
-    for step, a, b in info["steps"]:
-        x, y = int(start[a]), int(end[b])
-        if step in last_end:  # the step lasts until its GPU work is done ...
-            y = max(y, last_end[step])
-        if prev_end is not None:  # ... and its GPU work cannot start before the previous step's is
-            x = max(x, prev_end)
-        y = max(y, x)  # (a step with no GPU work of its own behind a longer backlog is empty, never negative)
-        prev_end = y
-        lo.append(x)
-        hi.append(y)
-    return np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)
-
-
-def launched_in_window_later(pre: np.ndarray, stream: np.ndarray, start: np.ndarray) -> np.ndarray:
-    """Mask of the GPU operations with no launch recorded (``pre``) that start after an operation launched in
-    the window on their stream. A stream runs its operations in launch order, so these were not launched
-    before the window: their launch is missing from the trace (a sampled or filtered trace)."""
-    streams, inv = np.unique(stream, return_inverse=True)
-    first = np.full(streams.size, np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(first, inv[~pre], start[~pre])  # each stream's first operation launched in the window
-    return pre & (start > first[inv])
-
-
-def _backlog_end(info: dict, start: np.ndarray, gpu_end: np.ndarray) -> int | None:
-    """The end of the GPU work launched before the window (no launch recorded), or None: the operations
-    with no launch recorded that start before their stream's first operation launched in the window, and on a
-    stream with none, before the first step (:func:`launched_in_window_later` takes out the rest, which would
-    otherwise push the first step's start past its end)."""
-    gpu = info["gpu"]
-    pre = np.asarray(gpu["pre_window"], dtype=bool)
-    if not pre.any():
-        return None
-    s = start[np.asarray(info["gpu_node"])]
-    stream = np.asarray(gpu["stream"]) if "stream" in gpu else np.zeros(pre.size, dtype=np.int64)
-    window = int(start[info["steps"][0][1]]) if info["steps"] else int(s.max()) + 1
-    has_launched = np.isin(stream, stream[~pre])
-    keep = pre & ~launched_in_window_later(pre, stream, s) & (has_launched | (s < window))
-    return int(gpu_end[keep].max()) if keep.any() else None
+def _windows(info: RankNodes, start: np.ndarray, end: np.ndarray, gpu_end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each step's [lo, hi) on this timeline: :func:`tracekit.traces.steps.step_windows`, the step every table
+    measures, on the node times of the recorded window or of a replay."""
+    steps = info.steps
+    host_ts = np.array([int(start[a]) for _, a, _ in steps], dtype=np.int64)
+    host_end = np.array([int(end[b]) for _, _, b in steps], dtype=np.int64)
+    gpu = info.gpu
+    if gpu is None:
+        return step_defs.step_windows(np.array([s for s, _, _ in steps]), host_ts, host_end,
+                                      np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), None)
+    s = start[np.asarray(info.gpu_node)]
+    stream = np.asarray(gpu["stream"]) if "stream" in gpu else np.zeros(s.size, dtype=np.int64)
+    back = step_defs.backlog_end(np.asarray(gpu["pre_window"], dtype=bool), stream, s, gpu_end,
+                                 int(host_ts[0]) if host_ts.size else None)
+    return step_defs.step_windows(np.array([st for st, _, _ in steps]), host_ts, host_end, np.asarray(gpu["step"]),
+                                  gpu_end, back)
 
 
 def _in_windows(sorted_starts: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -123,7 +87,7 @@ def _steps_of(ranks: list[tuple[int, dict]], start: np.ndarray, end: np.ndarray,
     the GPU operations and collectives that start in each of its steps; the lengths are then taken relative to
     each step's start, so no sum mixes ranks or steps."""
     empty = np.zeros(0, dtype=np.int64)
-    nodes = [info["gpu_node"] for _, info in ranks]
+    nodes = [info.gpu_node for _, info in ranks]
     comm = [comm_mask.get(r, np.zeros(n.size, dtype=bool)) for (r, _), n in zip(ranks, nodes)]
     colls = [linked.get(r, empty) for r, _ in ranks]
     wins = [_windows(info, start, end, end[n]) for (_, info), n in zip(ranks, nodes)]
@@ -159,7 +123,7 @@ def _steps_of(ranks: list[tuple[int, dict]], start: np.ndarray, end: np.ndarray,
     has_gpu = np.repeat(np.where(sizes > 0, 1.0, np.nan), n_steps)
     return {
         "rank": np.repeat(np.array([r for r, _ in ranks], dtype=np.int64), n_steps),
-        "step": np.array([st for _, info in ranks for st, _, _ in info["steps"]]),
+        "step": np.array([st for _, info in ranks for st, _, _ in info.steps]),
         "step_us": (hi - lo) / NS_PER_US,
         "compute_us": compute / NS_PER_US * has_gpu, "comm_us": comm_len / NS_PER_US * has_gpu,
         "exposed_comm_us": exposed / NS_PER_US * has_gpu,
@@ -178,12 +142,6 @@ def nodes_by_rank(nodes: np.ndarray, rank_of: np.ndarray) -> dict[int, np.ndarra
     order = np.argsort(r, kind="stable")
     ranks, first = np.unique(r[order], return_index=True)
     return dict(zip(ranks.tolist(), np.split(nodes[order], first[1:])))
-
-
-def _last_end_per_step(step: np.ndarray, end: np.ndarray) -> dict[int, int]:
-    """{step: the latest end of the GPU operations launched in it}."""
-    steps, last = iv.group_reduce(step, end, np.maximum)
-    return dict(zip(steps.tolist(), last.tolist()))
 
 
 def _waits(g: Graph, start: np.ndarray, end: np.ndarray, kind: np.ndarray) -> np.ndarray:

@@ -37,12 +37,12 @@ import numpy as np
 
 from tracekit.errors import ScenarioError
 from tracekit.replay import network, simulate
-from tracekit.replay.graph import GPU_OP, Graph
+from tracekit.replay.graph import GPU_OP, Graph, Resource
 from tracekit.traces import schema
 from tracekit.traces.traceset import assign_steps
 
 if TYPE_CHECKING:
-    from tracekit.replay.scenario_spec import Context
+    from tracekit.replay.family import Context
 
 #: NCCL allreduce over NVLink 4 through NVSwitch (H100 / H200 SXM), NCCL 2.28 with NVLS off, as
 #: ``{ranks: (alpha ns, bus bandwidth GB/s)}``: least squares ``t = alpha + bytes x 2(n-1)/n / busbw`` over
@@ -52,7 +52,7 @@ NVLINK4_ALLREDUCE: dict[int, tuple[float, float]] = {2: (68_600.0, 305.0), 4: (1
 #: GPU names (run.json ``hardware.ranks[].gpu_name``) the default applies to
 NVLINK4_GPUS = ("H100", "H200")
 #: a compute kernel's duration beside an allreduce over its duration alone: the middle of the 25-31 % a GEMM of
-#: the GPU-bound MLP ran longer beside one on 2 x H200 (2026-11-27, docs/whatif.md), set before any 1-rank run
+#: the GPU-bound MLP ran longer beside one on 2 x H200 (docs/whatif.md), set before any 1-rank run
 #: was predicted with it
 CONTENTION_SLOWDOWN = 1.28
 
@@ -101,35 +101,35 @@ def add_allreduces(g: Graph, ctx: Context, n: int, bandwidth_x: float | None, na
     ok = np.isfinite(calls["bytes"]) & (calls["bytes"] > 0) & (calls["step"] >= 0)
     if not ok.any():
         raise ScenarioError(f"--world-size {n}: no allreduce call of known size in the trace (record_param_comms)")
-    info = g.ranks[rank]
-    gpu, gpu_node, threads = info["gpu"], np.asarray(info["gpu_node"]), info["threads"]
+    info = g.rank_nodes(rank)
+    gpu, gpu_node, threads = info.gpu, np.asarray(info.gpu_node), info.threads
     valid = ~np.asarray(gpu["pre_window"], dtype=bool)
     lts = np.asarray(gpu["launch_ts_ns"])
     order = np.flatnonzero(valid)[np.argsort(lts[valid], kind="stable")]
     lts_sorted = lts[order]
     per_step: dict[int, list[int]] = {}
-    prev = None
+    stream = Resource(1)  # the new kernels run on one NCCL stream, one after the other
     keys = ("ts_ns", "end_ns", "tid", "bytes", "step")
     for ts, end, tid, nbytes, step in zip(*(calls[k][ok].tolist() for k in keys)):
         th = threads.get(tid)
         seg = th.seg_ending_at(end) if th is not None else None
         sp = [(seg, 0)] if seg is not None else []
-        if prev is not None:
-            sp.append((prev, 0))
+        sp += stream.edge(0)
         k = int(np.searchsorted(lts_sorted, ts, side="right")) - 1
         if k >= 0:
             sp.append((int(gpu_node[order[k]]), 0))
         t = alpha + nbytes * network.ring(n) / (busbw * (bandwidth_x or 1.0))
-        prev = g.add(int(round(t)), GPU_OP, rank, end, end, sp)
-        per_step.setdefault(step, []).append(prev)
+        node = g.add(int(round(t)), GPU_OP, rank, end, end, sp)
+        stream.queue(node)
+        per_step.setdefault(step, []).append(node)
     for step, nodes in per_step.items():
         last = g.orig_start[nodes[-1]]
         k = int(np.searchsorted(lts_sorted, last, side="right"))
         if k < lts_sorted.size:  # DDP's finalize: the stream waits for the allreduces
             v = int(gpu_node[order[k]])
-            g.sp[v] = list(g.start_edges(v)) + [(c, 0) for c in nodes]
+            g.add_start(v, [(c, 0) for c in nodes])
     added = sum(len(v) for v in per_step.values())
-    slowed = _slow_beside(g, gpu_node[valid], [v for nodes in per_step.values() for v in nodes])
+    slowed = slow_beside(g, [(gpu_node[valid], [v for nodes in per_step.values() for v in nodes])])
     notes = [f"{name}: {added} allreduces of the 1-rank trace given their transfer over {n} ranks ({what}; not "
              "measured on this run), every rank taken to be this one "
              f"(no skew between ranks); {slowed} GPU operations beside them {CONTENTION_SLOWDOWN:.2f}x slower for "
@@ -137,19 +137,24 @@ def add_allreduces(g: Graph, ctx: Context, n: int, bandwidth_x: float | None, na
     return per_step, notes
 
 
-def _slow_beside(g: Graph, ops: np.ndarray, new: list[int]) -> int:
-    """Scale the duration of each GPU operation ``ops`` that overlaps a ``new`` kernel in one evaluation of
-    ``g`` (module doc); returns how many were."""
-    if not new or not ops.size:
+def slow_beside(g: Graph, groups: list[tuple[np.ndarray, list[int]]]) -> int:
+    """For each group ``(ops, new)``: scale the duration of each GPU operation of ``ops`` by its overlap with the
+    ``new`` kernels (one stream: they do not overlap each other) in one evaluation of ``g``, in place (module doc);
+    returns how many were."""
+    groups = [(ops, new) for ops, new in groups if new and ops.size]
+    if not groups:
         return 0
     start, end = simulate.evaluate(g)
-    s, e = start[ops], end[ops]
-    overlap = np.zeros(ops.size)
-    for a, b in zip(start[new].tolist(), end[new].tolist()):  # one stream: the new kernels do not overlap each other
-        overlap += np.clip(np.minimum(e, b) - np.maximum(s, a), 0, None)
-    frac = np.where(e > s, overlap / np.maximum(e - s, 1), 0.0)
-    hit = np.flatnonzero(frac > 0)
-    for i in hit.tolist():
-        v = int(ops[i])
-        g.dur[v] = int(round(g.dur[v] * (1.0 + (CONTENTION_SLOWDOWN - 1.0) * frac[i])))
-    return int(hit.size)
+    done = 0
+    for ops, new in groups:
+        s, e = start[ops], end[ops]
+        overlap = np.zeros(ops.size)
+        for a, b in zip(start[new].tolist(), end[new].tolist()):
+            overlap += np.clip(np.minimum(e, b) - np.maximum(s, a), 0, None)
+        frac = np.where(e > s, overlap / np.maximum(e - s, 1), 0.0)
+        hit = np.flatnonzero(frac > 0)
+        for i in hit.tolist():
+            v = int(ops[i])
+            g.dur[v] = int(round(g.dur[v] * (1.0 + (CONTENTION_SLOWDOWN - 1.0) * frac[i])))
+        done += int(hit.size)
+    return done

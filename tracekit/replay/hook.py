@@ -68,14 +68,14 @@ def _stream_of(g: Graph, traces: TraceSet, rank: int) -> dict[int, int]:
     """GPU node -> stream of the rank's recorded GPU operations (the first nodes of ``gpu_node``, in the order
     of :meth:`RankTrace.gpu_column`; a scenario may append nodes after them)."""
     stream = traces.ranks[rank].gpu_column("stream")
-    nodes = np.asarray(g.ranks[rank]["gpu_node"])[:stream.size]
+    nodes = np.asarray(g.rank_nodes(rank).gpu_node)[:stream.size]
     return dict(zip(nodes.tolist(), stream.tolist()))
 
 
 def _arrivals(g: Graph, ranks: np.ndarray, arrives: dict[int, int] | None) -> dict[int, int]:
     """Collective node -> its arrival node: the recorded collectives' of ``ranks``, and ``arrives`` (a
     scenario's new ones, which the graph's table of recorded collectives does not hold)."""
-    out = {node: arrive for r in set(ranks.tolist()) for arrive, node in g.ranks[r]["coll"].values()}
+    out = {node: arrive for r in set(ranks.tolist()) for arrive, node in g.rank_nodes(r).coll.values()}
     return out | (arrives or {})
 
 
@@ -97,8 +97,7 @@ def add_casts(g: Graph, traces: TraceSet, nodes: np.ndarray, ranks: np.ndarray, 
             after += before  # the casts' stream is unknown: all of their time delays the result
         else:
             g.dur[producer] += before
-        g.dur[node] += after
-        g.ep[node] = [(p, d + after) for p, d in g.ep[node]]
+        g.extend_transfer(node, after)
         done += 1
     return done
 

@@ -27,8 +27,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from tracekit.errors import ScenarioError
+from tracekit.replay import ddp
 from tracekit.replay.graph import Graph
 
 FP32 = ("float", "float32", "torch.float32")
@@ -92,8 +94,23 @@ def scale(g: Graph, nodes: np.ndarray, factors: np.ndarray, alpha_ns: float, *, 
     """Scale the bandwidth term of each collective node's transfer by its factor (module doc), in place
     (``g`` is a scenario's copy). ``drop``: the collectives vanish (one rank: no peer)."""
     for node, f in zip(nodes.tolist(), factors.tolist()):
+        if drop:
+            g.clear_transfer(node)
+            continue
         t = g.dur[node]
         a = min(alpha_ns, t)
-        new = 0 if drop else int(round(a + (t - a) * f))
-        g.dur[node] = new
-        g.ep[node] = [] if drop else [(p, new) for p, _ in g.ep[node]]
+        g.set_transfer(node, int(round(a + (t - a) * f)))
+
+
+def collective_bytes(colls: pd.DataFrame, layout: ddp.Layout | None) -> np.ndarray:
+    """Bytes per row of ``colls`` (matched collectives): the trace's, else (gloo) the DDP bucket's size from
+    run.json's ``layout``."""
+    if not len(colls):
+        return np.zeros(0)
+    b = colls["bytes"].to_numpy(dtype=float).copy()
+    if layout is not None and not np.isfinite(b).all():
+        rows = ddp.bucket_rows(colls, len(layout.sizes))
+        sizes = np.asarray(layout.sizes, dtype=float)[rows["bucket"].to_numpy(dtype=int)]
+        idx = rows.index.to_numpy()
+        b[idx] = np.where(np.isfinite(b[idx]), b[idx], sizes)
+    return b

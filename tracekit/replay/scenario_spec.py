@@ -1,38 +1,33 @@
-"""What a what-if scenario is (:class:`Scenario`) and what every scenario reads (:class:`Context`).
+"""What a what-if scenario is: :class:`Scenario`, the values of the options the families of
+:mod:`tracekit.replay.changes` declare (and :class:`~tracekit.replay.family.Context`, what every scenario reads).
 
-Apart from :mod:`tracekit.replay.scenarios`, which applies them, so that the scenario families
-(:mod:`~tracekit.replay.buckets`, :mod:`~tracekit.replay.breaks`) can name these types without
-importing the module that imports them.
+Apart from :mod:`tracekit.replay.scenarios`, which applies them, so that the advice can name scenarios without
+importing the engine.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import dataclasses
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
 from tracekit.errors import ConfigError
-from tracekit.replay import ddp, network
-from tracekit.traces.traceset import TraceSet
+from tracekit.replay.changes import FAMILIES, OPTIONS
+from tracekit.replay.family import Context
+
+__all__ = ["Context", "Scenario"]
 
 
-@dataclass(frozen=True)
-class Scenario:
-    """Changes predicted together (module doc); None/False: unchanged."""
-
-    bucket_cap_mb: float | None = None
-    first_bucket_cap_mb: float | None = None
-    no_graph_breaks: bool = False
-    comm_hook: str | None = None
-    bandwidth_x: float | None = None
-    world_size: int | None = None
-    #: the network's allreduce bus bandwidth, GB/s (nccl-tests' busbw: bytes x 2(n-1)/n per second)
-    busbw_gbps: float | None = None
+class _ScenarioMethods:
+    """What every :class:`Scenario` does beyond holding its options' values."""
 
     def changes(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None and v is not False}
+        """The options set (not None, not False), in :data:`~tracekit.replay.changes.OPTIONS` order (the JSON
+        ``changes``)."""
+        return {k: v for k, v in ((k, getattr(self, k)) for k in OPTIONS) if v is not None and v is not False}
+
+    def replace(self, **values: Any) -> Scenario:
+        """A copy with ``values`` changed."""
+        return dataclasses.replace(self, **values)  # type: ignore[type-var]
 
     @property
     def name(self) -> str:
@@ -40,35 +35,30 @@ class Scenario:
                         if isinstance(v, float) else f"{k.replace('_', '-')}={v}" for k, v in self.changes().items())
 
     def validate(self) -> None:
-        for k in ("bucket_cap_mb", "first_bucket_cap_mb", "bandwidth_x", "busbw_gbps"):
-            v = getattr(self, k)
-            if v is not None and not v > 0:
-                raise ConfigError(f"--{k.replace('_', '-')} must be > 0, got {v}")
-        if self.world_size is not None and self.world_size < 1:
-            raise ConfigError(f"--world-size must be >= 1, got {self.world_size}")
-        if self.bandwidth_x is not None and self.busbw_gbps is not None:
-            raise ConfigError("--bandwidth-x and --busbw-gbps both set the network's bandwidth: give one")
-        if self.comm_hook not in (None, "bf16", "fp16"):
-            raise ConfigError(f"--comm-hook must be bf16 or fp16, got {self.comm_hook}")
+        """:class:`ConfigError` for a value out of range: the bounds of every option, then each family's own
+        check, then the choices."""
+        for bound in ("above", "at_least"):
+            for o in OPTIONS.values():
+                v, low = getattr(self, o.name), getattr(o, bound)
+                if v is None or low is None:
+                    continue
+                if not (v > low if bound == "above" else v >= low):
+                    raise ConfigError(f"{o.flag} must be {'>' if bound == 'above' else '>='} {low:g}, got {v}")
+        for f in FAMILIES:
+            why = f.check(self) if f.check is not None else None  # type: ignore[arg-type]
+            if why:
+                raise ConfigError(why)
+        for o in OPTIONS.values():
+            v = getattr(self, o.name)
+            if o.choices and v is not None and v not in o.choices:
+                raise ConfigError(f"{o.flag} must be {' or '.join(o.choices)}, got {v}")
 
 
-@dataclass
-class Context:
-    """What every scenario reads: the run, its matched collectives (``colls``, one row per rank and
-    instance, with ``node``: the collective's node in the graph), the fit and the bucket layout."""
-
-    traces: TraceSet
-    colls: pd.DataFrame
-    comm: dict[int, np.ndarray]
-    fit: network.AlphaBeta
-    layout: ddp.Layout | None
-    layout_error: str | None
-    backend: str | None
-    world_size: int
-    applied_hook: str | None
-    #: per rank, which of ``Graph.ranks[rank]["gpu_node"]`` are compute kernels (the contention model's
-    #: kernels, :func:`tracekit.replay.contention.readjust`); empty: none modelled
-    compute: dict[int, np.ndarray] = field(default_factory=dict)
-    #: the baseline prediction's node times (start, end); None: the recorded window's (the baseline prediction
-    #: of a graph built without profiler cost)
-    base_times: tuple[np.ndarray, np.ndarray] | None = None
+#: Changes predicted together: a frozen dataclass with one field per option of every scenario family
+#: (:data:`tracekit.replay.changes.OPTIONS`, in that order; None / False: unchanged), made from the declarations
+#: so that an option is declared once. ``Scenario(bucket_cap_mb=5)``; ``sc.bucket_cap_mb``; ``sc.replace(...)``.
+Scenario = dataclasses.make_dataclass(
+    "Scenario", [(o.name, bool if o.kind is bool else o.kind | None, False if o.kind is bool else None)
+                 for o in OPTIONS.values()],
+    bases=(_ScenarioMethods,), frozen=True)
+Scenario.__module__ = __name__

@@ -1,18 +1,23 @@
 """What-if scenarios: edit the replay graph of the predicted (profiler-free) step, evaluate it again.
 
-A :class:`Scenario` is a set of changes applied together to a copy of the graph
-(:func:`apply`), in this order:
+A :class:`Scenario` is a set of changes applied together to a copy of the graph (:func:`apply`). Each family
+of changes is declared once, in its module of :mod:`tracekit.replay.changes` (options, what it needs from the
+run, its edits); they compose in one order: the phases of :class:`~tracekit.replay.family.Phase`, every
+family's edit of a phase by family position, then one step of the engine's own:
 
-1. ``bucket_cap_mb`` / ``first_bucket_cap_mb``: DDP's gradients regrouped into other buckets
-   (:mod:`tracekit.replay.buckets`);
-2. ``bandwidth_x`` or ``busbw_gbps``, ``world_size``, ``comm_hook``: every collective's transfer scaled
-   (:mod:`tracekit.replay.network`; the regrouped buckets get the same factors); a 1-rank run grown to
-   more ranks gets the allreduces it issued (:mod:`tracekit.replay.grow`); the hook's cast kernels
-   added (:mod:`tracekit.replay.hook`), and with one rank the compute that ran beside communication
-   given its duration without it (:mod:`tracekit.replay.contention`);
-3. ``no_graph_breaks``: the CPU work between compiled graphs at each graph break removed
+1. ``PLAN``: the network's factors and checks (``bandwidth_x`` or ``busbw_gbps``, ``world_size``,
+   ``comm_hook``); a 1-rank run grown to more ranks gets the allreduces it issued (:mod:`tracekit.replay.grow`);
+2. ``GRAPHS``: compiled graphs split or merged;
+3. ``REGROUP``: ``bucket_cap_mb`` / ``first_bucket_cap_mb``: DDP's gradients regrouped into other buckets
+   (:mod:`tracekit.replay.buckets`) with the network's factors;
+4. ``SCALE``: every other collective's transfer scaled (:mod:`tracekit.replay.network`); the hook's cast
+   kernels added (:mod:`tracekit.replay.hook`);
+5. ``RANKS``: with one rank, the CPU work of enqueueing collectives removed (:mod:`tracekit.replay.enqueue`)
+   and the compute that ran beside communication given its duration without it
+   (:mod:`tracekit.replay.contention`);
+6. ``HOST``: host work removed: the CPU work between compiled graphs at each graph break
    (:mod:`tracekit.replay.breaks`);
-4. every scenario but one rank: the compute kernels re-timed for how much of them overlaps
+7. every scenario but one rank (or a grown run): the compute kernels re-timed for how much of them overlaps
    communication in the scenario's timeline against the baseline prediction's
    (:func:`tracekit.replay.contention.readjust`: one extra evaluation).
 
@@ -27,7 +32,6 @@ with their ``delta_*``. A scenario that cannot apply to the run raises
 from __future__ import annotations
 
 import itertools
-from dataclasses import fields, replace
 from typing import Any
 
 import numpy as np
@@ -35,23 +39,23 @@ import pandas as pd
 
 from tracekit.cpus import usable_cpus
 from tracekit.errors import ConfigError, ScenarioError
-from tracekit.replay import (breaks, buckets, contention, ddp, enqueue, figures, grow, hook as hook_mod, network,
-                             simulate)
+from tracekit.replay import contention, ddp, figures, network, simulate
+from tracekit.replay.changes import FAMILIES, OPTIONS
+from tracekit.replay.family import Context, Edits, Phase
 from tracekit.replay.graph import Graph
-from tracekit.replay.scenario_spec import Context, Scenario
+from tracekit.replay.scenario_spec import Scenario
 from tracekit.runner.per_rank import map_forked
 from tracekit.traces.traceset import TraceSet
 
-__all__ = ["Context", "Scenario", "apply", "context", "evaluate", "expand"]
+__all__ = ["Context", "Scenario", "apply", "context", "evaluate", "expand", "options"]
 
 MOVED = ("compute_us", "exposed_comm_us", "idle_us", "wait_us")
 #: scenarios are evaluated in forked processes from this many graph nodes over all of them (below, forking
 #: costs more than it saves: a scenario of a 900k-node graph takes ~0.8 s, of a 10k-node one ~10 ms)
 PARALLEL_MIN_NODES = 500_000
 
-
-_TYPES = {"bucket_cap_mb": float, "first_bucket_cap_mb": float, "bandwidth_x": float, "world_size": int,
-          "comm_hook": str, "busbw_gbps": float}
+#: the options ``--sweep`` takes: every option but the flags
+_SWEPT = {k: o for k, o in OPTIONS.items() if o.kind is not bool}
 
 
 def expand(base: Scenario, sweeps: list[str] | tuple[str, ...] = ()) -> list[Scenario]:
@@ -61,14 +65,14 @@ def expand(base: Scenario, sweeps: list[str] | tuple[str, ...] = ()) -> list[Sce
     for s in sweeps:
         key, _, values = s.partition("=")
         field = key.strip().lstrip("-").replace("-", "_")
-        if field not in _TYPES or not values.strip():
+        if field not in _SWEPT or not values.strip():
             raise ConfigError(f"--sweep {s!r}: expected OPTION=V1,V2,... with OPTION one of "
-                              + ", ".join(k.replace("_", "-") for k in _TYPES))
+                              + ", ".join(k.replace("_", "-") for k in _SWEPT))
         try:
-            axes.append([(field, _TYPES[field](v.strip())) for v in values.split(",") if v.strip()])
+            axes.append([(field, _SWEPT[field].parse(v.strip())) for v in values.split(",") if v.strip()])
         except ValueError as e:
             raise ConfigError(f"--sweep {s!r}: {e}") from None
-    out = [replace(base, **dict(combo)) for combo in itertools.product(*axes)] if axes else (
+    out = [base.replace(**dict(combo)) for combo in itertools.product(*axes)] if axes else (
         [base] if base.changes() else [])
     for sc in out:
         sc.validate()
@@ -83,8 +87,7 @@ def context(g: Graph, traces: TraceSet, coll: pd.DataFrame | None, offsets: dict
         info = coll[["rank", "start_ns", "end_ns", "step", "phase", "coll_name", "pg_name", "dtype", "bytes",
                      "launch_ts_ns"]].drop_duplicates(["rank", "start_ns", "end_ns"])
         m = m.merge(info, on=["rank", "start_ns", "end_ns"], how="left").reset_index(drop=True)
-        m["node"] = [g.ranks.get(int(r), {}).get("coll", {}).get((int(s), int(e)), (-1, -1))[1]
-                     for r, s, e in zip(m["rank"], m["start_ns"], m["end_ns"])]
+        m["node"] = [_coll_node(g, int(r), int(s), int(e)) for r, s, e in zip(m["rank"], m["start_ns"], m["end_ns"])]
         m = m[m["node"] >= 0].reset_index(drop=True)
     man = traces.manifest
     try:
@@ -96,29 +99,19 @@ def context(g: Graph, traces: TraceSet, coll: pd.DataFrame | None, offsets: dict
     ctx = Context(traces, m, comm, network.AlphaBeta(0.0, float("nan"), 0), lay, why,
                   run.backend if run is not None else None,
                   int(run.world_size) if run is not None and run.world_size else len(traces), applied.get("comm_hook"))
-    ctx.fit = network.fit(collective_bytes(ctx), m["transfer_ns"].to_numpy(dtype=float) if len(m) else np.zeros(0))
+    ctx.fit = network.fit(network.collective_bytes(ctx.colls, ctx.layout), m["transfer_ns"].to_numpy(dtype=float) if len(m) else np.zeros(0))
     return ctx
 
 
-def collective_bytes(ctx: Context) -> np.ndarray:
-    """Bytes per row of ``ctx.colls``: the trace's, else (gloo) the DDP bucket's size from run.json."""
-    if not len(ctx.colls):
-        return np.zeros(0)
-    b = ctx.colls["bytes"].to_numpy(dtype=float).copy()
-    if ctx.layout is not None and not np.isfinite(b).all():
-        rows = ddp.bucket_rows(ctx.colls, len(ctx.layout.sizes))
-        sizes = np.asarray(ctx.layout.sizes, dtype=float)[rows["bucket"].to_numpy(dtype=int)]
-        idx = rows.index.to_numpy()
-        b[idx] = np.where(np.isfinite(b[idx]), b[idx], sizes)
-    return b
+def _coll_node(g: Graph, rank: int, start_ns: int, end_ns: int) -> int:
+    """The node of the rank's matched collective recorded at ``[start_ns, end_ns]``, -1 where the graph has none."""
+    info = g.find_rank(rank)
+    return info.coll.get((start_ns, end_ns), (-1, -1))[1] if info is not None else -1
 
 
 def clone(g: Graph) -> Graph:
-    """A copy a scenario may edit: node lists copied (an edit replaces a node's edge list, never mutates it)."""
-    return Graph(dur=list(g.dur), sp=list(g.sp), ep=list(g.ep), kind=list(g.kind), rank=list(g.rank),
-                 orig_start=list(g.orig_start), orig_end=list(g.orig_end),
-                 ranks={r: dict(v) for r, v in g.ranks.items()}, notes=[], dur_rec=list(g.dur_rec),
-                 _arrays=dict(g._arrays))
+    """A copy a scenario may edit (:meth:`Graph.copy`)."""
+    return g.copy()
 
 
 def _fp32_allreduce(colls: pd.DataFrame) -> np.ndarray:
@@ -129,53 +122,17 @@ def _fp32_allreduce(colls: pd.DataFrame) -> np.ndarray:
 
 def apply(base: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.ndarray], list[str]]:
     """The graph of scenario ``sc`` (module doc), the communication mask per rank and notes."""
-    g, comm, notes = clone(base), dict(ctx.comm), []
-    if sc.world_size is not None and sc.world_size == ctx.world_size:  # the run's own: a sweep's reference row
-        notes.append(f"{sc.name}: world-size={sc.world_size} is the run's own world size: nothing to change there")
-        sc = replace(sc, world_size=None)
-    if sc.world_size and sc.world_size > 1 and ctx.world_size == 1 and not len(ctx.colls):
-        return _grown(g, ctx, sc)
-    bw = _bandwidth_factor(ctx, sc)
-    wf = network.world_factor(sc.world_size, ctx.world_size)
-    hook = network.hook_factor(sc.comm_hook, ctx.backend, ctx.applied_hook)
-    if (sc.bandwidth_x or sc.busbw_gbps or sc.world_size or sc.comm_hook) and not len(ctx.colls):
-        raise ScenarioError(f"{sc.name}: no collective matched across ranks in the trace to scale")
-    fp32 = _fp32_allreduce(ctx.colls) if len(ctx.colls) else np.zeros(0, dtype=bool)
-    if hook != 1.0 and not fp32.any():
-        raise ScenarioError(f"--comm-hook {sc.comm_hook}: no fp32 allreduce in the trace: nothing to compress")
-    replaced = np.zeros(len(ctx.colls), dtype=bool)
-    added: list[tuple[int, int, int, float]] = []  # the regrouped buckets' collectives, when the hook compresses them
-    if sc.bucket_cap_mb is not None or sc.first_bucket_cap_mb is not None:
-        grads_fp32 = len(ctx.colls) and fp32[(ctx.colls["phase"] == "backward").to_numpy()].all()  # grads' dtype
-        replaced, more, new = buckets.regroup(g, ctx, comm, sc, bw * wf * (hook if grads_fp32 else 1.0),
-                                              drop=sc.world_size == 1)
-        added = new if grads_fp32 and hook != 1.0 else []
-        notes += more
-    if sc.busbw_gbps:
-        notes.append(f"{sc.name}: the run's collectives fit a bus bandwidth of "
-                     f"{network.ring(ctx.world_size) / ctx.fit.ns_per_byte:.1f} GB/s ({ctx.world_size} ranks)")
-    if len(ctx.colls) and (bw != 1.0 or wf != 1.0 or hook != 1.0):
-        f = np.full(len(ctx.colls), bw * wf)
-        if hook != 1.0:
-            f = np.where(fp32, f * hook, f)
-        keep = ~replaced
-        network.scale(g, ctx.colls["node"].to_numpy()[keep], f[keep], ctx.fit.alpha_ns, drop=sc.world_size == 1)
-        if ctx.fit.note:
-            notes.append(f"{sc.name}: alpha-beta fit: {ctx.fit.note}")
-        if sc.comm_hook:
-            notes += _casts(g, ctx, keep & fp32, added, sc.name)
-    if sc.world_size == 1:
-        if ctx.traces.has_gpu_activity:
-            notes += enqueue.shed(g, ctx, sc.name)
-        done, beside = contention.relieve(g, ctx.traces, ctx.comm)
-        if beside:
-            notes.append(f"{sc.name}: {done} of {beside} compute kernels that ran beside communication get their "
-                         "duration without it (the slowdown of the same kernel measured in the trace)")
-    if sc.no_graph_breaks:
-        notes += breaks.remove(g, ctx)
-    if sc.world_size != 1:
-        notes += _retime(g, ctx, comm, sc.name)
-    return g, comm, notes
+    n = len(ctx.colls)
+    ed = Edits(g=base.copy(), comm=dict(ctx.comm), sc=sc, replaced=np.zeros(n, dtype=bool),
+               fp32=_fp32_allreduce(ctx.colls) if n else np.zeros(0, dtype=bool))
+    for phase in Phase:
+        for family in FAMILIES:
+            edit = family.edits.get(phase)
+            if edit is not None and family.applies(ed.sc):
+                edit(ctx, ed)
+    if ed.retime:
+        ed.notes += _retime(ed.g, ctx, ed.comm, ed.sc.name)
+    return ed.g, ed.comm, ed.notes
 
 
 def _retime(g: Graph, ctx: Context, comm: dict[int, np.ndarray], name: str) -> list[str]:
@@ -188,60 +145,6 @@ def _retime(g: Graph, ctx: Context, comm: dict[int, np.ndarray], name: str) -> l
         return []
     return [f"{name}: {changed} of {modelled} compute kernels that ran beside communication in the recorded window "
             "re-timed for their overlap with it in this scenario (the slowdown measured in the trace)"]
-
-
-def _bandwidth_factor(ctx: Context, sc: Scenario) -> float:
-    """The factor on every collective's bandwidth term for ``sc``'s network: ``1 / bandwidth_x``, or the run's
-    fitted bus bandwidth over ``busbw_gbps`` (:mod:`tracekit.replay.network`), else 1."""
-    if sc.bandwidth_x:
-        return 1.0 / sc.bandwidth_x
-    if not sc.busbw_gbps:
-        return 1.0
-    if ctx.world_size < 2 or not np.isfinite(ctx.fit.ns_per_byte) or ctx.fit.ns_per_byte <= 0:
-        raise ScenarioError(f"--busbw-gbps {sc.busbw_gbps:g}: no collective of known size to fit the run's own bus "
-                            "bandwidth to")
-    return network.ring(ctx.world_size) / ctx.fit.ns_per_byte / sc.busbw_gbps
-
-
-def _grown(g: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.ndarray], list[str]]:
-    """A 1-rank run grown to ``sc.world_size`` ranks (:mod:`tracekit.replay.grow`); the other changes of ``sc``
-    need recorded collectives, except ``bandwidth_x`` and ``no_graph_breaks``."""
-    if sc.bucket_cap_mb is not None or sc.first_bucket_cap_mb is not None or sc.comm_hook:
-        raise ScenarioError(f"{sc.name}: a 1-rank run grown to {sc.world_size} ranks takes no bucket or hook "
-                            "change with it (its buckets have no recorded transfer)")
-    comm = dict(ctx.comm)
-    per_step, notes = grow.add_allreduces(g, ctx, int(sc.world_size), sc.bandwidth_x, sc.name, busbw=sc.busbw_gbps)
-    rank = next(iter(ctx.traces)).rank
-    for step, nodes in per_step.items():
-        buckets.extend_comm(g, comm, rank, step, nodes)
-    if sc.no_graph_breaks:
-        notes += breaks.remove(g, ctx)
-    return g, comm, notes
-
-
-def _casts(g: Graph, ctx: Context, rows: np.ndarray, added: list[tuple[int, int, int, float]],
-           name: str) -> list[str]:
-    """The comm hook's compress/decompress kernels and CPU work (:mod:`tracekit.replay.hook`) on the fp32
-    allreduces ``rows`` of ``ctx.colls`` and on the regrouped buckets' new collectives ``added`` ((arrive node,
-    collective node, rank, fp32 bytes): :func:`tracekit.replay.buckets.regroup`), and what the notes say."""
-    c, rate = ctx.colls[rows], hook_mod.copy_throughput(ctx.traces)
-    nodes = np.concatenate([c["node"].to_numpy(dtype=np.int64), np.array([a[1] for a in added], dtype=np.int64)])
-    ranks = np.concatenate([c["rank"].to_numpy(dtype=np.int64), np.array([a[2] for a in added], dtype=np.int64)])
-    nbytes = np.concatenate([collective_bytes(ctx)[rows], np.array([a[3] for a in added], dtype=float)])
-    arrives = {a[1]: a[0] for a in added}
-    done = hook_mod.add_casts(g, ctx.traces, nodes, ranks, nbytes, rate, arrives)
-    cpu = hook_mod.add_cpu_work(g, nodes, ranks, hook_mod.HOOK_CPU_NS, arrives)
-    notes = [f"{name}: the hook's CPU work, {hook_mod.HOOK_CPU_NS / 1e3:.1f} us per bucket and step (fitted on "
-             f"2 x H200, not measured on this run: docs/whatif.md), added before {cpu} of {len(nodes)} allreduce "
-             "launches"]
-    if done < len(nodes):
-        notes.append(f"{name}: the hook's compress/decompress kernels are modelled on {done} of {len(nodes)} "
-                     "allreduces (the others' ranks have no device copy of >= 1 MiB in the trace to measure memory "
-                     "speed by)")
-    if rate:
-        notes.append(f"{name}: compress/decompress kernels at the trace's device-copy speed "
-                     f"({np.median(list(rate.values())):.0f} GB/s read + written)")
-    return notes
 
 
 def _summary(steps: pd.DataFrame) -> dict[str, float]:
@@ -296,6 +199,6 @@ def _one(base: Graph, ctx: Context, sc: Scenario) -> tuple[str | None, pd.DataFr
     return None, steps, list(dict.fromkeys(more + [f"{sc.name}: {n}" for n in g.notes]))  # the evaluation's (cycles)
 
 
-def fields_of() -> list[str]:
-    """The option names a scenario takes (for the CLI's and the library's keyword arguments)."""
-    return [f.name for f in fields(Scenario)]
+def options() -> list[str]:
+    """The option names a scenario takes (the CLI's and the library's keyword arguments)."""
+    return list(OPTIONS)

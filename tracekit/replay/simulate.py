@@ -1,6 +1,6 @@
 """Build the whole run's graph (every rank, collectives linked) and evaluate it.
 
-:func:`build` adds each rank's nodes (:class:`tracekit.replay.graph.RankBuilder`) and
+:func:`build` adds each rank's nodes (:class:`tracekit.replay.builder.RankBuilder`) and
 links the matched collectives across ranks; :func:`evaluate` computes every node's
 start and end in one pass in dependency order (Kahn's algorithm): the graph is a DAG
 because every inferred edge points back in the recorded time, except the collective
@@ -26,7 +26,8 @@ import pandas as pd
 
 from tracekit.analyses import crossrank
 from tracekit.replay.costs import ProfilerCosts
-from tracekit.replay.graph import CHAIN, ORIGIN, Graph, RankBuilder
+from tracekit.replay.builder import RankBuilder
+from tracekit.replay.graph import CHAIN, ORIGIN, Graph
 from tracekit.traces.traceset import TraceSet
 
 
@@ -40,7 +41,7 @@ def paused_gc() -> Iterator[None]:
     the collector off already (:func:`tracekit.cli.entry`); this is for the library (``tracekit.whatif``,
     ``analyze(..., whatif=True)``): on the 2 x 72 MB inductor pair (887k nodes) the replay and its two
     evaluations took 3.3-3.9 s instead of 4.4-5.0 s (three alternating runs on a busy 2-core host, the same
-    result, 2026-11-28).
+    result).
     """
     was = gc.isenabled()
     gc.disable()

@@ -21,7 +21,7 @@ COLUMNS = ("rank", "step", "source", "lane", "start_us", "end_us")
 def _middle_step(g: Graph) -> int | None:
     common = None
     for info in g.ranks.values():
-        steps = {s for s, _, _ in info["steps"]}
+        steps = {s for s, _, _ in info.steps}
         common = steps if common is None else common & steps
     return sorted(common)[len(common) // 2] if common else None
 
@@ -37,12 +37,12 @@ def one_step(g: Graph, start: np.ndarray, end: np.ndarray, comm: dict[int, np.nd
     for source, s_all, e_all in (("window", *g.orig_arrays()),
                                  ("predicted", start, end)):
         for rank, info in sorted(g.ranks.items()):
-            a, b = next((a, b) for s, a, b in info["steps"] if s == step)
+            a, b = next((a, b) for s, a, b in info.steps if s == step)
             lo, hi = int(s_all[a]), int(e_all[b])
             rows.append((rank, step, source, "step", 0.0, (hi - lo) / 1e3))
-            if info["gpu"] is not None:
-                nodes = np.asarray(info["gpu_node"])
-                mine = np.asarray(info["gpu"]["step"]) == step
+            if info.gpu is not None:
+                nodes = np.asarray(info.gpu_node)
+                mine = np.asarray(info.gpu["step"]) == step
                 is_comm = comm.get(rank, np.zeros(nodes.size, dtype=bool))[: nodes.size]
                 for lane, sel in (("GPU compute", mine & ~is_comm), ("GPU comm", mine & is_comm)):
                     rows += [(rank, step, source, lane, (s_all[v] - lo) / 1e3, (e_all[v] - lo) / 1e3)

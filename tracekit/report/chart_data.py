@@ -216,7 +216,9 @@ def bucket_spans(tl: pd.DataFrame, compute: tuple[np.ndarray, np.ndarray], origi
     out = []
     for r in tl.sort_values("bucket").itertuples(index=False):
         start, end = int(r.start_ns), int(r.end_ns)
-        ready = int(r.ready_gpu_ns) if r.ready_gpu_ns >= 0 else int(r.ready_cpu_ns) if r.ready_cpu_ns >= 0 else start
+        # both on the device's clock: the gradients' last kernel, else the host's ready marker mapped onto it
+        ready = int(r.ready_gpu_ns) if r.ready_gpu_ns >= 0 else int(r.ready_device_ns) if r.ready_device_ns >= 0 \
+            else start
         ready = min(ready, start)
         gs, ge = gaps(compute[0], compute[1], start, end)
         exposed = tuple((float(a), float(b)) for a, b in zip(_us(gs, origin_ns), _us(ge, origin_ns)))

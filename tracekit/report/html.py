@@ -38,6 +38,7 @@ from tracekit.report.whatif_section import whatif_context, whatif_figures
 from tracekit.report.plotlyjs import plotly_script
 from tracekit.report.render import SHOWN_RANKS_RULE, Renderer, report_sections, shown_ranks, summary_rows
 from tracekit.replay.api import WhatifResult
+from tracekit.traces import cache, loader
 from tracekit.traces import cols as C
 from tracekit.traces.cols import to_frame
 from tracekit.traces.traceset import TraceSet
@@ -472,6 +473,23 @@ def report_paths(runs: list[list[str]], *, labels: list[str] | None = None, step
     """
     if not 1 <= len(runs) <= 2:
         raise ConfigError(f"the report takes one or two runs, got {len(runs)}")
+    # the page is cached whole, keyed by the inputs' identities, the options and the code (tracekit.traces.cache)
+    inputs = [loader.inputs_key(paths) for paths in runs]
+    key = None if None in inputs else cache.digest(
+        "report", inputs, labels, step, skip_bad, comm_pattern, align, plotly, version(), cache.code_key(),
+        cache.package_versions(("pandas", "plotly", "jinja2")))
+    return cache.memo(REPORT_CACHE, key, lambda: _report_page(runs, labels=labels, step=step, skip_bad=skip_bad,
+                                                              comm_pattern=comm_pattern, align=align, workers=workers,
+                                                              plotly=plotly))
+
+
+#: the cache kind of :func:`report_paths`' pages
+REPORT_CACHE = "report"
+
+
+def _report_page(runs: list[list[str]], *, labels: list[str] | None, step: int | None, skip_bad: bool,
+                 comm_pattern: str | None, align: str, workers: int | None, plotly: str) -> str:
+    """:func:`report_paths`, computed."""
     views = []
     for i, paths in enumerate(runs):
         opts = RunOptions.of(skip_bad=skip_bad, comm_pattern=comm_pattern, align=align, workers=workers,

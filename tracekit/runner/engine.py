@@ -46,7 +46,8 @@ from tracekit.errors import ConfigError, MissingDependencyError, TraceInputError
 from tracekit.traces import cols as C
 from tracekit.traces.stacking import stack_cols
 from tracekit.traces.manifest import Manifest, read_manifest
-from tracekit.traces import loader
+from tracekit.traces import cache, loader
+from tracekit.runner import rank_cache
 from tracekit.traces.traceset import RankTrace, TraceSet
 
 Engine = Literal["local", "dask"]
@@ -108,6 +109,11 @@ def rank_tables(path: str, nbytes: int, job: RankJob,
                 specs: list[registry.Table]) -> tuple[FileOutcome, dict[str, C.Cols] | None]:
     """The per-rank map of one file: its outcome and rank tables (None on an input error, which is
     returned, not raised)."""
+    return _rank_tables(path, nbytes, job, specs)
+
+
+def _rank_tables(path: str, nbytes: int, job: RankJob,
+                 specs: list[registry.Table]) -> tuple[FileOutcome, dict[str, C.Cols] | None]:
     out = FileOutcome(path=path, nbytes=nbytes)
     tables = None
     with warnings.catch_warnings(record=True) as caught:
@@ -129,8 +135,22 @@ def rank_tables(path: str, nbytes: int, job: RankJob,
 
 
 def rank_batch(files: list[tuple[str, int]], job: RankJob) -> BatchOutcome:
-    """The per-rank map of each ``(path, bytes)`` in ``files``: one task of either engine."""
+    """The per-rank map of each ``(path, bytes)`` in ``files``: one task of either engine. Read from the
+    cache where the same files were mapped before with the same job and tracekit
+    (:func:`tracekit.runner.rank_cache.batch_key`; one entry per batch, not per file: 16384 small entries
+    would cost the first run more than they save), else computed and stored there."""
     specs = [t for t in registry.selected(job.options) if t.scope == "rank"]
+    key = rank_cache.batch_key(files, job, specs)
+    hit = cache.load(rank_cache.ENGINE_BATCHES, key) if key is not None else None
+    if isinstance(hit, BatchOutcome):
+        return hit
+    out = _rank_batch(files, job, specs)
+    if key is not None:
+        cache.save(rank_cache.ENGINE_BATCHES, key, out)
+    return out
+
+
+def _rank_batch(files: list[tuple[str, int]], job: RankJob, specs: list[registry.Table]) -> BatchOutcome:
     outcomes: list[FileOutcome] = []
     per_rank: list[dict[str, C.Cols]] = []
     shared: dict[str, Any] = {}
@@ -374,7 +394,9 @@ def map_paths(paths: list[str], *, engine: Engine = "local", scheduler: str | No
         raise ConfigError("--scheduler needs --engine dask")
     if engine == "local":
         found = survey(paths, listed)
+        cache.writable_root()  # here, before the workers fork: an unusable cache is said once, and off in them
         outcomes = map_local(found.files, _job(found, options), workers, show_progress)
+        cache.trim()  # the entries just written may take the cache past its cap
     else:
         with dask_client(scheduler, workers) as client:
             found = client.submit(survey, paths, pure=False).result()  # listed where the files are

@@ -58,15 +58,16 @@ def map_forked(fn: Callable[[T], R], items: list[T], workers: int) -> list[R]:
     return [out[i] for i in range(len(items))]
 
 
-def map_ranks(traces: TraceSet, fn: Callable[[RankTrace], T], workers: int | None = None) -> dict[int, T]:
-    """``{rank: fn(rank_trace)}`` for every rank, in rank order.
+def map_ranks(traces: TraceSet, fn: Callable[[RankTrace], T], workers: int | None = None,
+              skip: set[int] = frozenset()) -> dict[int, T]:
+    """``{rank: fn(rank_trace)}`` for every rank but those in ``skip``, in rank order.
 
     ``workers``: processes to use, this one included (default: one per rank, at
     most the CPU count, and 1 for inputs under :data:`PARALLEL_MIN_EVENTS`).
     ``fn``'s results must be picklable. Exceptions propagate as if run serially.
     """
-    ranks = list(traces.ranks)
+    ranks = [r for r in traces.ranks if r not in skip]
     n = workers if workers is not None else min(len(ranks), usable_cpus())
-    if workers is None and sum(rt.n_events for rt in traces) < PARALLEL_MIN_EVENTS:
+    if workers is None and sum(traces.ranks[r].n_events for r in ranks) < PARALLEL_MIN_EVENTS:
         n = 1
     return dict(zip(ranks, map_forked(lambda r: fn(traces.ranks[r]), ranks, n)))

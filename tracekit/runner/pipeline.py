@@ -30,9 +30,29 @@ ENGINE_MIN_FILES = 16
 
 def analyze_paths(paths: list[str], options: RunOptions | None = None,
                   timings: PhaseTimer | None = None) -> AnalysisResult:
-    """:func:`load_and_analyze` without the traces (so many rank files may take the engine path)."""
-    options = options if options is not None else RunOptions()
-    return load_and_analyze(paths, replace(options, keep_events=False), timings)[1]
+    """:func:`load_and_analyze` without the traces (so many rank files may take the engine path).
+
+    The result is cached whole (:mod:`tracekit.traces.cache`), keyed by the inputs' identities
+    (:func:`tracekit.traces.loader.inputs_key`), the options that change it (``analysis``, ``skip_bad``,
+    ``only``; where and how the ranks run does not) and tracekit's code: a second look at the same files
+    reads it (``timings`` then has one phase, ``cached``)."""
+    from tracekit.traces import cache, loader
+
+    options = replace(options if options is not None else RunOptions(), keep_events=False)
+    clock = timings if timings is not None else PhaseTimer()
+    inputs = loader.inputs_key(paths)
+    hta = cache.package_versions(("HolisticTraceAnalysis",)) if options.analysis.hta else ()  # (its tables)
+    key = None if inputs is None else cache.digest(ANALYSIS_CACHE, inputs, options.analysis, options.skip_bad,
+                                                   options.only, options.table_names, hta, cache.code_key())
+    found, res = cache.memo_get(ANALYSIS_CACHE, key)
+    if found:
+        clock.lap("cached")
+        return res
+    return cache.memo(ANALYSIS_CACHE, key, lambda: load_and_analyze(paths, options, clock)[1])
+
+
+#: the cache kind of :func:`analyze_paths`' results
+ANALYSIS_CACHE = "analysis"
 
 
 def load_and_analyze(paths: list[str], options: RunOptions | None = None,

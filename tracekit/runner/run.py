@@ -10,11 +10,10 @@ the run facts (``meta``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 from tracekit.analyses import registry
-from tracekit.runner.per_rank import map_ranks
+from tracekit.runner.rank_cache import map_rank_tables
 from tracekit.traces import cols as C
 from tracekit.traces.stacking import stack_cols
 from tracekit.analyses.registry import AnalysisResult, AnalysisWarning, AnalyzeOptions
@@ -47,8 +46,7 @@ def analyze(
     specs = registry.selected(options, only)
     rank_specs = [t for t in specs if t.scope == "rank"]
     if tables is None:
-        parts = map_ranks(traces, partial(registry.compute_rank_tables, specs=rank_specs, options=options,
-                                          world_size=traces.world_size, manifest=traces.manifest), workers)
+        parts = map_rank_tables(traces, specs=rank_specs, options=options, workers=workers)
         tables = {t.name: stack_cols([p[t.name] for p in parts.values()], tuple(t.column_names))
                   for t in rank_specs}
     if on_phase:

@@ -983,6 +983,9 @@ def device_launches(cols: Columns) -> int:
 #: ``meta`` key of the values the decoder dropped, ``[(what, count, detail of the first), ...]``
 #: (:meth:`RankTrace.from_decoded` moves them to ``RankTrace.dropped``; the loader warns them, naming the file)
 NOTES_KEY = "tracekit_dropped"
+#: ``meta`` key of the decoded file's identity (:func:`tracekit.traces.cache.file_key`), set by the loader
+#: (:meth:`RankTrace.from_decoded` moves it to ``RankTrace.source_key``)
+SOURCE_KEY = "tracekit_source_key"
 #: ``meta`` key of :func:`unread_categories`, set on a file with no GPU kernel, copy or memset tracekit reads
 UNREAD_KEY = "tracekit_unread_categories"
 #: ``meta`` key of :func:`device_launches`, set on a file with no GPU kernel, copy or memset but device launches

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from tracekit import progress
 from tracekit.cpus import usable_cpus
 from tracekit.errors import NotATraceError, TraceInputError, TraceLoadWarning, TraceSetError
-from tracekit.traces import decode, shared
+from tracekit.traces import cache, decode, shared
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -284,22 +284,31 @@ class PendingLoad:
     """
 
     def __init__(self, paths: Any, files: list[Path], skip_bad: bool, n_workers: int,
-                 show_progress: bool | None = None, sizes: list[int] | None = None) -> None:
-        self._paths, self._files, self._skip_bad = paths, files, skip_bad
+                 show_progress: bool | None = None, sizes: list[int] | None = None,
+                 cached: dict[int, tuple[dict[str, Any], Any]] | None = None) -> None:
+        self._paths, self._skip_bad = paths, skip_bad
+        #: the files served by the cache (index in ``files`` -> decoded), found before any worker starts
+        self._cached = cached or {}
         #: each file's bytes (0 where it cannot be read: the decode reports it), listed once
-        self._sizes = sizes if sizes is not None else [_size(f) for f in files]
+        sizes = sizes if sizes is not None else [_size(f) for f in files]
+        self._all_files, self._all_sizes = files, sizes
+        #: the files to decode here: the others
+        self._files = [f for i, f in enumerate(files) if i not in self._cached]
+        self._sizes = [n for i, n in enumerate(sizes) if i not in self._cached]
         self._progress = show_progress
         self._pool: ProcessPoolExecutor | None = None
         self._futures: list[Future] = []
         self._buffers: list[int | None] | None = None
-        if n_workers > 1:
+        if n_workers > 1 and len(self._files) > 1:
             # opened before the workers fork, so each inherits every buffer
             self._buffers = shared.open_buffers_for(shared.shareable(self._sizes))
             import concurrent.futures  # here: 10 ms of imports one small file does without
 
-            self._pool = concurrent.futures.ProcessPoolExecutor(max_workers=n_workers, mp_context=fork_context())
+            self._pool = concurrent.futures.ProcessPoolExecutor(max_workers=min(n_workers, len(self._files)),
+                                                                mp_context=fork_context())
             try:
-                self._futures = [self._pool.submit(_guarded_decode, f, fd) for f, fd in zip(files, self._fds())]
+                self._futures = [self._pool.submit(_guarded_decode, f, fd) for f, fd in
+                                 zip(self._files, self._fds())]
             except BaseException:
                 self._pool.shutdown(cancel_futures=True)
                 shared.close_buffers(self._buffers)
@@ -334,11 +343,15 @@ class PendingLoad:
                 self._pool = None
             shared.close_buffers(self._buffers)  # mapped columns keep their own reference
             self._buffers = None
+        if self._files:
+            cache.trim()  # the entries just written may take the cache past its cap
+        fresh = iter(decoded)
+        decoded = [self._cached[i] if i in self._cached else next(fresh) for i in range(len(self._all_files))]
         good: list[RankTrace] = []
         skipped: list[tuple[str, str]] = []
         ignored: list[tuple[str, str]] = []
         named = named_files(self._paths)
-        for i, (f, r) in enumerate(zip(self._files, decoded)):
+        for i, (f, r) in enumerate(zip(self._all_files, decoded)):
             decoded[i] = None  # type: ignore[call-overload]  # the RankTrace holds the columns now
             if isinstance(r, TraceInputError) and ignorable(f, r, named):
                 ignored.append((str(f), r.problem))
@@ -420,9 +433,28 @@ def start_load(
     """
     files = find_trace_files(paths)
     sizes = [_size(f) for f in files]
-    n_workers = workers if workers is not None else min(len(files), usable_cpus())
-    parallel = n_workers > 1 and len(files) > 1 and (workers is not None or sum(sizes) >= PARALLEL_MIN_BYTES)
-    return PendingLoad(paths, files, skip_bad, min(n_workers, len(files)) if parallel else 1, progress, sizes)
+    cached = _from_cache(files)
+    left = [n for i, n in enumerate(sizes) if i not in cached]
+    n_workers = workers if workers is not None else min(len(left), usable_cpus())
+    parallel = n_workers > 1 and len(left) > 1 and (workers is not None or sum(left) >= PARALLEL_MIN_BYTES)
+    if left:
+        cache.writable_root()  # here, before the workers fork: an unusable cache is said once, and off in them
+    return PendingLoad(paths, files, skip_bad, min(n_workers, len(left)) if parallel else 1, progress, sizes,
+                       cached)
+
+
+def _from_cache(files: list[Path]) -> dict[int, tuple[dict[str, Any], Any]]:
+    """The files the cache holds (:mod:`tracekit.traces.cache`): index -> ``(meta, columns)``, their columns
+    mapped from the cache's files. Looked up here, before any worker starts: a command whose files are all
+    cached starts none."""
+    out = {}
+    for i, f in enumerate(files):
+        key, hit = cache.cached_columns(f)
+        if hit is not None:
+            meta, cols = hit
+            meta[decode.SOURCE_KEY] = key
+            out[i] = (meta, cols)
+    return out
 
 
 def load(
@@ -456,9 +488,11 @@ def _guarded_decode(path: Path, fd: int | None = None) -> tuple[dict[str, Any], 
     With ``fd`` (in a worker), the large arrays go into that shared buffer (:func:`shared.share`).
     """
     try:
-        meta, cols = decode.decode_columns(path)
+        meta, cols, key = cache.decode_columns(path)  # read from the cache, or decoded and stored there
     except TraceInputError as e:
         return e
+    if key is not None:
+        meta[decode.SOURCE_KEY] = key
     return meta, (cols if fd is None else shared.share(cols, fd))
 
 
@@ -631,3 +665,25 @@ def read_rank(path: Path) -> RankTrace:
 decode_file = _guarded_decode
 rank_of = _rank_of
 assemble = _assemble
+
+
+def inputs_key(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> str | None:
+    """The identity of everything a command reads from ``paths`` (:mod:`tracekit.traces.cache`): each trace
+    file found (:func:`find_trace_files`, :func:`tracekit.traces.cache.file_key`) and the ``run.json`` of each
+    folder given, with the paths as written. None when the cache is off or a file cannot be read (the command
+    then runs uncached and reports the problem itself). Warnings of the search are left to the command."""
+    if cache.settings().root is None:
+        return None
+    given = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            files = find_trace_files(given)
+    except TraceInputError:
+        return None
+    keys = [cache.file_key(f) for f in files]
+    if None in keys:
+        return None
+    manifests = [(str(p), cache.file_key(Path(p) / "run.json") if (Path(p) / "run.json").is_file() else None)
+                 for p in given if Path(p).is_dir()]
+    return cache.digest([str(p) for p in given], [str(f) for f in files], keys, manifests)

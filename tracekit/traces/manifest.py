@@ -38,7 +38,10 @@ Top-level keys (``schema_version`` 1)::
                       "ops_per_rep", "launches_per_rep", "reps", "per_rank": [{"rank", "cpu_op_ns",
                       "runtime_ns"}], "probe", "probes", "method"}: the profiler's cost per recorded event, measured on
                      the run's machine (tracekit.profile.calibrate); null in older manifests
-    compile          {"per_rank": [{"rank", "enabled", "backend", "optimize_ddp", "fullgraph",
+    compile          {"per_rank": [{"rank", "enabled", "backend", "optimize_ddp", "fullgraph", "compile_mode",
+                       "cudagraphs": {"mode", "captures", "graphs_recorded", "rerecords", "skips",
+                                      "skip_reasons": [{"reason","count"}], "recorded_non_static_inputs"}
+                                     (inductor only),
                        "graph_count", "frames": {"total","ok"},
                        "graph_breaks": {"total","model","ddp_wrapper",
                                         "reasons": [{"reason","detail","count","origin"}]},
@@ -309,6 +312,11 @@ class CompileFacts(_S):
     #: a DDPOptimizer mode, or None / False when not compiling a DDP model
     optimize_ddp: str | bool | None = None
     fullgraph: bool | None = None
+    #: torch.compile's mode (None: default)
+    compile_mode: str | None = None
+    #: inductor's CUDA graphs (tracekit.profile.cudagraph_facts): mode, captures, graphs_recorded, rerecords,
+    #: skips, skip_reasons [{"reason", "count"}], recorded_non_static_inputs
+    cudagraphs: dict[str, Any] | None = None
     graph_count: int | None = None
     frames: dict[str, int | None] | None = None
     graph_breaks: GraphBreaks | None = None

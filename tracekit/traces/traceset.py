@@ -3,7 +3,9 @@
 A RankTrace holds the raw event table (:mod:`tracekit.traces.schema`) and derives,
 lazily and once, the tables every analysis shares:
 
-- :attr:`RankTrace.steps`: ProfilerStep ranges;
+- :attr:`RankTrace.steps`: ProfilerStep ranges (the host's);
+- :meth:`RankTrace.step_windows`: each step on the device's clock (:mod:`tracekit.traces.steps`), the
+  step every table measures;
 - :attr:`RankTrace.gpu`: GPU activity joined to its CPU launch and step.
 
 Importing this module does not import pandas, and neither do the per-rank columns that
@@ -28,8 +30,8 @@ from tracekit.errors import TraceLoadWarning
 from tracekit.traces.arrays import unique
 from tracekit.traces.frames import Columnar, frame, is_frame, n_rows
 from tracekit.traces.manifest import Manifest
-from tracekit.traces import schema
-from tracekit.traces.decode import (CHUNK_BYTES, NOTES_KEY, OP_INT_COLUMNS, OP_TEXT_COLUMNS, SPARSE_COLUMNS,
+from tracekit.traces import schema, steps as step_defs
+from tracekit.traces.decode import (CHUNK_BYTES, NOTES_KEY, OP_INT_COLUMNS, OP_TEXT_COLUMNS, SOURCE_KEY, SPARSE_COLUMNS,
                                     SPARSE_INT_COLUMNS, Columns, decode_columns)
 from tracekit.traces.table import categorical, str_codes
 
@@ -184,6 +186,9 @@ class RankTrace:
     #: values the decoder dropped: ``(what, count, detail of the first)`` each (warned by the loader, which
     #: names the file: :func:`tracekit.traces.loader.warn_dropped`)
     dropped: list[tuple[str, int, str]] = field(default_factory=list)
+    #: the identity of the file it was decoded from (:func:`tracekit.traces.cache.file_key`), None when not
+    #: known (the cache off, a rank built from a frame): what its cached rank tables are keyed by
+    source_key: str | None = None
     #: the operator args (:meth:`op_args`) of a rank built from an event table, which does not hold them
     operator_args: tuple[np.ndarray, dict[str, Any]] | None = None
     _memo: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False)
@@ -194,7 +199,8 @@ class RankTrace:
         """The rank of a decoded file (its event table, or the decoder's columns, with the operator args
         of an event table's file); the values the decoder dropped move from ``meta`` to :attr:`dropped`."""
         dropped = [(str(w), int(n), str(d)) for w, n, d in meta.pop(NOTES_KEY, None) or ()]
-        return cls(path=Path(path), meta=meta, source=events, dropped=dropped, operator_args=operator_args)
+        return cls(path=Path(path), meta=meta, source=events, dropped=dropped, source_key=meta.pop(SOURCE_KEY, None),
+                   operator_args=operator_args)
 
     @classmethod
     def header_only(cls, path: Path, meta: dict[str, Any], *, has_gpu_activity: bool,
@@ -403,6 +409,36 @@ class RankTrace:
         keep = by_dur[np.sort(first)]
         keep = keep[ts[keep].argsort(kind="quicksort")]
         return {"step": step[keep], "ts_ns": ts[keep], "end_ns": end[keep], "dur_ns": dur[keep]}
+
+    def step_windows(self) -> dict[str, np.ndarray]:
+        """Each step on the device's clock, the one step every table measures (:mod:`tracekit.traces.steps`:
+        from the later of its host range's start and the previous step's end, to the later of its host
+        range's end and its last device work's end; a rank without device work: the host range). Columns
+        ``step``, ``ts_ns``, ``end_ns``, ``dur_ns`` (the window), ``host_ts_ns``, ``host_end_ns``,
+        ``host_dur_ns`` (the ProfilerStep#N CPU range, :meth:`step_arrays`), ordered by step start (once per
+        rank; do not mutate)."""
+        return self.memo("step_windows", self._step_windows)
+
+    def _step_windows(self) -> dict[str, np.ndarray]:
+        st = self.step_arrays()
+        lo, hi = st["ts_ns"], st["end_ns"]
+        if st["step"].size and self.has_gpu_activity:
+            g = self.gpu_arrays()
+            back = step_defs.backlog_end(g["pre_window"], g["stream"], g["ts_ns"], g["end_ns"], int(lo[0]))
+            lo, hi = step_defs.step_windows(st["step"], lo, hi, g["step"], g["end_ns"], back)
+        return {"step": st["step"], "ts_ns": lo, "end_ns": hi, "dur_ns": hi - lo,
+                "host_ts_ns": st["ts_ns"], "host_end_ns": st["end_ns"], "host_dur_ns": st["dur_ns"]}
+
+    def to_device_clock(self, t: np.ndarray) -> np.ndarray:
+        """Host instants ``t`` (ns) on the device's clock (:func:`tracekit.traces.steps.to_device_clock`: ``t``
+        plus the lag of the device operation launched last at or before it; -1 where unknown). A rank without
+        device work (a CPU run) has one clock: ``t`` itself."""
+        t = np.asarray(t, dtype=np.int64)
+        if not self.has_gpu_activity:
+            return t
+        lags = self.memo("launch_lags", lambda: step_defs.launch_lags(self.gpu_column("launch_ts_ns"),
+                                                                      self.gpu_column("ts_ns")))
+        return step_defs.to_device_clock(t, lags)
 
     @cached_property
     def gpu(self) -> pd.DataFrame:

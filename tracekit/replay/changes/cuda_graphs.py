@@ -1,0 +1,170 @@
+"""``--cuda-graphs``: every compiled graph replayed as a CUDA graph (``torch.compile(mode="reduce-overhead")``).
+
+Each execution of a compiled graph in the window (a ``CompiledFunction`` op, forward, or a
+``CompiledFunctionBackward`` op, backward: :func:`tracekit.analyses.graphbreaks.compiled_arrays`) is one graph
+replay: its host work (the wrapper's Python, one launch call per kernel) becomes one graph launch of
+:data:`GRAPH_REPLAY_NS` (or the median host time of the run's own graph replays, where the trace has
+``cudaGraphLaunch`` inside compiled graphs), and every GPU operation the graph launched is launched by that one
+launch, with its own launch latency, in its stream order: the kernels of a launch-bound graph run back to back.
+
+Kept as launched, and counted in the notes (cudagraph trees do not capture them, or the model cannot say):
+
+- a graph whose host work holds a blocking call (a sync: the host waits for the GPU inside it);
+- a graph that launched a collective (NCCL kernels outside a graph capture are not replayed with it);
+- a graph that launched no GPU work (a CPU graph: nothing to capture);
+- a graph already replayed as a CUDA graph (``cudaGraphLaunch`` among its launches).
+
+What it does not model: the copies of non-static inputs into the graph's static buffers (a memcpy kernel per
+input), re-recordings (dynamic shapes), and graphs cudagraph trees skip for reasons the trace does not show
+(mutated inputs, CPU tensors): run.json's compile facts list those for a run made with the mode
+(``compile.per_rank[].cudagraphs``). On an eager run it does not apply.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from tracekit.analyses.graphbreaks import WHATS, compiled_arrays
+from tracekit.errors import ScenarioError
+from tracekit.replay.family import Edits, Family, Option, Phase
+from tracekit.replay.graph import CPU_SEG, SYNC_SEG, EdgeKind, Graph, Thread
+
+if TYPE_CHECKING:
+    from tracekit.replay.family import Context
+    from tracekit.traces.traceset import RankTrace
+
+#: host time of one graph replay when the trace has none to measure (cudagraph trees' Python checks and the
+#: ``cudaGraphLaunch`` call), ns: an assumption (docs/whatif.md, "CUDA graphs"), not measured on the run
+GRAPH_REPLAY_NS = 20_000
+GRAPH_LAUNCH = "cudaGraphLaunch"
+_GRAPH_OPS = (WHATS.index("fwd"), WHATS.index("bwd"))
+
+
+def _graph_ops(rt: RankTrace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(start, end, tid) of the rank's compiled-graph executions in steps (forward and backward ops)."""
+    c = compiled_arrays(rt)
+    keep = np.isin(c.what, _GRAPH_OPS)
+    return c.ts_ns[keep], c.end_ns[keep], c.tid[keep]
+
+
+class _Rank:
+    """One rank's GPU operations by launch (thread, time) and its graph launches."""
+
+    def __init__(self, g: Graph, ctx: Context, rt: RankTrace) -> None:
+        info = g.rank_nodes(rt.rank)
+        self.threads: dict[int, Thread] = info.threads
+        n = len(rt.gpu_column("ts_ns"))
+        self.nodes = np.asarray(info.gpu_node)[:n]
+        lts, ltid = rt.gpu_column("launch_ts_ns"), rt.gpu_column("launch_tid")
+        ok = np.flatnonzero(~rt.gpu_column("pre_window").astype(bool))
+        # launched operations by (thread, launch time): one search per graph execution
+        self.order = ok[np.lexsort((lts[ok], ltid[ok]))]
+        self.keys_tid, self.keys_ts = ltid[self.order], lts[self.order]
+        self.comm = ctx.comm.get(rt.rank, np.zeros(n, dtype=bool))[:n]
+        ev = rt.name_hits(GRAPH_LAUNCH)
+        self.graph_launch_ts = rt.column("ts_ns")[ev]
+        self.graph_launch_tid = rt.column("tid")[ev]
+
+    def launched(self, tid: int, s: int, e: int) -> np.ndarray:
+        """Rows of the GPU operations thread ``tid`` launched inside ``[s, e]``."""
+        lo, hi = np.searchsorted(self.keys_tid, tid, "left"), np.searchsorted(self.keys_tid, tid, "right")
+        a = lo + np.searchsorted(self.keys_ts[lo:hi], s, "left")
+        b = lo + np.searchsorted(self.keys_ts[lo:hi], e, "right")
+        return np.sort(self.order[a:b])
+
+    def has_graph_launch(self, tid: int, s: int, e: int) -> bool:
+        return bool(((self.graph_launch_tid == tid) & (self.graph_launch_ts >= s) & (self.graph_launch_ts <= e)).any())
+
+
+def _segments(g: Graph, th: Thread, s: int, e: int) -> tuple[list[int], bool]:
+    """(CPU work segments of ``th`` inside ``[s, e]``, whether a blocking call is among its segments)."""
+    lo, hi = int(np.searchsorted(th.cuts, s)), int(np.searchsorted(th.cuts, e))
+    nodes = range(th.first_node + lo, th.first_node + hi)
+    return [v for v in nodes if g.kind[v] == CPU_SEG], any(g.kind[v] == SYNC_SEG for v in nodes)
+
+
+def _replay(g: Graph, segs: list[int], ops: list[int], cost: int) -> int:
+    """Replace the host work ``segs`` of one graph by one launch of ``cost`` ns (never more than it was) that
+    launches every GPU node of ``ops``; returns the ns of host work removed."""
+    before = sum(g.dur[v] for v in segs)
+    launch = segs[0]
+    for v in segs:
+        g.dur[v] = 0
+    g.dur[launch] = min(cost, before)
+    inside = set(segs)
+    for v in ops:
+        edges = g.edges(v)
+        own = [e for e in edges if e.kind is EdgeKind.LAUNCH or e.pred in inside]
+        delay = max((e.delay for e in own), default=0)
+        g.set_start(v, [(e.pred, e.delay) for e in edges if e not in own] + [(launch, delay)])
+    return before - g.dur[launch]
+
+
+def _measured_cost(g: Graph, ctx: Context) -> list[int]:
+    """Host time (predicted graph) of every compiled-graph execution that launched a CUDA graph."""
+    out = []
+    for rt in ctx.traces:
+        if not rt.has_gpu_activity or g.find_rank(rt.rank) is None:
+            continue
+        r = _Rank(g, ctx, rt)
+        for s, e, tid in zip(*(a.tolist() for a in _graph_ops(rt))):
+            th = r.threads.get(tid)
+            if th is not None and r.has_graph_launch(tid, s, e):
+                out.append(sum(g.dur[v] for v in _segments(g, th, s, e)[0]))
+    return out
+
+
+def capture(ctx: Context, ed: Edits) -> None:
+    """Replay every capturable compiled graph as one CUDA graph launch (module doc)."""
+    g = ed.g
+    if not ctx.traces.has_gpu_activity:
+        raise ScenarioError("--cuda-graphs: no GPU activity (a CPU run): CUDA graphs do not apply")
+    measured = _measured_cost(g, ctx)
+    cost = int(np.median(measured)) if measured else GRAPH_REPLAY_NS
+    kept = {"sync": 0, "collective": 0, "no GPU work": 0, "already a CUDA graph": 0}
+    done = removed = graphs = 0
+    for rt in ctx.traces:
+        if not rt.has_gpu_activity or g.find_rank(rt.rank) is None:
+            continue
+        r = _Rank(g, ctx, rt)
+        for s, e, tid in zip(*(a.tolist() for a in _graph_ops(rt))):
+            th = r.threads.get(tid)
+            if th is None:
+                continue
+            graphs += 1
+            rows = r.launched(tid, s, e)
+            segs, sync = _segments(g, th, s, e)
+            why = ("already a CUDA graph" if r.has_graph_launch(tid, s, e) else "no GPU work" if not rows.size
+                   else "collective" if r.comm[rows].any() else "sync" if sync else None)
+            if why is not None or not segs:
+                kept[why or "no GPU work"] += 1
+                continue
+            removed += _replay(g, segs, r.nodes[rows].tolist(), cost)
+            done += 1
+    if not graphs:
+        raise ScenarioError("--cuda-graphs: no compiled graph in the trace (an eager run?): CUDA graphs apply to "
+                            "torch.compile's graphs (mode reduce-overhead)")
+    ed.notes += _notes(ed.sc.name, done, graphs, removed, cost, bool(measured), kept)
+
+
+def _notes(name: str, done: int, graphs: int, removed: int, cost: int, measured: bool, kept: dict[str, int]) -> list[str]:
+    where = "the median of the run's own graph replays" if measured else "the default, not measured on this run"
+    notes = [f"{name}: {done} of {graphs} compiled-graph executions (all ranks and steps) replayed as one CUDA "
+             f"graph launch each, {cost / 1e3:.1f} us of host time ({where}): {removed / 1e3:.0f} us of host work "
+             "removed in all; the copies of non-static inputs into the graphs' buffers are not modelled"]
+    why = {"sync": "with a blocking call inside", "collective": "with a collective launched inside",
+           "no GPU work": "without GPU work", "already a CUDA graph": "already replayed as a CUDA graph"}
+    out = [f"{n} {why[k]}" for k, n in kept.items() if n]
+    if out:
+        notes.append(f"{name}: kept as launched: " + ", ".join(out))
+    return notes
+
+
+SCENARIO = Family(
+    name="cuda_graphs", position=40,
+    options=(Option("cuda_graphs", bool, "Replay every compiled graph as one CUDA graph launch (torch.compile "
+                    "mode reduce-overhead): its kernels' host launch cost replaced by one graph launch."),),
+    needs="a compiled GPU run (torch.compile's CompiledFunction ops in the trace)",
+    edits={Phase.HOST: capture})
