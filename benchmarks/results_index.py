@@ -36,6 +36,8 @@ KINDS: tuple[tuple[str, str], ...] = (
     ("whatif_*", "the replay's predicted unprofiled step against the measured one, one row per run "
                  "(benchmarks/bench_whatif.py, benchmarks/bench_unsynced.py)"),
     ("bench_analyze_*", "tracekit analyze against HTA and the bare decode (benchmarks/bench_analyze.py)"),
+    ("bench_ops_*", "the ops table's GEMM, convolution and attention FLOPs against FlopCounterMode and the formula, "
+                    "eager and compiled (benchmarks/bench_ops.py)"),
     ("bench_many_ranks_*", "many small ranks: tracekit analyze's time and memory by rank count "
                            "(benchmarks/bench_many_ranks.py)"),
     ("cache_first_runs_*", "first runs on an empty decode cache against the build without it, alternating "

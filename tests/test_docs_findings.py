@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tracekit.analyses import collectives, crossrank, distortion, findings, gpu_idle, timeline
+from tracekit.analyses import collectives, crossrank, distortion, findings, fusion, gpu_idle, ops_findings, timeline
 
 PAGE = Path(__file__).parent.parent / "docs" / "reference" / "findings.md"
 
@@ -46,6 +46,10 @@ def test_thresholds_on_the_page_are_the_codes() -> None:
     for code in ("exposed_first_bucket", "exposed_last_bucket"):
         assert f"≥{timeline.EXPOSED_BUCKET_SHARE:.0%} exposed" in _fires_when(code)
         assert f"≥{timeline.EXPOSED_BUCKET_MIN_STEP_PCT:.0f}% of step" in _fires_when(code)
+    assert f"≥{ops_findings.GEMM_MIN_STEP_PCT:.0f}% of the step" in _fires_when("gemm_below_peak")
+    assert f"below {ops_findings.GEMM_SLOW_PCT:.0f}% of its roofline" in _fires_when("gemm_below_peak")
+    assert f"≥{fusion.CHAIN_MIN_CALLS} consecutive" in _fires_when("unfused_chain")
+    assert f"≥{ops_findings.FUSION_MIN_STEP_PCT:.0f}% of the step" in _fires_when("unfused_chain")
     head = PAGE.read_text(encoding="utf-8")
     assert f"≥{findings.SEVERITY_HIGH_PCT:.0f}% high, ≥{findings.SEVERITY_MEDIUM_PCT:.0f}% medium" in head
 

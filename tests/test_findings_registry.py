@@ -28,7 +28,7 @@ def _waiting(rank: int) -> RankWaiting:
 def test_every_finding_is_registered_once_in_run_order() -> None:
     ks = kinds()
     codes = [code_of(k) for k in ks]
-    assert len(codes) == len(set(codes)) == 9
+    assert len(codes) == len(set(codes)) == 11
     assert [k.ORDER for k in ks] == sorted(k.ORDER for k in ks)
     assert codes[-1] == "profiler_distortion" and ks[-1].QUALIFIER
 

@@ -55,7 +55,7 @@ def _pair(path: Path) -> tuple[RankTrace, RankTrace]:
     assert not isinstance(decoded, Exception), decoded
     meta, cols = decoded
     a = RankTrace.from_decoded(path, dict(meta), cols)
-    b = RankTrace.from_decoded(path, dict(meta), _reference_events(cols))
+    b = RankTrace.from_decoded(path, dict(meta), _reference_events(cols), (cols.op_idx, cols.op_args))
     a.rank = b.rank = 0
     return a, b
 

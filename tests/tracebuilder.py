@@ -117,6 +117,19 @@ class TraceBuilder:
         return self._x("cpu_op", name, start_us, dur_us, pid=self.pid, tid=self.tid if tid is None else tid,
                        args={"External id": ext, "Record function id": 0, **args})
 
+    def shaped_op(self, name: str, start_us: float, dur_us: float, dims: list[Any], types: list[str],
+                  concrete: list[str] | None = None, *, seq: int | None = None, fwd_tid: int | None = None,
+                  tid: int | None = None, external_id: int | None = None) -> dict[str, Any]:
+        """A ``cpu_op`` recorded with ``record_shapes``: ``Input Dims``, ``Input type``, ``Concrete Inputs``
+        (default: "" per input), and the autograd ``Sequence number`` / ``Fwd thread id`` when given."""
+        args: dict[str, Any] = {"Input Dims": dims, "Input type": types,
+                                "Concrete Inputs": concrete if concrete is not None else [""] * len(dims),
+                                "Input Strides": [[] for _ in dims]}
+        if seq is not None:
+            args["Sequence number"] = seq
+            args["Fwd thread id"] = 0 if fwd_tid is None else fwd_tid
+        return self.cpu_op(name, start_us, dur_us, tid=tid, external_id=external_id, **args)
+
     def launch(self, at_us: float, correlation: int, *, external_id: int | None = None,
                name: str = "cudaLaunchKernel", dur_us: float = 2.0, tid: int | None = None) -> dict[str, Any]:
         """A CUDA launch call (runtime, or driver for ``cu*`` names)."""

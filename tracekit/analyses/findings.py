@@ -34,7 +34,7 @@ listing them all), except the per-rank ones (``PER_RANK``).
 
 Codes (stable): ``profiler_distortion``, ``allreduce_after_backward``, ``backward_comm_exposed``,
 ``rank_waiting``, ``gpu_idle``, ``graph_break``, ``compile_skipped``, ``exposed_first_bucket``,
-``exposed_last_bucket``.
+``exposed_last_bucket``, ``gemm_below_peak``, ``unfused_chain``.
 
 A *qualifier* (``QUALIFIER``; ``profiler_distortion``: the profiled step is more than
 :data:`~tracekit.analyses.distortion.DISTORTED_RATIO` times the unprofiled one) runs after the others
@@ -376,7 +376,7 @@ TABLES = [
         compute=_findings_table,
         nullable_int=("rank",),
         needs=("ranks", "steps", "collectives", "instances", "waits", "bucket_timeline", "graph_breaks", "gpu_idle",
-               "profiler_distortion", "bucket_events"),
+               "profiler_distortion", "bucket_events", "ops_rank", "fusion_chains"),
         view=lambda t, o: View("Findings", finding_lines(as_dicts(t["findings"]), o.fmt == "markdown")), order=5,
     ),
 ]

@@ -21,6 +21,9 @@ from tracekit.cli.common import (cache_options, comm_pattern_option, debug_optio
               help="Force / disable cross-rank clock alignment (default: align when the manifest "
                    "shows more than one host).")
 @click.option("--hta", is_flag=True, help="Add HTA's overlap and temporal breakdown per rank (needs holistictraceanalysis).")
+@click.option("--peaks", "peaks_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Device peaks (JSON: dense TFLOP/s per dtype and TB/s) for the ops table's roofline, tried "
+                   "before the built-in table (schema: docs/ops.md).")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Processes for parsing and for the per-rank analyses (default: one per rank, at most one per "
                    "CPU this process may use (taskset, cpuset, Slurm), 1 for small inputs).")
@@ -44,7 +47,7 @@ from tracekit.cli.common import (cache_options, comm_pattern_option, debug_optio
 @debug_option
 @run_guarded
 def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_step: bool, table: str | None,
-                    skip_bad: bool, comm_regex: str | None, align: bool | None, hta: bool,
+                    skip_bad: bool, comm_regex: str | None, align: bool | None, hta: bool, peaks_path: str | None,
                     workers: int | None, html_path: str | None, engine: str, scheduler: str | None,
                     progress: bool | None, timings: bool, whatif: bool) -> None:
     """Analyze per-rank torch.profiler traces: compute vs communication, overlap,
@@ -59,6 +62,7 @@ def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_st
       tracekit analyze rank0.json.gz rank1.json.gz --format json
       tracekit analyze runs/demo --format csv --table collectives
       tracekit analyze runs/demo --table findings
+      tracekit analyze runs/demo --table ops --peaks my_gpu.json
       tracekit analyze runs/demo --html report.html
       tracekit analyze runs/demo --whatif --html report.html
       tracekit analyze /shared/run --engine dask --scheduler tcp://head:8786
@@ -69,8 +73,13 @@ def analyze_command(paths: tuple[str, ...], fmt: str, output: str | None, per_st
     from tracekit.runner.pipeline import PhaseTimer, analyze_paths, load_and_analyze
 
     clock = PhaseTimer()
+    peaks = None
+    if peaks_path:
+        from tracekit.analyses.peaks import load_peaks
+
+        peaks = load_peaks(peaks_path)
     options = RunOptions(AnalyzeOptions(comm_pattern=comm_regex, align={None: "auto", True: "on", False: "off"}[align],
-                                        hta=hta),
+                                        hta=hta, peaks=peaks),
                          skip_bad=skip_bad, workers=workers, engine=engine, scheduler=scheduler, progress=progress,
                          keep_events=whatif,  # --html decodes the ranks it draws; the replay needs every event
                          table_names=(table,) if table else (), preload=("tracekit.report.render",))

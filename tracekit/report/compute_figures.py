@@ -132,7 +132,7 @@ def module_tree_figure(mods: pd.DataFrame | None, rank: int, label: Any = str) -
     if mods is None or len(mods) == 0:
         return None
     m = mods[mods["rank"] == rank]
-    if m.empty:
+    if m.empty or not (m["module"] == "").any():  # no module ranges: only (outside modules), no tree
         return None
     lay = icicle_layout(m)
     total = float(lay.loc[lay["depth"] == 0, "us_per_step"].sum()) or 1.0
@@ -163,6 +163,6 @@ def compute_notes(tables: dict[str, Any], rank: int | None) -> list[str]:
         notes.append("roofline without roofs: the device's peaks are unknown (points only)")
     if mods is None:
         notes.append("no module tree: this analysis has no `modules` table")
-    elif rank is not None and (len(mods) == 0 or not (mods["rank"] == rank).any()):
+    elif rank is not None and (len(mods) == 0 or not ((mods["rank"] == rank) & (mods["module"] == "")).any()):
         notes.append("no module tree: the trace names no module")
     return notes

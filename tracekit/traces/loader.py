@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 TRACE_SUFFIXES = (".json", ".json.gz")
 #: files in a run folder that are not traces
-NON_TRACE_NAMES = {"run.json", "manifest.json"}
+NON_TRACE_NAMES = {"run.json", "manifest.json", "compiled_kernels.json"}
 _RANK_IN_NAME = re.compile(r"rank[_-]?(\d+)", re.IGNORECASE)
 #: below this many bytes in total, worker start-up costs more than it saves
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024

@@ -313,3 +313,18 @@ def fused_ops_from_name(name: str) -> tuple[str, ...]:
         ops.append(word)
         rest = rest[len(word):]
     return tuple(dict.fromkeys(ops))
+
+
+def module_of(entry: KernelOrigin) -> str | None:
+    """The module a compiled kernel belongs to: the longest common dotted prefix of its modules (the nearest
+    module enclosing every op it fused; ``""``, the whole model, when they share none); None without modules."""
+    mods = [m for m in entry.modules if isinstance(m, str)]
+    if not mods:
+        return None
+    parts = [m.split(".") if m else [] for m in mods]
+    common: list[str] = []
+    for words in zip(*parts):
+        if any(w != words[0] for w in words):
+            break
+        common.append(words[0])
+    return ".".join(common)

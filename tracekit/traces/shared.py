@@ -137,7 +137,7 @@ def share(cols: Columns, fd: int) -> SharedColumns | Columns:
     except OSError:
         return cols
     light = Columns(n=cols.n, dense={}, name_codes=np.empty(0, np.int32), names=cols.names,
-                    sparse_idx=cols.sparse_idx, sparse=cols.sparse)
+                    sparse_idx=cols.sparse_idx, sparse=cols.sparse, op_idx=cols.op_idx, op_args=cols.op_args)
     return SharedColumns(cols=light, layout=layout, size=offset)
 
 

@@ -31,8 +31,8 @@ from tracekit.traces.arrays import unique
 from tracekit.traces.frames import Columnar, frame, is_frame, n_rows
 from tracekit.traces.manifest import Manifest
 from tracekit.traces import schema, steps as step_defs
-from tracekit.traces.decode import (CHUNK_BYTES, NOTES_KEY, SOURCE_KEY, SPARSE_COLUMNS, SPARSE_INT_COLUMNS, Columns,
-                                    decode_columns)
+from tracekit.traces.decode import (CHUNK_BYTES, NOTES_KEY, OP_INT_COLUMNS, OP_TEXT_COLUMNS, SOURCE_KEY, SPARSE_COLUMNS,
+                                    SPARSE_INT_COLUMNS, Columns, decode_columns)
 from tracekit.traces.table import categorical, str_codes
 
 if TYPE_CHECKING:
@@ -189,14 +189,18 @@ class RankTrace:
     #: the identity of the file it was decoded from (:func:`tracekit.traces.cache.file_key`), None when not
     #: known (the cache off, a rank built from a frame): what its cached rank tables are keyed by
     source_key: str | None = None
+    #: the operator args (:meth:`op_args`) of a rank built from an event table, which does not hold them
+    operator_args: tuple[np.ndarray, dict[str, Any]] | None = None
     _memo: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False)
 
     @classmethod
-    def from_decoded(cls, path: Path, meta: dict[str, Any], events: pd.DataFrame | Columns) -> RankTrace:
-        """The rank of a decoded file (its event table, or the decoder's columns); the values the
-        decoder dropped move from ``meta`` to :attr:`dropped`."""
+    def from_decoded(cls, path: Path, meta: dict[str, Any], events: pd.DataFrame | Columns,
+                     operator_args: tuple[np.ndarray, dict[str, Any]] | None = None) -> RankTrace:
+        """The rank of a decoded file (its event table, or the decoder's columns, with the operator args
+        of an event table's file); the values the decoder dropped move from ``meta`` to :attr:`dropped`."""
         dropped = [(str(w), int(n), str(d)) for w, n, d in meta.pop(NOTES_KEY, None) or ()]
-        return cls(path=Path(path), meta=meta, source=events, dropped=dropped, source_key=meta.pop(SOURCE_KEY, None))
+        return cls(path=Path(path), meta=meta, source=events, dropped=dropped, source_key=meta.pop(SOURCE_KEY, None),
+                   operator_args=operator_args)
 
     @classmethod
     def header_only(cls, path: Path, meta: dict[str, Any], *, has_gpu_activity: bool,
@@ -293,6 +297,18 @@ class RankTrace:
             return hit
 
         return self.memo(("name_category_hits", pattern, prefix, flags), build)
+
+    def op_args(self) -> tuple[np.ndarray, dict[str, Any]]:
+        """``(rows, values)``: the CPU events that carry operator args and those args
+        (:data:`tracekit.traces.decode.OP_COLUMNS`, as the decoder keeps them; do not mutate). None kept for a
+        rank built from an event table (unless given as :attr:`operator_args`) or header only."""
+        src = self.source
+        if self.operator_args is not None:
+            return self.operator_args
+        if isinstance(src, Columns):
+            return src.op_idx, src.op_args
+        return np.empty(0, dtype=np.int64), {c: np.empty(0, np.int64) for c in OP_INT_COLUMNS} | {
+            c: [] for c in OP_TEXT_COLUMNS}
 
     def gpu_column(self, name: str) -> np.ndarray:
         """``gpu[name]`` as a numpy array, the codes of a Categorical column (once per rank; do not mutate)."""

@@ -1,0 +1,527 @@
+"""Table ``ops``: what each op costs per step, its FLOPs and bytes, and how close it runs to the device's roofline.
+
+An **op** is what launched the GPU work: the innermost aten op with a FLOP/byte model that encloses the launch
+(``aten::addmm``, ``aten::convolution_backward``, ``aten::_scaled_dot_product_flash_attention``...), a compiled
+kernel (``triton_poi_fused_add_mul_0``, ``triton_tem_fused_mm_0``), or the innermost op when none has a model
+(:mod:`tracekit.analyses.optree`); a GPU activity launched outside every op is its own op (its kernel name).
+The link is the launch's correlation id (launch -> kernel) and its External id (launch -> CPU op). On a CPU-only
+run the ops are the CPU ops, each with its self time (its duration less its children's), given to its owner.
+
+Only the work launched inside a ProfilerStep counts, and every ``_per_step`` figure is the window's total
+divided by the number of ProfilerSteps (the ``steps`` column of table ``ranks``). One row per rank, module, op
+and dtype. FLOP and byte models: :mod:`tracekit.analyses.op_models`; device peaks: :mod:`tracekit.analyses.peaks`;
+both stated in docs/ops.md.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tracekit.analyses import fusion, op_models, optree, peaks
+from tracekit.analyses.classify import COMM, class_codes
+from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
+from tracekit.traces import cols as C
+from tracekit.traces import provenance, schema
+from tracekit.traces.decode import LAUNCHES_KEY, UNREAD_KEY
+from tracekit.traces.frames import NO_ROWS
+
+NS_PER_US = 1000.0
+#: a memory-bound op whose bytes per call are under this many times the device's last-level cache may be served
+#: from it (the previous kernel's output often still is): device-memory bandwidth does not bound it
+CACHE_FACTOR = 2.0
+#: the key prefix of compiled_kernels.json's library calls in :func:`_compiled_kernels`'s mapping
+EXTERN = "extern:"
+#: ``flops_source`` values, most authoritative first (a group of calls takes the first one present)
+SOURCES = ("inductor", "shapes", "kernel_name")
+
+OPS_COLUMNS = (
+    Column("rank", "rank", "the rank"),
+    Column("op", "name", "the aten op (eager), compiled kernel (Triton, extern) or CPU op that did the work"),
+    Column("category", "name", "gemm, conv, attention, elementwise, reduction, norm, memory, communication or other"),
+    Column("module", "name", "dotted module path as in model.named_modules() ('' = the model itself, "
+                             "'(optimizer)' = optimizer ops outside modules); null: outside every module"),
+    Column("calls_per_step", "count", "calls of the op (its launches' owners) per ProfilerStep"),
+    Column("us_per_step", "us", "summed device time of the GPU work it launched (on CPU runs: its self time), "
+                                "per ProfilerStep"),
+    Column("flops_per_step", "count", "modelled floating-point operations per ProfilerStep (docs/ops.md); null "
+                                      "without a model or shapes"),
+    Column("bytes_per_step", "bytes", "modelled bytes moved per ProfilerStep: inputs + outputs once (a lower bound)"),
+    Column("achieved_tflops", "count", "flops_per_step / us_per_step, in TFLOP/s (1e12 FLOP per second)"),
+    Column("achieved_tbps", "count", "bytes_per_step / us_per_step, in TB/s (1e12 bytes per second)"),
+    Column("intensity_flop_per_byte", "count", "flops_per_step / bytes_per_step"),
+    Column("bound", "name", "compute or memory: which roofline term is larger (flops / peak vs bytes / "
+                            "bandwidth); null without both or without the device's peaks"),
+    Column("pct_of_roofline", "pct", "100 · max(flops / peak, bytes / bandwidth) / us: the roofline time as a "
+                                     "share of the measured time; null without peaks, and for memory-bound ops "
+                                     "whose bytes per call fit in the L2 cache"),
+    Column("dtype", "name", "dtype of the op's first tensor input (float32, bfloat16...); null without shapes"),
+    Column("flops_source", "name", "shapes (record_shapes inputs), kernel_name (a Triton kernel's fused ops), "
+                                   "inductor (compiled_kernels.json); null: no model (see the notes)"),
+)
+#: the internal rank table adds what the modules table needs
+RANK_EXTRA = (Column("kernels_per_step", "count", "GPU activities (kernels, copies, memsets) per ProfilerStep"),
+              Column("top_shape", "text", "Input Dims of the row's costliest call (JSON text; null without shapes)"),
+              Column("peak_tflops", "count", "the device peak judging the row (TFLOP/s; null without one)"),
+              Column("tf32_tflops", "count", "an FP32 GEMM/conv/attention row judged against the FP32 peak: the "
+                                             "device's TF32 peak (TFLOP/s), else null"))
+NOTE_COLUMNS = (Column("rank", "rank", "the rank"), Column("key", "name", "the note's kind"),
+                Column("count", "count", "how many"), Column("text", "text", "the note"))
+
+
+@dataclass
+class Calls:
+    """The owner calls of one rank: one entry per call, with its work summed."""
+
+    name: np.ndarray      # op name (object)
+    code: np.ndarray      # its code in the rank's event names (rt.categories("name"))
+    module: np.ndarray    # module (object)
+    owner_row: np.ndarray  # event row of the owning CPU op (-1: a GPU activity without one)
+    us: np.ndarray
+    kernels: np.ndarray
+    comm: np.ndarray      # any of its work is a communication kernel
+    copy: np.ndarray      # any of its work is a memcpy / memset
+    #: per GPU activity counted (in launch-step order of the trace): its call, stream, start and end (ns)
+    act_call: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    act_stream: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    act_ts: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    act_end: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    _names: tuple[np.ndarray, np.ndarray] | None = None
+
+    def names(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(per call its distinct name's index, per distinct name one call)``, distinct names by code; once."""
+        if self._names is None:
+            _, first, inv = np.unique(self.code, return_index=True, return_inverse=True)
+            self._names = inv.reshape(-1).astype(np.int64), first
+        return self._names
+
+
+def _gpu_calls(rt: Any, tree: optree.Tree, in_step: np.ndarray, comm_pattern: str | None) -> Calls:
+    """Per owner call, the GPU work launched in a step (see the module doc)."""
+    names = np.asarray([str(x) for x in rt.categories("name") or []] + [""], dtype=object)
+    g_ext, g_name = rt.gpu_column("external_id"), rt.gpu_column("name")
+    ts, end = rt.gpu_column("ts_ns")[in_step], rt.gpu_column("end_ns")[in_step]
+    dur = end - ts
+    kind = rt.gpu_column("kind")[in_step]
+    comm = (class_codes(rt, comm_pattern) == COMM)[in_step]
+    g_ext, g_name = g_ext[in_step], g_name[in_step]
+    node_ext = rt.column("external_id")[tree.rows]
+    ops = np.flatnonzero(tree.is_op & (node_ext >= 0))
+    srt = ops[np.argsort(node_ext[ops], kind="stable")]
+    keys = node_ext[srt]
+    node = np.full(g_ext.size, -1, dtype=np.int64)
+    if keys.size:
+        k = np.minimum(np.searchsorted(keys, g_ext), keys.size - 1)
+        hit = (keys[k] == g_ext) & (g_ext >= 0)
+        node[hit] = srt[k[hit]]
+    owner = tree.owner[node] if tree.rows.size else node  # (no CPU events: every node is -1)
+    owner[node < 0] = -1
+    key = np.where(owner >= 0, owner, tree.rows.size + np.arange(owner.size))
+    first, inv = _dense_groups(key, tree.rows.size + owner.size)
+    uniq = first  # (one entry per call)
+    own = owner[first]
+    mine = np.flatnonzero(own >= 0)
+    code = rt.column("name")
+    call_code = g_name[first].astype(np.int64)
+    call_code[mine] = code[tree.rows[own[mine]]]
+    name = names[call_code]
+    module = np.full(uniq.size, None, dtype=object)
+    module[mine] = tree.module[own[mine]]
+    owner_row = np.full(uniq.size, -1, dtype=np.int64)
+    owner_row[mine] = tree.rows[own[mine]]
+    return Calls(name=name.astype(object), code=call_code, module=module, owner_row=owner_row,
+                 us=np.bincount(inv, weights=dur, minlength=uniq.size) / NS_PER_US,
+                 kernels=np.bincount(inv, minlength=uniq.size).astype(np.int64),
+                 comm=np.bincount(inv, weights=comm, minlength=uniq.size) > 0,
+                 copy=np.bincount(inv, weights=kind != schema.KERNEL, minlength=uniq.size) > 0,
+                 act_call=inv.reshape(-1), act_stream=rt.gpu_column("stream")[in_step], act_ts=ts, act_end=end)
+
+
+def _dense_groups(key: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(a member of each group, each item's group)`` of non-negative int keys below ``bound``, groups in key
+    order: ``np.unique(key, return_index=True, return_inverse=True)`` without its sort."""
+    present = np.zeros(bound, dtype=bool)
+    present[key] = True
+    group_of = np.cumsum(present) - 1
+    inv = group_of[key]
+    member = np.empty(int(present.sum()), dtype=np.int64)
+    member[inv] = np.arange(key.size)
+    return member, inv
+
+
+def _cpu_calls(rt: Any, tree: optree.Tree, steps: Mapping[str, np.ndarray]) -> Calls:
+    """Per owner call on a CPU-only rank: the self time of the ops it owns (inside a step)."""
+    names = np.asarray([str(x) for x in rt.categories("name") or []] + [""], dtype=object)
+    ts, end = rt.column("ts_ns")[tree.rows], rt.column("end_ns")[tree.rows]
+    dur = (end - ts).astype(np.float64)
+    p = tree.parent
+    child = np.bincount(p[p >= 0], weights=dur[p >= 0], minlength=tree.rows.size)
+    self_ns = np.maximum(dur - child, 0.0)
+    sel = tree.is_op & _in_steps(ts, steps)
+    owner = tree.owner[sel]
+    uniq, inv = np.unique(owner, return_inverse=True)
+    code = rt.column("name")[tree.rows[uniq]]
+    n = uniq.size
+    return Calls(name=names[code].astype(object), code=code.astype(np.int64), module=tree.module[uniq].astype(object),
+                 owner_row=tree.rows[uniq], us=np.bincount(inv, weights=self_ns[sel], minlength=n) / NS_PER_US,
+                 kernels=np.zeros(n, dtype=np.int64), comm=np.zeros(n, dtype=bool), copy=np.zeros(n, dtype=bool))
+
+
+def _in_steps(ts: np.ndarray, steps: Mapping[str, np.ndarray]) -> np.ndarray:
+    st, en = np.asarray(steps["ts_ns"]), np.asarray(steps["end_ns"])
+    if not st.size:
+        return np.ones(ts.size, dtype=bool)
+    i = np.searchsorted(st, ts, side="right") - 1
+    return (i >= 0) & (en[np.maximum(i, 0)] > ts)
+
+
+@dataclass
+class Modelled:
+    """Per call: category, FLOPs, bytes (NaN: none), dtype, flops source, module (compiled kernels' from
+    compiled_kernels.json)."""
+
+    category: np.ndarray
+    flops: np.ndarray
+    bytes: np.ndarray
+    dtype: np.ndarray
+    source: np.ndarray
+    module: np.ndarray
+    shaped: bool
+    out_bytes: np.ndarray
+    shape: np.ndarray     # the call's Input Dims text (object; None without)
+
+
+def _categories(calls: Calls, codes: np.ndarray, names: list[str]) -> np.ndarray:
+    """Each call's category: by its name (once per distinct name), a kernel's own name for work launched outside
+    every op, and communication or memory for an unknown op whose work is that."""
+    by_name = C.obj([op_models.category(x) for x in names])
+    by_kernel = C.obj([op_models.kernel_category(x) for x in names])
+    cat = by_name[codes] if codes.size else C.obj([])
+    alone = (cat == "other") & (calls.owner_row < 0)
+    cat[alone] = by_kernel[codes[alone]]
+    cat[(cat == "other") & calls.comm] = "communication"
+    cat[(cat == "other") & calls.copy] = "memory"
+    return cat
+
+
+def _model(rt: Any, calls: Calls, compiled: Mapping[str, provenance.KernelOrigin]) -> Modelled:
+    """Each call's category and modelled cost: names are looked at once each; the recorded inputs of the calls
+    whose op has a model are decoded once per distinct inputs (:func:`op_models.model_of` caches them)."""
+    n = calls.name.size
+    codes, first = calls.names()
+    names = [str(x) for x in calls.name[first].tolist()]
+    cat = _categories(calls, codes, names)
+    flops, nbytes, out_bytes = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
+    dtype, source, shape = (np.full(n, None, dtype=object) for _ in range(3))
+    module = calls.module.copy()
+    idx, args = rt.op_args()
+    dims, types, conc = args["input_dims"], args["input_type"], args["concrete_inputs"]
+    shaped = bool(idx.size) and any(dims)
+    if shaped:
+        pos = optree.arg_positions(rt, calls.owner_row)
+        for i in np.flatnonzero(pos >= 0).tolist():
+            p = int(pos[i])
+            if not dims[p]:
+                continue
+            shape[i] = dims[p]
+            cost, src = op_models.model_of(names[codes[i]], dims[p], types[p], conc[p])
+            if cost is not None:
+                dtype[i], source[i] = cost.dtype, src if cost.flops is not None else None
+                flops[i] = np.nan if cost.flops is None else cost.flops
+                nbytes[i] = np.nan if cost.bytes is None else cost.bytes
+                out_bytes[i] = np.nan if cost.out_bytes is None else cost.out_bytes
+    for u, name in enumerate(names):
+        entry = compiled.get(name)
+        extern = compiled.get(EXTERN + name)
+        if entry is None and extern is None:
+            continue
+        sel = codes == u
+        if entry is None:  # a library call of compiled code: its modules where no range gave the call one
+            m = provenance.module_of(extern)
+            if m is not None:
+                module[sel & np.equal(module, None)] = m
+            continue
+        m = provenance.module_of(entry)
+        if m is not None:
+            module[sel] = m
+        if entry.flops is not None:
+            flops[sel], source[sel] = float(entry.flops), "inductor"
+        if entry.bytes is not None:
+            nbytes[sel] = float(entry.bytes)
+    return Modelled(cat, flops, nbytes, dtype, source, module, shaped, out_bytes, shape)
+
+
+def _factor(v: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(codes, how many distinct)`` of an object column (-1: missing); a column of None at C speed."""
+    if v.tolist().count(None) == v.size:
+        return np.full(v.size, -1, dtype=np.int64), 0
+    c, u = C.factorize(np.asarray(v, dtype=object))
+    return c.astype(np.int64), len(u)
+
+
+def _group(calls: Calls, m: Modelled, n_steps: int) -> C.Cols:
+    """One row per (module, op, dtype): the calls' sums per step."""
+    combo = np.zeros(calls.name.size, dtype=np.int64)
+    name_idx, name_first = calls.names()
+    for c, k in (_factor(m.module), (name_idx, name_first.size), _factor(m.dtype)):
+        combo = combo * (k + 1) + (c + 1)  # one int per (module, op, dtype): mixed-radix codes (-1 missing)
+    uniq, first, inv = np.unique(combo, return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    g = uniq.size
+
+    def total(v: np.ndarray) -> np.ndarray:
+        has = np.bincount(inv, weights=~np.isnan(v), minlength=g) > 0
+        s = np.bincount(inv, weights=np.nan_to_num(v), minlength=g)
+        return np.where(has, s / n_steps, np.nan)
+
+    src = np.full(g, None, dtype=object)
+    for s in reversed(SOURCES):  # the most authoritative source present wins
+        hit = np.bincount(inv, weights=m.source == s, minlength=g) > 0
+        src[hit] = s
+    top = np.full(g, None, dtype=object)
+    if m.shaped:
+        costliest = np.lexsort((-calls.us, inv))  # per group, its costliest call first
+        starts = np.flatnonzero(np.r_[True, np.diff(inv[costliest]) != 0])
+        top[inv[costliest[starts]]] = [None if x is None else x.decode() for x in m.shape[costliest[starts]].tolist()]
+    return {
+        "top_shape": top,
+        "op": calls.name[first], "category": m.category[first], "module": m.module[first],
+        "calls_per_step": np.bincount(inv, minlength=g) / n_steps,
+        "us_per_step": np.bincount(inv, weights=calls.us, minlength=g) / n_steps,
+        "kernels_per_step": np.bincount(inv, weights=calls.kernels, minlength=g) / n_steps,
+        "flops_per_step": total(m.flops), "bytes_per_step": total(m.bytes),
+        "dtype": m.dtype[first], "flops_source": src,
+    }
+
+
+def _roofline(t: C.Cols, device: peaks.Device | None, tf32: bool) -> tuple[C.Cols, int]:
+    """The achieved figures and, with a device, the roofline columns; also how many memory-bound rows fit in L2."""
+    us, fl, by = t["us_per_step"], t["flops_per_step"], t["bytes_per_step"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t["achieved_tflops"] = np.where(us > 0, fl / us / 1e6, np.nan)
+        t["achieved_tbps"] = np.where(us > 0, by / us / 1e6, np.nan)
+        t["intensity_flop_per_byte"] = np.where(by > 0, fl / by, np.nan)
+    n = us.size
+    bound, pct = np.full(n, None, dtype=object), np.full(n, np.nan)
+    t["peak_tflops"], t["tf32_tflops"] = np.full(n, np.nan), np.full(n, np.nan)
+    in_l2 = 0
+    if device is not None:
+        bw_per_us = device.tbps * 1e6  # bytes per µs
+        calls = t["calls_per_step"]
+        for i in range(n):
+            key = peaks.peak_key(t["category"][i], t["dtype"][i], tf32)
+            peak = device.peak(key) if key else None
+            t["peak_tflops"][i] = np.nan if peak is None else peak
+            if key == "fp32" and t["category"][i] in ("gemm", "conv", "attention") and device.peak("tf32"):
+                t["tf32_tflops"][i] = device.peak("tf32")
+            t_c = fl[i] / (peak * 1e6) if peak and not np.isnan(fl[i]) else np.nan
+            t_m = by[i] / bw_per_us if not np.isnan(by[i]) else np.nan
+            if np.isnan(t_c) and np.isnan(t_m):
+                continue
+            if not np.isnan(t_c) and not np.isnan(t_m):
+                bound[i] = "compute" if t_c >= t_m else "memory"
+            if (bound[i] == "memory" and device.l2_mb and calls[i] > 0
+                    and by[i] / calls[i] <= CACHE_FACTOR * device.l2_mb * 1e6):
+                in_l2 += 1
+                continue
+            if us[i] > 0:
+                pct[i] = 100.0 * np.nanmax([t_c, t_m]) / us[i]
+    t["bound"], t["pct_of_roofline"] = bound, pct
+    return t, in_l2
+
+
+@functools.lru_cache(maxsize=16)
+def _compiled_kernels(run_dir: str) -> tuple[dict[str, provenance.KernelOrigin], str | None]:
+    """The run folder's compiled kernels by name, and its library calls (``extern``) under :data:`EXTERN` + their
+    ATen op, read once per process (every rank shares them); for a file that cannot be read, its one-line problem
+    (the analysis goes on without it)."""
+    try:
+        doc = provenance.read_compiled(run_dir)
+    except provenance.ProvenanceError as e:
+        return {}, str(e)
+    if doc is None:
+        return {}, None
+    return dict(doc.kernels) | {EXTERN + k: v for k, v in doc.extern.items()}, None
+
+
+def tf32_of(manifest: Any) -> bool | None:
+    """Whether TF32 was on for FP32 matmuls, when run.json says (``config.tf32`` / ``allow_tf32`` /
+    ``float32_matmul_precision`` other than "highest"); None when it does not."""
+    cfg = getattr(manifest, "config", None) or {}
+    for k in ("tf32", "allow_tf32"):
+        if isinstance(cfg.get(k), bool):
+            return cfg[k]
+    prec = cfg.get("float32_matmul_precision")
+    return prec in ("high", "medium") if isinstance(prec, str) else None
+
+
+def _manifest_gpu(manifest: Any, rank: int) -> str | None:
+    hw = getattr(manifest, "hardware", None)
+    for h in (hw.ranks if hw else []):
+        if h.rank == rank and h.gpu_name:
+            return str(h.gpu_name)
+    return None
+
+
+def compute(ctx: RankContext) -> tuple[C.Cols, list[tuple[str, int, str]], C.Cols]:
+    """The rank's rows (:data:`OPS_COLUMNS` and :data:`RANK_EXTRA`), notes ``(key, count, text)`` and its
+    fusion chains (:func:`tracekit.analyses.fusion.chains`)."""
+    return ctx.memo("ops", lambda: _compute(ctx))
+
+
+def _compute(ctx: RankContext) -> tuple[C.Cols, list[tuple[str, int, str]], C.Cols]:
+    rt = ctx.trace
+    notes: list[tuple[str, int, str]] = []
+    if not rt.n_events:
+        return NO_ROWS, notes, NO_ROWS
+    steps = rt.step_arrays()
+    n_steps = int(steps["step"].size)
+    if rt.has_gpu_activity:
+        g_step = rt.gpu_column("step")
+        in_step = g_step >= 0 if n_steps else np.ones(g_step.size, bool)
+        tree = optree.build(rt, rt.gpu_column("external_id")[in_step])
+        calls = _gpu_calls(rt, tree, in_step, ctx.options.comm_pattern)
+    else:
+        tree = optree.build(rt)
+        calls = _cpu_calls(rt, tree, steps)
+    if not calls.name.size:
+        return NO_ROWS, notes, NO_ROWS
+    compiled, bad = _compiled_kernels(str(rt.path.parent))
+    if bad:
+        notes.append(("bad_compiled_kernels", 1, f"{bad}; compiled kernels are attributed by their names"))
+    m = _model(rt, calls, compiled)
+    t = _group(calls, m, max(n_steps, 1))
+    tf32 = tf32_of(ctx.manifest)
+    device, gpu_name = (peaks.device_of(rt.gpu_names, _manifest_gpu(ctx.manifest, rt.rank), peaks.override_of(
+                            ctx.options.peaks))
+                        if rt.has_gpu_activity else (None, None))
+    t, in_l2 = _roofline(t, device, bool(tf32))
+    chains = fusion.chains(calls, m, max(n_steps, 1), device)
+    notes += _notes(t, m, calls, n_steps, rt.has_gpu_activity, device, gpu_name, tf32, in_l2, compiled,
+                    bool(rt.meta.get(UNREAD_KEY) or rt.meta.get(LAUNCHES_KEY)))
+    order = np.argsort(-t["us_per_step"], kind="stable")
+    t = {k: v[order] for k, v in t.items()}
+    t["rank"] = np.full(order.size, rt.rank, dtype=np.int64)
+    return t, notes, chains
+
+
+def _notes(t: C.Cols, m: Modelled, calls: Calls, n_steps: int, gpu: bool, device: peaks.Device | None,
+           gpu_name: str | None, tf32: bool | None, in_l2: int,
+           compiled: Mapping[str, Any], unread: bool = False) -> list[tuple[str, int, str]]:
+    out: list[tuple[str, int, str]] = []
+    if not n_steps:
+        out.append(("no_steps", 1, "no ProfilerStep in the trace: the ops' _per_step figures are totals over the "
+                                   "whole trace window"))
+    if not m.shaped:
+        out.append(("no_shapes", 1, "the traces carry no operator shapes: ops have times but no FLOPs or bytes; "
+                                    "profile with --record-shapes (torch.profiler.profile(record_shapes=True)) to "
+                                    "get them"))
+    other = (t["category"] == "other") & ~np.array([op_models.no_work(str(x)) for x in t["op"]], dtype=bool)
+    if other.any():
+        names = C.sort({"op": t["op"][other], "us": t["us_per_step"][other]}, ["us"], ascending=False)["op"]
+        top = list(dict.fromkeys(names.tolist()))
+        out.append(("unknown_ops", len(top), f"{len(top)} op name(s) are unknown to the models (category other, "
+                                             f"FLOPs null), the most time first: {', '.join(top[:5])}"))
+    codes, first = calls.names()
+    uniq = calls.name[first]
+    is_triton = np.array([str(x).startswith("triton_") for x in uniq.tolist()], dtype=bool)
+    triton = is_triton[codes] if codes.size else np.zeros(0, dtype=bool)
+    unplaced = triton & np.equal(m.module, None)
+    if unplaced.any() and not compiled:
+        out.append(("compiled_no_module", int(unplaced.sum()), "compiled kernels have no module: the run folder has "
+                                                               "no compiled_kernels.json (tracekit profile --dynamo "
+                                                               "inductor writes it); their category and FLOPs come "
+                                                               "from their names"))
+    if not gpu:
+        what = "no GPU activity read" if unread else "CPU-only run"  # (a device whose records were not read)
+        out.append(("cpu_run", 1, f"{what}: each op's time is its CPU self time; achieved figures without a "
+                                  "roofline (no CPU peaks)"))
+    if gpu and device is None:
+        what = f"the GPU {gpu_name!r}" if gpu_name else "this GPU (the trace names no device)"
+        out.append(("unknown_gpu", 1, f"no peaks for {what}: achieved TFLOP/s and TB/s without a roofline; give "
+                                      "them with --peaks FILE (docs/ops.md)"))
+    if device is not None:
+        fp32_mm = (np.isin(t["category"], ["gemm", "conv", "attention"]) & (t["dtype"] == "float32")).any()
+        if fp32_mm and tf32 is None:
+            out.append(("tf32_assumed", 1, f"FP32 matmuls are judged against the FP32 peak ({device.peak('fp32')} "
+                                           "TFLOP/s): run.json does not say TF32 was on, torch's default is off"))
+        if in_l2:
+            out.append(("fits_l2", in_l2, f"{in_l2} memory-bound op row(s) move less than {CACHE_FACTOR:g}× the "
+                                          f"{device.l2_mb:g} MB last-level cache per call: the cache may serve them, "
+                                          "device memory bandwidth does not bound them, so pct_of_roofline is null"))
+    return out
+
+
+def ops_rank_table(ctx: RankContext) -> C.Cols:
+    return compute(ctx)[0]
+
+
+def fusion_table(ctx: RankContext) -> C.Cols:
+    chains = compute(ctx)[2]
+    if not C.nrows(chains):
+        return NO_ROWS
+    return {"rank": np.full(C.nrows(chains), ctx.rank, dtype=np.int64), **chains}
+
+
+def op_notes_table(ctx: RankContext) -> C.Cols:
+    notes = compute(ctx)[1]
+    if not notes:
+        return NO_ROWS
+    return {"rank": np.full(len(notes), ctx.rank, dtype=np.int64), "key": C.obj([k for k, _, _ in notes]),
+            "count": np.array([c for _, c, _ in notes], dtype=np.int64), "text": C.obj([x for _, _, x in notes])}
+
+
+def ops_table(ctx: RunContext) -> C.Cols:
+    """The rank rows without the internal columns; the ranks' notes become run notes, one line per kind."""
+    t = C.as_cols(ctx.tables["ops_rank"])
+    notes = C.as_cols(ctx.tables["op_notes"])
+    if C.nrows(notes):
+        seen: dict[str, list[Any]] = {}
+        for r, k, c, x in zip(notes["rank"].tolist(), notes["key"].tolist(), notes["count"].tolist(),
+                              notes["text"].tolist()):
+            e = seen.setdefault(k, [x, set()])
+            e[1].add(r)
+        n_ranks = len(set(notes["rank"].tolist())) if C.nrows(t) == 0 else len(set(t["rank"].tolist()))
+        for k, (text, ranks) in seen.items():
+            where = "" if len(ranks) >= max(n_ranks, 1) else f" (rank{'s' if len(ranks) > 1 else ''} " \
+                    f"{', '.join(map(str, sorted(ranks)))})"
+            ctx.meta.setdefault("notes", []).append(f"ops: {text}{where}")
+    if not C.nrows(t):
+        return NO_ROWS
+    return {c.name: t[c.name] for c in OPS_COLUMNS}
+
+
+def _view(t: Mapping[str, Any], opts: ViewOptions) -> View | None:
+    ops = C.as_cols(t["ops"])
+    if not C.nrows(ops):
+        return None
+    top = C.take(ops, np.flatnonzero(_top_per_rank(ops["rank"], 12)))
+    shown = ("rank", "op", "category", "module", "calls_per_step", "us_per_step", "achieved_tflops",
+             "achieved_tbps", "bound", "pct_of_roofline", "dtype")
+    return View("Ops per rank (most time first; 12 per rank; --table ops for all)", C.select(top, list(shown)))
+
+
+def _top_per_rank(rank: np.ndarray, n: int) -> np.ndarray:
+    keep = np.zeros(rank.size, dtype=bool)
+    for r in np.unique(rank):
+        keep[np.flatnonzero(rank == r)[:n]] = True
+    return keep
+
+
+TABLES = [
+    Table(name="ops_rank", scope="rank", title="Ops per rank, with the modules table's kernel counts",
+          columns=(*OPS_COLUMNS, *RANK_EXTRA), compute=ops_rank_table, internal=True),
+    Table(name="fusion_chains", scope="rank", title="Chains of eager memory-bound kernels a compiler would fuse",
+          columns=fusion.COLUMNS, compute=fusion_table, internal=True),
+    Table(name="op_notes", scope="rank", title="What the ops table could not model, per rank",
+          columns=NOTE_COLUMNS, compute=op_notes_table, internal=True),
+    Table(name="ops", scope="run", title="Ops: time, FLOPs, bytes and roofline per rank, module, op and dtype",
+          doc="One row per rank, module, op and dtype, most time first; every `_per_step` figure is the window's "
+              "total over the work launched in ProfilerSteps divided by their number. Models, peaks and their "
+              "sources: [Ops and modules](../ops.md).",
+          columns=OPS_COLUMNS, compute=ops_table, needs=("ops_rank", "op_notes"), view=_view, order=46),
+]
