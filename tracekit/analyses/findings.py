@@ -347,8 +347,11 @@ def _whatif_quote(w: dict[str, Any] | None) -> str | None:
     if w.get("self_check_failed"):
         trust = "not to be trusted: the replay does not reproduce the profiled window (self-check failed)"
     if w.get("predicted_saving_us") is not None:
+        change = w.get("change_error_pp")
+        checked = ("; such a change was never made for real to check it: unvalidated" if change is None else
+                   f"; such changes made for real were predicted within a median of {change:.1f} points of the step")
         return (f"what-if ({w['scenario']}): predicted saving {w['predicted_saving_us'] / 1000:.2f} ms per step "
-                f"({w.get('predicted_saving_pct') or 0:.1f} %); {trust}")
+                f"({w.get('predicted_saving_pct') or 0:.1f} %); {trust}{checked if 'change_error_pp' in w else ''}")
     if w.get("predicted_step_us") is not None:
         return f"what-if: predicted unprofiled step {w['predicted_step_us'] / 1000:.2f} ms; {trust}"
     if w.get("note"):

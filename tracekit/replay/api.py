@@ -190,11 +190,23 @@ def advise(traces: TraceSet, res: AnalysisResult, *, comm_pattern: str | None = 
         if f["evidence"].get("whatif") is not None:
             f["evidence"]["whatif"]["prediction_error_pct"] = result.baseline.get("error_pct")
             f["evidence"]["whatif"]["self_check_failed"] = bool(result.baseline.get("self_check_failed"))
+            if f["evidence"]["whatif"].get("changes"):
+                f["evidence"]["whatif"]["change_error_pp"] = change_error_pp(f["evidence"]["whatif"]["changes"])
     if "findings" in res.tables:
         res.set_table("findings", as_table(quoted))
     res.meta["whatif"] = jsonable({"baseline": result.baseline, "profiler_cost": result.profiler_cost,
                                    "notes": result.notes})
     return result
+
+
+def change_error_pp(changes: dict[str, Any]) -> float | None:
+    """How far predictions of such a change were off where it was made for real: the median over the checked
+    settings (:data:`tracekit.replay.validation.CHECKS`, verdict ``checked``) of their median |predicted −
+    measured change|, in points of the baseline step; None where no setting of these changes was checked (the
+    prediction is then unvalidated, and the quote says so)."""
+    done = [c.delta_error_pp_median for c in validation.checks_for(list(changes))
+            if c.verdict == validation.CHECKED and c.delta_error_pp_median is not None]
+    return float(statistics.median(done)) if done else None
 
 
 def _warmup_clause(traces: TraceSet) -> str:
