@@ -2,7 +2,7 @@
 """Benchmark ``tracekit analyze`` on many small rank files against HTA on the same files.
 
 1. **Build** the rank files: a ~40 KB window of a real trace
-   (``sample_traces/eager_ddp/rank0.trace.json.gz``, 2 x H200 eager DDP: the
+   (``sample_traces/fixtures/eager_ddp/rank0.trace.json.gz``, 2 x H200 eager DDP: the
    metadata events, the enclosing ``ProfilerStep#4`` and ``tracekit.backward``
    annotations, and every CPU event in a stretch of the backward pass that
    holds DDP allreduces, plus the GPU kernels/memcpys those CPU launches

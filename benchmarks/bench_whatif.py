@@ -43,7 +43,7 @@ predicted change of ``tracekit whatif RUN --no-graph-breaks`` is checked against
 ``predicted_ms`` / ``measured_ms`` (the baseline's prediction, and the break twin's median step in the
 paired timing)::
 
-    python benchmarks/bench_whatif.py --paired sample_traces/h100_paired_twins/a/*-break \
+    python benchmarks/bench_whatif.py --paired sample_traces/whatif/h100_paired_twins/a/*-break \
         --out benchmarks/results/whatif_scenarios_paired.jsonl
 
 **Paired DDP variants** (``--paired-variants BASELINE``): ``BASELINE/paired.jsonl`` from
@@ -51,7 +51,7 @@ paired timing)::
 alternating); every variant but the first (the baseline, as ``BASELINE`` was profiled) is predicted from
 ``BASELINE`` with its options and checked against its paired change::
 
-    python benchmarks/bench_whatif.py --paired-variants sample_traces/cpu16_paired/a/cap25 \
+    python benchmarks/bench_whatif.py --paired-variants sample_traces/whatif/cpu16_paired/a/cap25 \
         --out benchmarks/results/whatif_scenarios_cpu16_paired.jsonl
 
 **Every bucket layout from every other** (``--cross SET...``): ``SET/capN`` are the same model profiled with

@@ -15,9 +15,9 @@ launched GPU work / other runtime calls), ``all4`` (one weight per kind). Object
 
 Example::
 
-    python benchmarks/fit_profiler_weights.py --train sample_traces/h100_whatif/* sample_traces/h100_whatif_3/* \
-        --test sample_traces/h200_whatif/* --model op-launch-rt
-    python benchmarks/fit_profiler_weights.py --test sample_traces/h200_whatif/* --weights 1,1,1,1   # no fit
+    python benchmarks/fit_profiler_weights.py --train sample_traces/whatif/h100_whatif/* sample_traces/whatif/h100_whatif_3/* \
+        --test sample_traces/whatif/h200_whatif/* --model op-launch-rt
+    python benchmarks/fit_profiler_weights.py --test sample_traces/whatif/h200_whatif/* --weights 1,1,1,1   # no fit
 """
 
 from __future__ import annotations

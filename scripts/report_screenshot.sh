@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$PY" -m tracekit report sample_traces/inductor_graph_break -o "$tmp/report.html"
+"$PY" -m tracekit report sample_traces/examples/inductor_graph_break -o "$tmp/report.html"
 chromium --headless=new --no-sandbox --disable-gpu --hide-scrollbars --window-size=1400,1800 \
   --virtual-time-budget=10000 --screenshot=docs/report_inductor_graph_break.png "file://$tmp/report.html" 2>/dev/null
 echo "wrote docs/report_inductor_graph_break.png"

@@ -1,7 +1,7 @@
 """Trace generators shared by the tests and the benchmarks: many small ranks cut from a real trace.
 
 :func:`build` writes ``rank<N>.trace.json`` files, each a ~``target_bytes`` window of a real trace
-(``sample_traces/eager_ddp/rank0.trace.json.gz``, 2 x H200 eager DDP: the metadata events, the enclosing
+(``sample_traces/fixtures/eager_ddp/rank0.trace.json.gz``, 2 x H200 eager DDP: the metadata events, the enclosing
 ``ProfilerStep#4`` and ``tracekit.backward`` annotations, and every CPU event in a stretch of the backward pass
 that holds DDP allreduces, plus the GPU kernels/memcpys those CPU launches started and their flow events), with
 ``distributedInfo.rank`` and ``world_size`` rewritten and, as torch writes it, the default process group listing
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-SOURCE = REPO / "sample_traces" / "eager_ddp" / "rank0.trace.json.gz"
+SOURCE = REPO / "sample_traces" / "fixtures/eager_ddp" / "rank0.trace.json.gz"
 GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
 LAUNCH_CATS = {"cuda_runtime", "cuda_driver"}
 #: the step whose backward the window cuts, and the annotations kept whole around it

@@ -36,6 +36,6 @@ PY
   $TK profile $COMMON --model toy --width 1024 --depth 4 --batch-size 64 --profile-activities cuda --out "$OUT/cudaonly"
   $TK analyze "$OUT/cudaonly" | sed -n '1,/^Per-rank/p'
   echo "### tests"
-  python3 -m pytest -q -p no:cacheprovider tests/test_dynamo_skips.py tests/test_world_size_one.py \
-    tests/test_readable_figures.py 2>&1 | tail -5
+  python3 -m pytest -q -p no:cacheprovider tests/profile/test_dynamo_skips.py tests/analyses/test_manifest_check_world_size_one.py \
+    tests/report/test_readable_figures.py 2>&1 | tail -5
 } 2>&1 | tee "$OUT/log.txt"

@@ -1,7 +1,7 @@
 """Screenshot the "Compiled graphs" section of a tracekit HTML report with headless Chromium (selenium).
 
 Usage: python benchmarks/gpu/graphs_screenshot.py RUN/report.html OUT.png
-Needs selenium and Debian's chromium + chromium-driver (what tests/test_report_browser.py uses).
+Needs selenium and Debian's chromium + chromium-driver (what tests/report/test_html_browser.py uses).
 """
 
 from __future__ import annotations

@@ -122,7 +122,7 @@ class Finding(msgspec.Struct, kw_only=True, tag_field="code"):
     distorted_window: bool | UnsetType = UNSET
 
     #: where each evidence figure comes from: ``{field: Quote}`` (:class:`Quote`: a table's rows of the finding's
-    #: rank, reduced). ``tests/test_finding_quotes.py`` checks every registered finding on every committed run
+    #: rank, reduced). ``tests/analyses/test_finding_quotes.py`` checks every registered finding on every committed run
     #: that fires it against its tables, and that every number its message prints is one of these, a
     #: :attr:`FACTS` field or a rank.
     QUOTES: ClassVar[dict[str, Quote]] = {"step_us": Quote("steps", "step_us", "mean")}

@@ -31,7 +31,7 @@ On the graph of each rank and step whose DDP allreduces match run.json's layout
   cycle. Joining it to one that holds only later gradients made work that waited for it wait for a later
   bucket: on gloo, whose workers run buckets side by side, the recorded layout regrouped then replayed up to
   5.5 % slower than the baseline.) So the recorded layout, regrouped, replays as the baseline to
-  the ns on every committed multi-rank run with a bucket layout (tests/test_whatif_scenarios.py).
+  the ns on every committed multi-rank run with a bucket layout (tests/replay/test_scenarios.py).
 
 - **The CPU cost of launching a bucket**: DDP's autograd hook runs after each parameter's
   ``READY_OP``, inside the engine's :data:`HOOK_OP` for it; for the parameter that completes a bucket it

@@ -39,7 +39,7 @@ from tracekit.traces import schema
 from tracekit.traces.manifest import Manifest, implausible_profiler_cost
 
 #: defaults for traces without a measured cost (ns per event): CPU operator, CUDA runtime call. One figure for
-#: both, the median of the 13 calibrations of sample_traces/h100_whatif_3 (H100 host, torch 2.11, DDP; 1121 to
+#: both, the median of the 13 calibrations of sample_traces/whatif/h100_whatif_3 (H100 host, torch 2.11, DDP; 1121 to
 #: 5146 ns), as tracekit profile measures CUDA runs (tracekit.profile.calibrate)
 DEFAULT_CPU_OP_NS = 2080.0
 DEFAULT_RUNTIME_NS = 2080.0
@@ -53,7 +53,7 @@ TRITON_PREFIX = "triton_"
 
 #: weight per event kind (index: :data:`OP`, :data:`TRITON`, :data:`LAUNCH_GPU`, :data:`RUNTIME`). All 1.0: one
 #: figure per event. Weights fitted with benchmarks/fit_profiler_weights.py did not hold on held-out runs
-#: (docs/whatif-evidence.md, "A cost per event kind"): fitted on the 23 H100 runs (sample_traces/h100_whatif,
+#: (docs/whatif-evidence.md, "A cost per event kind"): fitted on the 23 H100 runs (sample_traces/whatif/h100_whatif,
 #: h100_whatif_3) as (3.625, 3.625, 0.062, 0.0), the 13 held-out H200 runs went from median/max |error|
 #: 9.8/51.3 % to 7.5/56.2 %; fitted on the H200 runs as (1.5, 1.5, 1.0, 5.0), the H100 runs went from
 #: 16.0/128.2 % to 14.3/109.3 %. The max got worse in one direction, so they are not used.

@@ -3,7 +3,7 @@
 ``tracekit whatif`` quotes the trust regimes and the scenario checks and rankings, read from the committed
 evidence files (:mod:`tracekit.replay.evidence`); the tests recompute those from the committed result files. The page shows the same tables between markers
 (``<!-- whatif:NAME:begin -->`` ... ``<!-- whatif:NAME:end -->``, NAME one of :data:`SECTIONS`), generated here,
-so the page cannot drift from what the tool prints; ``tests/test_whatif_docs.py`` fails when it does::
+so the page cannot drift from what the tool prints; ``tests/replay/test_docs_tables.py`` fails when it does::
 
     python -m tracekit.replay.docs_tables --write docs/whatif.md
 """

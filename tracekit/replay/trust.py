@@ -22,7 +22,7 @@ The figures are data: ``tracekit/replay/evidence/regimes.json`` (:func:`tracekit
 names the result files under ``benchmarks/results/`` they summarise (``benchmarks/bench_whatif.py`` over every
 committed CUDA run with a measured step, single GPUs and 2 and 4 GPUs over NCCL, runs whose traces were not
 committed among them, and ``benchmarks/bench_unsynced.py`` over plain training loops that never synchronize);
-``tests/test_whatif_trust.py`` recomputes every figure from them. The threshold lies in a gap of the runs'
+``tests/replay/test_trust.py`` recomputes every figure from them. The threshold lies in a gap of the runs'
 predicted idle shares (14.5 % to 15.4 %) and of the windows' idle shares of the GPU-bound predictions (14.9 % to
 17.7 %): it describes the runs, it was not tuned to a target.
 """
@@ -41,7 +41,7 @@ __all__ = ["CPU_RUNS", "GPU_BOUND_MAX_IDLE_PCT", "REGIMES", "Regime", "describe"
 _FILE = evidence.regimes()
 
 #: a step whose GPU idle share is below this is GPU-bound (module doc): the threshold analyze's classes use too;
-#: the evidence file records the threshold its runs were classed with (tests/test_evidence.py: the two agree)
+#: the evidence file records the threshold its runs were classed with (tests/replay/test_evidence.py: the two agree)
 GPU_BOUND_MAX_IDLE_PCT = gpu_idle.GPU_BOUND_MAX_IDLE_PCT
 
 #: the regimes, in the order they are tried (:func:`regime_of`)

@@ -11,7 +11,7 @@ first run's own timed steps (run.json), never an input to the prediction.
 The checks and the rankings are data: ``tracekit/replay/evidence/checks.json`` and ``rankings.json``
 (:mod:`tracekit.replay.evidence`). Each names the result files under ``benchmarks/results/`` it summarises and
 the variant runs it takes from them (``variants``, a regex on the variant's run folder);
-``tests/test_whatif_validation.py`` recomputes every figure from those files, so the data cannot drift from
+``tests/replay/test_validation.py`` recomputes every figure from those files, so the data cannot drift from
 the measurements. ``verdict`` says what the figures mean: ``checked`` (the truth was
 steady enough to check the prediction), ``not checkable here`` (the same program's measured step
 moved between runs by more than the change: the figures are the host's noise as much as the

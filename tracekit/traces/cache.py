@@ -270,7 +270,7 @@ def source_key(package_dir: Path, *, suffixes: tuple[str, ...] | None = (".py",)
 
 
 #: the modules whose code makes the decoder's output (files of :mod:`tracekit.traces`): their source is part
-#: of :func:`decoder_key`. ``tests/test_cache.py`` fails when the decoder imports a module of the package
+#: of :func:`decoder_key`. ``tests/traces/test_cache.py`` fails when the decoder imports a module of the package
 #: that is not listed here, so a column added through a new module cannot be forgotten
 DECODER_MODULES = ("decode.py", "schema.py")
 

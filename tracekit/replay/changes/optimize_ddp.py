@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from tracekit.traces.traceset import RankTrace
 
 #: host work of one graph boundary DDPOptimizer adds (dynamo's exit from one compiled graph and entry into the
-#: next), ns: the median forward ddp_split gap of sample_traces/h200x4_compare/inductor (29.4 us; a forward split
+#: next), ns: the median forward ddp_split gap of sample_traces/fixtures/h200x4_compare/inductor (29.4 us; a forward split
 #: runs no DDP hook) when the run has no forward split of its own to measure
 SPLIT_NS = 29_400
 MODES = ("ddp_optimizer", "no_optimization")

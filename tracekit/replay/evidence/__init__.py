@@ -1,8 +1,8 @@
 """The replay's measured accuracy, as committed data: one reader for the code, the docs and the tests.
 
 Three files beside this module hold what benchmark runs measured of the replay; each names the result files
-under ``benchmarks/results/`` its figures come from, so ``tests/test_whatif_trust.py`` and
-``tests/test_whatif_validation.py`` recompute every figure from them:
+under ``benchmarks/results/`` its figures come from, so ``tests/replay/test_trust.py`` and
+``tests/replay/test_validation.py`` recompute every figure from them:
 
 - ``regimes.json`` (:class:`RegimeFile`): the baseline prediction's |error| by what bounds the step
   (:mod:`tracekit.replay.trust` quotes it beside every prediction);

@@ -1,0 +1,122 @@
+"""``whatif --cuda-graphs`` (tracekit.replay.changes.cuda_graphs) on hand-built traces: a launch-bound compiled
+graph of ten kernels replayed as one graph launch; what it keeps as launched; where it does not apply."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import tracekit
+from tracekit.errors import ScenarioError
+from tracekit.replay import scenarios as sc
+from tracekit.replay.changes.cuda_graphs import GRAPH_REPLAY_NS
+
+from tests.replay.test_scenarios import _kernel_end, _scenario, _step_us
+from tests.tracebuilder import TraceBuilder
+
+G_US = GRAPH_REPLAY_NS / 1000
+
+
+def _graph_run(tmp_path: Path, *, sync_inside: bool = False, eager: bool = False) -> Path:
+    """One rank, step [0, 120] µs: a compiled graph (CompiledFunction [10, 110]) launches ten kernels, kernel k
+    by a 2 µs launch call at 10 + 10k; each starts 3 µs after its launch and lasts 2 µs (ends at 15 + 10k): the GPU
+    waits for the host's launches. The host synchronizes at [110, 112] (the last kernel ended at 105) and works
+    8 µs more."""
+    tb = TraceBuilder(rank=0, world_size=1)
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    tb.step(1, 0, 120)
+    if not eager:
+        tb.cpu_op("CompiledFunction", 10, 100)
+    for k in range(10):
+        tb.kernel(f"triton_{k}", 13 + 10 * k, 2, launch_at_us=10 + 10 * k)
+    if sync_inside:
+        tb.launch(106, 991, name="cudaStreamSynchronize", dur_us=2)
+    tb.launch(110, 990, name="cudaDeviceSynchronize", dur_us=2)
+    return tb.write(tmp_path / "rank0.trace.json.gz")
+
+
+def test_ten_launches_become_one_graph_launch(tmp_path: Path) -> None:
+    base, out, start, end = _scenario([_graph_run(tmp_path)], sc.Scenario(cuda_graphs=True))
+    # the graph's host work (100 µs) becomes one launch of G; the ten kernels start 3 µs (their launch latency)
+    # after it, back to back: the last ends at 10 + G + 3 + 10 x 2; the sync wakes 3 µs later (the default wake-up:
+    # the recorded sync found the GPU done), then 8 µs of work
+    assert _kernel_end(out, end, 0, 13) == 10 + G_US + 3 + 2
+    assert _kernel_end(out, end, 0, 103) == 10 + G_US + 3 + 20
+    assert _step_us(out, start, end) == [10 + G_US + 3 + 20 + 3 + 8]
+
+
+def test_a_graph_with_a_sync_inside_stays_launched(tmp_path: Path) -> None:
+    base, out, start, end = _scenario([_graph_run(tmp_path, sync_inside=True)], sc.Scenario(cuda_graphs=True))
+    assert _step_us(out, start, end) == _step_us(base, *sc.simulate.evaluate(base))
+
+
+def test_an_eager_or_cpu_run_says_it_does_not_apply(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match="no compiled graph in the trace"):
+        tracekit.whatif(_graph_run(tmp_path / "eager", eager=True), cuda_graphs=True)
+    (tmp_path / "cpu").mkdir()
+    cpu = TraceBuilder(rank=0, world_size=1)
+    cpu.step(1, 0, 50)
+    cpu.cpu_op("CompiledFunction", 10, 20)
+    with pytest.raises(ScenarioError, match="no GPU activity"):
+        tracekit.whatif(cpu.write(tmp_path / "cpu" / "rank0.trace.json.gz"), cuda_graphs=True)
+
+
+def test_the_notes_say_what_was_replaced(tmp_path: Path) -> None:
+    w = tracekit.whatif(_graph_run(tmp_path), cuda_graphs=True)
+    (row,) = w.scenarios
+    assert row["name"] == "cuda-graphs" and row["changes"] == {"cuda_graphs": True}
+    assert any("1 of 1 compiled-graph executions" in n and "not measured on this run" in n for n in w.notes)
+    w = tracekit.whatif(_graph_run(tmp_path / "sync", sync_inside=True), cuda_graphs=True)
+    assert any("kept as launched: 1 with a blocking call inside" in n for n in w.notes)
+
+
+def test_a_launch_bound_gpu_idle_finding_asks_for_cuda_graphs() -> None:
+    from tracekit.replay import advice
+
+    bound = {"code": "gpu_idle", "evidence": {"cpu_bound": True}}
+    assert advice.candidates([bound]) == [sc.Scenario(cuda_graphs=True)]
+    assert advice.candidates([{"code": "gpu_idle", "evidence": {"cpu_bound": False}}]) == []
+    quoted = advice.quote([bound], [{"name": "cuda-graphs", "changes": {"cuda_graphs": True}, "predicted_step_us": 80.0,
+                                     "delta_us": -20.0, "delta_pct": -20.0}], {})
+    assert quoted[0]["evidence"]["whatif"]["predicted_saving_us"] == 20.0
+
+
+def test_a_replayed_cuda_graph_shows_in_the_graph_break_table(tmp_path: Path) -> None:
+    """Step [0, 100]: one cudaGraphLaunch [10, 15] (correlation 500) replays three kernels [20, 30], [30, 40],
+    [40, 50] inside a CompiledFunction [5, 18]; one more kernel is launched on its own."""
+    tb = TraceBuilder(rank=0, world_size=1)
+    tb.step(1, 0, 100)
+    tb.cpu_op("CompiledFunction", 5, 13)
+    tb.launch(10, 500, name="cudaGraphLaunch", dur_us=5)
+    for k in range(3):
+        tb.kernel(f"triton_{k}", 20 + 10 * k, 10, correlation=500, pre_window=True)
+    tb.kernel("eager", 60, 5, launch_at_us=55)
+    res = tracekit.analyze(tb.write(tmp_path / "rank0.trace.json.gz"))
+    gb = res.tables["graph_breaks"]
+    assert list(gb["graph_launches"]) == [1] and list(gb["graph_kernels"]) == [3]
+    # a run already replaying its graphs: --cuda-graphs keeps them, measured at their own host time
+    w = tracekit.whatif(tmp_path, cuda_graphs=True)
+    assert any("kept as launched: 1 already replayed as a CUDA graph" in n for n in w.notes)
+
+
+def test_it_combines_with_other_changes_and_on_the_command_line(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from tests.replay.test_optimize_ddp import _one_graph_run
+    from tracekit.cli import main
+
+    w = tracekit.whatif(_one_graph_run(tmp_path / "ddp"), cuda_graphs=True, optimize_ddp="ddp_optimizer",
+                        sweep=["bandwidth-x=1,2"])
+    assert [s["name"] for s in w.scenarios] == ["bandwidth-x=1 cuda-graphs optimize-ddp=ddp_optimizer",
+                                                "bandwidth-x=2 cuda-graphs optimize-ddp=ddp_optimizer"]
+    assert w.scenarios[1]["predicted_step_us"] <= w.scenarios[0]["predicted_step_us"]
+    assert any("compiled-graph executions" in n for n in w.notes) and any("split at DDP's 3 buckets" in n
+                                                                         for n in w.notes)
+    cpu = TraceBuilder(rank=0, world_size=1)
+    cpu.step(1, 0, 50)
+    cpu.cpu_op("CompiledFunction", 10, 20)
+    (tmp_path / "cpu").mkdir()
+    cpu.write(tmp_path / "cpu" / "rank0.trace.json.gz")
+    res = CliRunner().invoke(main, ["whatif", str(tmp_path / "cpu"), "--cuda-graphs"])
+    assert res.exit_code == 2 and "CUDA graphs do not apply" in res.output and "Traceback" not in res.output
