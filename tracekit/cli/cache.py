@@ -45,7 +45,13 @@ def _bytes(n: int) -> str:
 @debug_option
 @run_guarded
 def info_command(cache_dir: str | None, fmt: str) -> None:
-    """Where the cache is, whether it is on, its size cap, and its entries and bytes per kind."""
+    """Where the cache is, whether it is on, its size cap, and its entries and bytes per kind.
+
+    \b
+    Examples:
+      tracekit cache info
+      tracekit cache info --format json --cache-dir /scratch/tk-cache
+    """
     if cache_dir is not None:
         cache.configure(cache_dir=cache_dir)
     got = cache.info()
@@ -66,7 +72,12 @@ def info_command(cache_dir: str | None, fmt: str) -> None:
 @debug_option
 @run_guarded
 def clear_command(cache_dir: str | None) -> None:
-    """Remove every entry of the cache."""
+    """Remove every entry of the cache.
+
+    \b
+    Example:
+      tracekit cache clear --cache-dir /scratch/tk-cache
+    """
     if cache_dir is not None:
         cache.configure(cache_dir=cache_dir)
     where = cache.info()["location"]
