@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     passes: list[dict[str, Any]] = []
     for n in a.ranks:
-        d = a.cache_dir / f"many_ranks_{n}x{a.kb}kb_pgworld"  # (files before 2026-11-28 listed 2 ranks)
+        d = a.cache_dir / f"many_ranks_{n}x{a.kb}kb_pgworld"  # ("pgworld": the process group lists every rank)
         info_path = d / "bench_info.txt"
         if info_path.exists() and len(list(d.glob("rank*.trace.json"))) == n:
             facts = json.loads(info_path.read_text())

@@ -6,7 +6,7 @@ timings), ``tracekit.whatif`` predicts the unprofiled step from the traces and r
 the truth it is checked against, never an input. Prints one row per run and the summary
 (median and max |error|), and writes the rows as JSON lines. Compiled CUDA runs calibrated with a
 compiled probe also get ``error_pct_probe_eager``: the same prediction with the eager probe's figure
-(the method before 2026-11-25), an A/B on the same traces.
+(the calibration without a compiled probe), an A/B on the same traces.
 
 Columns: ``window_ms`` (the profiled window, trace), ``window_off_pct`` (the window's
 distance from the truth: what analyze's figures carry without the replay), ``replay_pct``

@@ -1,9 +1,9 @@
 """Held-out check of the bucket timeline's ``ready_gpu_ns`` rule on fresh runs (comm hooks especially): per
-bucket, the rule before 2026-11-28 (the latest end of any compute kernel launched before the allreduce) and the
+bucket, the simpler rule (the latest end of any compute kernel launched before the allreduce) and the
 current one (... that had ended when its kernel started: tracekit.analyses.timeline), and the comm-stream
 backlog ``queue_us`` under each. Prints one JSON line per run folder.
 
-Usage (a 2-GPU host, repo root; the runs of 2026-11-28, eighth session)::
+Usage (a 2-GPU host, repo root)::
 
     TK="python3 -m tracekit profile --warmup 5 --steps 20 --profile-steps 3 --nproc 2 --bucket-cap-mb 25"
     $TK --model toy --width 4096 --depth 8 --batch-size 64 --comm-hook bf16 --out runs/toy_bf16

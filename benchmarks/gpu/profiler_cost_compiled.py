@@ -1,7 +1,7 @@
 """Does a recorded event of compiled code cost the profiler more than one of eager code? (device only)
 
 The replay's calibration (``tracekit/profile/calibrate.py``) times an eager step. On the inductor
-graph-break runs of 2026-11-25 (``sample_traces/whatif/h100_paired_twins``), the profiled windows carried 3.6 to
+graph-break runs (``sample_traces/whatif/h100_paired_twins``), the profiled windows carried 3.6 to
 12.2 µs per recorded event against calibrations of 2.4 to 4.3 µs. This times the same small models
 eager and under ``torch.compile`` (inductor), each with the profiler off and on (CPU + CUDA activity,
 no shapes, no stacks), with ``profiler_cost_probe.probe``: extra wall time per step and per recorded

@@ -3,7 +3,7 @@
 # profiler's warm-up), CPU only, both (a window); per shape. Usage (device machine, repo root):
 #   OUT=/some/dir DEADLINE=400 bash benchmarks/gpu/profiler_states_runs.sh
 # PIN=4-11 runs each job under `taskset -c 4-11` with OMP_NUM_THREADS=4; ARGS adds profiler_states.py options
-# (the pinned set of 2026-11-29: PIN=4-11 ROUNDS=12 ARGS="--plain 4 --warm 2 --active 2")
+# (the pinned set: PIN=4-11 ROUNDS=12 ARGS="--plain 4 --warm 2 --active 2")
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"  # NCCL settings, PYTHONPATH, SHAPES, TR, left, host_facts
 OUT=${OUT:-gpu_out}; DEADLINE=${DEADLINE:-400}; R="$OUT/states"; mkdir -p "$R"
 SHAPES[smallmlp]="--model toy --width 256 --depth 48 --batch-size 64"

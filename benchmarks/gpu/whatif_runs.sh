@@ -2,8 +2,8 @@
 # Real runs for benchmarks/bench_whatif.py: single-GPU DDP profiles of real models, each with its
 # unprofiled step times and the profiler cost calibration in run.json. Usage (device, repo root):
 #   OUT=/some/dir PART=a bash benchmarks/gpu/whatif_runs.sh     # PART a: eager runs, b: inductor runs, c: runs of shapes none of a/b has (held out: checked after the model was set)
-#   PART d: shapes none of a/b/c has, recorded after the per-cut bound of 2026-11-27 was fitted (held out from it)
-#   PART e: programs none of a-d has, recorded on 2026-11-28 after every figure of the model was set (held out)
+#   PART d: shapes none of a/b/c has, recorded after the per-cut bound was fitted (held out from it)
+#   PART e: programs none of a-d has, recorded after every figure of the model was set (held out)
 #   DEADLINE=S: start no run after S seconds (the runs done so far are still packed)
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"  # NCCL settings, PYTHONPATH, SHAPES, TR, left, host_facts
 OUT=${OUT:-gpu_out}; PART=${PART:-a}; mkdir -p "$OUT/runs_$PART"

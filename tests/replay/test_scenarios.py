@@ -91,8 +91,8 @@ def test_a_queued_collective_follows_the_one_before_it_not_its_launch(tmp_path):
     assert [_kernel_end(rec, end, 0, s) for s in (5, 110, 215, 415)] == [105, 210, 315, 515]
     start, end = simulate.evaluate(g)
     assert [_kernel_end(g, end, 0, s) for s in (5, 110, 215, 415)] == [105, 210, 315, 315 + 15 + 100]
-    # twice the bandwidth: 50 µs each, 5, 5 and 15 µs apart (before 2026-11-28, where every op that started over
-    # 1 µs after the one before counted as launch-bound, they stayed at [110, 160], [215, 265], [415, 465])
+    # twice the bandwidth: 50 µs each, 5, 5 and 15 µs apart (were every op that started over 1 µs after the one
+    # before counted as launch-bound, they would stay at [110, 160], [215, 265], [415, 465])
     _, out, start, end = _scenario(paths, sc.Scenario(bandwidth_x=2.0))
     assert [_kernel_end(out, end, r, s) for r in (0, 1) for s in (5, 110, 215, 415)] == [55, 110, 165, 230] * 2
 
