@@ -48,7 +48,6 @@ import os
 import platform
 import shutil
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +56,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 sys.path.insert(0, str(REPO))
 
 from bench_analyze import _byte_compile_tracekit, _run, default_json, machine_facts  # noqa: E402 - shared code
-from tests.generators import build, window  # noqa: E402 - the rank files (shared with the tests)
+from tests.generators import build  # noqa: E402 - the rank files (shared with the tests)
 
 import tempfile  # noqa: E402
 
