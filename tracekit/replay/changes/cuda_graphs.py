@@ -102,8 +102,9 @@ def _replay(g: Graph, segs: list[int], ops: list[int], cost: int) -> int:
     return before - g.dur[launch]
 
 
-def _measured_cost(g: Graph, ctx: Context) -> list[int]:
-    """Host time (predicted graph) of every compiled-graph execution that launched a CUDA graph."""
+def _executions(g: Graph, ctx: Context) -> list[tuple[_Rank, Thread, int, int, int]]:
+    """Every compiled-graph execution in steps whose host thread the graph has: ``(rank, thread, start, end,
+    tid)``, each rank's launch index built once."""
     out = []
     for rt in ctx.traces:
         if not rt.has_gpu_activity or g.find_rank(rt.rank) is None:
@@ -111,8 +112,8 @@ def _measured_cost(g: Graph, ctx: Context) -> list[int]:
         r = _Rank(g, ctx, rt)
         for s, e, tid in zip(*(a.tolist() for a in _graph_ops(rt))):
             th = r.threads.get(tid)
-            if th is not None and r.has_graph_launch(tid, s, e):
-                out.append(sum(g.dur[v] for v in _segments(g, th, s, e)[0]))
+            if th is not None:
+                out.append((r, th, s, e, tid))
     return out
 
 
@@ -121,32 +122,27 @@ def capture(ctx: Context, ed: Edits) -> None:
     g = ed.g
     if not ctx.traces.has_gpu_activity:
         raise ScenarioError("--cuda-graphs: no GPU activity (a CPU run): CUDA graphs do not apply")
-    measured = _measured_cost(g, ctx)
-    cost = int(np.median(measured)) if measured else GRAPH_REPLAY_NS
-    kept = {"sync": 0, "collective": 0, "no GPU work": 0, "already a CUDA graph": 0}
-    done = removed = graphs = 0
-    for rt in ctx.traces:
-        if not rt.has_gpu_activity or g.find_rank(rt.rank) is None:
-            continue
-        r = _Rank(g, ctx, rt)
-        for s, e, tid in zip(*(a.tolist() for a in _graph_ops(rt))):
-            th = r.threads.get(tid)
-            if th is None:
-                continue
-            graphs += 1
-            rows = r.launched(tid, s, e)
-            segs, sync = _segments(g, th, s, e)
-            why = ("already a CUDA graph" if r.has_graph_launch(tid, s, e) else "no GPU work" if not rows.size
-                   else "collective" if r.comm[rows].any() else "sync" if sync else None)
-            if why is not None or not segs:
-                kept[why or "no GPU work"] += 1
-                continue
-            removed += _replay(g, segs, r.nodes[rows].tolist(), cost)
-            done += 1
-    if not graphs:
+    runs = _executions(g, ctx)
+    if not runs:
         raise ScenarioError("--cuda-graphs: no compiled graph in the trace (an eager run?): CUDA graphs apply to "
                             "torch.compile's graphs (mode reduce-overhead)")
-    ed.notes += _notes(ed.sc.name, done, graphs, removed, cost, bool(measured), kept)
+    # host time (predicted graph) of every execution that already launched a CUDA graph, before any is replayed
+    measured = [sum(g.dur[v] for v in _segments(g, th, s, e)[0])
+                for r, th, s, e, tid in runs if r.has_graph_launch(tid, s, e)]
+    cost = int(np.median(measured)) if measured else GRAPH_REPLAY_NS
+    kept = {"sync": 0, "collective": 0, "no GPU work": 0, "already a CUDA graph": 0}
+    done = removed = 0
+    for r, th, s, e, tid in runs:
+        rows = r.launched(tid, s, e)
+        segs, sync = _segments(g, th, s, e)
+        why = ("already a CUDA graph" if r.has_graph_launch(tid, s, e) else "no GPU work" if not rows.size
+               else "collective" if r.comm[rows].any() else "sync" if sync else None)
+        if why is not None or not segs:
+            kept[why or "no GPU work"] += 1
+            continue
+        removed += _replay(g, segs, r.nodes[rows].tolist(), cost)
+        done += 1
+    ed.notes += _notes(ed.sc.name, done, len(runs), removed, cost, bool(measured), kept)
 
 
 def _notes(name: str, done: int, graphs: int, removed: int, cost: int, measured: bool, kept: dict[str, int]) -> list[str]:
