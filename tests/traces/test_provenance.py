@@ -93,6 +93,11 @@ def test_strip_wrappers() -> None:
     assert strip_wrappers("module._orig_mod.layers.3") == "layers.3"
     assert strip_wrappers("module") == ""
     assert strip_wrappers("modules.0") == "modules.0"  # a real name that only starts like a wrapper
+    # wrappers inside the tree (FSDP1, activation checkpointing, a compiled submodule) are not the user's names
+    assert strip_wrappers("module.blocks.0._checkpoint_wrapped_module.mlp") == "blocks.0.mlp"
+    assert strip_wrappers("blocks.0._fsdp_wrapped_module._orig_mod.fc") == "blocks.0.fc"
+    # a user's own submodule called "module" below the root stays
+    assert strip_wrappers("encoder.module.fc") == "encoder.module.fc"
 
 
 def test_roundtrip_and_reader(tmp_path: Path) -> None:

@@ -21,9 +21,9 @@ import numpy as np
 
 from tracekit.analyses import op_models
 from tracekit.traces import schema
+from tracekit.traces.provenance import MODULE_RANGE_PREFIX as MODULE_PREFIX, strip_wrappers
 from tracekit.traces.traceset import RankTrace
 
-MODULE_PREFIX = "tracekit.module:"
 OPTIMIZER_PREFIXES = ("Optimizer.step#", "Optimizer.zero_grad#")
 #: the module of optimizer ops outside every module range
 OPTIMIZER = "(optimizer)"
@@ -68,14 +68,6 @@ def _name_flags(names: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, l
         else:
             model[i] = op_models.has_model(name)
     return is_mod, is_opt, model, path
-
-
-def strip_wrappers(path: str) -> str:
-    """A module path without DDP/FSDP/compile wrapper prefixes (``module.``, ``_orig_mod.``), as
-    ``model.named_modules()`` of the unwrapped model names it."""
-    words = [w for w in path.split(".") if w not in ("module", "_orig_mod", "_fsdp_wrapped_module",
-                                                       "_checkpoint_wrapped_module")] if path else []
-    return ".".join(words)
 
 
 def parents(tid: np.ndarray, ts: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:

@@ -51,9 +51,12 @@ COMPILED_KERNELS_NAME = "compiled_kernels.json"
 FORMAT_VERSION = 1
 #: the prefix of the forward ranges ``tracekit profile`` records per module
 MODULE_RANGE_PREFIX = "tracekit.module:"
-#: path prefixes that wrappers add to a model's module names (DDP's ``module.``, ``torch.compile``'s
-#: ``_orig_mod.``); stripped so paths read as the user's ``model.named_modules()``
-WRAPPER_PREFIXES = ("module.", "_orig_mod.")
+#: the leading path component DDP's wrapper adds to a model's module names (only leading: a user's own submodule
+#: may be called ``module``)
+WRAPPER_PREFIX = "module"
+#: path components other wrappers add anywhere in the tree (``torch.compile``'s ``_orig_mod``, FSDP1's and
+#: activation checkpointing's wrapped module): no user names a module so
+WRAPPER_COMPONENTS = frozenset({"_orig_mod", "_fsdp_wrapped_module", "_checkpoint_wrapped_module"})
 
 
 class ProvenanceError(TracekitError):
@@ -131,16 +134,14 @@ _ITEM_RE = re.compile(r"\[['\"]?([^'\"\]]+)['\"]?\]")
 
 
 def strip_wrappers(path: str) -> str:
-    """``path`` without leading wrapper prefixes (``module.``, ``_orig_mod.``, repeatedly)."""
-    changed = True
-    while changed:
-        changed = False
-        for p in WRAPPER_PREFIXES:
-            if path.startswith(p):
-                path, changed = path[len(p):], True
-        if path in ("module", "_orig_mod"):
-            return ""
-    return path
+    """``path`` as the user's ``model.named_modules()`` names it: without DDP's leading ``module`` components
+    (repeatedly) and without the :data:`WRAPPER_COMPONENTS` anywhere; the wrapped model itself is ``""``. The one
+    rule for the profile side (module ranges, compiled kernels' modules) and the analysis (the ``ops`` table's
+    module column), so both name a module alike."""
+    words = [w for w in path.split(".") if w and w not in WRAPPER_COMPONENTS] if path else []
+    while words and words[0] == WRAPPER_PREFIX:
+        words = words[1:]
+    return ".".join(words)
 
 
 def module_path_from_stack(entry: str) -> str:
