@@ -26,7 +26,6 @@ def test_every_option_is_a_cli_option_a_keyword_and_a_field() -> None:
     cli = {p.name for p in whatif_command.params}
     assert set(OPTIONS) <= cli
     assert list(Scenario.__dataclass_fields__) == list(OPTIONS)
-    assert scenarios.options() == list(OPTIONS)
     for name, o in OPTIONS.items():
         param = next(p for p in whatif_command.params if p.name == name)
         assert param.opts == [o.flag]

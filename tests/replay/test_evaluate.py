@@ -95,9 +95,7 @@ def test_the_recorded_graph_can_use_the_plan_of_the_prediction():
     rec = g.recorded()
     assert simulate.runs(rec)[0].tolist() == plan[0].tolist()
     assert simulate.evaluate(rec, plan)[0].tolist() == [0, 5, 13] and simulate.evaluate(g, plan)[0].tolist() == [0, 5, 9]
-    from tracekit.replay.scenarios import clone
-
-    c = clone(g)
+    c = g.copy()
     c.sp[2] = [(ORIGIN, 100)]  # an edit: node 2 no longer follows node 1
     assert simulate.evaluate(c)[0].tolist() == [0, 5, 100] and simulate.evaluate(g)[0].tolist() == [0, 5, 9]
 

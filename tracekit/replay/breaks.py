@@ -208,8 +208,7 @@ def remove(g: Graph, ctx: Context) -> list[str]:
 def _unsync(g: Graph, th: Thread, b: Gap) -> int:
     """The blocking calls (sync segments) of thread ``th`` inside break ``b``'s gap no longer wait for the GPU: the
     data-dependent op that made the break made them, and goes with it. Returns how many calls there were."""
-    lo, hi = int(np.searchsorted(th.cuts, b.lo)), int(np.searchsorted(th.cuts, b.hi))
-    nodes = [v for v in range(th.first_node + lo, th.first_node + hi) if g.kind[v] == SYNC_SEG]
+    nodes = [v for v in th.nodes_in(b.lo, b.hi) if g.kind[v] == SYNC_SEG]
     for v in nodes:
         g.dur[v] = 0
         g.set_end(v, [])

@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from enum import Enum, IntEnum
 from itertools import repeat
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -311,6 +311,11 @@ class Thread:
         """The thread's nodes, ``[first, end)``."""
         return self.first_node, self.first_node + max(self.cuts.size - 1, 0)
 
+    def nodes_in(self, s: int, e: int) -> range:
+        """The nodes of the segments inside ``[s, e]`` (every kind), in order."""
+        return range(self.first_node + int(np.searchsorted(self.cuts, s)),
+                     self.first_node + int(np.searchsorted(self.cuts, e)))
+
 
 @dataclass
 class RankNodes:
@@ -341,8 +346,7 @@ class RankNodes:
 
 def work_segments(g: Graph, th: Thread, s: int, e: int) -> list[int]:
     """The nodes of the CPU work segments (kind :data:`CPU_SEG`) of thread ``th`` inside ``[s, e]``, in order."""
-    lo, hi = int(np.searchsorted(th.cuts, s)), int(np.searchsorted(th.cuts, e))
-    return [v for v in range(th.first_node + lo, th.first_node + hi) if g.kind[v] == CPU_SEG]
+    return [v for v in th.nodes_in(s, e) if g.kind[v] == CPU_SEG]
 
 
 class Resource:

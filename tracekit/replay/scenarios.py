@@ -47,7 +47,7 @@ from tracekit.replay.scenario_spec import Scenario
 from tracekit.runner.per_rank import map_forked
 from tracekit.traces.traceset import TraceSet
 
-__all__ = ["Context", "Scenario", "apply", "context", "evaluate", "expand", "options"]
+__all__ = ["Context", "Scenario", "apply", "context", "evaluate", "expand"]
 
 MOVED = ("compute_us", "exposed_comm_us", "idle_us", "wait_us")
 #: scenarios are evaluated in forked processes from this many graph nodes over all of them (below, forking
@@ -107,11 +107,6 @@ def _coll_node(g: Graph, rank: int, start_ns: int, end_ns: int) -> int:
     """The node of the rank's matched collective recorded at ``[start_ns, end_ns]``, -1 where the graph has none."""
     info = g.find_rank(rank)
     return info.coll.get((start_ns, end_ns), (-1, -1))[1] if info is not None else -1
-
-
-def clone(g: Graph) -> Graph:
-    """A copy a scenario may edit (:meth:`Graph.copy`)."""
-    return g.copy()
 
 
 def _fp32_allreduce(colls: pd.DataFrame) -> np.ndarray:
@@ -198,7 +193,3 @@ def _one(base: Graph, ctx: Context, sc: Scenario) -> tuple[str | None, pd.DataFr
     steps = figures.step_figures(g, *simulate.evaluate(g), comm)
     return None, steps, list(dict.fromkeys(more + [f"{sc.name}: {n}" for n in g.notes]))  # the evaluation's (cycles)
 
-
-def options() -> list[str]:
-    """The option names a scenario takes (the CLI's and the library's keyword arguments)."""
-    return list(OPTIONS)

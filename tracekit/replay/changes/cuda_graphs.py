@@ -80,8 +80,7 @@ class _Rank:
 
 def _segments(g: Graph, th: Thread, s: int, e: int) -> tuple[list[int], bool]:
     """(CPU work segments of ``th`` inside ``[s, e]``, whether a blocking call is among its segments)."""
-    lo, hi = int(np.searchsorted(th.cuts, s)), int(np.searchsorted(th.cuts, e))
-    nodes = range(th.first_node + lo, th.first_node + hi)
+    nodes = th.nodes_in(s, e)
     return [v for v in nodes if g.kind[v] == CPU_SEG], any(g.kind[v] == SYNC_SEG for v in nodes)
 
 
@@ -102,9 +101,9 @@ def _replay(g: Graph, segs: list[int], ops: list[int], cost: int) -> int:
     return before - g.dur[launch]
 
 
-def _executions(g: Graph, ctx: Context) -> list[tuple[_Rank, Thread, int, int, int]]:
+def _executions(g: Graph, ctx: Context) -> list[tuple[_Rank, Thread, int, int, int, bool]]:
     """Every compiled-graph execution in steps whose host thread the graph has: ``(rank, thread, start, end,
-    tid)``, each rank's launch index built once."""
+    tid, whether it already launched a CUDA graph)``, each rank's launch index built once."""
     out = []
     for rt in ctx.traces:
         if not rt.has_gpu_activity or g.find_rank(rt.rank) is None:
@@ -113,7 +112,7 @@ def _executions(g: Graph, ctx: Context) -> list[tuple[_Rank, Thread, int, int, i
         for s, e, tid in zip(*(a.tolist() for a in _graph_ops(rt))):
             th = r.threads.get(tid)
             if th is not None:
-                out.append((r, th, s, e, tid))
+                out.append((r, th, s, e, tid, r.has_graph_launch(tid, s, e)))
     return out
 
 
@@ -128,14 +127,14 @@ def capture(ctx: Context, ed: Edits) -> None:
                             "torch.compile's graphs (mode reduce-overhead)")
     # host time (predicted graph) of every execution that already launched a CUDA graph, before any is replayed
     measured = [sum(g.dur[v] for v in _segments(g, th, s, e)[0])
-                for r, th, s, e, tid in runs if r.has_graph_launch(tid, s, e)]
+                for _, th, s, e, _, graphed in runs if graphed]
     cost = int(np.median(measured)) if measured else GRAPH_REPLAY_NS
     kept = {"sync": 0, "collective": 0, "no GPU work": 0, "already a CUDA graph": 0}
     done = removed = 0
-    for r, th, s, e, tid in runs:
+    for r, th, s, e, tid, graphed in runs:
         rows = r.launched(tid, s, e)
         segs, sync = _segments(g, th, s, e)
-        why = ("already a CUDA graph" if r.has_graph_launch(tid, s, e) else "no GPU work" if not rows.size
+        why = ("already a CUDA graph" if graphed else "no GPU work" if not rows.size
                else "collective" if r.comm[rows].any() else "sync" if sync else None)
         if why is not None or not segs:
             kept[why or "no GPU work"] += 1

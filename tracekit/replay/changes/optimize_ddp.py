@@ -125,8 +125,7 @@ def _remove_host(g: Graph, st: _Step, what: int, ns: int) -> int:
         if th is None or tid2 != tid:
             continue
         need = ns
-        lo, hi = int(np.searchsorted(th.cuts, end)), int(np.searchsorted(th.cuts, nxt))
-        for v in range(th.first_node + lo, th.first_node + hi):
+        for v in th.nodes_in(end, nxt):
             if need and g.kind[v] == CPU_SEG:
                 take = min(need, g.dur[v])
                 g.dur[v] -= take
