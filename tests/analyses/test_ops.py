@@ -328,3 +328,15 @@ def test_unfused_chain_counts_intermediate_bytes(tmp_path: Path) -> None:
     assert ev["saved_bytes_per_step"] == saved and ev["kernels_per_step"] == 3
     assert ev["cost_us"] == pytest.approx(saved / 4.8e12 * 1e6, abs=0.1)
     assert ev["longest"] == "mul → add → relu"
+
+
+def test_gemm_finding_without_a_roofline_share_still_says_what_tf32_would_give() -> None:
+    """A small FP32 GEMM judged only on TF32 (its % of roofline null: cache-served) is named without that share."""
+    from tracekit.analyses import ops_findings
+
+    row = {"op": "aten::mm", "module": "fc", "dtype": "float32", "shape": "[8, 4096] x [4096, 4096]",
+           "us_per_step": 400.0, "achieved_tflops": 0.7, "peak_tflops": 66.9, "pct_of_roofline": None,
+           "tf32_tflops": 494.7, "cost_us": 399.0}
+    f = ops_findings._gemm_finding(0, [row], 5000.0)
+    assert "% of its roofline" not in f.message and "TF32's 494.7 TFLOP/s" in f.message
+    assert "400 µs per step at 0.7 TFLOP/s;" in f.message

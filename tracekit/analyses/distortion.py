@@ -218,7 +218,8 @@ def _trace_bucket_figures(timeline: C.Cols, buckets: C.Cols) -> dict[Any, dict[s
                for rank, figs in _step_means(buckets, {"comm": (s, e)}, s, e).items()}
     if C.nrows(timeline):
         s, e = np.asarray(timeline["start_ns"], dtype=float), np.asarray(timeline["end_ns"], dtype=float)
-        tail = np.maximum(s, np.asarray(timeline["bwd_compute_end_ns"], dtype=float))
+        bwd = np.asarray(timeline["bwd_compute_end_ns"], dtype=float)
+        tail = np.where(bwd >= 0, np.maximum(s, bwd), e)  # backward's end unknown (-1): nothing counted exposed
         out |= _step_means(timeline, {"comm": (s, e), "exposed": (np.minimum(tail, e), e)}, s, e)
     return out
 

@@ -84,8 +84,9 @@ def _gemm_finding(rank: int, rows: list[dict[str, Any]], step_us: float) -> Gemm
         tf32 = (f"; FP32 with TF32 off: TF32's {x['tf32_tflops']:g} TFLOP/s peak would allow it "
                 f"{x['tf32_tflops'] / x['peak_tflops']:.1f}× the FP32 {x['peak_tflops']:g} "
                 "(torch.backends.cuda.matmul.allow_tf32 = True)" if x["tf32_tflops"] is not None else "")
+        pct = f", {x['pct_of_roofline']:.0f}% of its roofline" if x["pct_of_roofline"] is not None else ""
         parts.append(f"{x['op']}{shape} ({x['dtype']}){where}: {x['us_per_step']:.0f} µs per step at "
-                     f"{x['achieved_tflops']:.1f} TFLOP/s, {x['pct_of_roofline']:.0f}% of its roofline{tf32}")
+                     f"{x['achieved_tflops']:.1f} TFLOP/s{pct}{tf32}")
     cost = sum(x["cost_us"] for x in rows)
     more = f"; {len(rows) - SHOWN} more in table ops" if len(rows) > SHOWN else ""
     msg = (f"{len(rows)} large GEMM/convolution op(s) run far below the device's peak: " + "; ".join(parts) + more

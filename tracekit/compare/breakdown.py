@@ -145,7 +145,7 @@ def slower_findings(rows: pd.DataFrame, step_us: float | None) -> list[CompiledS
         out.append(CompiledSlowerThanEager(
             rank=None, cost_us=b - a, step_us=step_us, module=r.module,
             message=(f"module {r.module} takes {b:.1f} µs per step compiled against {a:.1f} µs eager "
-                     f"(+{b - a:.1f} µs, +{100 * (b - a) / a:.0f} %): compare its kernels with "
+                     f"(+{b - a:.1f} µs{f', +{100 * (b - a) / a:.0f} %' if a > 0 else ''}): compare its kernels with "
                      f"`tracekit diff --by op` and the compiled code in compiled_kernels.json"),
             eager_us_per_step=round(a, 1), compiled_us_per_step=round(b, 1),
             eager_kernels_per_step=_r(r.a_kernels_per_step), compiled_kernels_per_step=_r(r.b_kernels_per_step)))
