@@ -455,3 +455,30 @@ def test_diff_and_annotate_identical_with_and_without_cache(cache_dir: Path, tmp
         _run(["annotate", str(a), "-o", str(tmp_path / tag), *extra])
         copies.append({p.name: p.read_bytes() for p in (tmp_path / tag).iterdir()})
     assert copies[0] == copies[1] == copies[2] and copies[0]
+
+
+def test_a_side_file_written_or_changed_beside_the_traces_is_a_new_key(cache_dir: Path, tmp_path: Path) -> None:
+    """compiled_kernels.json (and run.json) feed the ops table: writing or editing one never serves old results."""
+    from tracekit.runner import rank_cache
+
+    run = tmp_path / "run"
+    run.mkdir()
+    _trace(run / "rank0.trace.json")
+    before = loader.inputs_key(run)
+    (run / "compiled_kernels.json").write_text('{"version": 1, "kernels": {}}')
+    written = loader.inputs_key(run)
+    (run / "compiled_kernels.json").write_text('{"version": 1, "kernels": {"k": {}}}')
+    edited = loader.inputs_key(run)
+    assert len({before, written, edited}) == 3
+    assert [name for _, name, _ in rank_cache.loader.side_files_key([run])] == ["compiled_kernels.json"]
+
+
+def test_a_peaks_file_given_by_path_is_keyed_by_its_contents(cache_dir: Path, tmp_path: Path) -> None:
+    from tracekit.analyses.options import AnalyzeOptions
+    from tracekit.runner import rank_cache
+
+    p = tmp_path / "gpu.json"
+    p.write_text('{"a": 1}')
+    first = cache.digest(rank_cache.options_key(AnalyzeOptions(peaks=str(p))))
+    p.write_text('{"a": 22}')
+    assert cache.digest(rank_cache.options_key(AnalyzeOptions(peaks=str(p)))) != first

@@ -36,14 +36,16 @@ def analyze_paths(paths: list[str], options: RunOptions | None = None,
     (:func:`tracekit.traces.loader.inputs_key`), the options that change it (``analysis``, ``skip_bad``,
     ``only``; where and how the ranks run does not) and tracekit's code: a second look at the same files
     reads it (``timings`` then has one phase, ``cached``)."""
+    from tracekit.runner import rank_cache
     from tracekit.traces import cache, loader
 
     options = replace(options if options is not None else RunOptions(), keep_events=False)
     clock = timings if timings is not None else PhaseTimer()
     inputs = loader.inputs_key(paths)
     hta = cache.package_versions(("HolisticTraceAnalysis",)) if options.analysis.hta else ()  # (its tables)
-    key = None if inputs is None else cache.digest(ANALYSIS_CACHE, inputs, options.analysis, options.skip_bad,
-                                                   options.only, options.table_names, hta, cache.code_key())
+    key = None if inputs is None else cache.digest(ANALYSIS_CACHE, inputs, rank_cache.options_key(options.analysis),
+                                                   options.skip_bad, options.only, options.table_names, hta,
+                                                   cache.code_key())
     found, res = cache.memo_get(ANALYSIS_CACHE, key)
     if found:
         clock.lap("cached")

@@ -10,13 +10,15 @@ or tracekit never reads another's.
 
 from __future__ import annotations
 
+import os
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from tracekit.analyses import registry
 from tracekit.analyses.options import AnalyzeOptions
 from tracekit.runner.per_rank import map_ranks
-from tracekit.traces import cache
+from tracekit.traces import cache, loader
 from tracekit.traces.traceset import RankTrace, TraceSet
 
 #: the cache kind of a rank's tables on the parse path, and of a batch of rank files on the engine path
@@ -28,8 +30,16 @@ def _key(rt: RankTrace, specs: list[registry.Table], options: AnalyzeOptions, wo
          manifest: Any) -> str | None:
     if rt.source_key is None:
         return None
-    return cache.digest(RANK_TABLES, rt.source_key, str(rt.path), rt.rank, world_size, options, manifest,
-                        tuple(t.name for t in specs), cache.code_key())
+    return cache.digest(RANK_TABLES, rt.source_key, str(rt.path), rt.rank, world_size, options_key(options),
+                        manifest, loader.side_files_key([Path(rt.path).parent]), tuple(t.name for t in specs),
+                        cache.code_key())
+
+
+def options_key(options: AnalyzeOptions) -> tuple[AnalyzeOptions, str | None]:
+    """``options`` as a cache key: with the identity of the ``peaks`` file where it is given as a path
+    (``tracekit.analyze(run, peaks="gpu.json")``), so an edited file is read again."""
+    peaks = options.peaks
+    return options, cache.file_key(peaks) if isinstance(peaks, (str, os.PathLike)) else None
 
 
 def rank_tables(rt: RankTrace, *, specs: list[registry.Table], options: AnalyzeOptions, world_size: int,
@@ -39,7 +49,7 @@ def rank_tables(rt: RankTrace, *, specs: list[registry.Table], options: AnalyzeO
     (:attr:`RankTrace.source_key` None: the cache is off, or a rank built from a frame) is computed."""
     return cache.memo(RANK_TABLES, _key(rt, specs, options, world_size, manifest),
                       lambda: registry.compute_rank_tables(rt, specs=specs, options=options, world_size=world_size,
-                                                           manifest=manifest))
+                                                           manifest=manifest), trim_after=False)
 
 
 def map_rank_tables(traces: TraceSet, *, specs: list[registry.Table], options: AnalyzeOptions,
@@ -55,6 +65,7 @@ def map_rank_tables(traces: TraceSet, *, specs: list[registry.Table], options: A
     if len(got) < len(traces.ranks):
         got |= map_ranks(traces, partial(rank_tables, specs=specs, options=options, world_size=traces.world_size,
                                          manifest=traces.manifest), workers, skip=set(got))
+        cache.trim()  # once for every rank stored (rank_tables does not trim after each)
     return {r: got[r] for r in traces.ranks}
 
 
@@ -69,5 +80,6 @@ def batch_key(files: list[tuple[str, int]], job: Any, specs: list[registry.Table
     keys = [cache.file_key(p) for p, _ in files]
     if None in keys:
         return None
-    return cache.digest(ENGINE_BATCHES, [p for p, _ in files], keys, job, tuple(t.name for t in specs),
+    return cache.digest(ENGINE_BATCHES, [p for p, _ in files], keys, job,
+                        loader.side_files_key(Path(p).parent for p, _ in files), tuple(t.name for t in specs),
                         cache.code_key())

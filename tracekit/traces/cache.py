@@ -568,11 +568,11 @@ def memo_get(kind: str, key: str | None) -> tuple[bool, Any]:
     return True, value
 
 
-def memo(kind: str, key: str | None, compute: Callable[[], Any]) -> Any:
+def memo(kind: str, key: str | None, compute: Callable[[], Any], *, trim_after: bool = True) -> Any:
     """``compute()`` through entry ``key`` of ``kind`` (``key`` None: not cached). The warnings ``compute``
     raised are stored with its value and raised again on a hit, so a cached command says what it said. A
-    stored value may take the cache past its cap: :func:`trim` follows (meant for a few entries per command,
-    not thousands: it lists the cache)."""
+    stored value may take the cache past its cap: :func:`trim` follows (it lists the cache: a caller storing
+    one entry per rank passes ``trim_after=False`` and trims once when all are stored)."""
     if key is None:
         return compute()
     found, value = memo_get(kind, key)
@@ -582,7 +582,7 @@ def memo(kind: str, key: str | None, compute: Callable[[], Any]) -> Any:
         warnings.simplefilter("always")
         value = compute()
     caught = [(str(w.message), w.category) for w in rec]
-    if save(kind, key, ("memo", (value, caught))):
+    if save(kind, key, ("memo", (value, caught))) and trim_after:
         trim()
     _rewarn(caught)
     return value

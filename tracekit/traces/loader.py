@@ -684,6 +684,18 @@ def inputs_key(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> str | 
     keys = [cache.file_key(f) for f in files]
     if None in keys:
         return None
-    manifests = [(str(p), cache.file_key(Path(p) / "run.json") if (Path(p) / "run.json").is_file() else None)
-                 for p in given if Path(p).is_dir()]
-    return cache.digest([str(p) for p in given], [str(f) for f in files], keys, manifests)
+    folders = [Path(p) for p in given if Path(p).is_dir()] + [Path(f).parent for f in files]
+    return cache.digest([str(p) for p in given], [str(f) for f in files], keys, side_files_key(folders))
+
+
+def side_files_key(folders: Iterable[str | os.PathLike]) -> list[tuple[str, str, str | None]]:
+    """The identity of the files beside the traces that the analyses read (:data:`NON_TRACE_NAMES`: run.json,
+    compiled_kernels.json, ...) in each of ``folders``: part of every cache key of what was computed from
+    traces, so that a side file written or changed later is never answered from the cache."""
+    out = []
+    for d in sorted({str(f) for f in folders}):
+        for name in sorted(NON_TRACE_NAMES):
+            p = Path(d) / name
+            if p.is_file():
+                out.append((d, name, cache.file_key(p)))
+    return out
