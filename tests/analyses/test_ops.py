@@ -180,7 +180,9 @@ def test_modules_of_ops_and_tree_rollup(tmp_path: Path) -> None:
     assert mods.loc["blocks.0.mlp", "flops_per_step"] == 2 * 64 * 64
     assert mods["self_us_per_step"].sum() == pytest.approx(res.tables["ops"]["us_per_step"].sum())
     assert mods.loc["blocks.0", "kernels_per_step"] == 3
-    assert mods.loc["", "step_share_pct"] == pytest.approx(100 * 19.0 / 5000)
+    # the model's 19 µs of the rank's 19 + 1 (outside modules) + 5 (optimizer) µs of op time per step
+    assert mods.loc["", "device_share_pct"] == pytest.approx(100 * 19.0 / 25.0)
+    assert mods.loc[mods["depth"] == 0, "device_share_pct"].sum() == pytest.approx(100.0)
 
 
 def test_trace_without_shapes_has_times_and_a_note(tmp_path: Path) -> None:

@@ -31,3 +31,5 @@ def test_ops_on_committed_traces(run: str) -> None:
     for rank, rows in ops.groupby("rank"):
         self_us = mods.loc[mods["rank"] == rank, "self_us_per_step"].sum()
         assert self_us == pytest.approx(rows["us_per_step"].sum(), rel=1e-9)
+    # a share is at most the whole: on the committed runs communication beside compute summed to 139 % of the step
+    assert not (mods["device_share_pct"] > 100.0 + 1e-9).any(), mods[mods["device_share_pct"] > 100.0]

@@ -17,7 +17,7 @@ def _modules(rows: list[tuple[int, str, float, float, float]]) -> pd.DataFrame:
     """rows: (rank, module, us_per_step, kernels_per_step, bytes_per_step)"""
     return pd.DataFrame([{"rank": r, "module": m, "parent": None, "depth": m.count(".") + (m != ""),
                           "us_per_step": us, "self_us_per_step": None, "kernels_per_step": k,
-                          "flops_per_step": None, "bytes_per_step": b, "step_share_pct": None,
+                          "flops_per_step": None, "bytes_per_step": b, "device_share_pct": None,
                           "achieved_tflops": None, "achieved_tbps": None} for r, m, us, k, b in rows])
 
 

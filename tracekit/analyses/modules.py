@@ -36,8 +36,10 @@ COLUMNS = (
                                       "model; null when none has one)"),
     Column("bytes_per_step", "bytes", "modelled bytes of its ops and its sub-modules' ops per step (null when "
                                       "none has a model)"),
-    Column("step_share_pct", "pct", "100 · us_per_step / the rank's mean ProfilerStep duration (ranks "
-                                    "step_mean_us)"),
+    Column("device_share_pct", "pct", "100 · us_per_step / the rank's summed op time per step (Σ self_us_per_step "
+                                      "of its rows): the module's share of the rank's device work (CPU op time on "
+                                      "CPU runs); at most 100, the depth-0 rows add up to 100. Not a share of the "
+                                      "step's wall time: work on several streams overlaps"),
     Column("achieved_tflops", "count", "flops_per_step / us_per_step, in TFLOP/s"),
     Column("achieved_tbps", "count", "bytes_per_step / us_per_step, in TB/s"),
 )
@@ -53,7 +55,7 @@ def _label(m: str | None) -> str:
     return OUTSIDE if m is None else m
 
 
-def rank_modules(ops: Mapping[str, np.ndarray], step_us: float) -> dict[str, list[Any]]:
+def rank_modules(ops: Mapping[str, np.ndarray]) -> dict[str, list[Any]]:
     """One rank's module rows (columns of :data:`COLUMNS` but ``rank``) from its ``ops_rank`` rows."""
     acc: dict[str | None, list[float]] = {}
     self_us: dict[str | None, float] = {}
@@ -73,6 +75,7 @@ def rank_modules(ops: Mapping[str, np.ndarray], step_us: float) -> dict[str, lis
                 e[3] += b
                 e[5] += 1
     out: dict[str, list[Any]] = {c.name: [] for c in COLUMNS if c.name != "rank"}
+    total = sum(self_us.values())
     for m in sorted(acc, key=_tree_order):
         us, k, f, b, nf, nb = acc[m]
         top = m is None or m in ("", optree.OPTIMIZER)
@@ -85,7 +88,7 @@ def rank_modules(ops: Mapping[str, np.ndarray], step_us: float) -> dict[str, lis
         out["kernels_per_step"].append(k)
         out["flops_per_step"].append(f if nf else np.nan)
         out["bytes_per_step"].append(b if nb else np.nan)
-        out["step_share_pct"].append(100.0 * us / step_us if step_us and step_us == step_us else np.nan)
+        out["device_share_pct"].append(100.0 * us / total if total > 0 else np.nan)
         out["achieved_tflops"].append(f / us / 1e6 if nf and us > 0 else np.nan)
         out["achieved_tbps"].append(b / us / 1e6 if nb and us > 0 else np.nan)
     return out
@@ -105,12 +108,10 @@ def modules_table(ctx: RunContext) -> C.Cols:
     ops = C.as_cols(ctx.tables["ops_rank"])
     if not C.nrows(ops):
         return NO_ROWS
-    totals = C.as_cols(ctx.tables["rank_totals"])
-    step = dict(zip(totals["rank"].tolist(), totals["step_mean_us"].tolist())) if C.nrows(totals) else {}
     parts = []
     for r in sorted(set(ops["rank"].tolist())):
         sel = np.flatnonzero(ops["rank"] == r)
-        rows = rank_modules(C.take(ops, sel), step.get(r, np.nan))
+        rows = rank_modules(C.take(ops, sel))
         n = len(rows["module"])
         parts.append({"rank": np.full(n, r, dtype=np.int64),
                       **{k: (C.obj(v) if k in ("module", "parent") else np.asarray(v, dtype=np.float64
@@ -124,7 +125,7 @@ def _view(t: Mapping[str, Any], opts: ViewOptions) -> View | None:
     if not C.nrows(mods) or not (mods["module"] == "").any():  # no module ranges in the traces: no tree
         return None
     keep = np.flatnonzero(mods["depth"] <= 2)
-    shown = ("rank", "module", "depth", "us_per_step", "self_us_per_step", "step_share_pct", "achieved_tflops")
+    shown = ("rank", "module", "depth", "us_per_step", "self_us_per_step", "device_share_pct", "achieved_tflops")
     view = C.select(C.take(mods, keep), list(shown))
     view["module"] = C.obj([ROOT if m == "" else m for m in view["module"].tolist()])
     return View("Modules per rank (depth ≤ 2; --table modules for the whole tree)", view)
@@ -136,5 +137,5 @@ TABLES = [
               "Modules come from `tracekit.module:<path>` ranges (tracekit profile), backward ops take their "
               "forward op's module, compiled kernels theirs from compiled_kernels.json: [Ops and modules]"
               "(../ops.md).",
-          columns=COLUMNS, compute=modules_table, needs=("ops_rank", "rank_totals"), view=_view, order=47),
+          columns=COLUMNS, compute=modules_table, needs=("ops_rank",), view=_view, order=47),
 ]
