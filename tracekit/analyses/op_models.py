@@ -522,17 +522,18 @@ def model_of(name: str, dims: bytes, types: bytes, concrete: bytes) -> tuple[Cos
     """``(cost, source)`` of one call of op ``name`` with these recorded inputs (JSON texts); source is
     ``"shapes"`` or ``"kernel_name"`` (a Triton kernel's FLOPs counted from its name's fused ops); ``(None,
     None)`` without a model or shapes. Cached: the calls of a step repeat in every step."""
+    foreach = name.startswith("aten::_foreach_") or name.startswith("aten::_fused_")
+    m = _TRITON.match(name)
+    hit = MODELS.get(name)
+    if not (foreach or m or hit):  # no model: its inputs are not decoded
+        return None, None
     a = decode_args(dims, types, concrete)
     if a is None:
         return None, None
-    if name.startswith("aten::_foreach_") or name.startswith("aten::_fused_"):
+    if foreach:
         return _foreach(a), "shapes"
-    m = _TRITON.match(name)
     if m:
         return _triton(name, m.group(1), a)
-    hit = MODELS.get(name)
-    if hit is None:
-        return None, None
     try:
         cost = hit[1](a)
     except (TypeError, ValueError, IndexError, ZeroDivisionError):
