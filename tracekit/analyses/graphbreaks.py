@@ -80,7 +80,8 @@ GB_COLUMNS = (
 BOUNDARY_COLUMNS = ("rank", "step", "pass", "index", "kind", "gap_cpu_us", "idle_gpu_us", "host_sync_us")
 #: runtime calls that block the host until the GPU is done: what a data-dependent ``.item()`` / ``.tolist()`` /
 #: ``nonzero`` between two graphs runs (a device-to-host copy, then a stream synchronize)
-HOST_SYNC_PATTERN = r"(?:Device|Stream|Event|Ctx)Synchronize|^cudaMemcpy$|^cuMemcpyDtoH|^hipMemcpy$"
+HOST_SYNC_PATTERN = (r"(?:Device|Stream|Event|Ctx)Synchronize|^cudaMemcpy$|^cuMemcpyDtoH|^hipMemcpy$"
+                     r"|^cudaMemcpy2D$|^cudaMemcpyFromSymbol$")
 
 
 #: the kinds of compiled op, in :func:`compiled_ops`' ``what`` (a name takes the first that matches)

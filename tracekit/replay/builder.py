@@ -70,6 +70,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tracekit.analyses.graphbreaks import HOST_SYNC_PATTERN
 from tracekit.replay.costs import TRITON_PREFIX, ProfilerCosts, kinds_of
 from tracekit.replay.graph import (ARRIVE, COLL, CPU_SEG, GPU_OP, ORIGIN, SYNC_SEG, WAIT_SEG, Graph, RankNodes,
                                    Thread)
@@ -78,8 +79,7 @@ from tracekit.traces import schema
 from tracekit.traces.traceset import RankTrace
 
 #: runtime calls that block the calling thread until GPU work ends
-SYNC_PATTERN = re.compile(r"(?:Device|Stream|Event|Ctx)Synchronize|^cudaMemcpy$|^cuMemcpyDtoH|^hipMemcpy$"
-                          r"|^cudaMemcpy2D$|^cudaMemcpyFromSymbol$")
+SYNC_PATTERN = re.compile(HOST_SYNC_PATTERN)  # the graph-break tables' (host_sync_us): the same calls
 #: copy calls that block when the destination is pageable host memory (decided from the timing)
 COPY_PATTERN = re.compile(r"Memcpy")
 STREAM_WAIT_PATTERN = re.compile(r"StreamWaitEvent")
