@@ -189,3 +189,27 @@ def test_whatif_bounds_the_prediction_by_the_cupti_only_warm_up_steps(tmp_path) 
     assert not any("warm-up steps" in n for n in b.notes)
     res = CliRunner().invoke(main, ["whatif", str(run)])
     assert "profiler warm-up, CUPTI only (run.json)" in res.output and "at most this" in res.output
+
+
+def test_a_slowest_rank_without_an_idle_share_keeps_the_runs_regime() -> None:
+    """Ranks of different kinds, the slowest with no GPU idle figure: the baseline's regime is the run's (it
+    raised StopIteration looking for the slowest rank's own)."""
+    import pandas as pd
+
+    from tracekit.replay import api
+
+    class _Traces:  # what _baseline reads of a TraceSet here
+        manifest = None
+
+        def __len__(self) -> int:
+            return 3
+
+    nan = float("nan")
+    steps = pd.DataFrame({"rank": [0, 1, 2], "step": [1, 1, 1],
+                          "window_step_us": [1000.0, 1000.0, 2000.0], "replayed_step_us": [1000.0, 1000.0, 2000.0],
+                          "predicted_step_us": [1000.0, 1000.0, 2000.0],
+                          "predicted_idle_us": [50.0, 500.0, nan], "window_idle_us": [50.0, 500.0, nan]})
+    base = api._baseline(steps, _Traces(), whole_window=True)
+    run = trust.regime_of(api._idle_share(steps), api._idle_share(steps, "window"))
+    assert {r["name"] for r in base["rank_regimes"]} == {"gpu-bound", "cpu-bound"}
+    assert base["regime"]["name"] == run.name

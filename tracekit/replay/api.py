@@ -441,8 +441,9 @@ def _baseline(steps: pd.DataFrame, traces: TraceSet, whole_window: bool = False)
     several = len(traces) > 1
     if len({r["name"] for r in by_rank}) > 1:  # ranks of different kinds: the predicted step is the slowest rank's
         slowest = int(steps.groupby("rank")["predicted_step_us"].mean().idxmax())
-        regime = next(trust.regime_of(r["predicted_gpu_idle_pct"], r["window_gpu_idle_pct"]) for r in by_rank
-                      if slowest in r["ranks"])
+        # (the slowest rank's own regime; a rank with no idle share has none: the run's then stands)
+        regime = next((trust.regime_of(r["predicted_gpu_idle_pct"], r["window_gpu_idle_pct"]) for r in by_rank
+                       if slowest in r["ranks"]), regime)
     return {"profiled_step_us": prof, "replayed_step_us": rep, "replay_error_pct": _pct(rep, prof),
             "predicted_step_us": pred, "measured_unprofiled_step_us": measured, "error_pct": _pct(pred, measured),
             "measured_spread_pct": _measured_spread(traces), "measured_drift_pct": _measured_drift(traces),
