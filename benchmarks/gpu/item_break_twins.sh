@@ -5,13 +5,14 @@
 #   SHAPE-break/paired.jsonl  the paired truth: both twins in one process, steps alternating (paired_twins.py)
 #   SHAPE-break/              `tracekit profile` of the twin with the `.item()` break (what whatif predicts from)
 #   SHAPE-none/               `tracekit profile` of the twin without it (separate run: a second look, not the truth)
-# Shapes: mlp1024 (batch 1024, the issue's held-out pair) and toy-cpubound (launch-bound, width 256 x 16, batch 32).
-# The essential steps (break profile + paired timing of every shape) run first, the -none profiles last; a step that would
-# start after DEADLINE seconds (default 200: the whole batch ~4 min on an H100) is skipped and says so in the log.
+# Shapes: mlp1024 (width 1024 x 8 at batch 1024, the size of issue 54's held-out pair) and toy-cpubound (launch-bound,
+# width 256 x 16, batch 32). The essential steps (break profile + paired timing of every shape) run first, the -none
+# profiles last; a step that would start after DEADLINE seconds (default 200: the whole batch ~4 min on an H100) is skipped and says so in the log.
 #
 # Usage (device, repo root): OUT=dir bash benchmarks/gpu/item_break_twins.sh
 #   ONLY="mlp1024" picks shapes; ROUNDS=200 paired rounds; DEADLINE=200; SIZES_CPU=1 tiny sizes for a CPU dry run.
-# Writes $OUT/log_item.txt and $OUT/runs_item.tar.gz (runs_item/<shape>-break, runs_item/<shape>-none).
+# Writes $OUT/log_item.txt and $OUT/runs_item.tar.gz (runs_item/<shape>-break, runs_item/<shape>-none, and
+# runs_item/whatif_paired.jsonl: bench_whatif.py --paired on the fresh runs, a first look printed in the log).
 #
 # Afterwards (here): unpack into a sample folder (a, b, ... per recording; the issue asks for two, on different days)
 #   mkdir -p sample_traces/whatif/h100_item_break/a && tar xzf OUT/runs_item.tar.gz --strip-components=1 \
@@ -54,6 +55,11 @@ step() {  # step NAME CMD...: run CMD (at most 120 s) if there is time left, wit
     IFS='|' read -r name opts at <<< "$spec"; picked "$name" || continue
     step "$name-none profile" $TK $opts --out "$OUT/runs_$PART/$name-none"
   done
+  # a first look at the prediction against the paired truth (the committed rows come from the unpacked sample, below)
+  ls "$OUT/runs_$PART"/*-break/paired.jsonl > /dev/null 2>&1 && \
+  DEADLINE=$(( DEADLINE + 30 )) step "whatif --no-graph-breaks vs paired" python3 benchmarks/bench_whatif.py \
+    --paired "$OUT/runs_$PART"/*-break --out "$OUT/runs_$PART/whatif_paired.jsonl"
+  cat "$OUT/runs_$PART/whatif_paired.jsonl" 2>/dev/null
   uptime
 } 2>&1 | tee "$OUT/log_$PART.txt"
 tar czf "$OUT/runs_$PART.tar.gz" -C "$OUT" "runs_$PART" && rm -rf "$OUT/runs_$PART"
