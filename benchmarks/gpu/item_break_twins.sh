@@ -5,9 +5,9 @@
 #   SHAPE-break/paired.jsonl  the paired truth: both twins in one process, steps alternating (paired_twins.py)
 #   SHAPE-break/              `tracekit profile` of the twin with the `.item()` break (what whatif predicts from)
 #   SHAPE-none/               `tracekit profile` of the twin without it (separate run: a second look, not the truth)
-# Shapes: mlp1024 (width 1024 x 8 at batch 1024, the size of issue 54's held-out pair) and toy-cpubound (launch-bound,
-# width 256 x 16, batch 32). The essential steps (break profile + paired timing of every shape) run first, the -none
-# profiles last; a step that would start after DEADLINE seconds (default 200: the whole batch ~4 min on an H100) is skipped and says so in the log.
+# Shapes: mlp1024 (width 1024 x 8 at batch 1024) and toy-cpubound (launch-bound, width 256 x 16, batch 32). The
+# essential steps (break profile + paired timing of every shape) run first, the -none profiles last; a step that would
+# start after DEADLINE seconds (default 200: the whole batch ~4 min on an H100) is skipped and says so in the log.
 #
 # Usage (device, repo root): OUT=dir bash benchmarks/gpu/item_break_twins.sh
 #   ONLY="mlp1024" picks shapes; ROUNDS=200 paired rounds; DEADLINE=200; SIZES_CPU=1 tiny sizes for a CPU dry run.
