@@ -46,7 +46,8 @@ step() {  # step NAME CMD...: run CMD (at most 120 s) if there is time left, wit
   uptime; host_facts
   for spec in "${ITEM_SHAPES[@]}"; do
     IFS='|' read -r name opts at <<< "$spec"; picked "$name" || continue
-    step "$name-break profile" $TK $opts --graph-break-at "$at" --graph-break-kind item --out "$OUT/runs_$PART/$name-break"
+    step "$name-break profile" $TK $opts --graph-break-at "$at" --graph-break-kind item \
+      --out "$OUT/runs_$PART/$name-break"
     mkdir -p "$OUT/runs_$PART/$name-break"
     step "$name paired (item break vs none)" python3 benchmarks/gpu/paired_twins.py $opts --at "$at" --break-kind item \
       --rounds "$ROUNDS" --json "$OUT/runs_$PART/$name-break/paired.jsonl"
