@@ -38,6 +38,23 @@ def test_paired_ddp_variants_times_every_variant_in_one_job(tmp_path):
     assert one["paired_delta_pct_median"] == pytest.approx(100 * (ratios[1] + ratios[2]) / 2)
 
 
+@pytest.mark.slow
+def test_paired_twins_item_break(tmp_path):
+    """paired_twins.py --break-kind item: the twin with the break compiles two graphs (the ``.item()`` check breaks
+    it), the plain twin one; the kind is in the output, and the paired change is the median of the per-round ratios."""
+    out = tmp_path / "paired.jsonl"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "gpu" / "paired_twins.py"), "--width", "32", "--depth", "4",
+           "--batch-size", "4", "--at", "1", "--break-kind", "item", "--rounds", "4", "--warmup", "2",
+           "--dynamo", "aot_eager", "--json", str(out)]
+    subprocess.run(cmd, check=True, env=env, capture_output=True, timeout=120)
+    res = json.loads(out.read_text())
+    assert res["break_kind"] == "item" and res["shape"]["break_kind"] == "item"
+    assert res["graphs_compiled"] == {"break": 2, "none": 1}
+    ratios = sorted(b / a - 1 for a, b in zip(res["step_ms"]["break"], res["step_ms"]["none"]))
+    assert res["paired_delta_pct_median"] == pytest.approx(100 * (ratios[1] + ratios[2]) / 2)
+
+
 def test_paired_twin_rows_check_the_committed_prediction():
     """bench_whatif --paired on one committed twin: the predicted change is whatif's, the measured one the
     paired median, and the committed result row says the same."""
