@@ -28,6 +28,7 @@ import numpy as np
 
 from tracekit.analyses.graphbreaks import WHATS, compiled_arrays
 from tracekit.errors import ScenarioError
+from tracekit.replay.changes._launches import RankLaunches
 from tracekit.replay.family import Edits, Family, Option, Phase
 from tracekit.replay.graph import CPU_SEG, SYNC_SEG, EdgeKind, Graph, Thread
 
@@ -49,33 +50,10 @@ def _graph_ops(rt: RankTrace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return c.ts_ns[keep], c.end_ns[keep], c.tid[keep]
 
 
-class _Rank:
-    """One rank's GPU operations by launch (thread, time) and its graph launches."""
-
-    def __init__(self, g: Graph, ctx: Context, rt: RankTrace) -> None:
-        info = g.rank_nodes(rt.rank)
-        self.threads: dict[int, Thread] = info.threads
-        n = len(rt.gpu_column("ts_ns"))
-        self.nodes = np.asarray(info.gpu_node)[:n]
-        lts, ltid = rt.gpu_column("launch_ts_ns"), rt.gpu_column("launch_tid")
-        ok = np.flatnonzero(~rt.gpu_column("pre_window").astype(bool))
-        # launched operations by (thread, launch time): one search per graph execution
-        self.order = ok[np.lexsort((lts[ok], ltid[ok]))]
-        self.keys_tid, self.keys_ts = ltid[self.order], lts[self.order]
-        self.comm = ctx.comm.get(rt.rank, np.zeros(n, dtype=bool))[:n]
-        ev = rt.name_hits(GRAPH_LAUNCH)
-        self.graph_launch_ts = rt.column("ts_ns")[ev]
-        self.graph_launch_tid = rt.column("tid")[ev]
-
-    def launched(self, tid: int, s: int, e: int) -> np.ndarray:
-        """Rows of the GPU operations thread ``tid`` launched inside ``[s, e]``."""
-        lo, hi = np.searchsorted(self.keys_tid, tid, "left"), np.searchsorted(self.keys_tid, tid, "right")
-        a = lo + np.searchsorted(self.keys_ts[lo:hi], s, "left")
-        b = lo + np.searchsorted(self.keys_ts[lo:hi], e, "right")
-        return np.sort(self.order[a:b])
-
-    def has_graph_launch(self, tid: int, s: int, e: int) -> bool:
-        return bool(((self.graph_launch_tid == tid) & (self.graph_launch_ts >= s) & (self.graph_launch_ts <= e)).any())
+def _graph_launched(rt: RankTrace) -> tuple[np.ndarray, np.ndarray]:
+    """(time, thread) of the rank's :data:`GRAPH_LAUNCH` calls."""
+    ev = rt.name_hits(GRAPH_LAUNCH)
+    return rt.column("ts_ns")[ev], rt.column("tid")[ev]
 
 
 def _segments(g: Graph, th: Thread, s: int, e: int) -> tuple[list[int], bool]:
@@ -101,18 +79,20 @@ def _replay(g: Graph, segs: list[int], ops: list[int], cost: int) -> int:
     return before - g.dur[launch]
 
 
-def _executions(g: Graph, ctx: Context) -> list[tuple[_Rank, Thread, int, int, int, bool]]:
-    """Every compiled-graph execution in steps whose host thread the graph has: ``(rank, thread, start, end,
-    tid, whether it already launched a CUDA graph)``, each rank's launch index built once."""
+def _executions(g: Graph, ctx: Context) -> list[tuple[RankLaunches, Thread, int, int, int, bool]]:
+    """Every compiled-graph execution in steps whose host thread the graph has: ``(rank's launches, thread, start,
+    end, tid, whether it already launched a CUDA graph)``, each rank's launch index built once."""
     out = []
     for rt in ctx.traces:
         if not rt.has_gpu_activity or g.find_rank(rt.rank) is None:
             continue
-        r = _Rank(g, ctx, rt)
+        r = RankLaunches(g, ctx, rt)
+        gl_ts, gl_tid = _graph_launched(rt)
         for s, e, tid in zip(*(a.tolist() for a in _graph_ops(rt))):
             th = r.threads.get(tid)
             if th is not None:
-                out.append((r, th, s, e, tid, r.has_graph_launch(tid, s, e)))
+                graphed = bool(((gl_tid == tid) & (gl_ts >= s) & (gl_ts <= e)).any())
+                out.append((r, th, s, e, tid, graphed))
     return out
 
 
