@@ -12,6 +12,8 @@ Kept as launched, and counted in the notes (cudagraph trees do not capture them,
 - a graph whose host work holds a blocking call (a sync: the host waits for the GPU inside it);
 - a graph that launched a collective (NCCL kernels outside a graph capture are not replayed with it);
 - a graph that launched no GPU work (a CPU graph: nothing to capture);
+- a graph whose host time holds no CPU work in the replay (only waits for another thread, or no time at all):
+  no host work for a graph launch to replace;
 - a graph already replayed as a CUDA graph (``cudaGraphLaunch`` among its launches).
 
 What it does not model: the copies of non-static inputs into the graph's static buffers (a memcpy kernel per
@@ -109,15 +111,15 @@ def capture(ctx: Context, ed: Edits) -> None:
     measured = [sum(g.dur[v] for v in _segments(g, th, s, e)[0])
                 for _, th, s, e, _, graphed in runs if graphed]
     cost = int(np.median(measured)) if measured else GRAPH_REPLAY_NS
-    kept = {"sync": 0, "collective": 0, "no GPU work": 0, "already a CUDA graph": 0}
+    kept = {"sync": 0, "collective": 0, "no GPU work": 0, "no host work": 0, "already a CUDA graph": 0}
     done = removed = 0
     for r, th, s, e, tid, graphed in runs:
         rows = r.launched(tid, s, e)
         segs, sync = _segments(g, th, s, e)
         why = ("already a CUDA graph" if graphed else "no GPU work" if not rows.size
-               else "collective" if r.comm[rows].any() else "sync" if sync else None)
-        if why is not None or not segs:
-            kept[why or "no GPU work"] += 1
+               else "collective" if r.comm[rows].any() else "sync" if sync else "no host work" if not segs else None)
+        if why is not None:
+            kept[why] += 1
             continue
         removed += _replay(g, segs, r.nodes[rows].tolist(), cost)
         done += 1
@@ -130,7 +132,8 @@ def _notes(name: str, done: int, graphs: int, removed: int, cost: int, measured:
              f"graph launch each, {cost / 1e3:.1f} us of host time ({where}): {removed / 1e3:.0f} us of host work "
              "removed in all; the copies of non-static inputs into the graphs' buffers are not modelled"]
     why = {"sync": "with a blocking call inside", "collective": "with a collective launched inside",
-           "no GPU work": "without GPU work", "already a CUDA graph": "already replayed as a CUDA graph"}
+           "no GPU work": "without GPU work", "no host work": "without host work to replace (only waits inside)",
+           "already a CUDA graph": "already replayed as a CUDA graph"}
     out = [f"{n} {why[k]}" for k, n in kept.items() if n]
     if out:
         notes.append(f"{name}: kept as launched: " + ", ".join(out))
