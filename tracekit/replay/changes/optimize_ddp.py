@@ -214,9 +214,7 @@ def _relieve(g: Graph, beside: list[tuple[np.ndarray, list[int]]]) -> int:
     rs, re_ = g.orig_arrays()
     done = 0
     for compute, colls in beside:
-        nodes = np.concatenate([compute, np.asarray(colls, dtype=np.int64)])
-        mask = np.r_[np.zeros(compute.size, dtype=bool), np.ones(len(colls), dtype=bool)]
-        share = contention.overlap_share(rs[nodes], re_[nodes], mask)[:compute.size]
+        share = contention.share_beside(rs, re_, compute, colls)
         for v, f in zip(compute.tolist(), share.tolist()):
             if f > 0:
                 g.dur[v] = int(round(g.dur[v] / (1.0 + (grow.CONTENTION_SLOWDOWN - 1.0) * f)))
