@@ -16,7 +16,7 @@ def regroup(ctx: Context, ed: Edits) -> None:
     """Replace the recorded buckets' collectives by the new layout's; the comm hook compresses the new ones too
     when the gradients are fp32."""
     sc = ed.sc
-    grads_fp32 = len(ctx.colls) and ed.fp32[(ctx.colls["phase"] == "backward").to_numpy()].all()
+    grads_fp32 = len(ctx.colls) and ctx.fp32[(ctx.colls["phase"] == "backward").to_numpy()].all()
     factor = ed.network_factor * (ed.hook_factor if grads_fp32 else 1.0)
     ed.replaced, more, new = buckets.regroup(ed.g, ctx, ed.comm, sc, factor, drop=sc.world_size == 1)
     ed.added = new if grads_fp32 and ed.hook_factor != 1.0 else []
