@@ -713,6 +713,19 @@ def test_the_runs_own_layout_regrouped_replays_as_its_baseline(run):
     assert r.scenarios[0]["predicted_step_us"] == r.baseline["predicted_step_us"]
 
 
+def test_a_grown_run_refuses_bucket_and_hook_changes_each_in_its_own_family(tmp_path, monkeypatch):
+    """A 1-rank run grown to 2 ranks has no recorded bucket transfer: the bucket family refuses a cap, the network
+    family the hook, each naming its own change."""
+    from tracekit.replay import grow
+
+    monkeypatch.setattr(grow, "NVLINK4_ALLREDUCE", {2: (0.0, 2 * MIB / 20_000)})
+    run = _one_rank_ddp_run(tmp_path)
+    with pytest.raises(ScenarioError, match="grown to 2 ranks takes no bucket change"):
+        tracekit.whatif(run, world_size=2, bucket_cap_mb=5.0)
+    with pytest.raises(ScenarioError, match="grown to 2 ranks takes no hook change"):
+        tracekit.whatif(run, world_size=2, comm_hook="bf16")
+
+
 def test_the_hook_compresses_new_buckets_only_with_fp32_backward_collectives(monkeypatch):
     """The regrouped buckets get the hook's factor only where the run has backward collectives, all fp32 allreduces
     (a forward-only fp32 allreduce says nothing of the gradients)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tracekit.errors import ScenarioError
 from tracekit.replay import buckets
 from tracekit.replay.family import Edits, Family, Option, Phase
 
@@ -25,6 +26,9 @@ def regroup(ctx: Context, ed: Edits) -> None:
     """Replace the recorded buckets' collectives by the new layout's; the comm hook compresses the new ones too
     when the gradients are fp32."""
     sc = ed.sc
+    if ed.grown:
+        raise ScenarioError(f"{sc.name}: a 1-rank run grown to {sc.world_size} ranks takes no bucket change with "
+                            "it (its buckets have no recorded transfer)")
     fp32 = grads_fp32(ctx)
     factor = ed.network_factor * (ed.hook_factor if fp32 else 1.0)
     ed.replaced, more, new = buckets.regroup(ed.g, ctx, ed.comm, sc, factor, drop=sc.world_size == 1)

@@ -87,12 +87,13 @@ def _bandwidth_factor(ctx: Context, sc: ScenarioValues) -> float:
 
 
 def _grow(ctx: Context, ed: Edits) -> None:
-    """A 1-rank run grown to ``sc.world_size`` ranks (:mod:`tracekit.replay.grow`); the other changes of the
-    scenario need recorded collectives, except ``bandwidth_x`` and ``no_graph_breaks``."""
+    """A 1-rank run grown to ``sc.world_size`` ranks (:mod:`tracekit.replay.grow`); ``bandwidth_x`` and
+    ``busbw_gbps`` apply to its new allreduces, the comm hook does not (each family refuses what it cannot do on
+    a grown run: :attr:`Edits.grown`)."""
     sc = ed.sc
-    if sc.bucket_cap_mb is not None or sc.first_bucket_cap_mb is not None or sc.comm_hook:
-        raise ScenarioError(f"{sc.name}: a 1-rank run grown to {sc.world_size} ranks takes no bucket or hook "
-                            "change with it (its buckets have no recorded transfer)")
+    if sc.comm_hook:
+        raise ScenarioError(f"{sc.name}: a 1-rank run grown to {sc.world_size} ranks takes no hook change with it "
+                            "(its allreduces have no recorded transfer)")
     per_step, notes = grow.add_allreduces(ed.g, ctx, int(sc.world_size), sc.bandwidth_x, sc.name,
                                           busbw=sc.busbw_gbps)
     rank = next(iter(ctx.traces)).rank
