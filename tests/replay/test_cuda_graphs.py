@@ -120,3 +120,19 @@ def test_it_combines_with_other_changes_and_on_the_command_line(tmp_path: Path) 
     cpu.write(tmp_path / "cpu" / "rank0.trace.json.gz")
     res = CliRunner().invoke(main, ["whatif", str(tmp_path / "cpu"), "--cuda-graphs"])
     assert res.exit_code == 2 and "CUDA graphs do not apply" in res.output and "Traceback" not in res.output
+
+
+def test_a_graph_whose_host_time_only_waits_is_kept_for_that_reason(tmp_path: Path) -> None:
+    """Step [0, 120] µs: a compiled graph (CompiledFunction [10, 80]) on the main thread, which waits inside it for
+    another thread (an operator [20, 79] on thread 2000 ends 1 µs before it: the replay's wait); the graph's one
+    kernel is launched at its end (launch [80, 82], kernel [85, 95]). It has GPU work but no host work to replace."""
+    tb = TraceBuilder(rank=0, world_size=1)
+    tb.step(1, 0, 120)
+    tb.cpu_op("CompiledFunction", 10, 70)
+    tb.cpu_op("aten::mm", 20, 59, tid=2000)
+    tb.kernel("triton_0", 85, 10, launch_at_us=80)
+    tb.launch(110, 990, name="cudaDeviceSynchronize", dur_us=2)
+    w = tracekit.whatif(tb.write(tmp_path / "rank0.trace.json.gz"), cuda_graphs=True)
+    assert any("0 of 1 compiled-graph executions" in n for n in w.notes)
+    assert any("kept as launched: 1 without host work to replace (only waits inside)" in n for n in w.notes)
+    assert not any("without GPU work" in n for n in w.notes)
