@@ -29,6 +29,7 @@ from tracekit.traces import cols as C
 from tracekit.traces import provenance, schema
 from tracekit.traces.decode import LAUNCHES_KEY, UNREAD_KEY
 from tracekit.traces.frames import NO_ROWS
+from tracekit.traces.traceset import assign_steps
 
 NS_PER_US = 1000.0
 #: a memory-bound op whose bytes per call are under this many times the device's last-level cache may be served
@@ -154,14 +155,16 @@ def _dense_groups(key: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _cpu_calls(rt: Any, tree: optree.Tree, steps: Mapping[str, np.ndarray]) -> Calls:
-    """Per owner call on a CPU-only rank: the self time of the ops it owns (inside a step)."""
+    """Per owner call on a CPU-only rank: the self time of the ops it owns (inside a step; every op when the trace
+    has no ProfilerStep)."""
     names = np.asarray([str(x) for x in rt.categories("name") or []] + [""], dtype=object)
     ts, end = rt.column("ts_ns")[tree.rows], rt.column("end_ns")[tree.rows]
     dur = (end - ts).astype(np.float64)
     p = tree.parent
     child = np.bincount(p[p >= 0], weights=dur[p >= 0], minlength=tree.rows.size)
     self_ns = np.maximum(dur - child, 0.0)
-    sel = tree.is_op & _in_steps(ts, steps)
+    in_step = assign_steps(steps, ts) >= 0 if steps["step"].size else np.ones(ts.size, dtype=bool)
+    sel = tree.is_op & in_step
     owner = tree.owner[sel]
     uniq, inv = np.unique(owner, return_inverse=True)
     code = rt.column("name")[tree.rows[uniq]]
@@ -169,14 +172,6 @@ def _cpu_calls(rt: Any, tree: optree.Tree, steps: Mapping[str, np.ndarray]) -> C
     return Calls(name=names[code].astype(object), code=code.astype(np.int64), module=tree.module[uniq].astype(object),
                  owner_row=tree.rows[uniq], us=np.bincount(inv, weights=self_ns[sel], minlength=n) / NS_PER_US,
                  kernels=np.zeros(n, dtype=np.int64), comm=np.zeros(n, dtype=bool), copy=np.zeros(n, dtype=bool))
-
-
-def _in_steps(ts: np.ndarray, steps: Mapping[str, np.ndarray]) -> np.ndarray:
-    st, en = np.asarray(steps["ts_ns"]), np.asarray(steps["end_ns"])
-    if not st.size:
-        return np.ones(ts.size, dtype=bool)
-    i = np.searchsorted(st, ts, side="right") - 1
-    return (i >= 0) & (en[np.maximum(i, 0)] > ts)
 
 
 @dataclass
@@ -234,25 +229,39 @@ def _model(rt: Any, calls: Calls, compiled: Mapping[str, provenance.KernelOrigin
                 flops[i] = np.nan if cost.flops is None else cost.flops
                 nbytes[i] = np.nan if cost.bytes is None else cost.bytes
                 out_bytes[i] = np.nan if cost.out_bytes is None else cost.out_bytes
+    if compiled:
+        _apply_compiled(compiled, names, codes, module, flops, nbytes, source)
+    return Modelled(cat, flops, nbytes, dtype, source, module, shaped, out_bytes, shape)
+
+
+def _apply_compiled(compiled: Mapping[str, provenance.KernelOrigin], names: list[str], codes: np.ndarray,
+                    module: np.ndarray, flops: np.ndarray, nbytes: np.ndarray, source: np.ndarray) -> None:
+    """Give the calls of compiled kernels (in place) their module, FLOPs and bytes from compiled_kernels.json:
+    looked up once per distinct name, spread to the calls through their name codes (one pass, not one per name).
+    A library call of compiled code (``extern``) gives its module only where no range gave the call one."""
+    k = len(names)
+    u_mod, u_ext = np.full(k, None, dtype=object), np.full(k, None, dtype=object)
+    u_flops, u_bytes = np.full(k, np.nan), np.full(k, np.nan)
     for u, name in enumerate(names):
         entry = compiled.get(name)
-        extern = compiled.get(EXTERN + name)
-        if entry is None and extern is None:
+        if entry is None:
+            extern = compiled.get(EXTERN + name)
+            u_ext[u] = None if extern is None else provenance.module_of(extern)
             continue
-        sel = codes == u
-        if entry is None:  # a library call of compiled code: its modules where no range gave the call one
-            m = provenance.module_of(extern)
-            if m is not None:
-                module[sel & np.equal(module, None)] = m
-            continue
-        m = provenance.module_of(entry)
-        if m is not None:
-            module[sel] = m
-        if entry.flops is not None:
-            flops[sel], source[sel] = float(entry.flops), "inductor"
-        if entry.bytes is not None:
-            nbytes[sel] = float(entry.bytes)
-    return Modelled(cat, flops, nbytes, dtype, source, module, shaped, out_bytes, shape)
+        u_mod[u] = provenance.module_of(entry)
+        u_flops[u] = np.nan if entry.flops is None else float(entry.flops)
+        u_bytes[u] = np.nan if entry.bytes is None else float(entry.bytes)
+    by_call = u_ext[codes]
+    hit = ~np.equal(by_call, None) & np.equal(module, None)
+    module[hit] = by_call[hit]
+    by_call = u_mod[codes]
+    hit = ~np.equal(by_call, None)
+    module[hit] = by_call[hit]
+    flops_of, bytes_of = u_flops[codes], u_bytes[codes]
+    hit = ~np.isnan(flops_of)
+    flops[hit], source[hit] = flops_of[hit], "inductor"
+    hit = ~np.isnan(bytes_of)
+    nbytes[hit] = bytes_of[hit]
 
 
 def _factor(v: np.ndarray) -> tuple[np.ndarray, int]:
@@ -506,9 +515,15 @@ def _view(t: Mapping[str, Any], opts: ViewOptions) -> View | None:
 
 
 def _top_per_rank(rank: np.ndarray, n: int) -> np.ndarray:
+    """Mask of each rank's first ``n`` rows (in row order): one stable sort by rank, not a scan per rank."""
     keep = np.zeros(rank.size, dtype=bool)
-    for r in np.unique(rank):
-        keep[np.flatnonzero(rank == r)[:n]] = True
+    if not rank.size:
+        return keep
+    order = np.argsort(rank, kind="stable")
+    r = rank[order]
+    start = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])
+    within = np.arange(r.size) - np.repeat(start, np.diff(np.r_[start, r.size]))
+    keep[order[within < n]] = True
     return keep
 
 
