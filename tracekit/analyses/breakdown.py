@@ -29,6 +29,7 @@ import numpy as np
 
 from tracekit.analyses import crossrank
 from tracekit.analyses.collectives import collective_overlap_note
+from tracekit.analyses.findings import group_means
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import COMM, COMPUTE, MEMORY, class_codes, class_mask
 from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
@@ -238,19 +239,12 @@ PER_STEP = {"compute_us": "compute_per_step_us", "comm_us": "comm_per_step_us", 
 
 def step_means_of(steps: C.Cols) -> C.Cols:
     """Per rank of the ``steps`` table: ``rank`` and the mean over its steps of each :data:`PER_STEP` column
-    (present values only, as ``groupby("rank").mean()``: NaN where no step has one)."""
-    g = C.Groups(steps, ["rank"]) if C.nrows(steps) else None
-    if g is None:
+    (present values only, as ``groupby("rank").mean()``: NaN where no step has one), by
+    :func:`tracekit.analyses.findings.group_means`, the grouping the findings' per-step means use."""
+    if not C.nrows(steps):
         return {"rank": np.empty(0, dtype=np.int64), **{v: np.empty(0) for v in PER_STEP.values()}}
-
-    def mean(col: str) -> np.ndarray:  # plain float64 sums: a few hundred steps a rank need no compensation
-        v = np.asarray(steps[col], dtype=float)
-        ok = (g.codes >= 0) & ~np.isnan(v)
-        n = np.bincount(g.codes[ok], minlength=g.n)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(n > 0, np.bincount(g.codes[ok], weights=v[ok], minlength=g.n) / np.maximum(n, 1), np.nan)
-
-    return {"rank": g.keys["rank"], **{v: mean(k) for k, v in PER_STEP.items()}}
+    ranks, means = group_means(steps, "rank", list(PER_STEP))
+    return {"rank": ranks, **dict(zip(PER_STEP.values(), means))}
 
 
 def missing_launches_note(ranks: C.Cols) -> str | None:
