@@ -35,7 +35,7 @@ from tracekit.analyses.classify import COMM, COMPUTE, MEMORY, class_codes, class
 from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
 from tracekit.traces import cols as C
 from tracekit.traces.frames import Columnar
-from tracekit.traces.steps import HOST_STEP_DOC, STEP_DOC, launches_incomplete, window_pieces
+from tracekit.traces.steps import HOST_STEP_DOC, STEP_DOC, window_pieces
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -133,15 +133,16 @@ def step_breakdown_columns(gpu: Columnar, cls: np.ndarray | pd.Series, steps: Co
     }
 
 
-def rank_breakdown(gpu: Columnar, cls: np.ndarray | pd.Series, steps: Columnar) -> dict[str, float]:
+def rank_breakdown(gpu: Columnar, cls: np.ndarray | pd.Series, steps: Columnar, lost: np.ndarray) -> dict[str, float]:
     """Breakdown over all GPU activity of the rank plus ``steps``, ``step_us`` and ``host_step_us`` (the means of
-    ``steps``, the step windows: :func:`_step_counts`)."""
+    ``steps``, the step windows: :func:`_step_counts`); ``lost``: per GPU row, whether its launch is missing
+    (:meth:`~tracekit.traces.traceset.RankTrace.launches_lost`), counted in ``launches_missing``."""
     ts = np.asarray(gpu["ts_ns"])
     out = _breakdown(ts, np.asarray(gpu["end_ns"]), class_mask(cls, COMPUTE),
                      class_mask(cls, COMM), class_mask(cls, MEMORY))
     out |= _step_counts(steps)
     out["pre_window_kernels"] = int(np.asarray(gpu["pre_window"]).sum())
-    out["launches_missing"] = launches_incomplete(gpu["pre_window"], gpu["stream"], ts)
+    out["launches_missing"] = int(np.count_nonzero(lost))
     out["kernels"] = ts.size
     return out
 
@@ -199,7 +200,8 @@ def rank_totals(ctx: RankContext) -> C.Cols:
     """The rank's row of ``ranks`` before the cross-rank columns (one row, as columns)."""
     rt = ctx.trace
     if rt.has_gpu_activity:
-        row = rank_breakdown(rt.gpu_arrays(), class_codes(rt, ctx.options.comm_pattern), rt.step_windows())
+        row = rank_breakdown(rt.gpu_arrays(), class_codes(rt, ctx.options.comm_pattern), rt.step_windows(),
+                             rt.launches_lost())
     else:
         row = dict.fromkeys(BREAKDOWN_COLUMNS, np.nan) | _step_counts(rt.step_windows()) | {
             "pre_window_kernels": 0, "launches_missing": 0, "kernels": 0}
