@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -70,6 +70,15 @@ RANK_EXTRA = (Column("kernels_per_step", "count", "GPU activities (kernels, copi
               Column("peak_tflops", "count", "the device peak judging the row (TFLOP/s; null without one)"),
               Column("tf32_tflops", "count", "an FP32 GEMM/conv/attention row judged against the FP32 peak: the "
                                              "device's TF32 peak (TFLOP/s), else null"))
+DEVICE_COLUMNS = (
+    Column("rank", "rank", "the rank"),
+    Column("device", "name", "the device whose peaks judged the rank's ops (built-in table or --peaks)"),
+    Column("tbps", "count", "its memory bandwidth, TB/s"),
+    Column("l2_mb", "count", "its last-level cache, MB (null: not given)"),
+    Column("tf32", "bool", "FP32 GEMM/conv/attention rows were judged against the TF32 peak (run.json says TF32 "
+                           "was on)"),
+    *(Column(f"peak_{k}_tflops", "count", f"its dense {k} peak, TFLOP/s (null: none)") for k in peaks.PEAK_KEYS),
+)
 NOTE_COLUMNS = (Column("rank", "rank", "the rank"), Column("key", "name", "the note's kind"),
                 Column("count", "count", "how many"), Column("text", "text", "the note"))
 
@@ -376,17 +385,39 @@ def _manifest_gpu(manifest: Any, rank: int) -> str | None:
     return None
 
 
-def compute(ctx: RankContext) -> tuple[C.Cols, list[tuple[str, int, str]], C.Cols]:
-    """The rank's rows (:data:`OPS_COLUMNS` and :data:`RANK_EXTRA`), notes ``(key, count, text)`` and its
-    fusion chains (:func:`tracekit.analyses.fusion.chains`)."""
+class RankOps(NamedTuple):
+    """What the ops analysis computes for one rank (once: :func:`compute`)."""
+
+    rows: C.Cols                          # :data:`OPS_COLUMNS` and :data:`RANK_EXTRA`
+    notes: list[tuple[str, int, str]]     # ``(key, count, text)``
+    chains: C.Cols                        # :func:`tracekit.analyses.fusion.chains`
+    device: C.Cols                        # :data:`DEVICE_COLUMNS`: the peaks that judged the rows (none: NO_ROWS)
+
+
+def compute(ctx: RankContext) -> RankOps:
+    """The rank's rows, notes, fusion chains and device peaks (:class:`RankOps`)."""
     return ctx.memo("ops", lambda: _compute(ctx))
 
 
-def _compute(ctx: RankContext) -> tuple[C.Cols, list[tuple[str, int, str]], C.Cols]:
+def _device_row(rank: int, device: peaks.Device | None, tf32: bool) -> C.Cols:
+    """:data:`DEVICE_COLUMNS` of the device whose peaks judged the rank's rows; NO_ROWS without one."""
+    if device is None:
+        return NO_ROWS
+    row: C.Cols = {"rank": np.array([rank], dtype=np.int64), "device": C.obj([device.name]),
+                   "tbps": np.array([device.tbps]), "l2_mb": np.array([np.nan if device.l2_mb is None else
+                                                                      device.l2_mb]),
+                   "tf32": np.array([tf32])}
+    for k in peaks.PEAK_KEYS:
+        v = device.peak(k)
+        row[f"peak_{k}_tflops"] = np.array([np.nan if v is None else float(v)])
+    return row
+
+
+def _compute(ctx: RankContext) -> RankOps:
     rt = ctx.trace
     notes: list[tuple[str, int, str]] = []
     if not rt.n_events:
-        return NO_ROWS, notes, NO_ROWS
+        return RankOps(NO_ROWS, notes, NO_ROWS, NO_ROWS)
     steps = rt.step_arrays()
     n_steps = int(steps["step"].size)
     if rt.has_gpu_activity:
@@ -398,7 +429,7 @@ def _compute(ctx: RankContext) -> tuple[C.Cols, list[tuple[str, int, str]], C.Co
         tree = optree.build(rt)
         calls = _cpu_calls(rt, tree, steps)
     if not calls.name.size:
-        return NO_ROWS, notes, NO_ROWS
+        return RankOps(NO_ROWS, notes, NO_ROWS, NO_ROWS)
     compiled, bad = _compiled_kernels(str(rt.path.parent))
     if bad:
         notes.append(("bad_compiled_kernels", 1, f"{bad}; compiled kernels are attributed by their names"))
@@ -415,7 +446,7 @@ def _compute(ctx: RankContext) -> tuple[C.Cols, list[tuple[str, int, str]], C.Co
     order = np.argsort(-t["us_per_step"], kind="stable")
     t = {k: v[order] for k, v in t.items()}
     t["rank"] = np.full(order.size, rt.rank, dtype=np.int64)
-    return t, notes, chains
+    return RankOps(t, notes, chains, _device_row(rt.rank, device, bool(tf32)))
 
 
 def _notes(t: C.Cols, m: Modelled, calls: Calls, n_steps: int, gpu: bool, device: peaks.Device | None,
@@ -466,18 +497,22 @@ def _notes(t: C.Cols, m: Modelled, calls: Calls, n_steps: int, gpu: bool, device
 
 
 def ops_rank_table(ctx: RankContext) -> C.Cols:
-    return compute(ctx)[0]
+    return compute(ctx).rows
+
+
+def op_device_table(ctx: RankContext) -> C.Cols:
+    return compute(ctx).device
 
 
 def fusion_table(ctx: RankContext) -> C.Cols:
-    chains = compute(ctx)[2]
+    chains = compute(ctx).chains
     if not C.nrows(chains):
         return NO_ROWS
     return {"rank": np.full(C.nrows(chains), ctx.rank, dtype=np.int64), **chains}
 
 
 def op_notes_table(ctx: RankContext) -> C.Cols:
-    notes = compute(ctx)[1]
+    notes = compute(ctx).notes
     if not notes:
         return NO_ROWS
     return {"rank": np.full(len(notes), ctx.rank, dtype=np.int64), "key": C.obj([k for k, _, _ in notes]),
@@ -485,9 +520,13 @@ def op_notes_table(ctx: RankContext) -> C.Cols:
 
 
 def ops_table(ctx: RunContext) -> C.Cols:
-    """The rank rows without the internal columns; the ranks' notes become run notes, one line per kind."""
+    """The rank rows without the internal columns; the ranks' notes become run notes, one line per kind, and
+    their devices' peaks ``meta["peaks"]`` (:func:`device_peaks`)."""
     t = C.as_cols(ctx.tables["ops_rank"])
     notes = C.as_cols(ctx.tables["op_notes"])
+    devices = C.as_cols(ctx.tables["op_device"])
+    if C.nrows(devices):
+        ctx.meta["peaks"] = device_peaks(devices)
     if C.nrows(notes):
         seen: dict[str, list[Any]] = {}
         for r, k, c, x in zip(notes["rank"].tolist(), notes["key"].tolist(), notes["count"].tolist(),
@@ -502,6 +541,21 @@ def ops_table(ctx: RunContext) -> C.Cols:
     if not C.nrows(t):
         return NO_ROWS
     return {c.name: t[c.name] for c in OPS_COLUMNS}
+
+
+def device_peaks(devices: C.Cols) -> dict[int, dict[str, Any]]:
+    """``meta["peaks"]``: per rank with a known device, the peaks its ops were judged against: ``device``,
+    ``tbps``, ``l2_mb`` (None: not given), ``tf32`` (FP32 matmuls judged against TF32) and ``tflops``
+    (peak key of :data:`tracekit.analyses.peaks.PEAK_KEYS` -> TFLOP/s, the device's keys only)."""
+    out: dict[int, dict[str, Any]] = {}
+    for r in C.records(devices):
+        given = {k: r[f"peak_{k}_tflops"] for k in peaks.PEAK_KEYS}
+        tflops = {k: float(v) for k, v in given.items() if v is not None and v == v}
+        l2 = r["l2_mb"]
+        out[int(r["rank"])] = {"device": str(r["device"]), "tbps": float(r["tbps"]),
+                               "l2_mb": None if l2 is None or l2 != l2 else float(l2), "tf32": bool(r["tf32"]),
+                               "tflops": tflops}
+    return out
 
 
 def _view(t: Mapping[str, Any], opts: ViewOptions) -> View | None:
@@ -534,9 +588,12 @@ TABLES = [
           columns=fusion.COLUMNS, compute=fusion_table, internal=True),
     Table(name="op_notes", scope="rank", title="What the ops table could not model, per rank",
           columns=NOTE_COLUMNS, compute=op_notes_table, internal=True),
+    Table(name="op_device", scope="rank", title="The device peaks that judged a rank's ops (meta.peaks)",
+          columns=DEVICE_COLUMNS, compute=op_device_table, internal=True),
     Table(name="ops", scope="run", title="Ops: time, FLOPs, bytes and roofline per rank, module, op and dtype",
           doc="One row per rank, module, op and dtype, most time first; every `_per_step` figure is the window's "
               "total over the work launched in ProfilerSteps divided by their number. Models, peaks and their "
               "sources: [Ops and modules](../ops.md).",
-          columns=OPS_COLUMNS, compute=ops_table, needs=("ops_rank", "op_notes"), view=_view, order=46),
+          columns=OPS_COLUMNS, compute=ops_table, needs=("ops_rank", "op_notes", "op_device"), view=_view,
+          order=46),
 ]
