@@ -58,7 +58,6 @@ from tracekit.runner.options import RunOptions
 from tracekit.runner.pipeline import load_and_analyze
 from tracekit.traces import cache, loader
 from tracekit.traces.manifest import Manifest
-from tracekit.traces.steps import launched_in_window_later
 from tracekit.traces.traceset import RankTrace, TraceSet
 
 RANK_COLUMNS = ("rank", "window_step_us", "replayed_step_us", "replay_error_pct", "predicted_step_us",
@@ -286,11 +285,8 @@ def self_check_note(baseline: dict[str, Any], ranks: pd.DataFrame) -> list[str]:
 
 def _launches_missing(rt: RankTrace) -> int:
     """GPU operations with no launch recorded that ran after one launched in the window on their stream
-    (:func:`tracekit.traces.steps.launched_in_window_later`)."""
-    pre = rt.gpu_column("pre_window")
-    if not pre.any() or pre.all():
-        return 0
-    return int(launched_in_window_later(pre, rt.gpu_column("stream"), rt.gpu_column("ts_ns")).sum())
+    (:meth:`tracekit.traces.traceset.RankTrace.launches_lost`, computed once per rank)."""
+    return int(np.count_nonzero(rt.launches_lost()))
 
 
 def shared_cores_notes(manifest: Manifest | None) -> list[str]:
