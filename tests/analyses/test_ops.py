@@ -60,7 +60,7 @@ def test_gemm_flops_bytes_and_roofline(tmp_path: Path) -> None:
     assert r["intensity_flop_per_byte"] == pytest.approx(flops / nbytes)
     assert r["bound"] == "compute"  # flops / 989.4 TFLOP/s > bytes / 4.8 TB/s
     assert r["pct_of_roofline"] == pytest.approx(100 * flops / 989.4e12 / 200e-6)
-    assert res.meta["peaks"][0] == {"device": "H200", "tbps": 4.8, "l2_mb": 50.0, "tf32": False,
+    assert res.meta["peaks"][0] == {"device": "H200", "tbps": 4.8, "l2_mb": 50.0, "tf32": False, "tf32_conv": True,
                                     "tflops": dict(H200.tflops)}
 
 
@@ -217,7 +217,7 @@ def test_unknown_gpu_and_peaks_file(tmp_path: Path) -> None:
     r = _row(res, "aten::mm")
     assert r["pct_of_roofline"] == pytest.approx(100 * 2 * 1024**3 / 500e12 / 10e-6) and r["bound"] == "compute"
     # the peaks that judged the rows, for the report's roofline (meta.peaks)
-    assert res.meta["peaks"] == {0: {"device": "Mystery", "tbps": 10.0, "l2_mb": None, "tf32": False,
+    assert res.meta["peaks"] == {0: {"device": "Mystery", "tbps": 10.0, "l2_mb": None, "tf32": False, "tf32_conv": True,
                                      "tflops": {"bf16": 500.0}}}
 
 

@@ -316,6 +316,15 @@ def _memory(a: Args) -> Cost | None:
     return Cost(0, _in_bytes(a) + nbytes(ts[0]), a.dtype(), nbytes(ts[0]))
 
 
+def _copy(a: Args) -> Cost | None:
+    """``copy_(self, src, non_blocking)``: src read, self written (self is not read), ``nbytes(src) +
+    nbytes(self)``; a dtype cast moves each side in its own dtype."""
+    dst, src = a.tensor(0), a.tensor(1)
+    if dst is None or src is None:
+        return None
+    return Cost(0, nbytes(src) + nbytes(dst), a.dtype(), nbytes(dst))
+
+
 def _fill(a: Args) -> Cost | None:
     t = a.tensor(0)
     return None if t is None else Cost(0, nbytes(t), a.dtype())
@@ -328,6 +337,140 @@ def _embedding(a: Args) -> Cost | None:
         return None
     rows = numel(i[0]) * w[0][1] * w[1]
     return Cost(0, nbytes(i) + 2 * rows, a.dtype())
+
+
+# -- indexed ops: they touch the indexed elements, not whole tensors --------------------------------------------
+
+def _elem(a: Args, i: int) -> int | None:
+    t = a.tensor(i)
+    return None if t is None else t[1]
+
+
+def _nll_loss(a: Args, *, backward: bool) -> Cost | None:
+    """``nll_loss_forward(self[N, C], target[N], weight, reduction, ignore_index)`` (and the 2d forms, where the
+    rows are ``target``'s elements): one logit read per target row, the targets, the weight of each row, and the
+    (reduced) output. ``nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index,
+    total_weight)``: one grad_input element written per target row, grad_output, targets, weights and
+    total_weight read (the zero-fill of grad_input is its own ``fill_`` under it). FLOPs: one per row."""
+    off = 1 if backward else 0
+    x, tgt = a.tensor(off), a.tensor(off + 1)
+    if x is None or tgt is None:
+        return None
+    rows, size = numel(tgt[0]), x[1]
+    weight = rows * size if a.tensor(off + 2) is not None else 0
+    if backward:
+        small = sum(nbytes(t) for t in (a.tensor(0), a.tensor(6)) if t is not None)
+    else:
+        reduced = a.value(3) != 0  # reduction 0 (none) writes one loss per row
+        small = (size if reduced else rows * size) + size  # output and total_weight
+    return Cost(rows, rows * size + nbytes(tgt) + weight + small, a.dtype())
+
+
+def _gather(a: Args) -> Cost | None:
+    """``gather(self, dim, index[, sparse_grad, out])``: the output has index's shape; bytes: the index, the
+    elements read at it and the output written, ``nbytes(index) + 2 · numel(index) · elem``."""
+    size, idx = _elem(a, 0), a.tensor(2)
+    if size is None or idx is None:
+        return None
+    return Cost(0, nbytes(idx) + 2 * numel(idx[0]) * size, a.dtype(), numel(idx[0]) * size)
+
+
+def _index_select(a: Args) -> Cost | None:
+    """``index_select(self, dim, index)``: ``len(index)`` slices of self along ``dim`` read and written."""
+    x, idx, dim = a.tensor(0), a.tensor(2), a.value(1)
+    if x is None or idx is None or not isinstance(dim, int) or not x[0]:
+        return None
+    shape = list(x[0])
+    shape[dim % len(shape)] = numel(idx[0])
+    return Cost(0, nbytes(idx) + 2 * numel(shape) * x[1], a.dtype(), numel(shape) * x[1])
+
+
+def _scatter(a: Args, *, accumulate: bool) -> Cost | None:
+    """``scatter[_add][_](self, dim, index, src|value[, reduce])``: ``numel(index)`` elements of src read (none
+    for a scalar value) and written into self (read first when they accumulate); the copy of self of the
+    out-of-place forms is the ``copy_`` under them."""
+    size, idx = _elem(a, 0), a.tensor(2)
+    if size is None or idx is None:
+        return None
+    n = numel(idx[0])
+    src = n * size if a.tensor(3) is not None else 0
+    return Cost(n if accumulate else 0, nbytes(idx) + src + (2 if accumulate else 1) * n * size, a.dtype())
+
+
+def _index_add(a: Args) -> Cost | None:
+    """``index_add[_](self, dim, index, source, alpha)``: source and index read, ``numel(source)`` elements of
+    self read and written."""
+    size, idx, src = _elem(a, 0), a.tensor(2), a.tensor(3)
+    if size is None or idx is None or src is None:
+        return None
+    n = numel(src[0])
+    return Cost(n, nbytes(idx) + nbytes(src) + 2 * n * size, a.dtype())
+
+
+def _indexed_elements(a: Args) -> tuple[int, int, int] | None:
+    """For ``index(self, indices)`` and ``index_put_(self, indices, values, ...)``: ``(elements addressed,
+    element bytes, bytes of the index tensors)``: the broadcast index shape times self's dimensions after the
+    indexed ones (a boolean mask counts its every element: an upper bound of the selected ones)."""
+    x = a.tensor(0)
+    idx = a.dims[1] if len(a.dims) > 1 else None
+    if x is None or not isinstance(idx, list) or not idx or not all(isinstance(s, list) for s in idx):
+        return None
+    if any(not all(isinstance(v, int) for v in s) for s in idx):
+        return None
+    n = numel(_broadcast(idx)) * numel(x[0][len(idx):])
+    return n, x[1], sum(numel(s) for s in idx) * 8  # (int64 indices: kineto records no TensorList dtype)
+
+
+def _index(a: Args) -> Cost | None:
+    """``index(self, indices)``: the addressed elements read and written, the indices read."""
+    got = _indexed_elements(a)
+    if got is None:
+        return None
+    n, size, idx = got
+    return Cost(0, idx + 2 * n * size, a.dtype(), n * size)
+
+
+def _index_put(a: Args) -> Cost | None:
+    """``index_put_(self, indices, values, accumulate[, unsafe])``: the indices and values read, the addressed
+    elements written (read first when accumulating)."""
+    got = _indexed_elements(a)
+    v = a.tensor(2)
+    if got is None or v is None:
+        return None
+    n, size, idx = got
+    acc = a.value(3) is True
+    return Cost(n if acc else 0, idx + min(numel(v[0]), n) * v[1] + (2 if acc else 1) * n * size, a.dtype())
+
+
+def _embedding_backward(a: Args) -> Cost | None:
+    """``embedding_dense_backward(grad_output[..., D], indices, num_weights, padding_idx, scale)``: grad_output
+    and indices read, at most ``min(numel(indices), num_weights)`` rows of D written (the zero-fill of the
+    gradient is the ``fill_`` under it)."""
+    g, i, v = a.tensor(0), a.tensor(1), a.value(2)
+    if g is None or i is None or not g[0] or not isinstance(v, int):
+        return None
+    rows = min(numel(i[0]), v)
+    return Cost(numel(g[0]), nbytes(g) + nbytes(i) + rows * g[0][-1] * g[1], a.dtype())
+
+
+_INDEXED: dict[str, Model] = {
+    "aten::nll_loss_forward": functools.partial(_nll_loss, backward=False),
+    "aten::nll_loss2d_forward": functools.partial(_nll_loss, backward=False),
+    "aten::nll_loss_backward": functools.partial(_nll_loss, backward=True),
+    "aten::nll_loss2d_backward": functools.partial(_nll_loss, backward=True),
+    "aten::gather": _gather, "aten::index_select": _index_select,
+    "aten::scatter": functools.partial(_scatter, accumulate=False),
+    "aten::scatter_": functools.partial(_scatter, accumulate=False),
+    "aten::scatter_add": functools.partial(_scatter, accumulate=True),
+    "aten::scatter_add_": functools.partial(_scatter, accumulate=True),
+    "aten::scatter_reduce": functools.partial(_scatter, accumulate=True),
+    "aten::scatter_reduce_": functools.partial(_scatter, accumulate=True),
+    "aten::index_add": _index_add, "aten::index_add_": _index_add,
+    "aten::index": _index, "aten::_unsafe_index": _index,
+    "aten::index_put_": _index_put, "aten::index_put": _index_put, "aten::_index_put_impl_": _index_put,
+    "aten::_unsafe_index_put": _index_put,
+    "aten::embedding_dense_backward": _embedding_backward,
+}
 
 
 # -- the name tables ------------------------------------------------------------------------------------------
@@ -384,9 +527,12 @@ def _table() -> dict[str, tuple[str, Model]]:
         "aten::convolution": ("conv", _conv),
         "aten::convolution_backward": ("conv", _conv_backward),
         "aten::embedding": ("memory", _embedding),
+        "aten::copy_": ("memory", _copy),
     }
     for name in _SDPA:
         t[name] = ("attention", functools.partial(_sdpa, name))
+    for name, model in _INDEXED.items():
+        t[name] = ("reduction" if "nll_loss" in name else "memory", model)
     for n in _ELEMENTWISE:
         t.setdefault("aten::" + n, ("elementwise", _elementwise))
     for n in _REDUCTION:
@@ -536,19 +682,40 @@ def model_of(name: str, dims: bytes, types: bytes, concrete: bytes) -> tuple[Cos
 def _triton(name: str, kind: str, a: Args) -> tuple[Cost | None, str | None]:
     """A compiled kernel from its arguments: a template GEMM's ``2·M·N·K`` from its first two 2-D (3-D)
     tensors whose inner sizes agree; other kernels one FLOP per element of their largest tensor per fused op of
-    their name. Bytes: every tensor argument once (inputs and outputs are all arguments)."""
+    their name (of at most :func:`iteration_points` elements). Bytes: every tensor argument once (inputs and
+    outputs are all arguments); for a pointwise or reduction kernel each at most :func:`iteration_points`
+    elements."""
     ts = a.tensors()
     if not ts:
         return None, None
-    total = sum(nbytes(t) for t in ts)
     dtype = a.dtype()
+    points = iteration_points(a) if kind in ("poi", "red", "per", "for") else None
+    total = sum(nbytes(t) if points is None else min(numel(t[0]), points) * t[1] for t in ts)
     if kind in ("tem", "mm", "bmm"):
         g = _template_gemm([s for s, _ in ts])
         return (Cost(g, total, dtype), "shapes") if g is not None else (Cost(None, total, dtype), None)
     if kind == "conv":
         return Cost(None, total, dtype), None
-    n = max(numel(s) for s, _ in ts)
+    n = max(numel(s) for s, _ in ts) if points is None else min(max(numel(s) for s, _ in ts), points)
     return Cost(n * max(1, len(fused_ops(name))), total, dtype), "kernel_name"
+
+
+def iteration_points(a: Args) -> int | None:
+    """The iteration space of a pointwise/reduction Triton kernel: the product of its launch's trailing integer
+    arguments (``xnumel``, ``r0_numel``...; inductor passes them last); None without any. Each load or store of
+    the kernel touches one element of its tensor per point, so no tensor argument moves more elements than this:
+    a larger one is only partly read (a gathered embedding table, the one logit per row a loss reads)."""
+    points = 1
+    found = False
+    for i in range(len(a.dims) - 1, -1, -1):
+        if a.dims[i] != [] or (i < len(a.types) and a.types[i] != "Scalar"):
+            break
+        v = a.value(i)
+        if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+            break
+        points *= v
+        found = True
+    return points if found else None
 
 
 def _template_gemm(shapes: list[list[int]]) -> int | None:

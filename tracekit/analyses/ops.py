@@ -68,15 +68,17 @@ OPS_COLUMNS = (
 RANK_EXTRA = (Column("kernels_per_step", "count", "GPU activities (kernels, copies, memsets) per ProfilerStep"),
               Column("top_shape", "text", "Input Dims of the row's costliest call (JSON text; null without shapes)"),
               Column("peak_tflops", "count", "the device peak judging the row (TFLOP/s; null without one)"),
-              Column("tf32_tflops", "count", "an FP32 GEMM/conv/attention row judged against the FP32 peak: the "
-                                             "device's TF32 peak (TFLOP/s), else null"))
+              Column("tf32_tflops", "count", "an FP32 GEMM/conv/attention row judged against the FP32 peak (its "
+                                             "TF32 was off): the device's TF32 peak (TFLOP/s), else null"))
 DEVICE_COLUMNS = (
     Column("rank", "rank", "the rank"),
     Column("device", "name", "the device whose peaks judged the rank's ops (built-in table or --peaks)"),
     Column("tbps", "count", "its memory bandwidth, TB/s"),
     Column("l2_mb", "count", "its last-level cache, MB (null: not given)"),
-    Column("tf32", "bool", "FP32 GEMM/conv/attention rows were judged against the TF32 peak (run.json says TF32 "
-                           "was on)"),
+    Column("tf32", "bool", "FP32 GEMM and attention rows were judged against the TF32 peak (run.json says "
+                           "matmul TF32 was on; torch's default is off)"),
+    Column("tf32_conv", "bool", "FP32 convolution rows were judged against the TF32 peak (cuDNN's TF32, on unless "
+                                "run.json says it was off: torch's default is on)"),
     *(Column(f"peak_{k}_tflops", "count", f"its dense {k} peak, TFLOP/s (null: none)") for k in peaks.PEAK_KEYS),
 )
 NOTE_COLUMNS = (Column("rank", "rank", "the rank"), Column("key", "name", "the note's kind"),
@@ -316,7 +318,7 @@ def _group(calls: Calls, m: Modelled, n_steps: int) -> C.Cols:
     }
 
 
-def _roofline(t: C.Cols, device: peaks.Device | None, tf32: bool) -> tuple[C.Cols, int]:
+def _roofline(t: C.Cols, device: peaks.Device | None, tf32: Tf32) -> tuple[C.Cols, int]:
     """The achieved figures and, with a device, the roofline columns; also how many memory-bound rows fit in L2."""
     us, fl, by = t["us_per_step"], t["flops_per_step"], t["bytes_per_step"]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -331,7 +333,7 @@ def _roofline(t: C.Cols, device: peaks.Device | None, tf32: bool) -> tuple[C.Col
         bw_per_us = device.tbps * 1e6  # bytes per µs
         calls = t["calls_per_step"]
         for i in range(n):
-            key = peaks.peak_key(t["category"][i], t["dtype"][i], tf32)
+            key = peaks.peak_key(t["category"][i], t["dtype"][i], tf32.on_for(t["category"][i]))
             peak = device.peak(key) if key else None
             t["peak_tflops"][i] = np.nan if peak is None else peak
             if key == "fp32" and t["category"][i] in ("gemm", "conv", "attention") and device.peak("tf32"):
@@ -366,15 +368,31 @@ def _compiled_kernels(run_dir: str) -> tuple[dict[str, provenance.KernelOrigin],
     return dict(doc.kernels) | {EXTERN + k: v for k, v in doc.extern.items()}, None
 
 
-def tf32_of(manifest: Any) -> bool | None:
-    """Whether TF32 was on for FP32 matmuls, when run.json says (``config.tf32`` / ``allow_tf32`` /
-    ``float32_matmul_precision`` other than "highest"); None when it does not."""
+class Tf32(NamedTuple):
+    """Whether TF32 was on for FP32 matmuls (``torch.backends.cuda.matmul.allow_tf32``: GEMMs and attention) and
+    for cuDNN's convolutions (``torch.backends.cudnn.allow_tf32``); None where run.json does not say."""
+
+    matmul: bool | None
+    conv: bool | None
+
+    def on_for(self, category: str) -> bool:
+        """TF32 judges FP32 rows of ``category``: convolutions unless cuDNN's TF32 was said off (torch's default
+        is on), GEMMs and attention only when matmul TF32 was said on (torch's default is off)."""
+        return self.conv is not False if category == "conv" else self.matmul is True
+
+
+def tf32_of(manifest: Any) -> Tf32:
+    """TF32 as run.json says it: ``run.tf32`` (``{"matmul", "cudnn"}``, recorded by ``tracekit profile``), else
+    for matmuls ``config.tf32`` / ``allow_tf32`` / ``float32_matmul_precision`` other than "highest"."""
+    run = getattr(getattr(manifest, "run", None), "tf32", None) or {}
+    matmul, conv = run.get("matmul"), run.get("cudnn")
     cfg = getattr(manifest, "config", None) or {}
-    for k in ("tf32", "allow_tf32"):
-        if isinstance(cfg.get(k), bool):
-            return cfg[k]
+    if not isinstance(matmul, bool):
+        matmul = next((cfg[k] for k in ("tf32", "allow_tf32") if isinstance(cfg.get(k), bool)), None)
     prec = cfg.get("float32_matmul_precision")
-    return prec in ("high", "medium") if isinstance(prec, str) else None
+    if matmul is None and isinstance(prec, str):
+        matmul = prec in ("high", "medium")
+    return Tf32(matmul, conv if isinstance(conv, bool) else None)
 
 
 def _manifest_gpu(manifest: Any, rank: int) -> str | None:
@@ -399,14 +417,14 @@ def compute(ctx: RankContext) -> RankOps:
     return ctx.memo("ops", lambda: _compute(ctx))
 
 
-def _device_row(rank: int, device: peaks.Device | None, tf32: bool) -> C.Cols:
+def _device_row(rank: int, device: peaks.Device | None, tf32: Tf32) -> C.Cols:
     """:data:`DEVICE_COLUMNS` of the device whose peaks judged the rank's rows; NO_ROWS without one."""
     if device is None:
         return NO_ROWS
     row: C.Cols = {"rank": np.array([rank], dtype=np.int64), "device": C.obj([device.name]),
                    "tbps": np.array([device.tbps]), "l2_mb": np.array([np.nan if device.l2_mb is None else
                                                                       device.l2_mb]),
-                   "tf32": np.array([tf32])}
+                   "tf32": np.array([tf32.on_for("gemm")]), "tf32_conv": np.array([tf32.on_for("conv")])}
     for k in peaks.PEAK_KEYS:
         v = device.peak(k)
         row[f"peak_{k}_tflops"] = np.array([np.nan if v is None else float(v)])
@@ -439,18 +457,18 @@ def _compute(ctx: RankContext) -> RankOps:
     device, gpu_name = (peaks.device_of(rt.gpu_names, _manifest_gpu(ctx.manifest, rt.rank), peaks.override_of(
                             ctx.options.peaks))
                         if rt.has_gpu_activity else (None, None))
-    t, in_l2 = _roofline(t, device, bool(tf32))
+    t, in_l2 = _roofline(t, device, tf32)
     chains = fusion.chains(calls, m, max(n_steps, 1), device)
     notes += _notes(t, m, calls, n_steps, rt.has_gpu_activity, device, gpu_name, tf32, in_l2, compiled,
                     bool(rt.meta.get(UNREAD_KEY) or rt.meta.get(LAUNCHES_KEY)))
     order = np.argsort(-t["us_per_step"], kind="stable")
     t = {k: v[order] for k, v in t.items()}
     t["rank"] = np.full(order.size, rt.rank, dtype=np.int64)
-    return RankOps(t, notes, chains, _device_row(rt.rank, device, bool(tf32)))
+    return RankOps(t, notes, chains, _device_row(rt.rank, device, tf32))
 
 
 def _notes(t: C.Cols, m: Modelled, calls: Calls, n_steps: int, gpu: bool, device: peaks.Device | None,
-           gpu_name: str | None, tf32: bool | None, in_l2: int,
+           gpu_name: str | None, tf32: Tf32, in_l2: int,
            compiled: Mapping[str, Any], unread: bool = False) -> list[tuple[str, int, str]]:
     out: list[tuple[str, int, str]] = []
     if not n_steps:
@@ -485,14 +503,26 @@ def _notes(t: C.Cols, m: Modelled, calls: Calls, n_steps: int, gpu: bool, device
         out.append(("unknown_gpu", 1, f"no peaks for {what}: achieved TFLOP/s and TB/s without a roofline; give "
                                       "them with --peaks FILE (docs/ops.md)"))
     if device is not None:
-        fp32_mm = (np.isin(t["category"], ["gemm", "conv", "attention"]) & (t["dtype"] == "float32")).any()
-        if fp32_mm and tf32 is None:
-            out.append(("tf32_assumed", 1, f"FP32 matmuls are judged against the FP32 peak ({device.peak('fp32')} "
-                                           "TFLOP/s): run.json does not say TF32 was on, torch's default is off"))
+        out += _tf32_notes(t, device, tf32)
         if in_l2:
             out.append(("fits_l2", in_l2, f"{in_l2} memory-bound op row(s) move less than {CACHE_FACTOR:g}× the "
                                           f"{device.l2_mb:g} MB last-level cache per call: the cache may serve them, "
                                           "device memory bandwidth does not bound them, so pct_of_roofline is null"))
+    return out
+
+
+def _tf32_notes(t: C.Cols, device: peaks.Device, tf32: Tf32) -> list[tuple[str, int, str]]:
+    """Which peak judged the FP32 matmul and convolution rows, where run.json did not say (torch's defaults)."""
+    fp32 = t["dtype"] == "float32"
+    out = []
+    if tf32.matmul is None and (np.isin(t["category"], ["gemm", "attention"]) & fp32).any():
+        out.append(("tf32_assumed", 1, f"FP32 GEMMs and attention are judged against the FP32 peak "
+                                       f"({device.peak('fp32')} TFLOP/s): run.json does not say matmul TF32 "
+                                       "(torch.backends.cuda.matmul.allow_tf32) was on, torch's default is off"))
+    if tf32.conv is None and ((t["category"] == "conv") & fp32).any() and device.peak("tf32"):
+        out.append(("tf32_conv_assumed", 1, f"FP32 convolutions are judged against the TF32 peak "
+                                            f"({device.peak('tf32')} TFLOP/s): run.json does not say cuDNN's TF32 "
+                                            "(torch.backends.cudnn.allow_tf32) was off, torch's default is on"))
     return out
 
 
@@ -545,7 +575,8 @@ def ops_table(ctx: RunContext) -> C.Cols:
 
 def device_peaks(devices: C.Cols) -> dict[int, dict[str, Any]]:
     """``meta["peaks"]``: per rank with a known device, the peaks its ops were judged against: ``device``,
-    ``tbps``, ``l2_mb`` (None: not given), ``tf32`` (FP32 matmuls judged against TF32) and ``tflops``
+    ``tbps``, ``l2_mb`` (None: not given), ``tf32`` (FP32 GEMMs and attention judged against TF32),
+    ``tf32_conv`` (FP32 convolutions judged against TF32) and ``tflops``
     (peak key of :data:`tracekit.analyses.peaks.PEAK_KEYS` -> TFLOP/s, the device's keys only)."""
     out: dict[int, dict[str, Any]] = {}
     for r in C.records(devices):
@@ -554,6 +585,7 @@ def device_peaks(devices: C.Cols) -> dict[int, dict[str, Any]]:
         l2 = r["l2_mb"]
         out[int(r["rank"])] = {"device": str(r["device"]), "tbps": float(r["tbps"]),
                                "l2_mb": None if l2 is None or l2 != l2 else float(l2), "tf32": bool(r["tf32"]),
+                               "tf32_conv": bool(r["tf32_conv"]),
                                "tflops": tflops}
     return out
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from tracekit.analyses import op_models
 from tracekit.analyses.collectives import result_table
 from tracekit.analyses.findings import Finding, FindingContext, rounded, step_means
 from tracekit.traces import cols as C
@@ -75,6 +76,10 @@ def _slow_rows(t: C.Cols, step_us: float) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda x: -x["cost_us"])
 
 
+#: the torch switch of each category's TF32: cuDNN's for convolutions, cuBLAS's for matmuls
+_TF32_FLAG = {"conv": "torch.backends.cudnn.allow_tf32", "gemm": "torch.backends.cuda.matmul.allow_tf32"}
+
+
 def _gemm_finding(rank: int, rows: list[dict[str, Any]], step_us: float) -> GemmBelowPeak:
     parts = []
     for x in rows[:SHOWN]:
@@ -82,7 +87,8 @@ def _gemm_finding(rank: int, rows: list[dict[str, Any]], step_us: float) -> Gemm
         shape = f" {x['shape']}" if x["shape"] else ""
         tf32 = (f"; FP32 with TF32 off: TF32's {x['tf32_tflops']:g} TFLOP/s peak would allow it "
                 f"{x['tf32_tflops'] / x['peak_tflops']:.1f}× the FP32 {x['peak_tflops']:g} "
-                "(torch.backends.cuda.matmul.allow_tf32 = True)" if x["tf32_tflops"] is not None else "")
+                f"({_TF32_FLAG['conv' if op_models.category(x['op']) == 'conv' else 'gemm']} = True)"
+                if x["tf32_tflops"] is not None else "")
         pct = f", {x['pct_of_roofline']:.0f}% of its roofline" if x["pct_of_roofline"] is not None else ""
         parts.append(f"{x['op']}{shape} ({x['dtype']}){where}: {x['us_per_step']:.0f} µs per step at "
                      f"{x['achieved_tflops']:.1f} TFLOP/s{pct}{tf32}")

@@ -131,6 +131,7 @@ def rank_record(*, rank: int, local_rank: int, device: Any, warmup_s: list[float
         "reducer": reducer, "reducer_unavailable": reducer_why,
         "compiled_autograd": ca,
         "parallel_applied": applied, "trace": trace,
+        "tf32": {"matmul": bool(torch.backends.cuda.matmul.allow_tf32), "cudnn": bool(torch.backends.cudnn.allow_tf32)},
         "profiled_step_s": profiled_step_s or [], "window_step_s": window_step_s or [],
         "cpu_only_step_s": cpu_only_step_s or [],
         "bucket_timing": bucket_timing,
@@ -185,6 +186,7 @@ def build_manifest(config: ProfileConfig, ranks: list[dict[str, Any]], world: in
             "examples_per_step_per_rank": local_examples,
             "global_batch": local_examples * world,
             "parallel_applied": r0["parallel_applied"],
+            "tf32": r0.get("tf32"),
         },
         "versions": versions(),
         "hardware": {

@@ -58,7 +58,8 @@ def roofs(pts: pd.DataFrame, device: dict[str, Any] | None) -> tuple[dict[str, f
     tflops = device.get("tflops") or {}
     used = {}
     for cat, dt in zip(pts["category"].tolist(), pts["dtype"].tolist()):
-        key = peak_key(str(cat), None if dt == "?" else str(dt), bool(device.get("tf32")))
+        tf32 = device.get("tf32_conv", True) if cat == "conv" else device.get("tf32")  # (torch's defaults)
+        key = peak_key(str(cat), None if dt == "?" else str(dt), bool(tf32))
         if key is not None and tflops.get(key):
             used[key] = float(tflops[key])
     return used, float(device["tbps"]) if device.get("tbps") else None

@@ -15,7 +15,8 @@ Top-level keys (``schema_version`` 1)::
     run              {"world_size", "device": "cuda"|"cpu", "backend": "nccl"|"gloo",
                       "launcher": "elastic"|"torchrun"|"slurm"|"single", "notice": str|None,
                       "model_kind": "toy"|"transformer"|"torchvision"|"hf"|"factory",
-                      "examples_per_step_per_rank", "global_batch", "parallel_applied": {...}}
+                      "examples_per_step_per_rank", "global_batch", "parallel_applied": {...},
+                      "tf32": {"matmul": bool, "cudnn": bool} (TF32 of FP32 matmuls and cuDNN convolutions)}
     versions         {"tracekit", "python", "torch", "cuda", "nccl", "cudnn", "platform"}
                      (null when not applicable, e.g. cuda on a CPU build)
     hardware         {"ranks": [{"rank", "local_rank", "hostname", "pid", "device", "gpu_name",
@@ -154,6 +155,9 @@ class RunInfo(_S):
     global_batch: int | None = None
     #: the DDP kwargs as applied, or FSDP's (free-form: depends on the parallelism)
     parallel_applied: dict[str, Any] | None = None
+    #: TF32 in effect on rank 0: ``{"matmul": torch.backends.cuda.matmul.allow_tf32, "cudnn":
+    #: torch.backends.cudnn.allow_tf32}`` (None in manifests that predate the field)
+    tf32: dict[str, bool] | None = None
 
 
 class Versions(_S):
