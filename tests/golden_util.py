@@ -44,6 +44,13 @@ CASES = {
         "hta_trace_filter", "kineto_tb_plugin_2021", "tracelens_mi300_bert_small", "tracelens_mi300_resnet18",
         "hta_torch20_fsdp_16rank", "tracelens_rocm_compile_triton", "tracelens_mi210_gpu_only")},
 }
+#: ``tracekit diff A B --by ... --format md`` of eager/compiled pairs (single-H100 runs of benchmarks/bench_ops.py,
+#: sample_traces/README.md): name -> (run A, run B, by); golden ``<name>.md``
+DIFF_CASES = {
+    f"diff_h100_{m}_by_{by}": (f"sample_traces/examples/h100_ops/{m}-eager", f"sample_traces/examples/h100_ops/{m}-inductor",
+                               by)
+    for m in ("gpt2", "vit") for by in ("module", "op")
+}
 KEEP = ("ranks", "steps", "buckets")
 #: significant digits a float keeps in a table's digest (far above any figure's meaning, far below a change's)
 DIGEST_DIGITS = 9
@@ -88,8 +95,28 @@ def current(case: str) -> dict:
     return summarize(doc)
 
 
+def current_diff(case: str) -> str:
+    """The markdown ``tracekit diff`` of :data:`DIFF_CASES` entry ``case`` (paths relative to the repo root)."""
+    import os
+
+    from tracekit.compare.diff import diff_paths
+    from tracekit.compare.render import diff_output
+    from tracekit.report.output import render
+
+    a, b, by = DIFF_CASES[case]
+    here = os.getcwd()
+    os.chdir(HERE.parent)  # (the report names the runs as given)
+    try:
+        return render(diff_output(a, b, diff_paths(a, b, by)), "markdown")
+    finally:
+        os.chdir(here)
+
+
 if __name__ == "__main__":
     GOLDEN.mkdir(exist_ok=True)
     for name in CASES:
         (GOLDEN / f"{name}.json").write_text(json.dumps(current(name), indent=1, sort_keys=True) + "\n")
+        print("wrote", name)
+    for name in DIFF_CASES:
+        (GOLDEN / f"{name}.md").write_text(current_diff(name))
         print("wrote", name)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.golden_util import CASES, GOLDEN, current
+from tests.golden_util import CASES, DIFF_CASES, GOLDEN, current, current_diff
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -22,3 +22,12 @@ def test_golden(case: str) -> None:
         f"{k} {want['tables'].get(k)} -> {tables.get(k)}" for k in changed)
     want.pop("tables")
     assert got == want
+
+
+@pytest.mark.parametrize("case", sorted(DIFF_CASES))
+def test_golden_diff(case: str) -> None:
+    """``tracekit diff EAGER COMPILED --by module|op`` of the committed single-H100 pairs, as markdown."""
+    path = GOLDEN / f"{case}.md"
+    if not path.exists():
+        pytest.fail(f"missing golden {path}: run python -m tests.golden_util")
+    assert current_diff(case) == path.read_text()
