@@ -139,3 +139,25 @@ def test_fp32_conv_is_judged_by_cudnn_tf32_and_mm_by_matmul_tf32(tmp_path: Path,
     assert ("torch.backends.cudnn.allow_tf32 = True" in msg) is (conv_peak == 66.9)
     assert ("torch.backends.cuda.matmul.allow_tf32 = True" in msg) is (mm_peak == 66.9)
     assert _codes(res)["gemm_below_peak"]["ops"]
+
+
+def test_backward_op_takes_the_module_of_the_op_that_created_its_node(tmp_path: Path) -> None:
+    """A view of the input ids (no autograd node) carries the sequence number the embedding's node then takes
+    (GPT-2's `transformer` > `transformer.wte`): the backward goes to the last forward op with that number."""
+    from tests.tracebuilder import TraceBuilder
+
+    tb = TraceBuilder(rank=0, world_size=1)
+    tb.step(1, 0, 5000)
+    tb.annotation("tracekit.module:transformer", 5, 500)
+    _op_kernel(tb, "aten::add", 10, [[8, 512], [8, 512]], [I64, I64], 1.0, seq=5)  # no node: the next one's 5
+    tb.annotation("tracekit.module:transformer.wte", 100, 100)
+    _op_kernel(tb, "aten::embedding", 110, [[V, D], [8, 512], [], [], []], [F32, I64, "Scalar", "Scalar", "Scalar"],
+               2.0, ["", "", "-1", "False", "False"], seq=5)
+    node = tb.next_external_id()
+    tb.cpu_op("autograd::engine::evaluate_function: EmbeddingBackward0", 700, 50, external_id=node,
+              **{"Sequence number": 5, "Fwd thread id": 1})
+    _op_kernel(tb, "aten::embedding_dense_backward", 705, [[8, 512, D], [8, 512], [], [], []],
+               [F32, I64, "Scalar", "Scalar", "Scalar"], 30.0, ["", "", str(V), "-1", "False"])
+    ops = _analyze(tmp_path, tb).tables["ops"].set_index("op")
+    assert ops.loc["aten::embedding_dense_backward", "module"] == "transformer.wte"
+    assert ops.loc["aten::add", "module"] == "transformer"

@@ -9,7 +9,8 @@ innermost node of its thread that encloses it, found without a Python loop over 
   (:func:`tracekit.analyses.op_models.has_model`); the node itself when none encloses it. GPU work launched
   under a node, and on CPU runs the node's self time, belong to its owner.
 - **module**: the innermost enclosing module range; for a backward op (inside an autograd node, an event with
-  a ``Fwd thread id``), the module of the forward op whose ``Sequence number`` the node carries; for an op in
+  a ``Fwd thread id``), the module of the forward op whose ``Sequence number`` the node carries (the last one
+  carrying it: an op that creates no node carries the number the next node takes); for an op in
   an optimizer range and no module, ``(optimizer)``; else None (outside modules).
 """
 
@@ -178,9 +179,11 @@ def _modules(rt: RankTrace, rows: np.ndarray, parent: np.ndarray, levels: list[n
         bwd_at = _top_down(parent, levels, is_op & (fwd > 0))
         in_bwd = (bwd_at >= 0) & (mod_at < 0)
     if in_bwd.any():
-        fw = np.flatnonzero(is_op & (seq >= 0) & (fwd <= 0))  # forward ops, by start
-        keys, first = np.unique(seq[fw], return_index=True)
-        fw_mod = out[fw[first]]
+        # forward ops, latest start first: ops that create no autograd node (a view of the input ids) carry the
+        # sequence number the next node will take, so the op that created node N is the last one carrying N
+        fw = np.flatnonzero(is_op & (seq >= 0) & (fwd <= 0))[::-1]
+        keys, last = np.unique(seq[fw], return_index=True)
+        fw_mod = out[fw[last]]
         want = seq[bwd_at[in_bwd]]
         got = np.full(want.size, None, dtype=object)
         if keys.size:
