@@ -11,7 +11,8 @@ ResNet-18 in fp32), eager and ``--dynamo inductor``:
 3. count the FLOPs of one training step (forward + backward) of the same model and batch with
    ``torch.utils.flop_counter.FlopCounterMode``, on the GPU, split into GEMM + convolution and attention;
 4. compute the attention FLOPs from the formula (docs/ops.md): layers · (1 + 2.5) · 4·B·H·S²·D, halved when
-   causal.
+   the trace's attention calls say ``is_causal`` (a compiled GPT-2 passes an explicit mask instead: its kernel
+   computes every score, so the full count is the truth there).
 
 Checks (issue 53): GEMM + conv within 3 % of FlopCounterMode, attention within 5 % of the formula, no op above
 100 % of its roofline, the ops' time within 1 % of the GPU busy time. Results: one JSON document (``--json``).
@@ -67,7 +68,7 @@ def flop_counter(model_name: str, amp: str, batch: int, device: str) -> dict[str
     return {"gemm_conv_flops": gemm, "attention_flops_counter": attn}
 
 
-def attention_formula(model_name: str, batch: int) -> float:
+def attention_formula(model_name: str, batch: int, causal: bool) -> float:
     from benchmarks.ops_models import SHAPES
 
     s = SHAPES[model_name]
@@ -75,7 +76,23 @@ def attention_formula(model_name: str, batch: int) -> float:
         return 0.0
     fwd = 4.0 * batch * s["heads"] * s["seq"] ** 2 * s["head_dim"]
     total = s["layers"] * fwd * (1 + 2.5)
-    return total / 2 if s["causal"] else total
+    return total / 2 if causal else total
+
+
+def trace_causal(run: Path) -> bool:
+    """Do the run's forward SDPA calls say ``is_causal`` (their Concrete Inputs, at op_models' index)?"""
+    import gzip
+
+    from tracekit.analyses.op_models import _SDPA
+
+    path = next(run.glob("rank0.trace.json*"))
+    doc = json.loads((gzip.open if path.suffix == ".gz" else open)(path, "rb").read())
+    for e in doc.get("traceEvents", []):
+        hit = _SDPA.get(e.get("name", ""))
+        if hit and not hit[2]:
+            conc = e.get("args", {}).get("Concrete Inputs") or []
+            return len(conc) > hit[1] and conc[hit[1]] == "True"
+    return False
 
 
 def profile(model_name: str, mode: str, amp: str, batch: int, out: Path, device: str) -> float:
@@ -167,7 +184,8 @@ def main() -> int:
                 continue
             row["gemm_conv_flops_counter"] = counted["gemm_conv_flops"]
             row["attention_flops_counter"] = counted["attention_flops_counter"]
-            row["attention_formula"] = attention_formula(name, batch)
+            row["attention_causal"] = trace_causal(a.work / f"{name}-{mode}")
+            row["attention_formula"] = attention_formula(name, batch, row["attention_causal"])
             row["check"] = check(row)
             doc["runs"].append(row)
             a.json.write_text(json.dumps(doc, indent=1, default=str))  # partial results survive a timeout

@@ -187,3 +187,30 @@ def test_triton_layout() -> None:
     tem, gelu = "/tmp/torchinductor_u/cd/ccdtem.py", "/tmp/torchinductor_u/ab/cabfused0.py"
     assert [k.path for k in ks] == [tem, gelu, None, gelu]
     assert extern_op(ks[2].name) == "aten::_scaled_dot_product_flash_attention"
+
+
+def test_triton_wrapper_code_of_torch_2_11_on_h100() -> None:
+    """Real Triton wrapper code (torch 2.11, H100, provenance tracking on) of two blocks of Linear(64, 256), GELU,
+    Linear(256, 64) and LayerNorm(64) with a residual (benchmarks/gpu/provenance_code.py): every launch is found,
+    in order, each with its debug handle and its comment's ATen ops; the compiled_kernels.json the capture wrote
+    there names each Triton kernel of the code with its graph and the modules of the blocks it computes."""
+    fwd = parse_output_code(_code("cuda_forward_provenance.txt"))
+    bwd = parse_output_code(_code("cuda_backward_provenance.txt"))
+    for code, ks in ((_code("cuda_forward_provenance.txt"), fwd), (_code("cuda_backward_provenance.txt"), bwd)):
+        launches = code.count(".run(") + sum(code.count(f"extern_kernels.{op}(") for op in ("mm", "addmm", "bmm"))
+        assert len(ks) == launches  # forward 4 Triton + 4 GEMMs, backward 8 + 7
+        assert [k.handle for k in ks] == [f"{k.name}:{i}" for i, k in enumerate(ks, 1)]
+    assert [k.name for k in fwd] == ["extern_kernels.addmm", "triton_poi_fused_gelu_0", "extern_kernels.addmm",
+                                     "triton_per_fused_add_native_layer_norm_1", "extern_kernels.addmm",
+                                     "triton_poi_fused_gelu_0", "extern_kernels.mm",
+                                     "triton_per_fused_add_addmm_native_layer_norm_native_layer_norm_backward_2"]
+    assert fwd[1].aten_ops == ["aten::gelu"] and fwd[1].source_nodes == ["gelu"]
+    assert fwd[5].source_nodes == ["gelu_1"]  # the same kernel, launched by the second block
+    assert fwd[3].aten_ops == ["aten::add", "aten::native_layer_norm"]
+    got = msgspec.json.decode((DATA / "cuda_compiled_kernels.json").read_bytes(), type=CompiledKernels)
+    assert got.torch == "2.11.0+cu130"
+    triton = {k.name for k in fwd + bwd if k.name.startswith("triton_")}
+    assert set(got.kernels) == triton
+    assert {n for n, e in got.kernels.items() if e.graph == "forward"} == {k.name for k in fwd} & triton
+    assert sorted(got.kernels["triton_poi_fused_gelu_0"].modules) == ["blocks.0.act", "blocks.1.act"]
+    assert set(got.extern) == {"aten::addmm", "aten::mm"}
