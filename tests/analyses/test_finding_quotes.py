@@ -140,7 +140,8 @@ def _quoted(res, f: dict, kind) -> dict[str, float]:  # noqa: ANN001
 
 #: message parts that carry no figure of the run: dynamo's own words, a documented default
 FREE_TEXT = (r"dynamo's reasons: .*", r"dynamo skipped .*", r"dynamo says .*", r"\(dynamo's reason was not recorded.*",
-             r"DDP caps it at 1 MB by default", r"docs/\S+")
+             r"DDP caps it at 1 MB by default", r"docs/\S+",
+             r"\[\[[\d, \[\]]*\]\]")  # (an op's recorded input shapes: the trace's text, no figure of the run)
 #: evidence fields that hold ranks (a message names them)
 RANK_FIELDS = ("ranks", "worst_rank", "straggler", "makes_wait", "last_loaded_arrival", "bucket_events_disagree",
                "idle_rank")
@@ -169,12 +170,14 @@ def _message_figures_are_quoted(run: str, res, f: dict, kind) -> None:  # noqa: 
         message = re.sub(pattern, "", message)
     values = [v for v in quoted.values() if v is not None and math.isfinite(v)]
     values += [float(ev[k]) for k in kind.FACTS if isinstance(ev.get(k), (int, float))]
+    values += [float(v) for k in kind.FACTS if isinstance(ev.get(k), list)  # (a list of entries, one per row)
+               for e in ev[k] if isinstance(e, dict) for v in e.values() if isinstance(v, (int, float))]
     ranks = {f["rank"]} | {ev.get(k) for k in RANK_FIELDS if isinstance(ev.get(k), int)}
     ranks |= {r for k in RANK_FIELDS if isinstance(ev.get(k), list) for r in ev[k]}
     for value, half, unit in _printed(message):
         if unit == "" and value in ranks:
             continue
-        scales = (1e-3,) if unit == "ms" else (1.0,)
+        scales = (1e-3,) if unit == "ms" else (1.0, 1e-6) if unit == "MB" else (1.0,)  # (MB of a bytes figure)
         ok = any(abs(value - v * k) <= half + TOL * max(k, 1e-3) + 1e-9 for v in values for k in scales)
         assert ok, (run, f["code"], value, unit, f["message"], quoted)
 

@@ -51,7 +51,8 @@ OPS_COLUMNS = (
                                 "per ProfilerStep"),
     Column("flops_per_step", "count", "modelled floating-point operations per ProfilerStep (docs/ops.md); null "
                                       "without a model or shapes"),
-    Column("bytes_per_step", "bytes", "modelled bytes moved per ProfilerStep: inputs + outputs once (a lower bound)"),
+    Column("bytes_per_step", "bytes", "modelled bytes moved per ProfilerStep: inputs + outputs once (a lower bound); "
+                                      "indexed ops and compiled kernels only the elements they touch (docs/ops.md)"),
     Column("achieved_tflops", "count", "flops_per_step / us_per_step, in TFLOP/s (1e12 FLOP per second)"),
     Column("achieved_tbps", "count", "bytes_per_step / us_per_step, in TB/s (1e12 bytes per second)"),
     Column("intensity_flop_per_byte", "count", "flops_per_step / bytes_per_step"),

@@ -26,8 +26,13 @@ class GemmBelowPeak(Finding, tag="gemm_below_peak"):
     the step and run below :data:`GEMM_SLOW_PCT` % of their roofline, or run in FP32 with TF32 off where the
     device has TF32. Cost: each row's time above its roofline at the best peak (TF32's for those FP32 rows)."""
 
+    #: how many rows qualify (the message names the costliest :data:`SHOWN`)
+    op_rows: int
     ops: list[dict[str, Any]]
 
+    #: the rows come from the internal table ``ops_rank`` (not in the result), so their figures are facts of the
+    #: evidence: the count, each row's entry of ``ops`` (every figure the message prints of it) and the cost
+    FACTS: ClassVar[tuple[str, ...]] = ("op_rows", "ops", "cost_us")
     ORDER: ClassVar[int] = 85
     TIMING: ClassVar[bool] = True
 
@@ -85,8 +90,10 @@ def _gemm_finding(rank: int, rows: list[dict[str, Any]], step_us: float) -> Gemm
     for x in rows[:SHOWN]:
         where = f" in {x['module'] or '(model)'}" if x["module"] is not None else ""
         shape = f" {x['shape']}" if x["shape"] else ""
+        if x["tf32_tflops"] is not None:
+            x["tf32_speedup"] = round(x["tf32_tflops"] / x["peak_tflops"], 1)
         tf32 = (f"; FP32 with TF32 off: TF32's {x['tf32_tflops']:g} TFLOP/s peak would allow it "
-                f"{x['tf32_tflops'] / x['peak_tflops']:.1f}× the FP32 {x['peak_tflops']:g} "
+                f"{x['tf32_speedup']:.1f}× the FP32 {x['peak_tflops']:g} "
                 f"({_TF32_FLAG['conv' if op_models.category(x['op']) == 'conv' else 'gemm']} = True)"
                 if x["tf32_tflops"] is not None else "")
         pct = f", {x['pct_of_roofline']:.0f}% of its roofline" if x["pct_of_roofline"] is not None else ""
@@ -98,7 +105,7 @@ def _gemm_finding(rank: int, rows: list[dict[str, Any]], step_us: float) -> Gemm
            + f". Their time above the roofline is {cost:.0f} µs per step")
     for x in rows:
         x["cost_us"] = rounded(x["cost_us"])
-    return GemmBelowPeak(rank=rank, message=msg, cost_us=cost, step_us=step_us, ops=rows)
+    return GemmBelowPeak(rank=rank, message=msg, cost_us=cost, step_us=step_us, op_rows=len(rows), ops=rows)
 
 
 class UnfusedChain(Finding, tag="unfused_chain"):
@@ -112,6 +119,9 @@ class UnfusedChain(Finding, tag="unfused_chain"):
     saved_bytes_per_step: float | None
     longest: str | None
 
+    #: the figures come from the internal table ``fusion_chains`` (not in the result): facts of the evidence
+    FACTS: ClassVar[tuple[str, ...]] = ("chains_per_step", "kernels_per_step", "chain_us_per_step",
+                                        "saved_bytes_per_step", "cost_us")
     ORDER: ClassVar[int] = 86
     TIMING: ClassVar[bool] = True
 
