@@ -158,3 +158,18 @@ def test_only_the_inductor_call_is_replaced_and_its_wrappers_stay(tmp_path: Path
     # the host reaches the sync at 30 + G + 10 (the wrapper after the call) + 10; the GPU ends at 30 + G + 23 and the
     # sync wakes 3 µs later (the default wake-up), then 8 µs more
     assert _step_us(out, start, end) == [30 + G_US + 23 + 3 + 8]
+
+
+def test_a_real_reduce_overhead_run_shows_its_replays() -> None:
+    """The committed ResNet-18 run with reduce-overhead (1 x H100): run.json's compile facts say 6 graphs were
+    recorded, none skipped; each step of its trace replays those 6 (3 forward, 3 backward subgraphs: DDPOptimizer
+    split the model in 3), and ``--cuda-graphs`` keeps them as they are."""
+    run = Path(__file__).resolve().parents[2] / "sample_traces/whatif/h100_cuda_graphs/resnet18/reduce-overhead"
+    res = tracekit.analyze(run)
+    facts = res.meta["manifest"].compile.per_rank[0].cudagraphs
+    assert (facts["mode"], facts["graphs_recorded"], facts["skips"], facts["rerecords"]) == ("reduce-overhead", 6, 0, 0)
+    gb = res.tables["graph_breaks"]
+    assert list(gb["graph_launches"]) == [6, 6, 6]
+    assert list(gb["fwd_subgraphs"] + gb["bwd_subgraphs"]) == [6, 6, 6]
+    w = tracekit.whatif(run, cuda_graphs=True)
+    assert any("18 already replayed as a CUDA graph" in n for n in w.notes)
