@@ -356,12 +356,92 @@ def test_engine_path_cached(cache_dir: Path, tmp_path: Path) -> None:
     plain = _run(["analyze", str(run), "--format", "json", "--no-cache", "--workers", "1"])
     cold = _run(["analyze", str(run), "--format", "json", "--workers", "1"])
     batches = sum(e.kind == "engine_batches" for e in cache.entries())
-    assert batches == 8  # (one worker: 8 batches of 2 files)
+    assert batches == 16  # (one per file: at least engine.MIN_BATCHES batches, at most one per file)
     (run / "rank3.trace.json").write_bytes((run / "rank3.trace.json").read_bytes().replace(b'"gemm"', b'"gemx"'))
     warm = _run(["analyze", str(run), "--format", "json", "--workers", "1"])
     assert plain == cold
     assert warm == _run(["analyze", str(run), "--format", "json", "--no-cache", "--workers", "1"])
     assert sum(e.kind == "engine_batches" for e in cache.entries()) == batches + 1  # only rank3's batch again
+
+
+def _kinds() -> dict[str, set[Path]]:
+    out: dict[str, set[Path]] = {}
+    for e in cache.entries():
+        out.setdefault(e.kind, set()).add(e.path)
+    return out
+
+
+def test_engine_batches_are_read_on_another_worker_count(cache_dir: Path, tmp_path: Path) -> None:
+    """The engine path cuts the files into the same batches whatever the worker count, so a second look with
+    another ``--workers`` reads every batch; it stores no decoded columns (nothing on that path reads them)."""
+    run = write_skewed_ranks(tmp_path / "run", 20)
+    plain = _run(["analyze", str(run), "--format", "json", "--no-cache", "--workers", "1"])
+    assert _run(["analyze", str(run), "--format", "json", "--workers", "1"]) == plain
+    first = _kinds()
+    assert set(first) == {"analysis", "engine_batches"}  # (conftest: every file would get a columns entry)
+    for e in first["analysis"]:
+        e.unlink()  # (the whole result is not there: the batches are asked for)
+    assert _run(["analyze", str(run), "--format", "json", "--workers", "2"]) == plain
+    assert _kinds()["engine_batches"] == first["engine_batches"]  # none written anew
+
+
+def test_table_option_reads_the_cached_analysis(cache_dir: Path, tmp_path: Path) -> None:
+    """``--table`` only picks what is printed: the analysis cached without it is read (no second entry); an
+    unknown table still fails before anything is read."""
+    run = write_skewed_ranks(tmp_path / "run", 2)
+    _run(["analyze", str(run), "--format", "json"])
+    first = _kinds()["analysis"]
+    table = _run(["analyze", str(run), "--format", "csv", "--table", "steps"])
+    assert _kinds()["analysis"] == first
+    assert table == _run(["analyze", str(run), "--format", "csv", "--table", "steps", "--no-cache"])
+    bad = _invoke(["analyze", str(run), "--table", "no_such_table"])
+    assert bad.exit_code == 2 and "no_such_table" in bad.output
+
+
+def test_rank_keys_once_per_analysis(cache_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    """Each rank's entry key is computed once per analysis (looked up, then stored under the same key): the
+    side files of the ranks' one folder are keyed once, not twice per rank."""
+    from tracekit.analyses import registry
+    from tracekit.runner import rank_cache
+    from tracekit.runner.run import analyze
+
+    traces = loader.load(write_skewed_ranks(tmp_path / "run", 3))
+    calls = []
+    real = loader.side_files_key
+    monkeypatch.setattr(loader, "side_files_key", lambda folders: calls.append(1) or real(folders))
+    specs = [t for t in registry.selected(registry.AnalyzeOptions()) if t.scope == "rank"]
+    rank_cache.map_rank_tables(traces, specs=specs, options=registry.AnalyzeOptions())
+    assert len(calls) == 1
+    assert sum(e.kind == "rank_tables" for e in cache.entries()) == 3
+    assert analyze(traces).tables.keys()  # (the stored entries are read by an analysis)
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_rank_table_warnings_of_forked_ranks_reach_the_caller(cache_dir: Path, tmp_path: Path, monkeypatch,
+                                                             cached: bool) -> None:
+    """A warning raised while a rank's tables are computed in a forked process is raised in the caller, once,
+    on a first look, a second one and without the cache."""
+    import warnings as w
+
+    from tracekit.runner.run import analyze
+
+    if not cached:
+        monkeypatch.setenv("TRACEKIT_CACHE", "off")
+    run = tmp_path / "run"
+    run.mkdir()
+    for r in range(2):
+        tb = TraceBuilder(rank=r, world_size=2)
+        tb.step(-1, 0, 50)  # dropped, with a warning, when the rank's steps are computed
+        tb.step(1, 50, 100)
+        tb.kernel("gemm", 60, 20, launch_at_us=55)
+        tb.write(run / f"rank{r}.trace.json")
+    for _ in range(2):
+        traces = loader.load(run)
+        with w.catch_warnings(record=True) as rec:
+            w.simplefilter("always")
+            analyze(traces, workers=2)  # (one rank in a forked process)
+        dropped = sorted(str(x.message).split(":")[0] for x in rec if "negative step number" in str(x.message))
+        assert dropped == [str(run / "rank0.trace.json"), str(run / "rank1.trace.json")]
 
 
 def test_off_writes_nothing(tmp_path: Path, monkeypatch) -> None:

@@ -482,13 +482,15 @@ def load(
     return start_load(paths, skip_bad=skip_bad, workers=workers).result()
 
 
-def _guarded_decode(path: Path, fd: int | None = None) -> tuple[dict[str, Any], Any] | TraceInputError:
+def _guarded_decode(path: Path, fd: int | None = None, *,
+                    store: bool = True) -> tuple[dict[str, Any], Any] | TraceInputError:
     """Decode one file; input errors are returned (not raised) so one bad rank does not lose the others.
 
-    With ``fd`` (in a worker), the large arrays go into that shared buffer (:func:`shared.share`).
+    With ``fd`` (in a worker), the large arrays go into that shared buffer (:func:`shared.share`). ``store``:
+    see :func:`read_rank`.
     """
     try:
-        meta, cols, key = cache.decode_columns(path)  # read from the cache, or decoded and stored there
+        meta, cols, key = cache.decode_columns(path, store=store)  # read from the cache, or decoded (and stored)
     except TraceInputError as e:
         return e
     if key is not None:
@@ -649,12 +651,13 @@ def _assemble(traces: list[RankTrace], skipped: list[tuple[str, str]]) -> TraceS
     return TraceSet(ranks=ranks, world_size=world, skipped=skipped, notes=notes)
 
 
-def read_rank(path: Path) -> RankTrace:
+def read_rank(path: Path, *, store: bool = True) -> RankTrace:
     """One rank file decoded into its :class:`RankTrace`, in this process (its ``rank`` still to be set:
-    :func:`rank_of`). Raises :class:`TraceInputError` for a file that cannot be read."""
+    :func:`rank_of`). Raises :class:`TraceInputError` for a file that cannot be read. ``store``: a file the
+    cache does not hold has its columns stored there (:func:`tracekit.traces.cache.decode_columns`)."""
     from tracekit.traces.traceset import RankTrace
 
-    r = _guarded_decode(path)
+    r = _guarded_decode(path, store=store)
     if isinstance(r, TraceInputError):
         raise r
     meta, cols = r
