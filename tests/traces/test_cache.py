@@ -367,7 +367,8 @@ def test_engine_path_cached(cache_dir: Path, tmp_path: Path) -> None:
 def _kinds() -> dict[str, set[Path]]:
     out: dict[str, set[Path]] = {}
     for e in cache.entries():
-        out.setdefault(e.kind, set()).add(e.path)
+        if e.kind != cache.SOURCE_KIND:  # (tracekit's code hash, kept once its files are 2 s old)
+            out.setdefault(e.kind, set()).add(e.path)
     return out
 
 
@@ -444,6 +445,54 @@ def test_rank_table_warnings_of_forked_ranks_reach_the_caller(cache_dir: Path, t
         assert dropped == [str(run / "rank0.trace.json"), str(run / "rank1.trace.json")]
 
 
+def test_source_key_is_kept_and_follows_an_edit(cache_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    """The code hash is read back from the cache while no file changed (not read again), and an edit that
+    keeps the size and mtime is a new hash."""
+    monkeypatch.setattr(cache, "_SETTLED_NS", 0)
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "a.py").write_text("x = 1\n")
+    (pkg / "sub" / "b.py").write_text("y = 2\n")
+
+    def fresh() -> str:
+        cache._SOURCE_KEYS.clear()
+        return cache.source_key(pkg)
+
+    first = fresh()
+    assert [e.kind for e in cache.entries()] == [cache.SOURCE_KIND]
+    with monkeypatch.context() as m:
+        m.setattr(Path, "read_bytes", lambda self: pytest.fail(f"{self} read again"))
+        assert fresh() == first
+    st = (pkg / "a.py").stat()
+    (pkg / "a.py").write_text("x = 2\n")
+    os.utime(pkg / "a.py", ns=(st.st_atime_ns, st.st_mtime_ns))
+    edited = fresh()
+    monkeypatch.setenv("TRACEKIT_CACHE", "off")
+    assert edited != first and edited == fresh()  # (off: hashed from the files)
+
+
+@pytest.mark.parametrize("gone", [False, True])
+def test_parse_workers_hand_over_through_the_entry_they_stored(cache_dir: Path, tmp_path: Path, monkeypatch,
+                                                               gone: bool) -> None:
+    """A parse worker that stored a file's columns sends back no columns: the parent maps the entry (or, if it
+    is gone by then, decodes the file itself); the traces are those of a load without the cache."""
+    run = write_skewed_ranks(tmp_path / "run", 3)
+    pending = loader.start_load(run, workers=2)
+    assert pending._pool is not None  # (the workers decode)
+    with monkeypatch.context() as m:
+        if gone:
+            m.setattr(cache, "cached_columns", lambda path: (None, None))
+        else:
+            _no_decode(m)  # (here, in the parent: the workers forked before)
+        got = pending.result()
+    assert sum(e.kind == "columns" for e in cache.entries()) == 3
+    monkeypatch.setenv("TRACEKIT_CACHE", "off")
+    plain = loader.load(run, workers=1)
+    for r, rt in plain.ranks.items():
+        _same_columns(rt.source, got.ranks[r].source)
+        assert (got.ranks[r].source_key is None) == gone
+
+
 def test_off_writes_nothing(tmp_path: Path, monkeypatch) -> None:
     for off in ("off", "0", "none"):
         monkeypatch.setenv("TRACEKIT_CACHE", off)
@@ -471,12 +520,14 @@ def test_cache_dir_option_and_info_clear(cache_dir: Path, tmp_path: Path) -> Non
     _run(["analyze", str(run), "--cache-dir", str(other), "-o", os.devnull])
     info = json.loads(_run(["cache", "info", "--cache-dir", str(other), "--format", "json"]))
     assert info["location"] == str(other.resolve()) and info["enabled"]
-    assert {k: v["entries"] for k, v in info["kinds"].items()} == {"analysis": 1, "columns": 2, "rank_tables": 2}
-    assert info["entries"] == 5
+    kinds = {k: v["entries"] for k, v in info["kinds"].items()}
+    sources = kinds.pop(cache.SOURCE_KIND, 0)  # (tracekit's code hash: stored once its files are 2 s old)
+    assert kinds == {"analysis": 1, "columns": 2, "rank_tables": 2} and sources <= 1
+    assert info["entries"] == 5 + sources
     assert info["bytes"] == sum(f.stat().st_size for f in other.rglob("*.tkc"))
     text = _run(["cache", "info", "--cache-dir", str(other)])
-    assert f"location: {other.resolve()}" in text and "entries:  5" in text
-    assert "removed 5 entries" in _run(["cache", "clear", "--cache-dir", str(other)])
+    assert f"location: {other.resolve()}" in text and f"entries:  {5 + sources}" in text
+    assert f"removed {5 + sources} entries" in _run(["cache", "clear", "--cache-dir", str(other)])
     assert not list(other.rglob("*.tkc"))
     assert not list(cache_dir.rglob("*.tkc")) and not list(run.rglob("*.tkc"))  # never beside the traces
 

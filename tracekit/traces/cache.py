@@ -252,23 +252,50 @@ _SOURCE_KEYS: dict[str, str] = {}
 
 def source_key(package_dir: Path, *, suffixes: tuple[str, ...] | None = (".py",)) -> str:
     """A hash of every file under ``package_dir`` ending in ``suffixes`` (None: every file; names and bytes,
-    ``__pycache__`` left out), once per process: the code an entry was computed with. ~10 ms for all of
-    tracekit."""
+    ``__pycache__`` left out), once per process: the code an entry was computed with.
+
+    Reading and hashing all of tracekit costs ~7 ms, listing and ``stat``-ing its files ~1 ms: the hash is
+    kept in the cache (kind ``source``) under the files' stat identities (size, mtime, ctime, inode, as
+    :func:`file_key`: any write moves the ctime) and read from there while no file changed. Files changed
+    within :data:`_SETTLED_NS` are hashed every time."""
     tag = f"{package_dir}|{suffixes}"
-    if tag not in _SOURCE_KEYS:
+    if tag in _SOURCE_KEYS:
+        return _SOURCE_KEYS[tag]
+    files: list[tuple[str, str]] = []
+    for root, dirs, names in os.walk(package_dir):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        files += [(os.path.relpath(os.path.join(root, f), package_dir), os.path.join(root, f))
+                  for f in sorted(names) if suffixes is None or f.endswith(suffixes)]
+    stats = [(rel, _stat_identity(p)) for rel, p in files]
+    now = time.time_ns()
+    settled = all(st is not None and now - st[2] > _SETTLED_NS for _, st in stats)
+    memo_key = digest(SOURCE_KIND, str(package_dir), suffixes, stats) if settled else None
+    known = load(SOURCE_KIND, memo_key) if memo_key is not None else None
+    if not isinstance(known, str):
         h = hashlib.blake2b(digest_size=20)
-        for root, dirs, files in os.walk(package_dir):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for f in sorted(files):
-                if suffixes is None or f.endswith(suffixes):
-                    p = os.path.join(root, f)
-                    h.update(os.path.relpath(p, package_dir).encode() + b"\0")
-                    try:
-                        h.update(Path(p).read_bytes())
-                    except OSError:
-                        h.update(b"?")
-        _SOURCE_KEYS[tag] = h.hexdigest()
-    return _SOURCE_KEYS[tag]
+        for rel, p in files:
+            h.update(rel.encode() + b"\0")
+            try:
+                h.update(Path(p).read_bytes())
+            except OSError:
+                h.update(b"?")
+        known = h.hexdigest()
+        if memo_key is not None:
+            save(SOURCE_KIND, memo_key, known)
+    _SOURCE_KEYS[tag] = known
+    return known
+
+
+#: the cache kind of :func:`source_key`'s hashes
+SOURCE_KIND = "source"
+
+
+def _stat_identity(path: str) -> tuple[int, int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
 
 
 #: the modules whose code makes the decoder's output (files of :mod:`tracekit.traces`): their source is part
@@ -452,13 +479,21 @@ def decode_columns(path: Path, *, store: bool = True) -> tuple[dict[str, Any], d
     """:func:`tracekit.traces.decode.decode_columns` through the cache: ``(meta, columns, file key)``. On a
     miss the file is decoded and, with ``store``, stored, unless it changed while being decoded (its identity
     is taken again after). Input errors raise as from the decoder (they are not cached)."""
+    meta, cols, fk, _ = decode_columns_held(path, store=store)
+    return meta, cols, fk
+
+
+def decode_columns_held(path: Path, *,
+                        store: bool = True) -> tuple[dict[str, Any], decode.Columns, str | None, bool]:
+    """:func:`decode_columns` and whether the cache holds these columns now (read from it, or stored: then
+    :func:`cached_columns` maps them)."""
     fk, hit = cached_columns(path)
     if hit is not None:
-        return hit[0], hit[1], fk
+        return hit[0], hit[1], fk, True
     meta, cols = decode.decode_columns(path)
-    if store and fk is not None and _worth_caching(path) and file_key(path) == fk:
-        save("columns", _columns_entry(fk), (meta, cols))
-    return meta, cols, fk
+    held = (store and fk is not None and _worth_caching(path) and file_key(path) == fk
+            and save("columns", _columns_entry(fk), (meta, cols)))
+    return meta, cols, fk, held
 
 
 # -- upkeep ------------------------------------------------------------------------------------
