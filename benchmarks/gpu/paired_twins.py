@@ -9,7 +9,9 @@ on one rank (DDP over a world of 1, as ``tracekit profile --nproc 1``; the same 
 compile and training step), are compiled during warm-up, and then run in rounds: each round
 times one step of each, in alternating order (AB, BA, ...), so drift of the host moves both
 alike. The measured change is the median over rounds of (step without the break / step with
-it − 1); its spread (quartiles over rounds) is printed with it.
+it − 1); its spread (quartiles over rounds) is printed with it. ``--break-kind item`` makes the break a
+data-dependent ``.item()`` check (``tracekit profile --graph-break-kind item``: a break that also makes the host
+wait for the GPU); the twin without the break is the plain model either way.
 
 Usage (on a GPU host; CPU works for a dry run)::
 
@@ -32,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tracekit.profile.config import ProfileConfig  # noqa: E402
+from tracekit.profile.config import GRAPH_BREAK_KINDS, ProfileConfig  # noqa: E402
 from tracekit.profile.harness import time_steps  # noqa: E402
 from tracekit.profile.models import build_workload  # noqa: E402
 from tracekit.profile.parallel import parallelize  # noqa: E402
@@ -57,7 +59,8 @@ def _twin(args: argparse.Namespace, at: int | None, device: object, stack: ExitS
     import torch
 
     config = ProfileConfig(model=args.model, width=args.width, depth=args.depth, seq_len=args.seq_len,
-                           batch_size=args.batch_size, graph_break_at=at, dynamo=args.dynamo, nproc=1)
+                           batch_size=args.batch_size, graph_break_at=at, dynamo=args.dynamo, nproc=1,
+                           graph_break_kind=args.break_kind if at is not None else "explicit")
     torch.manual_seed(config.seed)
     model, batch_fn, blocks = build_workload(config)
     torch.manual_seed(config.seed + 1)
@@ -103,7 +106,7 @@ def measure(args: argparse.Namespace) -> dict:
         "break_ms_median": 1e3 * statistics.median(times["break"]),
         "none_ms_median": 1e3 * statistics.median(times["none"]),
         "paired_delta_pct_median": 100 * statistics.median(ratios),
-        "paired_delta_pct_q1": 100 * q[0], "paired_delta_pct_q3": 100 * q[2], "graphs_compiled": graphs,
+        "break_kind": args.break_kind, "paired_delta_pct_q1": 100 * q[0], "paired_delta_pct_q3": 100 * q[2], "graphs_compiled": graphs,
         "step_ms": {k: [1e3 * x for x in v] for k, v in times.items()},
     }
 
@@ -118,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seq-len", type=int, default=64)
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--at", type=int, required=True, help="the break after this block (--graph-break-at)")
+    ap.add_argument("--break-kind", default="explicit", choices=GRAPH_BREAK_KINDS,
+                    help="the twin with the break: torch._dynamo.graph_break() (explicit) or an .item() check (item), "
+                         "as tracekit profile --graph-break-kind")
     ap.add_argument("--dynamo", default="inductor")
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=200)
@@ -131,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     args.json.write_text(json.dumps(out, default=str))
     print(f"{args.json}: break {out['break_ms_median']:.3f} ms, none {out['none_ms_median']:.3f} ms, paired change "
           f"{out['paired_delta_pct_median']:+.1f} % (quartiles {out['paired_delta_pct_q1']:+.1f} .. "
-          f"{out['paired_delta_pct_q3']:+.1f} %); graphs compiled {out['graphs_compiled']}")
+          f"{out['paired_delta_pct_q3']:+.1f} %); graphs compiled {out['graphs_compiled']} (break: {args.break_kind})")
     return 0
 
 

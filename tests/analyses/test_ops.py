@@ -49,7 +49,8 @@ def test_gemm_flops_bytes_and_roofline(tmp_path: Path) -> None:
     m = n = k = 4096
     tb = _gpu_builder()
     _op_kernel(tb, "aten::mm", 10, [[m, k], [k, n]], [BF16, BF16], 200.0)
-    r = _row(_analyze(tmp_path, tb), "aten::mm")
+    res = _analyze(tmp_path, tb)
+    r = _row(res, "aten::mm")
     flops, nbytes = 2 * m * n * k, (m * k + k * n + m * n) * 2
     assert r["category"] == "gemm" and r["dtype"] == "bfloat16" and r["flops_source"] == "shapes"
     assert r["calls_per_step"] == 1 and r["us_per_step"] == pytest.approx(200.0)
@@ -59,6 +60,8 @@ def test_gemm_flops_bytes_and_roofline(tmp_path: Path) -> None:
     assert r["intensity_flop_per_byte"] == pytest.approx(flops / nbytes)
     assert r["bound"] == "compute"  # flops / 989.4 TFLOP/s > bytes / 4.8 TB/s
     assert r["pct_of_roofline"] == pytest.approx(100 * flops / 989.4e12 / 200e-6)
+    assert res.meta["peaks"][0] == {"device": "H200", "tbps": 4.8, "l2_mb": 50.0, "tf32": False,
+                                    "tflops": dict(H200.tflops)}
 
 
 def test_addmm_with_bias_and_linear_composite(tmp_path: Path) -> None:
@@ -207,10 +210,15 @@ def test_unknown_gpu_and_peaks_file(tmp_path: Path) -> None:
     r = _row(res, "aten::mm")
     assert r["achieved_tflops"] == pytest.approx(2 * 1024**3 / 10e-6 / 1e12) and math.isnan(r["pct_of_roofline"])
     assert any("Mystery Accelerator 9000" in x and "--peaks" in x for x in res.meta["notes"])
+    assert "peaks" not in res.meta  # no device: no peaks to report (the HTML roofline draws no roof)
     f = tmp_path / "peaks.json"
     f.write_text(json.dumps({"devices": [{"match": "Mystery", "tbps": 10.0, "tflops": {"bf16": 500.0}}]}))
-    r = _row(tracekit.analyze(tmp_path / "run", peaks=str(f)), "aten::mm")
+    res = tracekit.analyze(tmp_path / "run", peaks=str(f))
+    r = _row(res, "aten::mm")
     assert r["pct_of_roofline"] == pytest.approx(100 * 2 * 1024**3 / 500e12 / 10e-6) and r["bound"] == "compute"
+    # the peaks that judged the rows, for the report's roofline (meta.peaks)
+    assert res.meta["peaks"] == {0: {"device": "Mystery", "tbps": 10.0, "l2_mb": None, "tf32": False,
+                                     "tflops": {"bf16": 500.0}}}
 
 
 def test_bad_peaks_file_is_one_line_exit_2(tmp_path: Path) -> None:

@@ -38,6 +38,23 @@ def test_paired_ddp_variants_times_every_variant_in_one_job(tmp_path):
     assert one["paired_delta_pct_median"] == pytest.approx(100 * (ratios[1] + ratios[2]) / 2)
 
 
+@pytest.mark.slow
+def test_paired_twins_item_break(tmp_path):
+    """paired_twins.py --break-kind item: the twin with the break compiles two graphs (the ``.item()`` check breaks
+    it), the plain twin one; the kind is in the output, and the paired change is the median of the per-round ratios."""
+    out = tmp_path / "paired.jsonl"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "gpu" / "paired_twins.py"), "--width", "32", "--depth", "4",
+           "--batch-size", "4", "--at", "1", "--break-kind", "item", "--rounds", "4", "--warmup", "2",
+           "--dynamo", "aot_eager", "--json", str(out)]
+    subprocess.run(cmd, check=True, env=env, capture_output=True, timeout=120)
+    res = json.loads(out.read_text())
+    assert res["break_kind"] == "item" and res["shape"]["break_kind"] == "item"
+    assert res["graphs_compiled"] == {"break": 2, "none": 1}
+    ratios = sorted(b / a - 1 for a, b in zip(res["step_ms"]["break"], res["step_ms"]["none"]))
+    assert res["paired_delta_pct_median"] == pytest.approx(100 * (ratios[1] + ratios[2]) / 2)
+
+
 def test_paired_twin_rows_check_the_committed_prediction():
     """bench_whatif --paired on one committed twin: the predicted change is whatif's, the measured one the
     paired median, and the committed result row says the same."""
@@ -89,3 +106,37 @@ def test_a_variants_solo_flag_is_0_or_1():
     assert mod._spec("world-size=1,solo=0", 2)["solo"] is False and mod._spec("bucket-cap-mb=5", 2)["solo"] is False
     with pytest.raises(SystemExit, match="solo takes 0 or 1, not 'yes'"):
         mod._spec("world-size=1,solo=yes", 2)
+
+
+@pytest.mark.parametrize("model", ["mlp512x16", "resnet18"])
+def test_cuda_graph_rows_are_recomputed_from_the_committed_runs(model):
+    """bench_whatif --baseline M/default --variant M/reduce-overhead:cuda-graphs=1 on committed runs gives the
+    committed result rows: the prediction from the default-mode trace, the truth from the reduce-overhead run."""
+    import bench_whatif
+
+    base = ROOT / "sample_traces/whatif/h100_cuda_graphs" / model
+    rows = bench_whatif.scenario_rows(base / "default", [f"{base / 'reduce-overhead'}:cuda-graphs=1"])
+    committed = {tuple(r["variant"].split("/")[-2:]): r for r in map(json.loads, (
+        ROOT / "benchmarks/results/whatif_scenarios_h100_cuda_graphs.jsonl").read_text().splitlines())}
+    assert [r["changes"] for r in rows] == ["baseline", "cuda-graphs=1"]
+    for r in rows:
+        same = committed[tuple(r["variant"].split("/")[-2:])]
+        assert r["predicted_ms"] == pytest.approx(same["predicted_ms"], rel=1e-9)
+        assert r["measured_ms"] == pytest.approx(same["measured_ms"], rel=1e-9)
+    assert rows[1]["predicted_delta_pct"] < 0 and rows[1]["measured_delta_pct"] < 0  # both faster, as ranked
+
+
+def test_item_break_rows_are_recomputed_from_the_committed_runs():
+    """bench_whatif --paired on the committed .item() twins gives the committed rows, and the scenario removes
+    the sync the break holds."""
+    import bench_whatif
+
+    runs = sorted((ROOT / "sample_traces/whatif/h100_item_break/a").glob("*-break"))
+    rows = bench_whatif.paired_rows(runs)
+    committed = [json.loads(line) for line in
+                 (ROOT / "benchmarks/results/whatif_scenarios_h100_item_break.jsonl").read_text().splitlines()]
+    assert len(rows) == len(committed) == 2
+    for r, same in zip(rows, committed):
+        assert r["variant"].endswith(same["variant"].rsplit("/", 1)[1])
+        assert r["predicted_delta_pct"] == pytest.approx(same["predicted_delta_pct"], abs=1e-9)
+        assert r["measured_delta_pct"] == same["measured_delta_pct"]

@@ -25,6 +25,8 @@ from tracekit.traces.manifest import Manifest, ManifestWarning, read_manifest, w
     ({"dynamo": "inductor", "bucket_cap_mb": 0.5}, ">= 1"),
     ({"dynamo": "aot_eager", "optimize_ddp": "python_reducer", "comm_hook": "bf16"}, "python reducer"),
     ({"graph_break_at": 3, "depth": 4}, "--graph-break-at"),
+    ({"graph_break_at": 1, "graph_break_kind": "nonzero"}, "--graph-break-kind must be one of explicit, item"),
+    ({"graph_break_kind": "item"}, "--graph-break-kind item needs --graph-break-at"),
     ({"nproc": 0}, "--nproc"),
     ({"steps": 0}, "--steps"),
     ({"dynamo": "tvm"}, "--dynamo"),

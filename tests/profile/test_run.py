@@ -130,6 +130,28 @@ def test_aot_eager_graph_break_two_ranks(tmp_path: Path) -> None:
     assert all(len(s["buckets"]) >= 2 for r in m["bucket_timing"]["per_rank"] for s in r["steps"])  # 1 MB cap
 
 
+def test_item_graph_break_is_a_real_break_between_two_graphs(tmp_path: Path) -> None:
+    """``--graph-break-kind item``: the ``.item()`` check at ``--graph-break-at`` breaks dynamo's graph (two graphs,
+    one break in the model, its reason Tensor.item()), runs eagerly between them (``aten::item`` in the trace), is
+    recorded in run.json's config, and the analysis's break tables see the break in forward and backward."""
+    import tracekit
+
+    out = tmp_path / "item"
+    r = _profile(out, "--nproc", "1", "--dynamo", "aot_eager", "--graph-break-at", "1", "--graph-break-kind", "item",
+                 "--width", "64", "--no-bucket-timing", "--no-calibrate-profiler")
+    assert r.returncode == 0, r.stderr[-3000:]
+    m = _check_run(out, 1)
+    assert (m["config"]["graph_break_at"], m["config"]["graph_break_kind"]) == (1, "item")
+    (c,) = m["compile"]["per_rank"]
+    assert c["graph_count"] == 2 and c["graph_breaks"]["model"] == 1 and c["recompiles"]["count"] == 0
+    assert any("item()" in x["reason"] for x in c["graph_breaks"]["reasons"])
+    assert "aten::item" in _names(_load_trace(out / "rank0.trace.json.gz"))
+    tables = tracekit.analyze(out).tables
+    assert list(tables["graph_breaks"]["real_breaks"]) == [1, 1]  # the two profiled steps
+    kinds = {(p, k) for p, k in zip(tables["break_boundaries"]["pass"], tables["break_boundaries"]["kind"])}
+    assert kinds == {("forward", "graph_break"), ("backward", "graph_break")}
+
+
 def test_simulated_torchrun_single_rank(tmp_path: Path, free_port: int) -> None:
     out = tmp_path / "torchrun"
     env = _env(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port))

@@ -98,3 +98,21 @@ def test_readjust_scales_by_the_factor_in_the_scenario_over_the_factor_in_the_ba
     changed, modelled = contention.readjust(g, ctx, comm, (s, e))
     assert (changed, modelled) == (2, 8)  # 4 gemms on each rank modelled; only rank 0's times were moved
     assert [g.dur[at[k]] / US for k in (10, 30, 60, 80)] == pytest.approx([10, 15, 10, 15])
+
+
+def test_share_beside_counts_overlapping_kernels_once():
+    # op [0, 100] µs beside two kernels [0, 50] and [10, 60] that overlap each other: 60 % of it is covered
+    start, end = np.array([0, 0, 10]) * US, np.array([100, 50, 60]) * US
+    assert contention.share_beside(start, end, np.array([0]), [1, 2]).tolist() == pytest.approx([0.6])
+
+
+def test_slow_beside_scales_by_the_covered_share_never_more_than_all():
+    from tracekit.replay import grow
+    from tracekit.replay.graph import GPU_OP, ORIGIN, Graph
+
+    g = Graph()
+    op = g.add(100 * US, GPU_OP, 0, 0, 100 * US, [(ORIGIN, 0)])
+    new = [g.add(50 * US, GPU_OP, 0, 0, 50 * US, [(ORIGIN, 0)]), g.add(50 * US, GPU_OP, 0, 10 * US, 60 * US,
+                                                                        [(ORIGIN, 10 * US)])]
+    assert grow.slow_beside(g, [(np.array([op]), new)]) == 1
+    assert g.dur[op] == round(100 * US * (1 + (grow.CONTENTION_SLOWDOWN - 1) * 0.6))  # [0, 60] covered; the sum of the two overlaps counts [10, 50] twice: 1.0

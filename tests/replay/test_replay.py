@@ -609,3 +609,19 @@ def test_self_check_limit_is_on_either_side():
     assert base["self_check_failed"] is True and "1 of 3 ranks beyond it, the worst rank 1 at -2.5 %" in note[0]
     ok = {"replay_error_pct": -1.9}
     assert self_check_note(ok, ranks.iloc[[0, 2]]) == [] and ok["self_check_failed"] is False
+
+
+def test_a_window_replayed_as_one_step_is_not_compared_with_the_unprofiled_step(tmp_path: Path) -> None:
+    """A plain ``with profile():`` capture (no ProfilerStep range) with run.json's unprofiled step: the window
+    (several of run.json's steps) is replayed as one step, so the prediction is not checked against one step's time."""
+    tb = TraceBuilder(rank=0, world_size=1)
+    tb.cpu_op("aten::mm", 0, 100)
+    tb.kernel("ampere_sgemm_128x64_tn", 50, 300)
+    tb.write(tmp_path / "rank0.trace.json")
+    (tmp_path / "run.json").write_text(json.dumps({
+        "schema_version": 1, "run": {"world_size": 1, "device": "cuda"},
+        "timings": {"overall": {"mean_sec_per_iter": 100e-6, "step_s": [100e-6] * 3}}}))
+    r = tracekit.whatif(tmp_path)
+    assert r.baseline["steps"] == 1 and r.baseline["profiled_step_us"] == pytest.approx(350.0)
+    assert r.baseline["measured_unprofiled_step_us"] is None and r.baseline["error_pct"] is None
+    assert any("the window replayed as one step holds several" in n for n in r.notes)

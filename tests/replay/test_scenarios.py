@@ -711,3 +711,38 @@ def test_the_runs_own_layout_regrouped_replays_as_its_baseline(run):
         warnings.simplefilter("ignore")
         r = tracekit.whatif(path, bucket_cap_mb=lay.cap_bytes / MIB, first_bucket_cap_mb=first / MIB)
     assert r.scenarios[0]["predicted_step_us"] == r.baseline["predicted_step_us"]
+
+
+def test_a_grown_run_refuses_bucket_and_hook_changes_each_in_its_own_family(tmp_path, monkeypatch):
+    """A 1-rank run grown to 2 ranks has no recorded bucket transfer: the bucket family refuses a cap, the network
+    family the hook, each naming its own change."""
+    from tracekit.replay import grow
+
+    monkeypatch.setattr(grow, "NVLINK4_ALLREDUCE", {2: (0.0, 2 * MIB / 20_000)})
+    run = _one_rank_ddp_run(tmp_path)
+    with pytest.raises(ScenarioError, match="grown to 2 ranks takes no bucket change"):
+        tracekit.whatif(run, world_size=2, bucket_cap_mb=5.0)
+    with pytest.raises(ScenarioError, match="grown to 2 ranks takes no hook change"):
+        tracekit.whatif(run, world_size=2, comm_hook="bf16")
+
+
+def test_the_hook_compresses_new_buckets_only_with_fp32_backward_collectives(monkeypatch):
+    """The regrouped buckets get the hook's factor only where the run has backward collectives, all fp32 allreduces
+    (a forward-only fp32 allreduce says nothing of the gradients)."""
+    import pandas as pd
+    from types import SimpleNamespace
+
+    from tracekit.replay import buckets
+    from tracekit.replay.changes import buckets as family
+
+    got = []
+    monkeypatch.setattr(buckets, "regroup", lambda g, ctx, comm, s, factor, drop: got.append(factor) or (
+        np.zeros(len(ctx.colls), dtype=bool), [], [(0, 1, 0, 1.0)]))
+    for phases, fp32, want in ((["forward"], [True], 1.0), (["backward", "backward"], [True, True], 0.5),
+                               (["backward", "forward"], [False, True], 1.0), ([], [], 1.0)):
+        ctx = SimpleNamespace(colls=pd.DataFrame({"phase": pd.Series(phases, dtype=object)}),
+                              fp32=np.array(fp32, dtype=bool))
+        ed = SimpleNamespace(sc=sc.Scenario(bucket_cap_mb=5.0), grown=False, network_factor=1.0, hook_factor=0.5,
+                             g=None, comm={}, notes=[])
+        family.regroup(ctx, ed)
+        assert got[-1] == want and (ed.added != []) == (want == 0.5), (phases, fp32)

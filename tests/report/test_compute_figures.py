@@ -26,24 +26,43 @@ def _op(rank: int, op: str, module: str, us: float, flops: float | None, nbytes:
             "flops_source": "shapes" if flops else None}
 
 
-PEAK, BW = 989.4, 3.35  # H100 SXM dense BF16, HBM3
+PEAK, FP32, BW = 989.4, 66.9, 3.35  # H100 SXM dense BF16 (tensor cores), FP32 (the rest), HBM3
+#: meta["peaks"] as the ops analysis writes it (tracekit.analyses.ops.device_peaks); rank 1 has none
+PEAKS = {0: {"device": "H100 SXM", "tbps": BW, "l2_mb": 50.0, "tf32": False,
+             "tflops": {"fp64": 66.9, "fp32": FP32, "tf32": 494.7, "bf16": PEAK, "fp8": 1978.9}}}
 OPS = pd.DataFrame([
     # a 4096^3 bf16 GEMM in 200 µs: 2·4096^3 = 137.4 GFLOP, 3·4096²·2 bytes; intensity 1365 > ridge 295: compute
-    _op(0, "aten::mm", "mlp.fc1", 200.0, 2 * 4096**3, 3 * 4096**2 * 2, "bf16", "compute", PEAK, BW),
-    _op(0, "aten::mm", "mlp.fc2", 200.0, 2 * 4096**3, 3 * 4096**2 * 2, "bf16", "compute", PEAK, BW),
+    _op(0, "aten::mm", "mlp.fc1", 200.0, 2 * 4096**3, 3 * 4096**2 * 2, "bfloat16", "compute", PEAK, BW),
+    _op(0, "aten::mm", "mlp.fc2", 200.0, 2 * 4096**3, 3 * 4096**2 * 2, "bfloat16", "compute", PEAK, BW),
     # an elementwise add of 64 Mi bf16 elements: 1 FLOP per 6 bytes: memory
-    _op(0, "aten::add", "mlp", 150.0, 64 * 2**20, 3 * 64 * 2**20 * 2, "bf16", "memory", PEAK, BW, "elementwise"),
-    _op(0, "aten::view", "mlp", 1.0, None, None, "bf16", None, PEAK, BW, "memory"),  # no FLOPs: not plotted
-    _op(1, "aten::mm", "mlp.fc1", 250.0, 2 * 4096**3, 3 * 4096**2 * 2, "bf16", "compute", PEAK, BW),
+    _op(0, "aten::add", "mlp", 150.0, 64 * 2**20, 3 * 64 * 2**20 * 2, "bfloat16", "memory", FP32, BW, "elementwise"),
+    _op(0, "aten::view", "mlp", 1.0, None, None, "bfloat16", None, PEAK, BW, "memory"),  # no FLOPs: not plotted
+    _op(1, "aten::mm", "mlp.fc1", 250.0, 2 * 4096**3, 3 * 4096**2 * 2, "bfloat16", "compute", PEAK, BW),
 ])
 MODULES = pd.DataFrame([{"rank": r, "module": m, "parent": p, "depth": d, "us_per_step": us} for r, m, p, d, us in [
     (0, "", None, 0, 1000.0), (0, "a", "", 1, 600.0), (0, "a.x", "a", 2, 200.0), (0, "a.y", "a", 2, 300.0),
     (0, "b", "", 1, 300.0), (1, "", None, 0, 900.0)]])
 
 
-def test_roofs_read_back_from_the_rows() -> None:
-    peaks, bw = cf.roofs(OPS[OPS["rank"] == 0])
-    assert peaks == {"bf16": pytest.approx(PEAK)} and bw == pytest.approx(BW)
+def test_roofs_are_the_peaks_the_analysis_used() -> None:
+    # the bf16 GEMM is judged against the bf16 tensor peak, the bf16 elementwise add against the FP32 one
+    # (tracekit.analyses.peaks.peak_key): one roof each, with the device's bandwidth
+    pts = cf.roofline_points(OPS, 0)
+    assert cf.roofs(pts, PEAKS[0]) == ({"bf16": PEAK, "fp32": FP32}, BW)
+    assert cf.roofs(pts, None) == ({}, None)
+
+
+def test_roofs_without_a_bound_row() -> None:
+    # an elementwise op whose bytes fit in L2 has no pct_of_roofline and no bound; the roofs come from the device,
+    # not from reading the rows back (which found none here)
+    small = pd.DataFrame([_op(0, "aten::mul", "m", 5.0, 2**20, 3 * 2**20 * 2, "bfloat16", None, FP32, BW,
+                              "elementwise")])
+    fig = cf.roofline_figure(small, 0, peaks=PEAKS)
+    roof = [t for t in fig.data if t.mode == "lines"]
+    assert len(roof) == 1 and max(roof[0].y) == pytest.approx(FP32)
+    assert min(roof[0].y) == pytest.approx(min(roof[0].x) * BW)
+    assert not any("without roofs" in n for n in cf.compute_notes({"ops": small}, 0, PEAKS))
+    assert any("peaks are unknown" in n for n in cf.compute_notes({"ops": small}, 0, None))
 
 
 def test_points_sum_an_op_over_modules() -> None:
@@ -63,11 +82,12 @@ def test_icicle_places_children_inside_parents() -> None:
 
 
 def test_figures() -> None:
-    fig = cf.roofline_figure(OPS, 0)
+    fig = cf.roofline_figure(OPS, 0, peaks=PEAKS)
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
     roof = [t for t in fig.data if t.mode == "lines"]
-    assert len(roof) == 1 and max(roof[0].y) == pytest.approx(PEAK)
-    assert min(roof[0].y) == pytest.approx(min(roof[0].x) * BW)  # the sloped part: intensity x bandwidth
+    assert len(roof) == 2 and sorted(max(r.y) for r in roof) == pytest.approx([FP32, PEAK])
+    assert all(min(r.y) == pytest.approx(min(r.x) * BW) for r in roof)  # the sloped part: intensity x bandwidth
+    assert not [t for t in cf.roofline_figure(OPS, 1, peaks=PEAKS).data if t.mode == "lines"]  # rank 1: no peaks
     tree = cf.module_tree_figure(MODULES, 0)
     assert list(tree.data[0].x) == [1000.0, 600.0, 200.0, 300.0, 300.0]
     assert cf.roofline_figure(None, 0) is None and cf.module_tree_figure(MODULES, 7) is None
@@ -87,6 +107,7 @@ def test_page_has_both_charts_or_says_why(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(html, "run_tables", lambda res, only=None: [])
     res.set_table("ops", OPS)
     res.set_table("modules", MODULES)
+    res.meta["peaks"] = PEAKS
     page = HTMLRenderer(traces, label="s").render(res)
     assert 'id="roofline-0"' in page and 'id="modules-0"' in page and "no roofline" not in page
     assert "<!-- plotly.js basic" in page  # scatter and bar only: the lean bundle still draws the page

@@ -139,7 +139,7 @@ def test_whatif_section_draws_in_chromium(browser: Any, tmp_path: Path) -> None:
 
 def test_compute_charts_draw_in_chromium(browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.explain_builders import manifest_for, write_run
-    from tests.report.test_compute_figures import MODULES, OPS
+    from tests.report.test_compute_figures import MODULES, OPS, PEAKS
     from tracekit.report import html
     from tracekit.runner.pipeline import load_and_analyze
 
@@ -147,16 +147,18 @@ def test_compute_charts_draw_in_chromium(browser: Any, tmp_path: Path, monkeypat
     monkeypatch.setattr(html, "run_tables", lambda res, only=None: [])  # ops/modules are set by hand
     res.set_table("ops", OPS)
     res.set_table("modules", MODULES)
+    res.meta["peaks"] = PEAKS
     out = tmp_path / "c.html"
     out.write_text(html.HTMLRenderer(traces, label="s").render(res), encoding="utf-8")
     logs = open_page(browser, out)
     assert [m for m in logs if m["level"] == "SEVERE"] == []
-    # rank 0: two plotted ops (the view has no FLOPs), one roof; five modules, nested in three rows
+    # rank 0: two plotted ops (the view has no FLOPs), two roofs (the GEMM's bf16 peak, the add's FP32 one); five
+    # modules, nested in three rows
     drawn = browser.execute_script(
         "return [document.querySelectorAll('#roofline-0 .scatterlayer .point').length, "
         "document.querySelectorAll('#roofline-0 .scatterlayer .js-line').length, "
         "document.querySelectorAll('#modules-0 .barlayer .point').length, "
         "document.getElementById('roofline-0')._fullLayout.xaxis.type]")
-    assert drawn == [2, 1, 5, "log"], drawn
+    assert drawn == [2, 2, 5, "log"], drawn
     png = browser.find_element("id", "roofline-0").screenshot_as_png
     assert len(png) > 10_000, len(png)

@@ -220,6 +220,28 @@ def test_sampled_trace_has_no_backlog(tmp_path) -> None:
     assert any("launch calls are missing" in n for n in res.meta["notes"])
 
 
+def test_missing_launches_are_found_once_per_rank(tmp_path, monkeypatch) -> None:
+    # the step windows (no backlog) and table ranks (launches_missing) read one mask per rank
+    # (RankTrace.launches_lost), not one scan of the rank's device work each
+    calls = []
+    real = step_defs.launched_in_window_later
+
+    def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(step_defs, "launched_in_window_later", counted)
+    tb = TraceBuilder(rank=0, world_size=1)
+    tb.step(1, 0, 100)
+    tb.kernel("b", 500, 20, pre_window=True)
+    tb.kernel("mine", 600, 50, launch_at_us=50)
+    tb.kernel("c", 700, 10, pre_window=True)  # after "mine" on its stream: its launch is missing
+    res = _run(tmp_path, tb)
+    assert res.ranks["launches_missing"].tolist() == [1]
+    assert res.steps["step_us"].tolist() == [650 - 0]  # no backlog: from the host range's start
+    assert len(calls) == 1
+
+
 def test_complete_launch_records_keep_the_backlog(tmp_path) -> None:
     # the same without the kernel at 700: the ones at 30 and 500 ran before the stream's first launched kernel,
     # so they were queued before the window; the first step starts when they are done (520)

@@ -29,12 +29,13 @@ import numpy as np
 
 from tracekit.analyses import crossrank
 from tracekit.analyses.collectives import collective_overlap_note
+from tracekit.analyses.findings import group_means
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import COMM, COMPUTE, MEMORY, class_codes, class_mask
 from tracekit.analyses.registry import Column, RankContext, RunContext, Table, View, ViewOptions
 from tracekit.traces import cols as C
 from tracekit.traces.frames import Columnar
-from tracekit.traces.steps import HOST_STEP_DOC, STEP_DOC, launches_incomplete, window_pieces
+from tracekit.traces.steps import HOST_STEP_DOC, STEP_DOC, window_pieces
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -132,15 +133,16 @@ def step_breakdown_columns(gpu: Columnar, cls: np.ndarray | pd.Series, steps: Co
     }
 
 
-def rank_breakdown(gpu: Columnar, cls: np.ndarray | pd.Series, steps: Columnar) -> dict[str, float]:
+def rank_breakdown(gpu: Columnar, cls: np.ndarray | pd.Series, steps: Columnar, lost: np.ndarray) -> dict[str, float]:
     """Breakdown over all GPU activity of the rank plus ``steps``, ``step_us`` and ``host_step_us`` (the means of
-    ``steps``, the step windows: :func:`_step_counts`)."""
+    ``steps``, the step windows: :func:`_step_counts`); ``lost``: per GPU row, whether its launch is missing
+    (:meth:`~tracekit.traces.traceset.RankTrace.launches_lost`), counted in ``launches_missing``."""
     ts = np.asarray(gpu["ts_ns"])
     out = _breakdown(ts, np.asarray(gpu["end_ns"]), class_mask(cls, COMPUTE),
                      class_mask(cls, COMM), class_mask(cls, MEMORY))
     out |= _step_counts(steps)
     out["pre_window_kernels"] = int(np.asarray(gpu["pre_window"]).sum())
-    out["launches_missing"] = launches_incomplete(gpu["pre_window"], gpu["stream"], ts)
+    out["launches_missing"] = int(np.count_nonzero(lost))
     out["kernels"] = ts.size
     return out
 
@@ -198,7 +200,8 @@ def rank_totals(ctx: RankContext) -> C.Cols:
     """The rank's row of ``ranks`` before the cross-rank columns (one row, as columns)."""
     rt = ctx.trace
     if rt.has_gpu_activity:
-        row = rank_breakdown(rt.gpu_arrays(), class_codes(rt, ctx.options.comm_pattern), rt.step_windows())
+        row = rank_breakdown(rt.gpu_arrays(), class_codes(rt, ctx.options.comm_pattern), rt.step_windows(),
+                             rt.launches_lost())
     else:
         row = dict.fromkeys(BREAKDOWN_COLUMNS, np.nan) | _step_counts(rt.step_windows()) | {
             "pre_window_kernels": 0, "launches_missing": 0, "kernels": 0}
@@ -238,19 +241,12 @@ PER_STEP = {"compute_us": "compute_per_step_us", "comm_us": "comm_per_step_us", 
 
 def step_means_of(steps: C.Cols) -> C.Cols:
     """Per rank of the ``steps`` table: ``rank`` and the mean over its steps of each :data:`PER_STEP` column
-    (present values only, as ``groupby("rank").mean()``: NaN where no step has one)."""
-    g = C.Groups(steps, ["rank"]) if C.nrows(steps) else None
-    if g is None:
+    (present values only, as ``groupby("rank").mean()``: NaN where no step has one), by
+    :func:`tracekit.analyses.findings.group_means`, the grouping the findings' per-step means use."""
+    if not C.nrows(steps):
         return {"rank": np.empty(0, dtype=np.int64), **{v: np.empty(0) for v in PER_STEP.values()}}
-
-    def mean(col: str) -> np.ndarray:  # plain float64 sums: a few hundred steps a rank need no compensation
-        v = np.asarray(steps[col], dtype=float)
-        ok = (g.codes >= 0) & ~np.isnan(v)
-        n = np.bincount(g.codes[ok], minlength=g.n)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(n > 0, np.bincount(g.codes[ok], weights=v[ok], minlength=g.n) / np.maximum(n, 1), np.nan)
-
-    return {"rank": g.keys["rank"], **{v: mean(k) for k, v in PER_STEP.items()}}
+    ranks, means = group_means(steps, "rank", list(PER_STEP))
+    return {"rank": ranks, **dict(zip(PER_STEP.values(), means))}
 
 
 def missing_launches_note(ranks: C.Cols) -> str | None:

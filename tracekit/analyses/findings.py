@@ -254,13 +254,14 @@ def ranked(found: list[Finding]) -> list[Finding]:
     return sorted(found, key=key)
 
 
-def step_means(result: Any) -> dict[int, float]:
-    """Mean step per rank (µs; ``steps.step_us``, the step on the device's clock: :mod:`tracekit.traces.steps`),
-    from the ``steps`` table (a frame or Cols): one grouping for all ranks."""
+def step_means(result: Any, column: str = "step_us") -> dict[int, float]:
+    """Per rank, the mean over its steps of ``steps.<column>`` (µs; by default ``step_us``, the step on the
+    device's clock: :mod:`tracekit.traces.steps`), from the ``steps`` table (a frame or Cols): one grouping for
+    all ranks; {} without the table or the column."""
     s = C.as_cols(result.steps)
-    if not C.nrows(s) or "rank" not in s:
+    if not C.nrows(s) or "rank" not in s or column not in s:
         return {}
-    ranks, (means,) = group_means(s, "rank", ["step_us"])
+    ranks, (means,) = group_means(s, "rank", [column])
     return dict(zip(ranks.tolist(), means.tolist()))
 
 

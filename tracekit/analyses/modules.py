@@ -109,8 +109,8 @@ def modules_table(ctx: RunContext) -> C.Cols:
     if not C.nrows(ops):
         return NO_ROWS
     parts = []
-    for r in sorted(set(ops["rank"].tolist())):
-        sel = np.flatnonzero(ops["rank"] == r)
+    by_rank = C.Groups(ops, ["rank"])  # one grouping: each rank's rows, ranks in order
+    for r, sel in zip(by_rank.keys["rank"].tolist(), by_rank.rows()):
         rows = rank_modules(C.take(ops, sel))
         n = len(rows["module"])
         parts.append({"rank": np.full(n, r, dtype=np.int64),

@@ -30,15 +30,7 @@ from typing import Any
 
 import msgspec
 
-#: kineto's ``Input type`` spellings -> (dtype name, bytes per element)
-DTYPES: dict[str, tuple[str, int]] = {
-    "float": ("float32", 4), "double": ("float64", 8), "c10::Half": ("float16", 2),
-    "c10::BFloat16": ("bfloat16", 2), "c10::Float8_e4m3fn": ("float8_e4m3fn", 1),
-    "c10::Float8_e5m2": ("float8_e5m2", 1), "c10::Float8_e4m3fnuz": ("float8_e4m3fnuz", 1),
-    "c10::Float8_e5m2fnuz": ("float8_e5m2fnuz", 1), "long int": ("int64", 8), "int": ("int32", 4),
-    "short int": ("int16", 2), "signed char": ("int8", 1), "unsigned char": ("uint8", 1), "bool": ("bool", 1),
-    "c10::complex<float>": ("complex64", 8), "c10::complex<double>": ("complex128", 16),
-}
+from tracekit.traces.schema import SHAPE_DTYPES
 
 CATEGORIES = ("gemm", "conv", "attention", "elementwise", "reduction", "norm", "memory", "communication", "other")
 
@@ -67,7 +59,7 @@ class Args:
         """Argument ``i`` as ``(shape, element bytes)`` when it is a tensor, else None."""
         if i >= len(self.dims) or i >= len(self.types):
             return None
-        t = DTYPES.get(self.types[i])
+        t = SHAPE_DTYPES.get(self.types[i])
         d = self.dims[i]
         if t is None or not isinstance(d, list) or any(not isinstance(x, int) for x in d):
             return None
@@ -86,8 +78,8 @@ class Args:
 
     def dtype(self) -> str | None:
         for t in self.types:
-            if t in DTYPES:
-                return DTYPES[t][0]
+            if t in SHAPE_DTYPES:
+                return SHAPE_DTYPES[t][0]
         return None
 
     def value(self, i: int) -> Any:
@@ -103,7 +95,7 @@ class Args:
 
 def _list_size(type_text: str) -> int:
     """Element bytes of a TensorList argument (kineto records no dtype for it): 4, float32's."""
-    return DTYPES.get(type_text, ("", 4))[1]
+    return SHAPE_DTYPES.get(type_text, ("", 4, ""))[1]
 
 
 def numel(shape: list[int]) -> int:

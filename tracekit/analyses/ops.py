@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -29,6 +29,7 @@ from tracekit.traces import cols as C
 from tracekit.traces import provenance, schema
 from tracekit.traces.decode import LAUNCHES_KEY, UNREAD_KEY
 from tracekit.traces.frames import NO_ROWS
+from tracekit.traces.traceset import assign_steps
 
 NS_PER_US = 1000.0
 #: a memory-bound op whose bytes per call are under this many times the device's last-level cache may be served
@@ -69,6 +70,15 @@ RANK_EXTRA = (Column("kernels_per_step", "count", "GPU activities (kernels, copi
               Column("peak_tflops", "count", "the device peak judging the row (TFLOP/s; null without one)"),
               Column("tf32_tflops", "count", "an FP32 GEMM/conv/attention row judged against the FP32 peak: the "
                                              "device's TF32 peak (TFLOP/s), else null"))
+DEVICE_COLUMNS = (
+    Column("rank", "rank", "the rank"),
+    Column("device", "name", "the device whose peaks judged the rank's ops (built-in table or --peaks)"),
+    Column("tbps", "count", "its memory bandwidth, TB/s"),
+    Column("l2_mb", "count", "its last-level cache, MB (null: not given)"),
+    Column("tf32", "bool", "FP32 GEMM/conv/attention rows were judged against the TF32 peak (run.json says TF32 "
+                           "was on)"),
+    *(Column(f"peak_{k}_tflops", "count", f"its dense {k} peak, TFLOP/s (null: none)") for k in peaks.PEAK_KEYS),
+)
 NOTE_COLUMNS = (Column("rank", "rank", "the rank"), Column("key", "name", "the note's kind"),
                 Column("count", "count", "how many"), Column("text", "text", "the note"))
 
@@ -154,14 +164,16 @@ def _dense_groups(key: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _cpu_calls(rt: Any, tree: optree.Tree, steps: Mapping[str, np.ndarray]) -> Calls:
-    """Per owner call on a CPU-only rank: the self time of the ops it owns (inside a step)."""
+    """Per owner call on a CPU-only rank: the self time of the ops it owns (inside a step; every op when the trace
+    has no ProfilerStep)."""
     names = np.asarray([str(x) for x in rt.categories("name") or []] + [""], dtype=object)
     ts, end = rt.column("ts_ns")[tree.rows], rt.column("end_ns")[tree.rows]
     dur = (end - ts).astype(np.float64)
     p = tree.parent
     child = np.bincount(p[p >= 0], weights=dur[p >= 0], minlength=tree.rows.size)
     self_ns = np.maximum(dur - child, 0.0)
-    sel = tree.is_op & _in_steps(ts, steps)
+    in_step = assign_steps(steps, ts) >= 0 if steps["step"].size else np.ones(ts.size, dtype=bool)
+    sel = tree.is_op & in_step
     owner = tree.owner[sel]
     uniq, inv = np.unique(owner, return_inverse=True)
     code = rt.column("name")[tree.rows[uniq]]
@@ -169,14 +181,6 @@ def _cpu_calls(rt: Any, tree: optree.Tree, steps: Mapping[str, np.ndarray]) -> C
     return Calls(name=names[code].astype(object), code=code.astype(np.int64), module=tree.module[uniq].astype(object),
                  owner_row=tree.rows[uniq], us=np.bincount(inv, weights=self_ns[sel], minlength=n) / NS_PER_US,
                  kernels=np.zeros(n, dtype=np.int64), comm=np.zeros(n, dtype=bool), copy=np.zeros(n, dtype=bool))
-
-
-def _in_steps(ts: np.ndarray, steps: Mapping[str, np.ndarray]) -> np.ndarray:
-    st, en = np.asarray(steps["ts_ns"]), np.asarray(steps["end_ns"])
-    if not st.size:
-        return np.ones(ts.size, dtype=bool)
-    i = np.searchsorted(st, ts, side="right") - 1
-    return (i >= 0) & (en[np.maximum(i, 0)] > ts)
 
 
 @dataclass
@@ -234,25 +238,39 @@ def _model(rt: Any, calls: Calls, compiled: Mapping[str, provenance.KernelOrigin
                 flops[i] = np.nan if cost.flops is None else cost.flops
                 nbytes[i] = np.nan if cost.bytes is None else cost.bytes
                 out_bytes[i] = np.nan if cost.out_bytes is None else cost.out_bytes
+    if compiled:
+        _apply_compiled(compiled, names, codes, module, flops, nbytes, source)
+    return Modelled(cat, flops, nbytes, dtype, source, module, shaped, out_bytes, shape)
+
+
+def _apply_compiled(compiled: Mapping[str, provenance.KernelOrigin], names: list[str], codes: np.ndarray,
+                    module: np.ndarray, flops: np.ndarray, nbytes: np.ndarray, source: np.ndarray) -> None:
+    """Give the calls of compiled kernels (in place) their module, FLOPs and bytes from compiled_kernels.json:
+    looked up once per distinct name, spread to the calls through their name codes (one pass, not one per name).
+    A library call of compiled code (``extern``) gives its module only where no range gave the call one."""
+    k = len(names)
+    u_mod, u_ext = np.full(k, None, dtype=object), np.full(k, None, dtype=object)
+    u_flops, u_bytes = np.full(k, np.nan), np.full(k, np.nan)
     for u, name in enumerate(names):
         entry = compiled.get(name)
-        extern = compiled.get(EXTERN + name)
-        if entry is None and extern is None:
+        if entry is None:
+            extern = compiled.get(EXTERN + name)
+            u_ext[u] = None if extern is None else provenance.module_of(extern)
             continue
-        sel = codes == u
-        if entry is None:  # a library call of compiled code: its modules where no range gave the call one
-            m = provenance.module_of(extern)
-            if m is not None:
-                module[sel & np.equal(module, None)] = m
-            continue
-        m = provenance.module_of(entry)
-        if m is not None:
-            module[sel] = m
-        if entry.flops is not None:
-            flops[sel], source[sel] = float(entry.flops), "inductor"
-        if entry.bytes is not None:
-            nbytes[sel] = float(entry.bytes)
-    return Modelled(cat, flops, nbytes, dtype, source, module, shaped, out_bytes, shape)
+        u_mod[u] = provenance.module_of(entry)
+        u_flops[u] = np.nan if entry.flops is None else float(entry.flops)
+        u_bytes[u] = np.nan if entry.bytes is None else float(entry.bytes)
+    by_call = u_ext[codes]
+    hit = ~np.equal(by_call, None) & np.equal(module, None)
+    module[hit] = by_call[hit]
+    by_call = u_mod[codes]
+    hit = ~np.equal(by_call, None)
+    module[hit] = by_call[hit]
+    flops_of, bytes_of = u_flops[codes], u_bytes[codes]
+    hit = ~np.isnan(flops_of)
+    flops[hit], source[hit] = flops_of[hit], "inductor"
+    hit = ~np.isnan(bytes_of)
+    nbytes[hit] = bytes_of[hit]
 
 
 def _factor(v: np.ndarray) -> tuple[np.ndarray, int]:
@@ -367,17 +385,39 @@ def _manifest_gpu(manifest: Any, rank: int) -> str | None:
     return None
 
 
-def compute(ctx: RankContext) -> tuple[C.Cols, list[tuple[str, int, str]], C.Cols]:
-    """The rank's rows (:data:`OPS_COLUMNS` and :data:`RANK_EXTRA`), notes ``(key, count, text)`` and its
-    fusion chains (:func:`tracekit.analyses.fusion.chains`)."""
+class RankOps(NamedTuple):
+    """What the ops analysis computes for one rank (once: :func:`compute`)."""
+
+    rows: C.Cols                          # :data:`OPS_COLUMNS` and :data:`RANK_EXTRA`
+    notes: list[tuple[str, int, str]]     # ``(key, count, text)``
+    chains: C.Cols                        # :func:`tracekit.analyses.fusion.chains`
+    device: C.Cols                        # :data:`DEVICE_COLUMNS`: the peaks that judged the rows (none: NO_ROWS)
+
+
+def compute(ctx: RankContext) -> RankOps:
+    """The rank's rows, notes, fusion chains and device peaks (:class:`RankOps`)."""
     return ctx.memo("ops", lambda: _compute(ctx))
 
 
-def _compute(ctx: RankContext) -> tuple[C.Cols, list[tuple[str, int, str]], C.Cols]:
+def _device_row(rank: int, device: peaks.Device | None, tf32: bool) -> C.Cols:
+    """:data:`DEVICE_COLUMNS` of the device whose peaks judged the rank's rows; NO_ROWS without one."""
+    if device is None:
+        return NO_ROWS
+    row: C.Cols = {"rank": np.array([rank], dtype=np.int64), "device": C.obj([device.name]),
+                   "tbps": np.array([device.tbps]), "l2_mb": np.array([np.nan if device.l2_mb is None else
+                                                                      device.l2_mb]),
+                   "tf32": np.array([tf32])}
+    for k in peaks.PEAK_KEYS:
+        v = device.peak(k)
+        row[f"peak_{k}_tflops"] = np.array([np.nan if v is None else float(v)])
+    return row
+
+
+def _compute(ctx: RankContext) -> RankOps:
     rt = ctx.trace
     notes: list[tuple[str, int, str]] = []
     if not rt.n_events:
-        return NO_ROWS, notes, NO_ROWS
+        return RankOps(NO_ROWS, notes, NO_ROWS, NO_ROWS)
     steps = rt.step_arrays()
     n_steps = int(steps["step"].size)
     if rt.has_gpu_activity:
@@ -389,7 +429,7 @@ def _compute(ctx: RankContext) -> tuple[C.Cols, list[tuple[str, int, str]], C.Co
         tree = optree.build(rt)
         calls = _cpu_calls(rt, tree, steps)
     if not calls.name.size:
-        return NO_ROWS, notes, NO_ROWS
+        return RankOps(NO_ROWS, notes, NO_ROWS, NO_ROWS)
     compiled, bad = _compiled_kernels(str(rt.path.parent))
     if bad:
         notes.append(("bad_compiled_kernels", 1, f"{bad}; compiled kernels are attributed by their names"))
@@ -406,7 +446,7 @@ def _compute(ctx: RankContext) -> tuple[C.Cols, list[tuple[str, int, str]], C.Co
     order = np.argsort(-t["us_per_step"], kind="stable")
     t = {k: v[order] for k, v in t.items()}
     t["rank"] = np.full(order.size, rt.rank, dtype=np.int64)
-    return t, notes, chains
+    return RankOps(t, notes, chains, _device_row(rt.rank, device, bool(tf32)))
 
 
 def _notes(t: C.Cols, m: Modelled, calls: Calls, n_steps: int, gpu: bool, device: peaks.Device | None,
@@ -457,18 +497,22 @@ def _notes(t: C.Cols, m: Modelled, calls: Calls, n_steps: int, gpu: bool, device
 
 
 def ops_rank_table(ctx: RankContext) -> C.Cols:
-    return compute(ctx)[0]
+    return compute(ctx).rows
+
+
+def op_device_table(ctx: RankContext) -> C.Cols:
+    return compute(ctx).device
 
 
 def fusion_table(ctx: RankContext) -> C.Cols:
-    chains = compute(ctx)[2]
+    chains = compute(ctx).chains
     if not C.nrows(chains):
         return NO_ROWS
     return {"rank": np.full(C.nrows(chains), ctx.rank, dtype=np.int64), **chains}
 
 
 def op_notes_table(ctx: RankContext) -> C.Cols:
-    notes = compute(ctx)[1]
+    notes = compute(ctx).notes
     if not notes:
         return NO_ROWS
     return {"rank": np.full(len(notes), ctx.rank, dtype=np.int64), "key": C.obj([k for k, _, _ in notes]),
@@ -476,9 +520,13 @@ def op_notes_table(ctx: RankContext) -> C.Cols:
 
 
 def ops_table(ctx: RunContext) -> C.Cols:
-    """The rank rows without the internal columns; the ranks' notes become run notes, one line per kind."""
+    """The rank rows without the internal columns; the ranks' notes become run notes, one line per kind, and
+    their devices' peaks ``meta["peaks"]`` (:func:`device_peaks`)."""
     t = C.as_cols(ctx.tables["ops_rank"])
     notes = C.as_cols(ctx.tables["op_notes"])
+    devices = C.as_cols(ctx.tables["op_device"])
+    if C.nrows(devices):
+        ctx.meta["peaks"] = device_peaks(devices)
     if C.nrows(notes):
         seen: dict[str, list[Any]] = {}
         for r, k, c, x in zip(notes["rank"].tolist(), notes["key"].tolist(), notes["count"].tolist(),
@@ -495,6 +543,21 @@ def ops_table(ctx: RunContext) -> C.Cols:
     return {c.name: t[c.name] for c in OPS_COLUMNS}
 
 
+def device_peaks(devices: C.Cols) -> dict[int, dict[str, Any]]:
+    """``meta["peaks"]``: per rank with a known device, the peaks its ops were judged against: ``device``,
+    ``tbps``, ``l2_mb`` (None: not given), ``tf32`` (FP32 matmuls judged against TF32) and ``tflops``
+    (peak key of :data:`tracekit.analyses.peaks.PEAK_KEYS` -> TFLOP/s, the device's keys only)."""
+    out: dict[int, dict[str, Any]] = {}
+    for r in C.records(devices):
+        given = {k: r[f"peak_{k}_tflops"] for k in peaks.PEAK_KEYS}
+        tflops = {k: float(v) for k, v in given.items() if v is not None and v == v}
+        l2 = r["l2_mb"]
+        out[int(r["rank"])] = {"device": str(r["device"]), "tbps": float(r["tbps"]),
+                               "l2_mb": None if l2 is None or l2 != l2 else float(l2), "tf32": bool(r["tf32"]),
+                               "tflops": tflops}
+    return out
+
+
 def _view(t: Mapping[str, Any], opts: ViewOptions) -> View | None:
     ops = C.as_cols(t["ops"])
     if not C.nrows(ops):
@@ -506,9 +569,15 @@ def _view(t: Mapping[str, Any], opts: ViewOptions) -> View | None:
 
 
 def _top_per_rank(rank: np.ndarray, n: int) -> np.ndarray:
+    """Mask of each rank's first ``n`` rows (in row order): one stable sort by rank, not a scan per rank."""
     keep = np.zeros(rank.size, dtype=bool)
-    for r in np.unique(rank):
-        keep[np.flatnonzero(rank == r)[:n]] = True
+    if not rank.size:
+        return keep
+    order = np.argsort(rank, kind="stable")
+    r = rank[order]
+    start = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])
+    within = np.arange(r.size) - np.repeat(start, np.diff(np.r_[start, r.size]))
+    keep[order[within < n]] = True
     return keep
 
 
@@ -519,9 +588,12 @@ TABLES = [
           columns=fusion.COLUMNS, compute=fusion_table, internal=True),
     Table(name="op_notes", scope="rank", title="What the ops table could not model, per rank",
           columns=NOTE_COLUMNS, compute=op_notes_table, internal=True),
+    Table(name="op_device", scope="rank", title="The device peaks that judged a rank's ops (meta.peaks)",
+          columns=DEVICE_COLUMNS, compute=op_device_table, internal=True),
     Table(name="ops", scope="run", title="Ops: time, FLOPs, bytes and roofline per rank, module, op and dtype",
           doc="One row per rank, module, op and dtype, most time first; every `_per_step` figure is the window's "
               "total over the work launched in ProfilerSteps divided by their number. Models, peaks and their "
               "sources: [Ops and modules](../ops.md).",
-          columns=OPS_COLUMNS, compute=ops_table, needs=("ops_rank", "op_notes"), view=_view, order=46),
+          columns=OPS_COLUMNS, compute=ops_table, needs=("ops_rank", "op_notes", "op_device"), view=_view,
+          order=46),
 ]

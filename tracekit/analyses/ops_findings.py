@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-import numpy as np
-
 from tracekit.analyses.collectives import result_table
 from tracekit.analyses.findings import Finding, FindingContext, rounded, step_means
 from tracekit.traces import cols as C
@@ -39,9 +37,10 @@ class GemmBelowPeak(Finding, tag="gemm_below_peak"):
             return []
         means = step_means(ctx.result)
         out = []
-        for rank in sorted(set(ops["rank"].tolist())):
+        by_rank = C.Groups(ops, ["rank"])  # one grouping: each rank's rows, ranks in order
+        for rank, sel in zip(by_rank.keys["rank"].tolist(), by_rank.rows()):
             step = means.get(int(rank), float("nan"))
-            rows = _slow_rows(C.take(ops, np.flatnonzero(ops["rank"] == rank)), step)
+            rows = _slow_rows(C.take(ops, sel), step)
             if rows:
                 out.append(_gemm_finding(int(rank), rows, step))
         return out

@@ -59,7 +59,7 @@ import numpy as np
 from tracekit.analyses import intervals as iv
 from tracekit.analyses.classify import COMPUTE, class_codes, class_mask
 from tracekit.analyses.collectives import gradient_allreduce_mask, manifest_tp
-from tracekit.analyses.findings import Finding, FindingContext, Quote, group_means, rank_step_us, rounded, step_means
+from tracekit.analyses.findings import Finding, FindingContext, Quote, rank_step_us, rounded, step_means
 from tracekit.analyses.manifest_check import median_by, rank_compile_facts
 from tracekit.analyses.registry import Column, RankContext, Table, View, ViewOptions
 from tracekit.traces import cols as C
@@ -433,7 +433,7 @@ def allreduce_after_backward(result: Any, timeline: Any, gb: Any,
     gb = C.as_cols(gb)
     bwd_sub = median_by(gb, "rank", "bwd_subgraphs") if C.nrows(gb) else {}
     means = step_means(result)
-    exposed = _exposed_means(result)
+    exposed = step_means(result, "exposed_comm_us")
     out = []
     for rank, a in rows_by_rank(g.keys["rank"], agg, fire):
         steps, n_after, n = int(a["steps"]), int(a["n_after"]), int(a["n"])
@@ -456,15 +456,6 @@ def allreduce_after_backward(result: Any, timeline: Any, gb: Any,
             tail_exposed_us=rounded(tail), grad_mb_per_step=rounded(grad_mb),
             bucket_cap_mib=rounded(cap / MIB, 2) if (cap := bucket_cap_bytes(manifest)) else None))
     return out
-
-
-def _exposed_means(result: Any) -> dict[int, float]:
-    """Per rank, the mean over its steps of ``steps.exposed_comm_us`` (NaN-free ranks only)."""
-    s = C.as_cols(result.steps)
-    if not C.nrows(s) or "exposed_comm_us" not in s:
-        return {}
-    ranks, (means,) = group_means(s, "rank", ["exposed_comm_us"])
-    return dict(zip(ranks.tolist(), means.tolist()))
 
 
 def rows_by_rank(ranks: np.ndarray, agg: Cols, keep: np.ndarray) -> list[tuple[int, dict[str, Any]]]:

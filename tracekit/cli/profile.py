@@ -12,7 +12,7 @@ import click
 from tracekit.cli.common import debug_option, invoked_as, run_guarded
 from tracekit.errors import ConfigError, RunError
 from tracekit.cli.options import MODEL_HELP, workload_options
-from tracekit.profile.config import COMPILE_MODES, OPTIMIZERS, PROFILE_ACTIVITIES, ProfileConfig
+from tracekit.profile.config import COMPILE_MODES, GRAPH_BREAK_KINDS, OPTIMIZERS, PROFILE_ACTIVITIES, ProfileConfig
 
 EPILOG = """\b
 Examples:
@@ -35,6 +35,10 @@ Examples:
 @workload_options(per_model_defaults=True)
 @click.option("--graph-break-at", type=int, default=None,
               help="Insert torch._dynamo.graph_break() after this layer/block (built-in models).")
+@click.option("--graph-break-kind", type=click.Choice(GRAPH_BREAK_KINDS), default="explicit", show_default=True,
+              help="What the break at --graph-break-at is: explicit (torch._dynamo.graph_break()) or item (a "
+                   "data-dependent check of the activations with .item(): a graph break that also makes the host "
+                   "wait for the GPU, a blocking device-to-host copy).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--ddp", "parallel", flag_value="ddp", default=True, help="DistributedDataParallel (default).")
 @click.option("--fsdp", "parallel", flag_value="fsdp", help="FSDP2 fully_shard per block.")

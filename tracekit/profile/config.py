@@ -37,6 +37,10 @@ COMM_HOOKS = ("none", "bf16", "fp16")
 AMP_DTYPES = ("none", "bf16", "fp16")
 OPTIMIZERS = ("sgd", "adamw")
 BUILTIN_MODELS = ("toy", "transformer")
+#: what the built-in models do at ``--graph-break-at``: ``explicit`` calls ``torch._dynamo.graph_break()``;
+#: ``item`` checks the activations with ``.item()`` (a data-dependent branch), which breaks the graph AND makes
+#: the host wait for the GPU (a blocking device-to-host copy) before it launches the next graph
+GRAPH_BREAK_KINDS = ("explicit", "item")
 PROFILE_ACTIVITIES = ("cpu,cuda", "cuda")
 #: width, depth of the built-in models when not given: the toy MLP is 8 x Linear(2048, 2048) = 134 MB of
 #: fp32 gradients, six DDP buckets at the default 25 MiB cap (a 1 MB model fits one bucket and shows nothing)
@@ -81,6 +85,7 @@ class ProfileConfig:
     seq_len: int = 128
     heads: int = 4
     graph_break_at: int | None = None  # insert torch._dynamo.graph_break() after this block
+    graph_break_kind: str = "explicit"  # GRAPH_BREAK_KINDS: the break at graph_break_at, or an .item() check there
     batch_size: int | None = None  # None: default_batch_size once the device is known
     seed: int = 0
     # parallelism
@@ -168,6 +173,9 @@ class ProfileConfig:
             raise ConfigError(f"--graph-break-at must be in [0, depth-1) so layers follow the break (depth={self.depth})")
         if self.graph_break_at is not None and self.model not in BUILTIN_MODELS:
             raise ConfigError("--graph-break-at works with the built-in models (toy, transformer) only")
+        _choice("graph_break_kind", self.graph_break_kind, GRAPH_BREAK_KINDS)
+        if self.graph_break_kind != "explicit" and self.graph_break_at is None:
+            raise ConfigError(f"--graph-break-kind {self.graph_break_kind} needs --graph-break-at (where the break goes)")
         self._check_parallel()
         self._check_tp()
         self._check_compile()

@@ -145,8 +145,13 @@ def _toy(config: ProfileConfig) -> tuple[Any, BatchFn, list[Any]]:
             x = self.front(x)
             if config.graph_break_at is not None:
                 # A real break in the middle of forward (not in a loop, which would
-                # make dynamo skip the whole frame).
-                torch._dynamo.graph_break()
+                # make dynamo skip the whole frame), written here, not in a helper: a break
+                # inside an inlined call is a different break (GRAPH_BREAK_KINDS says what each does).
+                if config.graph_break_kind == "item":
+                    if not bool(torch.isfinite(x).all().item()):  # a NaN guard: .item() waits for the GPU
+                        raise FloatingPointError("non-finite activations")
+                else:
+                    torch._dynamo.graph_break()
             return self.back(x)
 
     model = ToyModel()
@@ -199,7 +204,12 @@ def _transformer(config: ProfileConfig) -> tuple[Any, BatchFn, list[Any]]:
             for blk in self.blocks[:cut]:
                 x = blk(x)
             if config.graph_break_at is not None:
-                torch._dynamo.graph_break()  # between the loops, not inside one
+                # between the loops, not inside one; in forward itself, as in the toy model
+                if config.graph_break_kind == "item":
+                    if not bool(torch.isfinite(x).all().item()):
+                        raise FloatingPointError("non-finite activations")
+                else:
+                    torch._dynamo.graph_break()
             for blk in self.blocks[cut:]:
                 x = blk(x)
             return F.cross_entropy(self.head(self.ln(x)).flatten(0, 1).float(), tokens.flatten())

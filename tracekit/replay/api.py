@@ -58,7 +58,6 @@ from tracekit.runner.options import RunOptions
 from tracekit.runner.pipeline import load_and_analyze
 from tracekit.traces import cache, loader
 from tracekit.traces.manifest import Manifest
-from tracekit.traces.steps import launched_in_window_later
 from tracekit.traces.traceset import RankTrace, TraceSet
 
 RANK_COLUMNS = ("rank", "window_step_us", "replayed_step_us", "replay_error_pct", "predicted_step_us",
@@ -215,9 +214,10 @@ def _warmup_clause(traces: TraceSet) -> str:
     return f"; the run's CUPTI-only warm-up steps ran {cupti / measured:.2f}x its unprofiled step"
 
 
-def _check_replayable(traces: TraceSet) -> list[str]:
-    """Notes on what cannot be replayed; raises :class:`ReplayError` when nothing can."""
-    notes, usable = [], 0
+def _check_replayable(traces: TraceSet) -> tuple[list[str], bool]:
+    """(notes on what cannot be replayed, whether a rank's whole window is replayed as one step: it has no
+    ProfilerStep range); raises :class:`ReplayError` when nothing can."""
+    notes, usable, whole = [], 0, False
     for rt in traces:
         if rt.has_gpu_activity and bool(rt.gpu_column("pre_window").all()):
             notes.append(f"rank {rt.rank} ({rt.path.name}): GPU activity without CPU launch calls (a cuda-only "
@@ -227,6 +227,7 @@ def _check_replayable(traces: TraceSet) -> list[str]:
                          "capture?): its step cannot be replayed")
         elif not rt.step_arrays()["step"].size:
             rt.window_as_one_step()
+            whole = True
             notes.append(f"rank {rt.rank} ({rt.path.name}): no ProfilerStep ranges (a plain `with profile():` "
                          "capture?): the whole window is replayed as one step (step 0), so the figures per step are "
                          "the window's")
@@ -246,7 +247,7 @@ def _check_replayable(traces: TraceSet) -> list[str]:
     elif not traces.has_gpu_activity:
         notes.append("no GPU activity (CPU run): the replay covers CPU threads and collectives only")
         notes += shared_cores_notes(traces.manifest)
-    return notes
+    return notes, whole
 
 
 #: the most the replay of the window as recorded may differ from the window (the self-check, %): every committed
@@ -281,11 +282,8 @@ def self_check_note(baseline: dict[str, Any], ranks: pd.DataFrame) -> list[str]:
 
 def _launches_missing(rt: RankTrace) -> int:
     """GPU operations with no launch recorded that ran after one launched in the window on their stream
-    (:func:`tracekit.traces.steps.launched_in_window_later`)."""
-    pre = rt.gpu_column("pre_window")
-    if not pre.any() or pre.all():
-        return 0
-    return int(launched_in_window_later(pre, rt.gpu_column("stream"), rt.gpu_column("ts_ns")).sum())
+    (:meth:`tracekit.traces.traceset.RankTrace.launches_lost`, computed once per rank)."""
+    return int(np.count_nonzero(rt.launches_lost()))
 
 
 def shared_cores_notes(manifest: Manifest | None) -> list[str]:
@@ -325,7 +323,7 @@ def whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, A
 def _whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, Any], *,
                    comm_pattern: str | None, scenarios: list[scenario_mod.Scenario] | None,
                    quiet: list[scenario_mod.Scenario] | None, profiler_probe: str | None) -> WhatifResult:
-    notes = _check_replayable(traces)
+    notes, whole = _check_replayable(traces)
     offsets = {int(r): 1000.0 * float(v) for r, v in (meta.get("clock_offsets_us") or {}).items()}
     costs = cost_model.ProfilerCosts.of(traces.manifest, probe=profiler_probe)
     comm = {rt.rank: class_mask(class_codes(rt, comm_pattern), COMM) if rt.has_gpu_activity
@@ -348,7 +346,6 @@ def _whatif_traces(traces: TraceSet, coll: pd.DataFrame | None, meta: dict[str, 
                      f"is less certain")
     steps = _steps_table(window, replayed, predicted)
     ranks = _ranks_table(steps, traces)
-    whole = any("replayed as one step" in n for n in notes)
     baseline = _baseline(steps, traces, whole)
     notes += self_check_note(baseline, ranks) + uneven_steps_note(baseline) + cupti_note(baseline)
     if traces.manifest is None or traces.manifest.timings is None:

@@ -141,6 +141,15 @@ def overlap_share(start: np.ndarray, end: np.ndarray, comm: np.ndarray) -> np.nd
     return np.where(length > 0, (covered(end) - covered(start)) / np.maximum(length, 1), 0.0)
 
 
+def share_beside(start: np.ndarray, end: np.ndarray, ops: np.ndarray, others: np.ndarray | list[int]) -> np.ndarray:
+    """Per node of ``ops``: the share of its duration covered by the union of the nodes ``others``
+    (:func:`overlap_share`; ``start`` / ``end``: every node's times)."""
+    nodes = np.concatenate([np.asarray(ops, dtype=np.int64), np.asarray(others, dtype=np.int64)])
+    flag = np.zeros(nodes.size, dtype=bool)
+    flag[len(ops):] = True
+    return overlap_share(start[nodes], end[nodes], flag)[:len(ops)]
+
+
 def profiles(names: np.ndarray, dur: np.ndarray, share: np.ndarray, compute: np.ndarray) -> dict[int, Profile]:
     """Kernel name code -> :class:`Profile`, from one rank's recorded compute kernels (``compute``: which rows
     are; ``share``: each row's overlapped share). Names with fewer than :data:`MIN_INSTANCES` instances on either

@@ -95,8 +95,7 @@ class Edits:
     bandwidth_factor: float = 1.0
     world_factor: float = 1.0
     hook_factor: float = 1.0
-    #: rows of ``Context.colls`` that are fp32 allreduces / that a regrouping replaced
-    fp32: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    #: rows of ``Context.colls`` that a regrouping replaced
     replaced: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     #: the regrouped buckets' collectives that the hook compresses: (arrive node, collective node, rank, bytes)
     added: list[tuple[int, int, int, float]] = field(default_factory=list)
@@ -157,3 +156,7 @@ class Context:
     #: the baseline prediction's node times (start, end); None: the recorded window's (the baseline prediction
     #: of a graph built without profiler cost)
     base_times: tuple[np.ndarray, np.ndarray] | None = None
+    #: per row of ``colls``: an fp32 allreduce (what a comm hook compresses) / its bytes
+    #: (:func:`tracekit.replay.network.collective_bytes`); once per baseline, read by every scenario
+    fp32: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    coll_bytes: np.ndarray = field(default_factory=lambda: np.zeros(0))

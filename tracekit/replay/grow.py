@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tracekit.errors import ScenarioError
-from tracekit.replay import network, simulate
+from tracekit.replay import contention, network, simulate
 from tracekit.replay.graph import GPU_OP, Graph, Resource
 from tracekit.traces import schema
 from tracekit.traces.traceset import assign_steps
@@ -138,20 +138,16 @@ def add_allreduces(g: Graph, ctx: Context, n: int, bandwidth_x: float | None, na
 
 
 def slow_beside(g: Graph, groups: list[tuple[np.ndarray, list[int]]]) -> int:
-    """For each group ``(ops, new)``: scale the duration of each GPU operation of ``ops`` by its overlap with the
-    ``new`` kernels (one stream: they do not overlap each other) in one evaluation of ``g``, in place (module doc);
-    returns how many were."""
+    """For each group ``(ops, new)``: scale the duration of each GPU operation of ``ops`` by the share of it that
+    overlapped the ``new`` kernels (:func:`tracekit.replay.contention.share_beside`) in one evaluation of ``g``, in
+    place (module doc); returns how many were."""
     groups = [(ops, new) for ops, new in groups if new and ops.size]
     if not groups:
         return 0
     start, end = simulate.evaluate(g)
     done = 0
     for ops, new in groups:
-        s, e = start[ops], end[ops]
-        overlap = np.zeros(ops.size)
-        for a, b in zip(start[new].tolist(), end[new].tolist()):
-            overlap += np.clip(np.minimum(e, b) - np.maximum(s, a), 0, None)
-        frac = np.where(e > s, overlap / np.maximum(e - s, 1), 0.0)
+        frac = contention.share_beside(start, end, ops, new)
         hit = np.flatnonzero(frac > 0)
         for i in hit.tolist():
             v = int(ops[i])

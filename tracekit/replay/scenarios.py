@@ -99,7 +99,9 @@ def context(g: Graph, traces: TraceSet, coll: pd.DataFrame | None, offsets: dict
     ctx = Context(traces, m, comm, network.AlphaBeta(0.0, float("nan"), 0), lay, why,
                   run.backend if run is not None else None,
                   int(run.world_size) if run is not None and run.world_size else len(traces), applied.get("comm_hook"))
-    ctx.fit = network.fit(network.collective_bytes(ctx.colls, ctx.layout), m["transfer_ns"].to_numpy(dtype=float) if len(m) else np.zeros(0))
+    ctx.coll_bytes = network.collective_bytes(ctx.colls, ctx.layout)
+    ctx.fp32 = _fp32_allreduce(ctx.colls) if len(m) else np.zeros(0, dtype=bool)
+    ctx.fit = network.fit(ctx.coll_bytes, m["transfer_ns"].to_numpy(dtype=float) if len(m) else np.zeros(0))
     return ctx
 
 
@@ -110,6 +112,7 @@ def _coll_node(g: Graph, rank: int, start_ns: int, end_ns: int) -> int:
 
 
 def _fp32_allreduce(colls: pd.DataFrame) -> np.ndarray:
+    """Per row of ``colls``: an allreduce of fp32 data (or of unknown dtype)."""
     dt = colls["dtype"].astype(str).str.lower()
     return (colls["coll_name"].astype(str).str.contains("allreduce")
             & (dt.isin(network.FP32) | colls["dtype"].isna())).to_numpy()
@@ -117,9 +120,7 @@ def _fp32_allreduce(colls: pd.DataFrame) -> np.ndarray:
 
 def apply(base: Graph, ctx: Context, sc: Scenario) -> tuple[Graph, dict[int, np.ndarray], list[str]]:
     """The graph of scenario ``sc`` (module doc), the communication mask per rank and notes."""
-    n = len(ctx.colls)
-    ed = Edits(g=base.copy(), comm=dict(ctx.comm), sc=sc, replaced=np.zeros(n, dtype=bool),
-               fp32=_fp32_allreduce(ctx.colls) if n else np.zeros(0, dtype=bool))
+    ed = Edits(g=base.copy(), comm=dict(ctx.comm), sc=sc, replaced=np.zeros(len(ctx.colls), dtype=bool))
     for phase in Phase:
         for family in FAMILIES:
             edit = family.edits.get(phase)

@@ -2,12 +2,11 @@
 
 - Roofline (:func:`roofline_figure`): log-log, x = arithmetic intensity (FLOP/byte), y = achieved TFLOP/s, one
   point per op of the shown rank (the ``ops`` rows of one op and dtype summed over modules: ``flops`` and
-  ``bytes`` summed, achieved = flops / time), sized by its time per step; the roofs per dtype are
-  ``min(peak TFLOP/s, intensity × bandwidth)``. The peaks are read back from the rows themselves: with the
-  table's definition ``pct_of_roofline`` = 100 · roofline time / measured time and roofline time =
-  max(flops / peak, bytes / bandwidth), a compute-bound row gives peak = 100 · achieved_tflops /
-  pct_of_roofline and a memory-bound one bandwidth = 100 · achieved_tbps / pct_of_roofline (the median over the
-  rows of a dtype). No roof when no row is bound (an unknown GPU): the points alone, and a note.
+  ``bytes`` summed, achieved = flops / time), sized by its time per step; one roof per peak that judges a
+  plotted point, ``min(peak TFLOP/s, intensity × bandwidth)``, with the peaks the analysis used
+  (``meta["peaks"]``, :func:`tracekit.analyses.ops.device_peaks`; which peak judges an op:
+  :func:`tracekit.analyses.peaks.peak_key`, e.g. a bf16 GEMM the bf16 tensor peak, a bf16 elementwise op the
+  FP32 one). No roof where the rank has no peaks (an unknown GPU, a CPU run): the points alone, and a note.
 - Module tree (:func:`module_tree_figure`): an icicle drawn with bars (plotly's lean bundle has no treemap):
   one row per depth, each module a bar as long as its ``us_per_step`` inside its parent's bar, children in
   table order; the part of a parent not covered by its children is its own time.
@@ -24,6 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+
+from tracekit.analyses.peaks import peak_key
 
 DTYPE_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
 
@@ -49,30 +50,40 @@ def roofline_points(ops: pd.DataFrame, rank: int) -> pd.DataFrame:
     return g.reset_index(drop=True)
 
 
-def roofs(ops: pd.DataFrame) -> tuple[dict[str, float], float | None]:
-    """``({dtype: peak TFLOP/s}, memory bandwidth TB/s or None)`` read back from the rows (module doc)."""
-    pct, bound = _num(ops["pct_of_roofline"]), ops["bound"]
-    ok = pct > 0
-    comp = ops[ok & (bound == "compute")]
-    peaks = {str(dt): float(np.median(100.0 * _num(g["achieved_tflops"]) / _num(g["pct_of_roofline"])))
-             for dt, g in comp.groupby(comp["dtype"].fillna("?"))}
-    mem = ops[ok & (bound == "memory")]
-    bw = 100.0 * _num(mem["achieved_tbps"]) / _num(mem["pct_of_roofline"])
-    bw = bw[np.isfinite(bw) & (bw > 0)]
-    return {k: v for k, v in peaks.items() if math.isfinite(v) and v > 0}, (float(np.median(bw)) if len(bw) else None)
+def roofs(pts: pd.DataFrame, device: dict[str, Any] | None) -> tuple[dict[str, float], float | None]:
+    """``({peak key: TFLOP/s}, memory bandwidth TB/s)`` of the peaks that judge the points ``pts``
+    (:func:`roofline_points`) on ``device`` (an entry of ``meta["peaks"]``); ``({}, None)`` without one."""
+    if not device:
+        return {}, None
+    tflops = device.get("tflops") or {}
+    used = {}
+    for cat, dt in zip(pts["category"].tolist(), pts["dtype"].tolist()):
+        key = peak_key(str(cat), None if dt == "?" else str(dt), bool(device.get("tf32")))
+        if key is not None and tflops.get(key):
+            used[key] = float(tflops[key])
+    return used, float(device["tbps"]) if device.get("tbps") else None
 
 
-def roofline_figure(ops: pd.DataFrame | None, rank: int, label: Any = str) -> go.Figure | None:
-    """The roofline of ``rank`` (module doc); None without points. ``label``: escapes op names for plotly."""
+def _device(peaks: Any, rank: int) -> dict[str, Any] | None:
+    """Rank ``rank``'s entry of ``meta["peaks"]`` (keyed by rank; by its text where the meta was read back from
+    JSON)."""
+    if not peaks:
+        return None
+    return peaks.get(rank) or peaks.get(str(rank))
+
+
+def roofline_figure(ops: pd.DataFrame | None, rank: int, label: Any = str, peaks: Any = None) -> go.Figure | None:
+    """The roofline of ``rank`` (module doc); None without points. ``label``: escapes op names for plotly;
+    ``peaks``: the result's ``meta["peaks"]``."""
     if ops is None or len(ops) == 0:
         return None
     pts = roofline_points(ops, rank)
     if pts.empty:
         return None
-    peaks, bw = roofs(ops[ops["rank"] == rank])
+    roof, bw = roofs(pts, _device(peaks, rank))
     fig = go.Figure()
     size = 8 + 32 * np.sqrt(pts["us_per_step"] / pts["us_per_step"].max())
-    dtypes = list(dict.fromkeys([*pts["dtype"], *peaks]))
+    dtypes = list(dict.fromkeys([*pts["dtype"], *roof]))  # (a roof's colour follows the dtypes')
     color = {dt: DTYPE_COLORS[i % len(DTYPE_COLORS)] for i, dt in enumerate(dtypes)}
     for dt, g in pts.groupby("dtype", sort=False):
         fig.add_trace(go.Scatter(
@@ -84,9 +95,9 @@ def roofline_figure(ops: pd.DataFrame | None, rank: int, label: Any = str) -> go
     lo = min(float(pts["intensity"].min()) / 4, 0.01)
     hi = max(float(pts["intensity"].max()) * 4, 1e4)
     xs = np.logspace(math.log10(lo), math.log10(hi), 200)
-    for dt, peak in peaks.items():
+    for dt, peak in roof.items():
         ys = np.minimum(peak, xs * bw) if bw else np.full_like(xs, peak)
-        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=f"roof, {dt} ({peak:.4g} TFLOP/s"
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=f"roof, {dt} peak ({peak:.4g} TFLOP/s"
                                  + (f", {bw:.3g} TB/s)" if bw else ")"), line={"color": color[dt], "dash": "dash"},
                                  hoverinfo="skip"))
     fig.update_layout(height=460, margin={"l": 70, "r": 20, "t": 30, "b": 50},
@@ -151,16 +162,19 @@ def module_tree_figure(mods: pd.DataFrame | None, rank: int, label: Any = str) -
     return fig
 
 
-def compute_notes(tables: dict[str, Any], rank: int | None) -> list[str]:
-    """One line per chart that is absent, saying why."""
+def compute_notes(tables: dict[str, Any], rank: int | None, peaks: Any = None) -> list[str]:
+    """One line per chart that is absent, saying why (``peaks``: the result's ``meta["peaks"]``)."""
     notes = []
     ops, mods = tables.get("ops"), tables.get("modules")
+    pts = roofline_points(ops, rank) if ops is not None and rank is not None else None
     if ops is None:
         notes.append("no roofline: this analysis has no `ops` table")
-    elif rank is not None and roofline_points(ops, rank).empty:
+    elif pts is not None and pts.empty:
         notes.append("no roofline: no op has both FLOPs and bytes (profile with --record-shapes)")
-    elif rank is not None and not roofs(ops[ops["rank"] == rank])[0]:
-        notes.append("roofline without roofs: the device's peaks are unknown (points only)")
+    elif pts is not None and _device(peaks, rank) is None:
+        notes.append("roofline without roofs: the device's peaks are unknown (points only; --peaks FILE gives them)")
+    elif pts is not None and not roofs(pts, _device(peaks, rank))[0]:
+        notes.append("roofline without roofs: no plotted op's dtype has a peak on this device (points only)")
     if mods is None:
         notes.append("no module tree: this analysis has no `modules` table")
     elif rank is not None and (len(mods) == 0 or not ((mods["rank"] == rank) & (mods["module"] == "")).any()):

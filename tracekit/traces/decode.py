@@ -461,12 +461,6 @@ def _raw(v: Any) -> msgspec.Raw:
         return msgspec.Raw(b"")
 
 
-#: ``Input type`` names of tensor dtypes (record_shapes' C++ spellings) -> the spelling of ``dtype`` args
-_SHAPE_DTYPES = {"float": "Float", "double": "Double", "c10::Half": "Half", "c10::BFloat16": "BFloat16",
-                 "int": "Int", "long int": "Long", "long": "Long", "short int": "Short", "short": "Short",
-                 "signed char": "Char", "unsigned char": "Byte", "bool": "Bool", "c10::Float8_e4m3fn": "Float8_e4m3fn",
-                 "c10::Float8_e5m2": "Float8_e5m2", "c10::complex<float>": "ComplexFloat",
-                 "c10::complex<double>": "ComplexDouble"}
 #: the collective ops whose input shapes give a message size: c10d's ops, the backends' ranges, record_param_comms
 _COMM_OP = re.compile(r"^(?:c10d::|nccl:|gloo:|record_param_comms$)")
 
@@ -483,7 +477,8 @@ def shape_message(dims_raw: msgspec.Raw, types_raw: msgspec.Raw) -> tuple[int, s
         return -1, None
     best, dtype = -1, None
     for shape, t in zip(dims, types):
-        name = _SHAPE_DTYPES.get(t) if isinstance(t, str) else None
+        known = schema.SHAPE_DTYPES.get(t) if isinstance(t, str) else None
+        name = None if known is None else known[2]  # the spelling of collective ``dtype`` args
         if name is None or not isinstance(shape, list) or not all(isinstance(d, int) for d in shape):
             continue
         n = math.prod(shape)

@@ -86,15 +86,31 @@ CATEGORY_COLUMNS = (
 )
 EVENT_COLUMNS = ("kind", *INT_COLUMNS, *CATEGORY_COLUMNS)
 
-#: bytes per element for the dtype names kineto writes in collective args
-DTYPE_BYTES: dict[str, int] = {
-    "Float": 4, "float": 4, "float32": 4, "Double": 8, "double": 8, "float64": 8,
-    "Half": 2, "half": 2, "float16": 2, "BFloat16": 2, "bfloat16": 2,
-    "Int": 4, "int": 4, "int32": 4, "Long": 8, "long": 8, "int64": 8,
-    "Short": 2, "int16": 2, "Char": 1, "int8": 1, "Byte": 1, "uint8": 1, "Bool": 1, "bool": 1,
-    "Float8_e4m3fn": 1, "Float8_e5m2": 1, "Float8_e4m3fnuz": 1, "Float8_e5m2fnuz": 1,
-    "ComplexFloat": 8, "ComplexDouble": 16,
-}
+#: every tensor dtype a trace names, once: ``(torch name, bytes per element, kineto's spelling in collective args
+#: (``dtype``), record_shapes' ``Input type`` spellings (C++ type names))``; the tables below derive from it
+DTYPES: tuple[tuple[str, int, str, tuple[str, ...]], ...] = (
+    ("float32", 4, "Float", ("float",)),
+    ("float64", 8, "Double", ("double",)),
+    ("float16", 2, "Half", ("c10::Half",)),
+    ("bfloat16", 2, "BFloat16", ("c10::BFloat16",)),
+    ("int32", 4, "Int", ("int",)),
+    ("int64", 8, "Long", ("long int", "long")),
+    ("int16", 2, "Short", ("short int", "short")),
+    ("int8", 1, "Char", ("signed char",)),
+    ("uint8", 1, "Byte", ("unsigned char",)),
+    ("bool", 1, "Bool", ("bool",)),
+    ("float8_e4m3fn", 1, "Float8_e4m3fn", ("c10::Float8_e4m3fn",)),
+    ("float8_e5m2", 1, "Float8_e5m2", ("c10::Float8_e5m2",)),
+    ("float8_e4m3fnuz", 1, "Float8_e4m3fnuz", ("c10::Float8_e4m3fnuz",)),
+    ("float8_e5m2fnuz", 1, "Float8_e5m2fnuz", ("c10::Float8_e5m2fnuz",)),
+    ("complex64", 8, "ComplexFloat", ("c10::complex<float>",)),
+    ("complex128", 16, "ComplexDouble", ("c10::complex<double>",)),
+)
+#: bytes per element by the names collective args give a dtype: kineto's spelling, its lower case, torch's name
+DTYPE_BYTES: dict[str, int] = {k: size for name, size, spelled, _ in DTYPES for k in (spelled, spelled.lower(), name)}
+#: record_shapes' ``Input type`` spelling -> ``(torch name, bytes per element, kineto's collective spelling)``
+SHAPE_DTYPES: dict[str, tuple[str, int, str]] = {
+    cpp: (name, size, spelled) for name, size, spelled, cpps in DTYPES for cpp in cpps}
 
 
 def name_mask(names, pattern: str, *, prefix: bool = False):  # noqa: ANN001, ANN201 - pandas Series -> ndarray

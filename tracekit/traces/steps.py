@@ -58,14 +58,8 @@ def _stream_codes(stream: np.ndarray) -> tuple[np.ndarray, int]:
     return inv.reshape(-1), streams.size
 
 
-def launches_incomplete(pre: np.ndarray, stream: np.ndarray, start: np.ndarray) -> int:
-    """How many device operations have no recorded launch although they ran after one launched in the window
-    on their stream (:func:`launched_in_window_later`): 0 for a trace whose launch records are complete."""
-    return int(launched_in_window_later(pre, stream, start).sum())
-
-
 def backlog_end(pre: np.ndarray, stream: np.ndarray, start: np.ndarray, end: np.ndarray,
-                first_step_ts: int | None) -> int | None:
+                first_step_ts: int | None, lost: np.ndarray | None = None) -> int | None:
     """The end of the device work launched before the window (no launch recorded), or None: the operations
     with no launch recorded that start before their stream's first operation launched in the window, and on a
     stream with none, before the first step's host range (``first_step_ts``; None: no step).
@@ -73,12 +67,13 @@ def backlog_end(pre: np.ndarray, stream: np.ndarray, start: np.ndarray, end: np.
     None as well when the launch records are incomplete (:func:`launched_in_window_later` finds any: a sampled
     or filtered trace): then an operation without a launch may as well have been launched inside the window
     (a sampled trace keeps the launches of a few kernels only), and taking it for backlog would move the first
-    step's start past work that ran in it."""
+    step's start past work that ran in it. ``lost``: that mask where the caller has it already (a rank's
+    :meth:`~tracekit.traces.traceset.RankTrace.launches_lost`), else it is computed here."""
     pre = np.asarray(pre, dtype=bool)
     if not pre.any():
         return None
     start, end, stream = np.asarray(start), np.asarray(end), np.asarray(stream)
-    if launched_in_window_later(pre, stream, start).any():
+    if (launched_in_window_later(pre, stream, start) if lost is None else lost).any():
         return None
     window = int(first_step_ts) if first_step_ts is not None else int(start.max()) + 1
     inv, n = _stream_codes(stream)

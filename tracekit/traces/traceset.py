@@ -424,10 +424,19 @@ class RankTrace:
         lo, hi = st["ts_ns"], st["end_ns"]
         if st["step"].size and self.has_gpu_activity:
             g = self.gpu_arrays()
-            back = step_defs.backlog_end(g["pre_window"], g["stream"], g["ts_ns"], g["end_ns"], int(lo[0]))
+            back = step_defs.backlog_end(g["pre_window"], g["stream"], g["ts_ns"], g["end_ns"], int(lo[0]),
+                                         lost=self.launches_lost())
             lo, hi = step_defs.step_windows(st["step"], lo, hi, g["step"], g["end_ns"], back)
         return {"step": st["step"], "ts_ns": lo, "end_ns": hi, "dur_ns": hi - lo,
                 "host_ts_ns": st["ts_ns"], "host_end_ns": st["end_ns"], "host_dur_ns": st["dur_ns"]}
+
+    def launches_lost(self) -> np.ndarray:
+        """Per row of :meth:`gpu_arrays`: a device operation with no launch recorded that ran after one launched
+        in the window on its stream, so its launch is missing from the trace
+        (:func:`tracekit.traces.steps.launched_in_window_later`). Once per rank, shared by the step windows,
+        table ``ranks`` (``launches_missing``) and the replay's notes (do not mutate)."""
+        return self.memo("launches_lost", lambda: step_defs.launched_in_window_later(
+            self.gpu_column("pre_window"), self.gpu_column("stream"), self.gpu_column("ts_ns")))
 
     def to_device_clock(self, t: np.ndarray) -> np.ndarray:
         """Host instants ``t`` (ns) on the device's clock (:func:`tracekit.traces.steps.to_device_clock`: ``t``

@@ -18,7 +18,7 @@ from tracekit.replay.family import Family, Option
 def _discover() -> tuple[Family, ...]:
     found = []
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):  # __main__: the docs writer
+        if info.name.startswith("_"):  # __main__: the docs writer; _launches: a helper of the families
             continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         family = getattr(module, "SCENARIO", None)

@@ -12,6 +12,8 @@ Kept as launched, and counted in the notes (cudagraph trees do not capture them,
 - a graph whose host work holds a blocking call (a sync: the host waits for the GPU inside it);
 - a graph that launched a collective (NCCL kernels outside a graph capture are not replayed with it);
 - a graph that launched no GPU work (a CPU graph: nothing to capture);
+- a graph whose host time holds no CPU work in the replay (only waits for another thread, or no time at all):
+  no host work for a graph launch to replace;
 - a graph already replayed as a CUDA graph (``cudaGraphLaunch`` among its launches).
 
 What it does not model: the copies of non-static inputs into the graph's static buffers (a memcpy kernel per
@@ -28,6 +30,7 @@ import numpy as np
 
 from tracekit.analyses.graphbreaks import WHATS, compiled_arrays
 from tracekit.errors import ScenarioError
+from tracekit.replay.changes._launches import RankLaunches
 from tracekit.replay.family import Edits, Family, Option, Phase
 from tracekit.replay.graph import CPU_SEG, SYNC_SEG, EdgeKind, Graph, Thread
 
@@ -40,42 +43,34 @@ if TYPE_CHECKING:
 GRAPH_REPLAY_NS = 20_000
 GRAPH_LAUNCH = "cudaGraphLaunch"
 _GRAPH_OPS = (WHATS.index("fwd"), WHATS.index("bwd"))
+_FXGRAPH = WHATS.index("fxgraph")
 
 
 def _graph_ops(rt: RankTrace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(start, end, tid) of the rank's compiled-graph executions in steps (forward and backward ops)."""
+    """(start, end, tid) of the rank's compiled-graph executions in steps: of each forward or backward op, the
+    inductor call inside it (``## Call CompiledFxGraph ##``: the generated code that launches the kernels, what
+    a CUDA graph replaces) where the trace has one, else the whole op. The AOT and autograd wrappers around the
+    call run in reduce-overhead mode too, so they stay."""
     c = compiled_arrays(rt)
-    keep = np.isin(c.what, _GRAPH_OPS)
-    return c.ts_ns[keep], c.end_ns[keep], c.tid[keep]
+    ops = np.flatnonzero(np.isin(c.what, _GRAPH_OPS))
+    calls = np.flatnonzero(c.what == _FXGRAPH)
+    s, e, tid = c.ts_ns[ops].copy(), c.end_ns[ops].copy(), c.tid[ops]
+    if calls.size:
+        # the first inductor call that starts inside the op on its thread (calls are sorted by start)
+        cs, ce, ct = c.ts_ns[calls], c.end_ns[calls], c.tid[calls]
+        for i in range(ops.size):
+            j = np.searchsorted(cs, s[i], "left")
+            while j < cs.size and cs[j] <= e[i] and ct[j] != tid[i]:
+                j += 1
+            if j < cs.size and cs[j] <= e[i] and ce[j] <= e[i]:
+                s[i], e[i] = cs[j], ce[j]
+    return s, e, tid
 
 
-class _Rank:
-    """One rank's GPU operations by launch (thread, time) and its graph launches."""
-
-    def __init__(self, g: Graph, ctx: Context, rt: RankTrace) -> None:
-        info = g.rank_nodes(rt.rank)
-        self.threads: dict[int, Thread] = info.threads
-        n = len(rt.gpu_column("ts_ns"))
-        self.nodes = np.asarray(info.gpu_node)[:n]
-        lts, ltid = rt.gpu_column("launch_ts_ns"), rt.gpu_column("launch_tid")
-        ok = np.flatnonzero(~rt.gpu_column("pre_window").astype(bool))
-        # launched operations by (thread, launch time): one search per graph execution
-        self.order = ok[np.lexsort((lts[ok], ltid[ok]))]
-        self.keys_tid, self.keys_ts = ltid[self.order], lts[self.order]
-        self.comm = ctx.comm.get(rt.rank, np.zeros(n, dtype=bool))[:n]
-        ev = rt.name_hits(GRAPH_LAUNCH)
-        self.graph_launch_ts = rt.column("ts_ns")[ev]
-        self.graph_launch_tid = rt.column("tid")[ev]
-
-    def launched(self, tid: int, s: int, e: int) -> np.ndarray:
-        """Rows of the GPU operations thread ``tid`` launched inside ``[s, e]``."""
-        lo, hi = np.searchsorted(self.keys_tid, tid, "left"), np.searchsorted(self.keys_tid, tid, "right")
-        a = lo + np.searchsorted(self.keys_ts[lo:hi], s, "left")
-        b = lo + np.searchsorted(self.keys_ts[lo:hi], e, "right")
-        return np.sort(self.order[a:b])
-
-    def has_graph_launch(self, tid: int, s: int, e: int) -> bool:
-        return bool(((self.graph_launch_tid == tid) & (self.graph_launch_ts >= s) & (self.graph_launch_ts <= e)).any())
+def _graph_launched(rt: RankTrace) -> tuple[np.ndarray, np.ndarray]:
+    """(time, thread) of the rank's :data:`GRAPH_LAUNCH` calls."""
+    ev = rt.name_hits(GRAPH_LAUNCH)
+    return rt.column("ts_ns")[ev], rt.column("tid")[ev]
 
 
 def _segments(g: Graph, th: Thread, s: int, e: int) -> tuple[list[int], bool]:
@@ -101,18 +96,20 @@ def _replay(g: Graph, segs: list[int], ops: list[int], cost: int) -> int:
     return before - g.dur[launch]
 
 
-def _executions(g: Graph, ctx: Context) -> list[tuple[_Rank, Thread, int, int, int, bool]]:
-    """Every compiled-graph execution in steps whose host thread the graph has: ``(rank, thread, start, end,
-    tid, whether it already launched a CUDA graph)``, each rank's launch index built once."""
+def _executions(g: Graph, ctx: Context) -> list[tuple[RankLaunches, Thread, int, int, int, bool]]:
+    """Every compiled-graph execution in steps whose host thread the graph has: ``(rank's launches, thread, start,
+    end, tid, whether it already launched a CUDA graph)``, each rank's launch index built once."""
     out = []
     for rt in ctx.traces:
         if not rt.has_gpu_activity or g.find_rank(rt.rank) is None:
             continue
-        r = _Rank(g, ctx, rt)
+        r = RankLaunches(g, ctx, rt)
+        gl_ts, gl_tid = _graph_launched(rt)
         for s, e, tid in zip(*(a.tolist() for a in _graph_ops(rt))):
             th = r.threads.get(tid)
             if th is not None:
-                out.append((r, th, s, e, tid, r.has_graph_launch(tid, s, e)))
+                graphed = bool(((gl_tid == tid) & (gl_ts >= s) & (gl_ts <= e)).any())
+                out.append((r, th, s, e, tid, graphed))
     return out
 
 
@@ -129,15 +126,15 @@ def capture(ctx: Context, ed: Edits) -> None:
     measured = [sum(g.dur[v] for v in _segments(g, th, s, e)[0])
                 for _, th, s, e, _, graphed in runs if graphed]
     cost = int(np.median(measured)) if measured else GRAPH_REPLAY_NS
-    kept = {"sync": 0, "collective": 0, "no GPU work": 0, "already a CUDA graph": 0}
+    kept = {"sync": 0, "collective": 0, "no GPU work": 0, "no host work": 0, "already a CUDA graph": 0}
     done = removed = 0
     for r, th, s, e, tid, graphed in runs:
         rows = r.launched(tid, s, e)
         segs, sync = _segments(g, th, s, e)
         why = ("already a CUDA graph" if graphed else "no GPU work" if not rows.size
-               else "collective" if r.comm[rows].any() else "sync" if sync else None)
-        if why is not None or not segs:
-            kept[why or "no GPU work"] += 1
+               else "collective" if r.comm[rows].any() else "sync" if sync else "no host work" if not segs else None)
+        if why is not None:
+            kept[why] += 1
             continue
         removed += _replay(g, segs, r.nodes[rows].tolist(), cost)
         done += 1
@@ -150,7 +147,8 @@ def _notes(name: str, done: int, graphs: int, removed: int, cost: int, measured:
              f"graph launch each, {cost / 1e3:.1f} us of host time ({where}): {removed / 1e3:.0f} us of host work "
              "removed in all; the copies of non-static inputs into the graphs' buffers are not modelled"]
     why = {"sync": "with a blocking call inside", "collective": "with a collective launched inside",
-           "no GPU work": "without GPU work", "already a CUDA graph": "already replayed as a CUDA graph"}
+           "no GPU work": "without GPU work", "no host work": "without host work to replace (only waits inside)",
+           "already a CUDA graph": "already replayed as a CUDA graph"}
     out = [f"{n} {why[k]}" for k, n in kept.items() if n]
     if out:
         notes.append(f"{name}: kept as launched: " + ", ".join(out))

@@ -34,7 +34,7 @@ def plan(ctx: Context, ed: Edits) -> None:
     ed.hook_factor = network.hook_factor(sc.comm_hook, ctx.backend, ctx.applied_hook)
     if (sc.bandwidth_x or sc.busbw_gbps or sc.world_size or sc.comm_hook) and not len(ctx.colls):
         raise ScenarioError(f"{sc.name}: no collective matched across ranks in the trace to scale")
-    if ed.hook_factor != 1.0 and not ed.fp32.any():
+    if ed.hook_factor != 1.0 and not ctx.fp32.any():
         raise ScenarioError(f"--comm-hook {sc.comm_hook}: no fp32 allreduce in the trace: nothing to compress")
 
 
@@ -50,13 +50,13 @@ def scale(ctx: Context, ed: Edits) -> None:
         return
     f = np.full(len(ctx.colls), ed.network_factor)
     if ed.hook_factor != 1.0:
-        f = np.where(ed.fp32, f * ed.hook_factor, f)
+        f = np.where(ctx.fp32, f * ed.hook_factor, f)
     keep = ~ed.replaced
     network.scale(g, ctx.colls["node"].to_numpy()[keep], f[keep], ctx.fit.alpha_ns, drop=sc.world_size == 1)
     if ctx.fit.note:
         ed.notes.append(f"{sc.name}: alpha-beta fit: {ctx.fit.note}")
     if sc.comm_hook:
-        ed.notes += _casts(ed, ctx, keep & ed.fp32)
+        ed.notes += _casts(ed, ctx, keep & ctx.fp32)
 
 
 def one_rank(ctx: Context, ed: Edits) -> None:
@@ -87,12 +87,13 @@ def _bandwidth_factor(ctx: Context, sc: ScenarioValues) -> float:
 
 
 def _grow(ctx: Context, ed: Edits) -> None:
-    """A 1-rank run grown to ``sc.world_size`` ranks (:mod:`tracekit.replay.grow`); the other changes of the
-    scenario need recorded collectives, except ``bandwidth_x`` and ``no_graph_breaks``."""
+    """A 1-rank run grown to ``sc.world_size`` ranks (:mod:`tracekit.replay.grow`); ``bandwidth_x`` and
+    ``busbw_gbps`` apply to its new allreduces, the comm hook does not (each family refuses what it cannot do on
+    a grown run: :attr:`Edits.grown`)."""
     sc = ed.sc
-    if sc.bucket_cap_mb is not None or sc.first_bucket_cap_mb is not None or sc.comm_hook:
-        raise ScenarioError(f"{sc.name}: a 1-rank run grown to {sc.world_size} ranks takes no bucket or hook "
-                            "change with it (its buckets have no recorded transfer)")
+    if sc.comm_hook:
+        raise ScenarioError(f"{sc.name}: a 1-rank run grown to {sc.world_size} ranks takes no hook change with it "
+                            "(its allreduces have no recorded transfer)")
     per_step, notes = grow.add_allreduces(ed.g, ctx, int(sc.world_size), sc.bandwidth_x, sc.name,
                                           busbw=sc.busbw_gbps)
     rank = next(iter(ctx.traces)).rank
@@ -110,7 +111,7 @@ def _casts(ed: Edits, ctx: Context, rows: np.ndarray) -> list[str]:
     c, rate = ctx.colls[rows], hook_mod.copy_throughput(ctx.traces)
     nodes = np.concatenate([c["node"].to_numpy(dtype=np.int64), np.array([a[1] for a in added], dtype=np.int64)])
     ranks = np.concatenate([c["rank"].to_numpy(dtype=np.int64), np.array([a[2] for a in added], dtype=np.int64)])
-    nbytes = np.concatenate([network.collective_bytes(ctx.colls, ctx.layout)[rows], np.array([a[3] for a in added], dtype=float)])
+    nbytes = np.concatenate([ctx.coll_bytes[rows], np.array([a[3] for a in added], dtype=float)])
     arrives = {a[1]: a[0] for a in added}
     done = hook_mod.add_casts(g, ctx.traces, nodes, ranks, nbytes, rate, arrives)
     cpu = hook_mod.add_cpu_work(g, nodes, ranks, hook_mod.HOOK_CPU_NS, arrives)

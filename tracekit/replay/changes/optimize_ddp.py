@@ -27,10 +27,14 @@ import numpy as np
 from tracekit.analyses.graphbreaks import WHATS, boundary_table, compiled_arrays
 from tracekit.errors import ScenarioError
 from tracekit.replay import contention, ddp, grow
+from tracekit.replay.changes._launches import RankLaunches
 from tracekit.replay.family import Edits, Family, Option, Phase
 from tracekit.replay.graph import CPU_KINDS, CPU_SEG, GPU_OP, EdgeKind, Graph
 
 if TYPE_CHECKING:
+    import pandas as pd
+
+    from tracekit.analyses.graphbreaks import Compiled
     from tracekit.replay.family import Context
     from tracekit.traces.traceset import RankTrace
 
@@ -61,27 +65,21 @@ def _split_cost(rt: RankTrace) -> int | None:
 class _Step:
     """One rank's step: its compiled graphs' GPU work in launch order, and its bucket collectives."""
 
-    def __init__(self, g: Graph, ctx: Context, rt: RankTrace, step: int, rows: object) -> None:
+    def __init__(self, g: Graph, r: RankLaunches, c: Compiled, step: int, rows: pd.DataFrame) -> None:
         self.g = g
-        info = g.rank_nodes(rt.rank)
-        c = compiled_arrays(rt)
-        n = len(rt.gpu_column("ts_ns"))
-        nodes, lts, ltid = np.asarray(info.gpu_node)[:n], rt.gpu_column("launch_ts_ns"), rt.gpu_column("launch_tid")
-        comm = ctx.comm.get(rt.rank, np.zeros(n, dtype=bool))[:n]
-        pre = rt.gpu_column("pre_window").astype(bool)
         self.ops: dict[int, list[tuple[int, int, int]]] = {}  # what -> [(start, end, tid)]
         self.kernels: dict[int, list[int]] = {}                # what -> GPU nodes, in launch order
         for what in (_FWD, _BWD):
             sel = (c.what == what) & (c.step == step)
             self.ops[what] = list(zip(c.ts_ns[sel].tolist(), c.end_ns[sel].tolist(), c.tid[sel].tolist()))
-            inside = np.zeros(n, dtype=bool)
-            for s, e, tid in self.ops[what]:
-                inside |= (ltid == tid) & (lts >= s) & (lts <= e)
-            idx = np.flatnonzero(inside & ~comm & ~pre)
-            self.kernels[what] = nodes[idx[np.argsort(lts[idx], kind="stable")]].tolist()
-        self.threads = info.threads
-        self.comm_nodes = set(nodes[comm].tolist())
-        self.arrives = [info.coll[(int(s), int(e))][0] for s, e in zip(rows["start_ns"], rows["end_ns"])]
+            idx = np.unique(np.concatenate([r.launched(tid, s, e) for s, e, tid in self.ops[what]]
+                                           or [np.zeros(0, dtype=np.int64)]))
+            idx = idx[~r.comm[idx]]
+            self.kernels[what] = r.nodes[idx[np.argsort(r.launch_ts[idx], kind="stable")]].tolist()
+        self.threads = r.threads
+        self.comm_nodes = r.comm_nodes
+        coll = g.rank_nodes(int(rows["rank"].iat[0])).coll  # rows: one rank's
+        self.arrives = [coll[(int(s), int(e))][0] for s, e in zip(rows["start_ns"], rows["end_ns"])]
 
     def launch_segment(self, v: int) -> tuple[int, int] | None:
         """The CPU segment that launched GPU node ``v`` and the launch delay."""
@@ -185,9 +183,10 @@ def resplit(ctx: Context, ed: Edits) -> None:
         cost = own if own is not None else SPLIT_NS
         costs.append(own)
         compute, colls = set(), []
+        launches, compiled = RankLaunches(ed.g, ctx, rt), compiled_arrays(rt)  # once per rank
         for step, r in mine.groupby("step"):
             total += 1
-            st = _Step(ed.g, ctx, rt, int(step), r.sort_values("bucket"))
+            st = _Step(ed.g, launches, compiled, int(step), r.sort_values("bucket"))
             done += _one_step(ed.g, st, ctx.layout, want, cost)
             compute |= set(st.kernels[_FWD]) | set(st.kernels[_BWD])
             colls += r["node"].astype(int).tolist()
@@ -215,9 +214,7 @@ def _relieve(g: Graph, beside: list[tuple[np.ndarray, list[int]]]) -> int:
     rs, re_ = g.orig_arrays()
     done = 0
     for compute, colls in beside:
-        nodes = np.concatenate([compute, np.asarray(colls, dtype=np.int64)])
-        mask = np.r_[np.zeros(compute.size, dtype=bool), np.ones(len(colls), dtype=bool)]
-        share = contention.overlap_share(rs[nodes], re_[nodes], mask)[:compute.size]
+        share = contention.share_beside(rs, re_, compute, colls)
         for v, f in zip(compute.tolist(), share.tolist()):
             if f > 0:
                 g.dur[v] = int(round(g.dur[v] / (1.0 + (grow.CONTENTION_SLOWDOWN - 1.0) * f)))
