@@ -42,6 +42,8 @@ KINDS: tuple[tuple[str, str], ...] = (
                            "(benchmarks/bench_many_ranks.py)"),
     ("cache_first_runs_*", "first runs on an empty decode cache against the build without it, alternating "
                            "(docs/performance.md)"),
+    ("cache_cold_write_*", "what writing the cache costs a first analyze: an empty cache against --no-cache, two "
+                           "builds (docs/performance.md)"),
     ("ab_many_ranks_*", "two builds of tracekit analyze timed alternately on 16384 small ranks"),
     ("bench_whatif_cost_*", "what tracekit whatif costs by rank count (benchmarks/bench_whatif_cost.py)"),
     ("bench_distortion_*", "the profiler's distortion of the step, paired blocks (benchmarks/bench_distortion.py)"),

@@ -350,3 +350,39 @@ def test_gemm_finding_without_a_roofline_share_still_says_what_tf32_would_give()
     f = ops_findings._gemm_finding(0, [row], 5000.0)
     assert "% of its roofline" not in f.message and "TF32's 494.7 TFLOP/s" in f.message
     assert "400 µs per step at 0.7 TFLOP/s;" in f.message
+
+
+def test_a_kernel_reused_across_layers_gets_each_launchs_module(tmp_path: Path) -> None:
+    """Two steps; in each, the compiled kernel ``triton_poi_fused_gelu_0`` runs three times (inductor reuses it
+    for the three layers it serves: 4, 5 and 6 µs) and the library call ``aten::mm`` twice (2 and 3 µs).
+    compiled_kernels.json lists one entry per launch, in launch order: the k-th launch of a step is the k-th
+    entry's module. A kernel whose launches per step are no multiple of its entries (``triton_poi_fused_add_1``: 2
+    launches, 3 entries) keeps the common module and is counted in a note."""
+    tb = TraceBuilder(rank=0, world_size=1)
+    for step, t0 in ((1, 0), (2, 1000)):
+        tb.step(step, t0, t0 + 900)
+        for k, us in enumerate((4.0, 5.0, 6.0)):
+            _op_kernel(tb, "triton_poi_fused_gelu_0", t0 + 100 * k, [[8]], [BF16], us,
+                       kernel="triton_poi_fused_gelu_0")
+        for k, us in enumerate((2.0, 3.0)):
+            _op_kernel(tb, "aten::mm", t0 + 400 + 100 * k, [[8, 8], [8, 8]], [BF16, BF16], us)
+            _op_kernel(tb, "triton_poi_fused_add_1", t0 + 650 + 100 * k, [[8]], [BF16], 1.0,
+                       kernel="triton_poi_fused_add_1")
+    tb.write(tmp_path / "rank0.trace.json")
+    layers = [["h.0.mlp.act"], ["h.1.mlp.act", "h.1.mlp"], ["h.2.mlp.act"]]
+    (tmp_path / "compiled_kernels.json").write_text(json.dumps({"version": 1, "kernels": {
+        "triton_poi_fused_gelu_0": {"modules": ["h.0.mlp.act", "h.1.mlp.act", "h.1.mlp", "h.2.mlp.act"],
+                                    "calls": layers},
+        "triton_poi_fused_add_1": {"modules": ["h.0", "h.1", "h.2"], "calls": [["h.0"], ["h.1"], ["h.2"]]}},
+        "extern": {"aten::mm": {"modules": ["h.0.attn.q", "h.1.attn.q"],
+                                "calls": [["h.0.attn.q"], ["h.1.attn.q"]]}}}))
+    res = tracekit.analyze(tmp_path)
+    ops = res.tables["ops"]
+    gelu = ops[ops["op"] == "triton_poi_fused_gelu_0"].set_index("module")["us_per_step"].to_dict()
+    assert gelu == {"h.0.mlp.act": 4.0, "h.1.mlp": 5.0, "h.2.mlp.act": 6.0}  # per step: two steps, / 2
+    mm = ops[ops["op"] == "aten::mm"].set_index("module")["us_per_step"].to_dict()
+    assert mm == {"h.0.attn.q": 2.0, "h.1.attn.q": 3.0}
+    add = ops[ops["op"] == "triton_poi_fused_add_1"]
+    assert list(add["module"]) == ["h"] and list(add["calls_per_step"]) == [2.0]
+    assert res.tables["modules"].set_index("module").loc["h.1.mlp", "us_per_step"] == 5.0
+    assert any(n.startswith("ops: 1 compiled kernel name(s) ran a number of times per step") for n in res.meta["notes"])

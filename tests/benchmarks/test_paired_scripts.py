@@ -106,3 +106,37 @@ def test_a_variants_solo_flag_is_0_or_1():
     assert mod._spec("world-size=1,solo=0", 2)["solo"] is False and mod._spec("bucket-cap-mb=5", 2)["solo"] is False
     with pytest.raises(SystemExit, match="solo takes 0 or 1, not 'yes'"):
         mod._spec("world-size=1,solo=yes", 2)
+
+
+@pytest.mark.parametrize("model", ["mlp512x16", "resnet18"])
+def test_cuda_graph_rows_are_recomputed_from_the_committed_runs(model):
+    """bench_whatif --baseline M/default --variant M/reduce-overhead:cuda-graphs=1 on committed runs gives the
+    committed result rows: the prediction from the default-mode trace, the truth from the reduce-overhead run."""
+    import bench_whatif
+
+    base = ROOT / "sample_traces/whatif/h100_cuda_graphs" / model
+    rows = bench_whatif.scenario_rows(base / "default", [f"{base / 'reduce-overhead'}:cuda-graphs=1"])
+    committed = {tuple(r["variant"].split("/")[-2:]): r for r in map(json.loads, (
+        ROOT / "benchmarks/results/whatif_scenarios_h100_cuda_graphs.jsonl").read_text().splitlines())}
+    assert [r["changes"] for r in rows] == ["baseline", "cuda-graphs=1"]
+    for r in rows:
+        same = committed[tuple(r["variant"].split("/")[-2:])]
+        assert r["predicted_ms"] == pytest.approx(same["predicted_ms"], rel=1e-9)
+        assert r["measured_ms"] == pytest.approx(same["measured_ms"], rel=1e-9)
+    assert rows[1]["predicted_delta_pct"] < 0 and rows[1]["measured_delta_pct"] < 0  # both faster, as ranked
+
+
+def test_item_break_rows_are_recomputed_from_the_committed_runs():
+    """bench_whatif --paired on the committed .item() twins gives the committed rows, and the scenario removes
+    the sync the break holds."""
+    import bench_whatif
+
+    runs = sorted((ROOT / "sample_traces/whatif/h100_item_break/a").glob("*-break"))
+    rows = bench_whatif.paired_rows(runs)
+    committed = [json.loads(line) for line in
+                 (ROOT / "benchmarks/results/whatif_scenarios_h100_item_break.jsonl").read_text().splitlines()]
+    assert len(rows) == len(committed) == 2
+    for r, same in zip(rows, committed):
+        assert r["variant"].endswith(same["variant"].rsplit("/", 1)[1])
+        assert r["predicted_delta_pct"] == pytest.approx(same["predicted_delta_pct"], abs=1e-9)
+        assert r["measured_delta_pct"] == same["measured_delta_pct"]

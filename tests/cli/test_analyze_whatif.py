@@ -134,16 +134,25 @@ def test_allreduce_after_backward_without_an_applicable_split_says_no_scenario_m
     assert f["evidence"]["whatif"] == {"scenario": None, "note": advice.UNMODELLED}
 
 
-def test_a_quoted_saving_says_how_far_such_changes_were_checked():
+def test_a_quoted_saving_says_how_far_such_changes_were_checked(monkeypatch):
     """A predicted saving carries the error measured where the same change was made for real, or says it has none."""
     from tracekit.replay import api, validation
 
     run = Path(__file__).resolve().parents[2] / "sample_traces" / "whatif/h100_graph_break" / "toy-cpubound-break"
-    out = CliRunner().invoke(main, ["analyze", str(run), "--whatif"]).output
-    quotes = {line.split(")")[0].split("(")[-1]: line for line in out.splitlines() if "what-if (" in line}
-    assert "unvalidated" in quotes["cuda-graphs"]
+
+    def quotes() -> dict[str, str]:
+        out = CliRunner().invoke(main, ["analyze", str(run), "--whatif"]).output
+        return {line.split(")")[0].split("(")[-1]: line for line in out.splitlines() if "what-if (" in line}
+
     checked = sorted(c.delta_error_pp_median for c in validation.checks_for(["no_graph_breaks"])
                      if c.verdict == validation.CHECKED)
     median = (checked[(len(checked) - 1) // 2] + checked[len(checked) // 2]) / 2
     assert api.change_error_pp({"no_graph_breaks": True}) == median
-    assert f"within a median of {median:.1f} points" in quotes["no-graph-breaks"]
+    (graphs,) = [c.delta_error_pp_median for c in validation.checks_for(["cuda_graphs"])]
+    q = quotes()
+    assert f"within a median of {median:.1f} points" in q["no-graph-breaks"]
+    assert f"within a median of {graphs:.1f} points" in q["cuda-graphs"]
+    # a change no setting checked (here: every check withdrawn) is quoted as unvalidated
+    monkeypatch.setattr(validation, "checks_for", lambda changes: [])
+    assert api.change_error_pp({"cuda_graphs": True}) is None
+    assert "unvalidated" in quotes()["cuda-graphs"]

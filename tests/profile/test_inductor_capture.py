@@ -30,3 +30,17 @@ def test_a_torch_without_the_hook_is_said(monkeypatch: pytest.MonkeyPatch) -> No
         pass
     assert "no save_output_code hook" in cap.doc.notes[0]
     assert not hasattr(GraphLowering, "save_output_code")  # nothing left behind
+
+
+def test_a_rank_that_does_not_record_configures_inductor_the_same() -> None:
+    """The ranks other than 0 compile under the same inductor config (the same code, kernel names and trace
+    events as rank 0, whose file maps every rank's kernels) but install no hook and record nothing."""
+    before = (ic.fx_graph_cache, ic.cpp.enable_kernel_profile, GraphLowering.save_output_code)
+    with InductorCapture("cpu") as rec:
+        recording = {k: v for k, v in ic.get_config_copy().items() if "provenance" in k or "cache" in k or
+                     "kernel_profile" in k or "unique_kernel_names" in k}
+    with InductorCapture("cpu", record=False) as cap:
+        assert GraphLowering.save_output_code == before[2]
+        assert {k: ic.get_config_copy()[k] for k in recording} == recording
+    assert (ic.fx_graph_cache, ic.cpp.enable_kernel_profile, GraphLowering.save_output_code) == before
+    assert cap.doc.notes == [] and not cap.doc.kernels and rec.doc.notes

@@ -136,3 +136,40 @@ def test_a_graph_whose_host_time_only_waits_is_kept_for_that_reason(tmp_path: Pa
     assert any("0 of 1 compiled-graph executions" in n for n in w.notes)
     assert any("kept as launched: 1 without host work to replace (only waits inside)" in n for n in w.notes)
     assert not any("without GPU work" in n for n in w.notes)
+
+
+def test_only_the_inductor_call_is_replaced_and_its_wrappers_stay(tmp_path: Path) -> None:
+    """CompiledFunction [10, 130]: 20 µs of AOT wrapper work, then the inductor call (``## Call CompiledFxGraph
+    ##`` [30, 120]) that launches the ten kernels (kernel k by a 2 µs launch at 30 + 9k, running [33 + 9k,
+    35 + 9k]), then 10 µs of wrapper work. reduce-overhead still runs the wrappers: only the call's 90 µs become
+    one graph launch of G."""
+    tb = TraceBuilder(rank=0, world_size=1)
+    tb.step(1, 0, 150)
+    tb.cpu_op("CompiledFunction", 10, 120)
+    tb.cpu_op("## Call CompiledFxGraph fabc ##", 30, 90)
+    for k in range(10):
+        tb.kernel(f"triton_{k}", 33 + 9 * k, 2, launch_at_us=30 + 9 * k)
+    tb.launch(140, 990, name="cudaDeviceSynchronize", dur_us=2)
+    run = tb.write(tmp_path / "rank0.trace.json.gz")
+    base, out, start, end = _scenario([run], sc.Scenario(cuda_graphs=True))
+    # the ten kernels follow the one launch at 30 (its G µs, then their 3 µs launch latency), back to back
+    assert _kernel_end(out, end, 0, 33) == 30 + G_US + 3 + 2
+    assert _kernel_end(out, end, 0, 33 + 81) == 30 + G_US + 3 + 20
+    # the host reaches the sync at 30 + G + 10 (the wrapper after the call) + 10; the GPU ends at 30 + G + 23 and the
+    # sync wakes 3 µs later (the default wake-up), then 8 µs more
+    assert _step_us(out, start, end) == [30 + G_US + 23 + 3 + 8]
+
+
+def test_a_real_reduce_overhead_run_shows_its_replays() -> None:
+    """The committed ResNet-18 run with reduce-overhead (1 x H100): run.json's compile facts say 6 graphs were
+    recorded, none skipped; each step of its trace replays those 6 (3 forward, 3 backward subgraphs: DDPOptimizer
+    split the model in 3), and ``--cuda-graphs`` keeps them as they are."""
+    run = Path(__file__).resolve().parents[2] / "sample_traces/whatif/h100_cuda_graphs/resnet18/reduce-overhead"
+    res = tracekit.analyze(run)
+    facts = res.meta["manifest"].compile.per_rank[0].cudagraphs
+    assert (facts["mode"], facts["graphs_recorded"], facts["skips"], facts["rerecords"]) == ("reduce-overhead", 6, 0, 0)
+    gb = res.tables["graph_breaks"]
+    assert list(gb["graph_launches"]) == [6, 6, 6]
+    assert list(gb["fwd_subgraphs"] + gb["bwd_subgraphs"]) == [6, 6, 6]
+    w = tracekit.whatif(run, cuda_graphs=True)
+    assert any("18 already replayed as a CUDA graph" in n for n in w.notes)

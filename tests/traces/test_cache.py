@@ -356,12 +356,141 @@ def test_engine_path_cached(cache_dir: Path, tmp_path: Path) -> None:
     plain = _run(["analyze", str(run), "--format", "json", "--no-cache", "--workers", "1"])
     cold = _run(["analyze", str(run), "--format", "json", "--workers", "1"])
     batches = sum(e.kind == "engine_batches" for e in cache.entries())
-    assert batches == 8  # (one worker: 8 batches of 2 files)
+    assert batches == 16  # (one per file: at least engine.MIN_BATCHES batches, at most one per file)
     (run / "rank3.trace.json").write_bytes((run / "rank3.trace.json").read_bytes().replace(b'"gemm"', b'"gemx"'))
     warm = _run(["analyze", str(run), "--format", "json", "--workers", "1"])
     assert plain == cold
     assert warm == _run(["analyze", str(run), "--format", "json", "--no-cache", "--workers", "1"])
     assert sum(e.kind == "engine_batches" for e in cache.entries()) == batches + 1  # only rank3's batch again
+
+
+def _kinds() -> dict[str, set[Path]]:
+    out: dict[str, set[Path]] = {}
+    for e in cache.entries():
+        if e.kind != cache.SOURCE_KIND:  # (tracekit's code hash, kept once its files are 2 s old)
+            out.setdefault(e.kind, set()).add(e.path)
+    return out
+
+
+def test_engine_batches_are_read_on_another_worker_count(cache_dir: Path, tmp_path: Path) -> None:
+    """The engine path cuts the files into the same batches whatever the worker count, so a second look with
+    another ``--workers`` reads every batch; it stores no decoded columns (nothing on that path reads them)."""
+    run = write_skewed_ranks(tmp_path / "run", 20)
+    plain = _run(["analyze", str(run), "--format", "json", "--no-cache", "--workers", "1"])
+    assert _run(["analyze", str(run), "--format", "json", "--workers", "1"]) == plain
+    first = _kinds()
+    assert set(first) == {"analysis", "engine_batches"}  # (conftest: every file would get a columns entry)
+    for e in first["analysis"]:
+        e.unlink()  # (the whole result is not there: the batches are asked for)
+    assert _run(["analyze", str(run), "--format", "json", "--workers", "2"]) == plain
+    assert _kinds()["engine_batches"] == first["engine_batches"]  # none written anew
+
+
+def test_table_option_reads_the_cached_analysis(cache_dir: Path, tmp_path: Path) -> None:
+    """``--table`` only picks what is printed: the analysis cached without it is read (no second entry); an
+    unknown table still fails before anything is read."""
+    run = write_skewed_ranks(tmp_path / "run", 2)
+    _run(["analyze", str(run), "--format", "json"])
+    first = _kinds()["analysis"]
+    table = _run(["analyze", str(run), "--format", "csv", "--table", "steps"])
+    assert _kinds()["analysis"] == first
+    assert table == _run(["analyze", str(run), "--format", "csv", "--table", "steps", "--no-cache"])
+    bad = _invoke(["analyze", str(run), "--table", "no_such_table"])
+    assert bad.exit_code == 2 and "no_such_table" in bad.output
+
+
+def test_rank_keys_once_per_analysis(cache_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    """Each rank's entry key is computed once per analysis (looked up, then stored under the same key): the
+    side files of the ranks' one folder are keyed once, not twice per rank."""
+    from tracekit.analyses import registry
+    from tracekit.runner import rank_cache
+    from tracekit.runner.run import analyze
+
+    traces = loader.load(write_skewed_ranks(tmp_path / "run", 3))
+    calls = []
+    real = loader.side_files_key
+    monkeypatch.setattr(loader, "side_files_key", lambda folders: calls.append(1) or real(folders))
+    specs = [t for t in registry.selected(registry.AnalyzeOptions()) if t.scope == "rank"]
+    rank_cache.map_rank_tables(traces, specs=specs, options=registry.AnalyzeOptions())
+    assert len(calls) == 1
+    assert sum(e.kind == "rank_tables" for e in cache.entries()) == 3
+    assert analyze(traces).tables.keys()  # (the stored entries are read by an analysis)
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_rank_table_warnings_of_forked_ranks_reach_the_caller(cache_dir: Path, tmp_path: Path, monkeypatch,
+                                                             cached: bool) -> None:
+    """A warning raised while a rank's tables are computed in a forked process is raised in the caller, once,
+    on a first look, a second one and without the cache."""
+    import warnings as w
+
+    from tracekit.runner.run import analyze
+
+    if not cached:
+        monkeypatch.setenv("TRACEKIT_CACHE", "off")
+    run = tmp_path / "run"
+    run.mkdir()
+    for r in range(2):
+        tb = TraceBuilder(rank=r, world_size=2)
+        tb.step(-1, 0, 50)  # dropped, with a warning, when the rank's steps are computed
+        tb.step(1, 50, 100)
+        tb.kernel("gemm", 60, 20, launch_at_us=55)
+        tb.write(run / f"rank{r}.trace.json")
+    for _ in range(2):
+        traces = loader.load(run)
+        with w.catch_warnings(record=True) as rec:
+            w.simplefilter("always")
+            analyze(traces, workers=2)  # (one rank in a forked process)
+        dropped = sorted(str(x.message).split(":")[0] for x in rec if "negative step number" in str(x.message))
+        assert dropped == [str(run / "rank0.trace.json"), str(run / "rank1.trace.json")]
+
+
+def test_source_key_is_kept_and_follows_an_edit(cache_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    """The code hash is read back from the cache while no file changed (not read again), and an edit that
+    keeps the size and mtime is a new hash."""
+    monkeypatch.setattr(cache, "_SETTLED_NS", 0)
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "a.py").write_text("x = 1\n")
+    (pkg / "sub" / "b.py").write_text("y = 2\n")
+
+    def fresh() -> str:
+        cache._SOURCE_KEYS.clear()
+        return cache.source_key(pkg)
+
+    first = fresh()
+    assert [e.kind for e in cache.entries()] == [cache.SOURCE_KIND]
+    with monkeypatch.context() as m:
+        m.setattr(Path, "read_bytes", lambda self: pytest.fail(f"{self} read again"))
+        assert fresh() == first
+    st = (pkg / "a.py").stat()
+    (pkg / "a.py").write_text("x = 2\n")
+    os.utime(pkg / "a.py", ns=(st.st_atime_ns, st.st_mtime_ns))
+    edited = fresh()
+    monkeypatch.setenv("TRACEKIT_CACHE", "off")
+    assert edited != first and edited == fresh()  # (off: hashed from the files)
+
+
+@pytest.mark.parametrize("gone", [False, True])
+def test_parse_workers_hand_over_through_the_entry_they_stored(cache_dir: Path, tmp_path: Path, monkeypatch,
+                                                               gone: bool) -> None:
+    """A parse worker that stored a file's columns sends back no columns: the parent maps the entry (or, if it
+    is gone by then, decodes the file itself); the traces are those of a load without the cache."""
+    run = write_skewed_ranks(tmp_path / "run", 3)
+    pending = loader.start_load(run, workers=2)
+    assert pending._pool is not None  # (the workers decode)
+    with monkeypatch.context() as m:
+        if gone:
+            m.setattr(cache, "cached_columns", lambda path: (None, None))
+        else:
+            _no_decode(m)  # (here, in the parent: the workers forked before)
+        got = pending.result()
+    assert sum(e.kind == "columns" for e in cache.entries()) == 3
+    monkeypatch.setenv("TRACEKIT_CACHE", "off")
+    plain = loader.load(run, workers=1)
+    for r, rt in plain.ranks.items():
+        _same_columns(rt.source, got.ranks[r].source)
+        assert (got.ranks[r].source_key is None) == gone
 
 
 def test_off_writes_nothing(tmp_path: Path, monkeypatch) -> None:
@@ -391,12 +520,14 @@ def test_cache_dir_option_and_info_clear(cache_dir: Path, tmp_path: Path) -> Non
     _run(["analyze", str(run), "--cache-dir", str(other), "-o", os.devnull])
     info = json.loads(_run(["cache", "info", "--cache-dir", str(other), "--format", "json"]))
     assert info["location"] == str(other.resolve()) and info["enabled"]
-    assert {k: v["entries"] for k, v in info["kinds"].items()} == {"analysis": 1, "columns": 2, "rank_tables": 2}
-    assert info["entries"] == 5
+    kinds = {k: v["entries"] for k, v in info["kinds"].items()}
+    sources = kinds.pop(cache.SOURCE_KIND, 0)  # (tracekit's code hash: stored once its files are 2 s old)
+    assert kinds == {"analysis": 1, "columns": 2, "rank_tables": 2} and sources <= 1
+    assert info["entries"] == 5 + sources
     assert info["bytes"] == sum(f.stat().st_size for f in other.rglob("*.tkc"))
     text = _run(["cache", "info", "--cache-dir", str(other)])
-    assert f"location: {other.resolve()}" in text and "entries:  5" in text
-    assert "removed 5 entries" in _run(["cache", "clear", "--cache-dir", str(other)])
+    assert f"location: {other.resolve()}" in text and f"entries:  {5 + sources}" in text
+    assert f"removed {5 + sources} entries" in _run(["cache", "clear", "--cache-dir", str(other)])
     assert not list(other.rglob("*.tkc"))
     assert not list(cache_dir.rglob("*.tkc")) and not list(run.rglob("*.tkc"))  # never beside the traces
 

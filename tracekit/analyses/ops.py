@@ -200,6 +200,9 @@ class Modelled:
     shaped: bool
     out_bytes: np.ndarray
     shape: np.ndarray     # the call's Input Dims text (object; None without)
+    #: compiled kernels / library calls whose launches per step did not match compiled_kernels.json's per-launch
+    #: list (their calls keep the common module of all their launches): distinct names
+    launch_mismatch: int = 0
 
 
 def _categories(calls: Calls, codes: np.ndarray, names: list[str]) -> np.ndarray:
@@ -241,9 +244,51 @@ def _model(rt: Any, calls: Calls, compiled: Mapping[str, provenance.KernelOrigin
                 flops[i] = np.nan if cost.flops is None else cost.flops
                 nbytes[i] = np.nan if cost.bytes is None else cost.bytes
                 out_bytes[i] = np.nan if cost.out_bytes is None else cost.out_bytes
+    mismatch = 0
     if compiled:
+        unranged = np.equal(module, None)
         _apply_compiled(compiled, names, codes, module, flops, nbytes, source)
-    return Modelled(cat, flops, nbytes, dtype, source, module, shaped, out_bytes, shape)
+        mismatch = _per_launch_modules(rt, calls, names, compiled, module, unranged)
+    return Modelled(cat, flops, nbytes, dtype, source, module, shaped, out_bytes, shape, mismatch)
+
+
+def _per_launch_modules(rt: Any, calls: Calls, names: list[str], compiled: Mapping[str, provenance.KernelOrigin],
+                        module: np.ndarray, unranged: np.ndarray) -> int:
+    """Give each launch of a compiled kernel (and each library call of compiled code, ``extern``) the module of
+    that launch (in place), where compiled_kernels.json lists one per launch (``calls``: a kernel inductor reuses
+    across the layers it serves, say, runs once per layer). The k-th call of a name in a step, in time order, is
+    the k-th entry (modulo their count: a step may run the graphs twice), as every step runs the graphs in the
+    order they were compiled; a name whose calls per step are not a multiple of its entries keeps the common
+    module of all (:func:`_apply_compiled`) and is counted in the return value. A library call counts only
+    where no module range placed it (outside the compiled code, a range does)."""
+    codes, _ = calls.names()
+    owned = calls.owner_row >= 0
+    ts = np.where(owned, rt.column("ts_ns")[np.maximum(calls.owner_row, 0)], 0)
+    step = np.where(owned, assign_steps(rt.step_arrays(), ts), -1) if rt.step_arrays()["step"].size else \
+        np.where(owned, 0, -1)
+    mismatch = 0
+    by_name = np.argsort(codes, kind="stable")  # the calls of each name: one slice, not one scan per name
+    bounds = np.searchsorted(codes[by_name], np.arange(len(names) + 1))
+    for u, name in enumerate(names):
+        entry, lib = compiled.get(name), False
+        if entry is None:
+            entry, lib = compiled.get(EXTERN + name), True
+        if entry is None or len(entry.calls) < 2:
+            continue
+        rows = by_name[bounds[u]:bounds[u + 1]]
+        rows = rows[(step[rows] >= 0) & (unranged[rows] if lib else True)]
+        if not rows.size:
+            continue
+        rows = rows[np.lexsort((ts[rows], step[rows]))]
+        steps_of, first, counts = np.unique(step[rows], return_index=True, return_counts=True)
+        m = len(entry.calls)
+        if (counts % m).any():
+            mismatch += 1
+            continue
+        per_launch = np.array([provenance.common_module(c) for c in entry.calls], dtype=object)
+        ordinal = np.arange(rows.size) - np.repeat(first, counts)
+        module[rows] = per_launch[ordinal % m]
+    return mismatch
 
 
 def _apply_compiled(compiled: Mapping[str, provenance.KernelOrigin], names: list[str], codes: np.ndarray,
@@ -495,6 +540,12 @@ def _notes(t: C.Cols, m: Modelled, calls: Calls, n_steps: int, gpu: bool, device
                                                                "no compiled_kernels.json (tracekit profile --dynamo "
                                                                "inductor writes it); their category and FLOPs come "
                                                                "from their names"))
+    if m.launch_mismatch:
+        out.append(("launch_mismatch", m.launch_mismatch, f"{m.launch_mismatch} compiled kernel name(s) ran a "
+                                                          "number of times per step that is no multiple of the "
+                                                          "launches compiled_kernels.json lists for them (a "
+                                                          "recompile, a graph not run every step): their calls "
+                                                          "keep the module common to all their launches"))
     if not gpu:
         what = "no GPU activity read" if unread else "CPU-only run"  # (a device whose records were not read)
         out.append(("cpu_run", 1, f"{what}: each op's time is its CPU self time; achieved figures without a "

@@ -126,8 +126,10 @@ def _run(config: ProfileConfig, rank: int, local_rank: int, world: int, device: 
         cal.prepare()
     with ExitStack() as stack:
         facts = enter_compile_scope(stack, config, mode)  # before DDP is constructed
-        # which module and ATen ops each generated kernel comes from (compiled_kernels.json, rank 0 writes)
-        capture = stack.enter_context(InductorCapture(device.type, model)) if config.dynamo == "inductor" else None
+        # which module and ATen ops each generated kernel comes from (compiled_kernels.json): every rank compiles
+        # the same program, so rank 0 records and writes it; the others only configure inductor the same way
+        capture = (stack.enter_context(InductorCapture(device.type, model, record=rank == 0))
+                   if config.dynamo == "inductor" else None)
         model.to(device)
         meshes = device_meshes(config, device.type)
         recorder = GraphRecorder(config.dynamo, keep_code=rank == 0) if config.dynamo != "none" else None
@@ -168,7 +170,7 @@ def _run(config: ProfileConfig, rank: int, local_rank: int, world: int, device: 
         cost = cal.after() if cal is not None else None
         compile_facts = facts.facts()
         graphs = graphs_section(config, rank, out_dir, recorder, trainer, ddp)
-    if capture is not None and rank == 0:  # every rank compiles the same program: one file per run
+    if capture is not None and capture.record:  # one file per run (rank 0's)
         capture.write(out_dir)
     if config.fail_rank == rank and config.fail_at == "end":
         raise RuntimeError(f"tracekit test failure injected on rank {rank} (after writing its trace)")

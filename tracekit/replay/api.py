@@ -126,12 +126,9 @@ def whatif(source: str | os.PathLike[str] | list[str], *, comm_pattern: str | No
     specs = scenario_mod.expand(base, sweep)  # bad options fail before the traces are read
     paths = [str(p) for p in source] if isinstance(source, (list, tuple)) else [str(source)]
     # the whole result is cached, keyed by the inputs' identities, the options and the code (tracekit.traces.cache)
-    inputs = loader.inputs_key(paths)
-    key = None if inputs is None else cache.digest(
-        "whatif", inputs, comm_pattern, specs, advice, profiler_probe, cache.code_key(),
-        cache.package_versions(("pandas",)))
-    return cache.memo(WHATIF_CACHE, key, lambda: _whatif(paths, specs, comm_pattern=comm_pattern, advice=advice,
-                                                         profiler_probe=profiler_probe))
+    return cache.result(WHATIF_CACHE, [loader.inputs_key(paths)], (comm_pattern, specs, advice, profiler_probe),
+                        lambda: _whatif(paths, specs, comm_pattern=comm_pattern, advice=advice,
+                                        profiler_probe=profiler_probe), packages=("pandas",))
 
 
 #: the cache kind of :func:`whatif`'s results

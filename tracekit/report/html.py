@@ -476,13 +476,11 @@ def report_paths(runs: list[list[str]], *, labels: list[str] | None = None, step
     if not 1 <= len(runs) <= 2:
         raise ConfigError(f"the report takes one or two runs, got {len(runs)}")
     # the page is cached whole, keyed by the inputs' identities, the options and the code (tracekit.traces.cache)
-    inputs = [loader.inputs_key(paths) for paths in runs]
-    key = None if None in inputs else cache.digest(
-        "report", inputs, labels, step, skip_bad, comm_pattern, align, plotly, version(), cache.code_key(),
-        cache.package_versions(("pandas", "plotly", "jinja2")))
-    return cache.memo(REPORT_CACHE, key, lambda: _report_page(runs, labels=labels, step=step, skip_bad=skip_bad,
-                                                              comm_pattern=comm_pattern, align=align, workers=workers,
-                                                              plotly=plotly))
+    return cache.result(REPORT_CACHE, [loader.inputs_key(paths) for paths in runs],
+                        (labels, step, skip_bad, comm_pattern, align, plotly, version()),
+                        lambda: _report_page(runs, labels=labels, step=step, skip_bad=skip_bad,
+                                             comm_pattern=comm_pattern, align=align, workers=workers, plotly=plotly),
+                        packages=("pandas", "plotly", "jinja2"))
 
 
 #: the cache kind of :func:`report_paths`' pages

@@ -6,8 +6,9 @@ compute every registered rank table (:func:`tracekit.analyses.registry.compute_r
 The run tables (cross-rank matching, waits, findings) then run in this process
 on those tables alone: the events never leave the process that decoded them.
 
-Rank files are handed out in batches (:func:`batches`, several per worker, split
-by bytes). A batch comes back as one :class:`BatchOutcome`: the trace headers of
+Rank files are handed out in batches (:func:`batches`, split by bytes; at least
+:data:`MIN_BATCHES` of them, so that the same files make the same batches, and hit
+the same cache entries, on any small number of workers: :func:`batch_count`). A batch comes back as one :class:`BatchOutcome`: the trace headers of
 its files and, per table, one frame holding the rows of all its ranks (not one
 frame per rank), so the cost of a task (scheduling, pickling, stacking) is paid
 per batch, not per rank. The progress bar (:mod:`tracekit.progress`) moves as
@@ -58,6 +59,8 @@ PARALLEL_MIN_BYTES = loader.PARALLEL_MIN_BYTES
 PARALLEL_MIN_FILES = 8
 #: batches per worker: enough to balance uneven files and move the progress bar
 BATCHES_PER_WORKER = 8
+#: the files are cut into at least this many batches (or one per file), whatever the worker count
+MIN_BATCHES = 128
 
 
 @dataclass(frozen=True)
@@ -119,7 +122,9 @@ def _rank_tables(path: str, nbytes: int, job: RankJob,
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            rt = loader.read_rank(Path(path))
+            # the batch's entry keeps what this computes; the columns are read if the cache holds them,
+            # never stored: no command on this path reads them again, and they would push out the batches
+            rt = loader.read_rank(Path(path), store=False)
             meta = rt.meta
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # gather() infers the rank again, and warns there
@@ -183,6 +188,18 @@ def _share_header_parts(meta: dict[str, Any], shared: dict[str, Any]) -> None:
             shared[key] = value
 
 
+def batch_count(n_files: int, workers: int) -> int:
+    """How many batches :func:`batches` cuts ``n_files`` into for ``workers``: the smallest power of two of at
+    least :data:`MIN_BATCHES` and ``workers`` x :data:`BATCHES_PER_WORKER`, at most one per file.
+
+    Not a multiple of the worker count: a batch's cache entry names its files
+    (:func:`tracekit.runner.rank_cache.batch_key`), so batches cut by the worker count are never read by a run
+    on another count (``--workers``, another machine, another cluster). These are the same for every count up to
+    :data:`MIN_BATCHES` / :data:`BATCHES_PER_WORKER` workers, and within each doubling beyond."""
+    want = max(MIN_BATCHES, workers * BATCHES_PER_WORKER)
+    return max(1, min(n_files, 1 << (want - 1).bit_length()))
+
+
 def batches(files: list[tuple[str, int]], n: int) -> list[list[tuple[str, int]]]:
     """``files`` cut, in order, into at most ``n`` non-empty runs of about equal total bytes.
 
@@ -223,11 +240,6 @@ def survey(paths: list[str], listed: list[Path] | None = None) -> Survey:
     return Survey(files, root, manifest, [(str(w.message), w.category) for w in caught])
 
 
-def _rewarn(caught: list[tuple[str, type[Warning]]]) -> None:
-    for message, category in caught:
-        warnings.warn(message, category, stacklevel=4)
-
-
 _NUMBER = re.compile(r"\d+")
 
 
@@ -265,7 +277,7 @@ def map_local(files: list[tuple[str, int]], job: RankJob, workers: int | None = 
     if workers is None and total < PARALLEL_MIN_BYTES and len(files) < PARALLEL_MIN_FILES:
         n = 1
     ctx = loader.fork_context()
-    parts = batches(files, n * BATCHES_PER_WORKER)
+    parts = batches(files, batch_count(len(files), n))
     results: list[BatchOutcome | None] = [None] * len(parts)
     with progress.bar(total, "analyzing ranks", show_progress) as bar:
         if n <= 1 or ctx is None or len(parts) == 1:
@@ -317,7 +329,7 @@ def map_dask(client: Any, files: list[tuple[str, int]], job: RankJob,
     from distributed import as_completed as dask_completed
 
     n = max(1, len(client.scheduler_info().get("workers", {})))
-    parts = batches(files, n * BATCHES_PER_WORKER)
+    parts = batches(files, batch_count(len(files), n))
     job_f = client.scatter(job, broadcast=True)  # once per worker, not once per batch
     futures = [client.submit(rank_batch, b, job_f, pure=False) for b in parts]
     index = {fu.key: i for i, fu in enumerate(futures)}
@@ -401,7 +413,7 @@ def map_paths(paths: list[str], *, engine: Engine = "local", scheduler: str | No
         with dask_client(scheduler, workers) as client:
             found = client.submit(survey, paths, pure=False).result()  # listed where the files are
             outcomes = map_dask(client, found.files, _job(found, options), show_progress)
-    _rewarn(found.warnings)
+    cache.rewarn(found.warnings)
     return gather(outcomes, skip_bad=skip_bad, manifest=found.manifest, root=Path(found.root) if found.root else None,
                   named=loader.named_files(paths))
 

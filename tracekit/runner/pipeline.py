@@ -32,25 +32,22 @@ def analyze_paths(paths: list[str], options: RunOptions | None = None,
                   timings: PhaseTimer | None = None) -> AnalysisResult:
     """:func:`load_and_analyze` without the traces (so many rank files may take the engine path).
 
-    The result is cached whole (:mod:`tracekit.traces.cache`), keyed by the inputs' identities
+    The result is cached whole (:func:`tracekit.traces.cache.result`), keyed by the inputs' identities
     (:func:`tracekit.traces.loader.inputs_key`), the options that change it (``analysis``, ``skip_bad``,
-    ``only``; where and how the ranks run does not) and tracekit's code: a second look at the same files
-    reads it (``timings`` then has one phase, ``cached``)."""
+    ``only``; where and how the ranks run does not, nor ``table_names``, which only names the tables the
+    caller will read, checked here before the cache is looked at) and tracekit's code: a second look at the
+    same files reads it (``timings`` then has one phase, ``cached``)."""
     from tracekit.runner import rank_cache
     from tracekit.traces import cache, loader
 
     options = replace(options if options is not None else RunOptions(), keep_events=False)
     clock = timings if timings is not None else PhaseTimer()
-    inputs = loader.inputs_key(paths)
-    hta = cache.package_versions(("HolisticTraceAnalysis",)) if options.analysis.hta else ()  # (its tables)
-    key = None if inputs is None else cache.digest(ANALYSIS_CACHE, inputs, rank_cache.options_key(options.analysis),
-                                                   options.skip_bad, options.only, options.table_names, hta,
-                                                   cache.code_key())
-    found, res = cache.memo_get(ANALYSIS_CACHE, key)
-    if found:
-        clock.lap("cached")
-        return res
-    return cache.memo(ANALYSIS_CACHE, key, lambda: load_and_analyze(paths, options, clock)[1])
+    _check(options)  # a bad option fails whether or not the result is cached
+    hta = ("HolisticTraceAnalysis",) if options.analysis.hta else ()  # (its tables)
+    return cache.result(ANALYSIS_CACHE, [loader.inputs_key(paths)],
+                        (rank_cache.options_key(options.analysis), options.skip_bad, options.only),
+                        lambda: _load_and_analyze(paths, options, clock)[1], packages=hta,
+                        on_hit=lambda: clock.lap("cached"))
 
 
 #: the cache kind of :func:`analyze_paths`' results
@@ -82,8 +79,12 @@ def load_and_analyze(paths: list[str], options: RunOptions | None = None,
     engine) and ``run_tables``.
     """
     opts = options if options is not None else RunOptions()
-    clock = timings if timings is not None else PhaseTimer()
     _check(opts)
+    return _load_and_analyze(paths, opts, timings if timings is not None else PhaseTimer())
+
+
+def _load_and_analyze(paths: list[str], opts: RunOptions, clock: PhaseTimer) -> tuple[TraceSet, AnalysisResult]:
+    """:func:`load_and_analyze` after its options were checked."""
     from tracekit.traces.loader import find_trace_files, start_load
 
     if opts.engine != "local" or opts.scheduler:

@@ -26,13 +26,24 @@ RANK_TABLES = "rank_tables"
 ENGINE_BATCHES = "engine_batches"
 
 
-def _key(rt: RankTrace, specs: list[registry.Table], options: AnalyzeOptions, world_size: int,
-         manifest: Any) -> str | None:
-    if rt.source_key is None:
-        return None
-    return cache.digest(RANK_TABLES, rt.source_key, str(rt.path), rt.rank, world_size, options_key(options),
-                        manifest, loader.side_files_key([Path(rt.path).parent]), tuple(t.name for t in specs),
-                        cache.code_key())
+def _keys(traces: TraceSet, specs: list[registry.Table], options: AnalyzeOptions) -> dict[int, str | None]:
+    """Every rank's entry key (module doc), once per analysis: the parts the ranks share (options, manifest,
+    tables, code) and each folder's side files are hashed once, not once per rank. None for a rank without a
+    file identity (:attr:`RankTrace.source_key` None: the cache is off, or a rank built from a frame)."""
+    ranks = [(r, rt) for r, rt in traces.ranks.items() if rt.source_key is not None]
+    if not ranks:
+        return dict.fromkeys(traces.ranks)
+    shared = cache.digest(RANK_TABLES, traces.world_size, options_key(options), traces.manifest,
+                          tuple(t.name for t in specs), cache.code_key())
+    sides: dict[Path, Any] = {}
+    for _, rt in ranks:
+        folder = Path(rt.path).parent
+        if folder not in sides:
+            sides[folder] = loader.side_files_key([folder])
+    keys: dict[int, str | None] = dict.fromkeys(traces.ranks)
+    for r, rt in ranks:
+        keys[r] = cache.digest(shared, rt.source_key, str(rt.path), rt.rank, sides[Path(rt.path).parent])
+    return keys
 
 
 def options_key(options: AnalyzeOptions) -> tuple[AnalyzeOptions, str | None]:
@@ -42,31 +53,37 @@ def options_key(options: AnalyzeOptions) -> tuple[AnalyzeOptions, str | None]:
     return options, cache.file_key(peaks) if isinstance(peaks, (str, os.PathLike)) else None
 
 
-def rank_tables(rt: RankTrace, *, specs: list[registry.Table], options: AnalyzeOptions, world_size: int,
-                manifest: Any) -> dict[str, Any]:
-    """:func:`registry.compute_rank_tables` of ``rt``, read from the cache where it was computed before with
-    the same inputs (module doc), else computed and stored. A rank without a file identity
-    (:attr:`RankTrace.source_key` None: the cache is off, or a rank built from a frame) is computed."""
-    return cache.memo(RANK_TABLES, _key(rt, specs, options, world_size, manifest),
-                      lambda: registry.compute_rank_tables(rt, specs=specs, options=options, world_size=world_size,
-                                                           manifest=manifest), trim_after=False)
+def _computed(rt: RankTrace, *, keys: dict[int, str | None], specs: list[registry.Table], options: AnalyzeOptions,
+              world_size: int, manifest: Any) -> tuple[dict[str, Any], list[tuple[str, type[Warning]]]]:
+    """:func:`registry.compute_rank_tables` of ``rt`` stored under its key (``keys[rt.rank]``; None: not
+    stored), with the warnings it raised: this may run in a forked child, whose warnings would not reach the
+    user, so they go back with the tables and the parent raises them (:func:`map_rank_tables`)."""
+    return cache.memo_caught(RANK_TABLES, keys[rt.rank],
+                             lambda: registry.compute_rank_tables(rt, specs=specs, options=options,
+                                                                  world_size=world_size, manifest=manifest),
+                             trim_after=False)
 
 
 def map_rank_tables(traces: TraceSet, *, specs: list[registry.Table], options: AnalyzeOptions,
                     workers: int | None = None) -> dict[int, dict[str, Any]]:
-    """``{rank: rank_tables(rank)}`` for every rank, in rank order: those the cache holds read here, the
-    others computed over :func:`~tracekit.runner.per_rank.map_ranks`' processes (none start when every rank
-    is cached)."""
-    got: dict[int, dict[str, Any]] = {}
-    for r, rt in traces.ranks.items():
-        found, value = cache.memo_get(RANK_TABLES, _key(rt, specs, options, traces.world_size, traces.manifest))
-        if found:
-            got[r] = value
+    """``{rank: rank tables}`` for every rank, in rank order (:func:`registry.compute_rank_tables`): those the
+    cache holds, computed before from the same inputs (module doc), read here; the others computed over
+    :func:`~tracekit.runner.per_rank.map_ranks`' processes (none start when every rank is cached) and stored.
+    The warnings the tables raise are raised here, once each, whether read or computed, in rank order."""
+    keys = _keys(traces, specs, options)
+    got: dict[int, tuple[dict[str, Any], list[tuple[str, type[Warning]]]]] = {}
+    for r in traces.ranks:
+        hit = cache.memo_lookup(RANK_TABLES, keys[r])
+        if hit is not None:
+            got[r] = hit
     if len(got) < len(traces.ranks):
-        got |= map_ranks(traces, partial(rank_tables, specs=specs, options=options, world_size=traces.world_size,
-                                         manifest=traces.manifest), workers, skip=set(got))
-        cache.trim()  # once for every rank stored (rank_tables does not trim after each)
-    return {r: got[r] for r in traces.ranks}
+        got |= map_ranks(traces, partial(_computed, keys=keys, specs=specs, options=options,
+                                         world_size=traces.world_size, manifest=traces.manifest), workers,
+                         skip=set(got))
+        cache.trim()  # once for every rank stored (each rank's entry is stored without a trim)
+    for r in traces.ranks:
+        cache.rewarn(got[r][1])
+    return {r: got[r][0] for r in traces.ranks}
 
 
 def batch_key(files: list[tuple[str, int]], job: Any, specs: list[registry.Table]) -> str | None:

@@ -6,7 +6,8 @@ kept here, keyed by what it was computed from, and read back instead of recomput
 
 - ``columns``: each file's decoded columns (:func:`tracekit.traces.decode.decode_columns`: its
   :class:`~tracekit.traces.decode.Columns`, meta and the decoder's notes), whatever the decoder returns,
-  for files of :data:`COLUMNS_MIN_BYTES` and more;
+  for files of :data:`COLUMNS_MIN_BYTES` and more (stored by the commands that decode in this process or
+  its parse workers; the engine path reads them but stores its batches' tables instead);
 - the kinds the layers above store through :func:`load` / :func:`save` (a rank's tables, a what-if
   result, a report page), keyed with :func:`digest` of their inputs and :func:`code_key`.
 
@@ -57,7 +58,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -86,6 +87,7 @@ _MAGIC = b"TKC2"
 _HEAD = struct.Struct("<4sQQ")  # magic, header length, buffers
 _ALIGN = 64
 SUFFIX = ".tkc"
+T = TypeVar("T")
 
 
 class CacheWarning(UserWarning):
@@ -250,23 +252,50 @@ _SOURCE_KEYS: dict[str, str] = {}
 
 def source_key(package_dir: Path, *, suffixes: tuple[str, ...] | None = (".py",)) -> str:
     """A hash of every file under ``package_dir`` ending in ``suffixes`` (None: every file; names and bytes,
-    ``__pycache__`` left out), once per process: the code an entry was computed with. ~10 ms for all of
-    tracekit."""
+    ``__pycache__`` left out), once per process: the code an entry was computed with.
+
+    Reading and hashing all of tracekit costs ~7 ms, listing and ``stat``-ing its files ~1 ms: the hash is
+    kept in the cache (kind ``source``) under the files' stat identities (size, mtime, ctime, inode, as
+    :func:`file_key`: any write moves the ctime) and read from there while no file changed. Files changed
+    within :data:`_SETTLED_NS` are hashed every time."""
     tag = f"{package_dir}|{suffixes}"
-    if tag not in _SOURCE_KEYS:
+    if tag in _SOURCE_KEYS:
+        return _SOURCE_KEYS[tag]
+    files: list[tuple[str, str]] = []
+    for root, dirs, names in os.walk(package_dir):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        files += [(os.path.relpath(os.path.join(root, f), package_dir), os.path.join(root, f))
+                  for f in sorted(names) if suffixes is None or f.endswith(suffixes)]
+    stats = [(rel, _stat_identity(p)) for rel, p in files]
+    now = time.time_ns()
+    settled = all(st is not None and now - st[2] > _SETTLED_NS for _, st in stats)
+    memo_key = digest(SOURCE_KIND, str(package_dir), suffixes, stats) if settled else None
+    known = load(SOURCE_KIND, memo_key) if memo_key is not None else None
+    if not isinstance(known, str):
         h = hashlib.blake2b(digest_size=20)
-        for root, dirs, files in os.walk(package_dir):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for f in sorted(files):
-                if suffixes is None or f.endswith(suffixes):
-                    p = os.path.join(root, f)
-                    h.update(os.path.relpath(p, package_dir).encode() + b"\0")
-                    try:
-                        h.update(Path(p).read_bytes())
-                    except OSError:
-                        h.update(b"?")
-        _SOURCE_KEYS[tag] = h.hexdigest()
-    return _SOURCE_KEYS[tag]
+        for rel, p in files:
+            h.update(rel.encode() + b"\0")
+            try:
+                h.update(Path(p).read_bytes())
+            except OSError:
+                h.update(b"?")
+        known = h.hexdigest()
+        if memo_key is not None:
+            save(SOURCE_KIND, memo_key, known)
+    _SOURCE_KEYS[tag] = known
+    return known
+
+
+#: the cache kind of :func:`source_key`'s hashes
+SOURCE_KIND = "source"
+
+
+def _stat_identity(path: str) -> tuple[int, int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
 
 
 #: the modules whose code makes the decoder's output (files of :mod:`tracekit.traces`): their source is part
@@ -446,17 +475,25 @@ def _columns_entry(fk: str) -> str:
     return digest("columns", fk, decoder_key())
 
 
-def decode_columns(path: Path) -> tuple[dict[str, Any], decode.Columns, str | None]:
+def decode_columns(path: Path, *, store: bool = True) -> tuple[dict[str, Any], decode.Columns, str | None]:
     """:func:`tracekit.traces.decode.decode_columns` through the cache: ``(meta, columns, file key)``. On a
-    miss the file is decoded and stored, unless it changed while being decoded (its identity is taken again
-    after). Input errors raise as from the decoder (they are not cached)."""
+    miss the file is decoded and, with ``store``, stored, unless it changed while being decoded (its identity
+    is taken again after). Input errors raise as from the decoder (they are not cached)."""
+    meta, cols, fk, _ = decode_columns_held(path, store=store)
+    return meta, cols, fk
+
+
+def decode_columns_held(path: Path, *,
+                        store: bool = True) -> tuple[dict[str, Any], decode.Columns, str | None, bool]:
+    """:func:`decode_columns` and whether the cache holds these columns now (read from it, or stored: then
+    :func:`cached_columns` maps them)."""
     fk, hit = cached_columns(path)
     if hit is not None:
-        return hit[0], hit[1], fk
+        return hit[0], hit[1], fk, True
     meta, cols = decode.decode_columns(path)
-    if fk is not None and _worth_caching(path) and file_key(path) == fk:
-        save("columns", _columns_entry(fk), (meta, cols))
-    return meta, cols, fk
+    held = (store and fk is not None and _worth_caching(path) and file_key(path) == fk
+            and save("columns", _columns_entry(fk), (meta, cols)))
+    return meta, cols, fk, held
 
 
 # -- upkeep ------------------------------------------------------------------------------------
@@ -558,36 +595,72 @@ def _unlink(path: str | os.PathLike[str]) -> bool:
         return False
 
 
-def memo_get(kind: str, key: str | None) -> tuple[bool, Any]:
-    """``(True, value)`` of a :func:`memo` entry (its warnings raised again), ``(False, None)`` on a miss."""
+def memo_lookup(kind: str, key: str | None) -> tuple[Any, list[tuple[str, type[Warning]]]] | None:
+    """``(value, warnings)`` of a :func:`memo` entry (the warnings its computation raised, not raised here), None
+    on a miss (``key`` None: never cached)."""
     hit = load(kind, key) if key is not None else None
     if not (isinstance(hit, tuple) and len(hit) == 2 and hit[0] == "memo"):
-        return False, None
+        return None
     value, caught = hit[1]
-    _rewarn(caught)
-    return True, value
+    return value, caught
 
 
-def memo(kind: str, key: str | None, compute: Callable[[], Any], *, trim_after: bool = True) -> Any:
+def memo_caught(kind: str, key: str | None, compute: Callable[[], T], *,
+                trim_after: bool = True) -> tuple[T, list[tuple[str, type[Warning]]]]:
+    """``(value, warnings)``: :func:`memo`'s value and the warnings ``compute`` raised (read with the entry on a
+    hit), which are not raised here: for a caller that raises them elsewhere (a forked child's go back to its
+    parent). ``key`` None: computed, not stored."""
+    hit = memo_lookup(kind, key)
+    return hit if hit is not None else _computed(kind, key, compute, trim_after)
+
+
+def _computed(kind: str, key: str | None, compute: Callable[[], T],
+              trim_after: bool) -> tuple[T, list[tuple[str, type[Warning]]]]:
+    """``(compute(), the warnings it raised)``, stored as entry ``key`` of ``kind`` (None: not stored)."""
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        value = compute()
+    caught = [(str(w.message), w.category) for w in rec]
+    if key is not None and save(kind, key, ("memo", (value, caught))) and trim_after:
+        trim()
+    return value, caught
+
+
+def memo(kind: str, key: str | None, compute: Callable[[], T], *, trim_after: bool = True) -> T:
     """``compute()`` through entry ``key`` of ``kind`` (``key`` None: not cached). The warnings ``compute``
     raised are stored with its value and raised again on a hit, so a cached command says what it said. A
     stored value may take the cache past its cap: :func:`trim` follows (it lists the cache: a caller storing
     one entry per rank passes ``trim_after=False`` and trims once when all are stored)."""
     if key is None:
         return compute()
-    found, value = memo_get(kind, key)
-    if found:
-        return value
-    with warnings.catch_warnings(record=True) as rec:
-        warnings.simplefilter("always")
-        value = compute()
-    caught = [(str(w.message), w.category) for w in rec]
-    if save(kind, key, ("memo", (value, caught))) and trim_after:
-        trim()
-    _rewarn(caught)
+    value, caught = memo_caught(kind, key, compute, trim_after=trim_after)
+    rewarn(caught)
     return value
 
 
-def _rewarn(caught: list[tuple[str, type[Warning]]]) -> None:
+def result(kind: str, inputs: list[str | None], parts: tuple[Any, ...], compute: Callable[[], T], *,
+           packages: tuple[str, ...] = (), on_hit: Callable[[], None] | None = None) -> T:
+    """A command's whole result through the cache (:func:`memo`): the entry of ``kind`` keyed by ``inputs``
+    (the identity of what it reads, one per run: :func:`tracekit.traces.loader.inputs_key`; any None: not
+    cached), ``parts`` (the options that change the result), :func:`code_key` and the installed versions of
+    ``packages`` (those that shape the result: pandas, plotly). ``on_hit`` is called when the entry is read."""
+    key = None if None in inputs else digest(kind, list(inputs), parts, code_key(),
+                                                 package_versions(packages) if packages else ())
+    hit = memo_lookup(kind, key)
+    if hit is not None:
+        if on_hit is not None:
+            on_hit()
+        rewarn(hit[1])
+        return hit[0]
+    if key is None:
+        return compute()
+    value, caught = _computed(kind, key, compute, True)  # (looked up once: a miss is not looked up again)
+    rewarn(caught)
+    return value
+
+
+def rewarn(caught: list[tuple[str, type[Warning]]], stacklevel: int = 4) -> None:
+    """Raise again the ``(message, category)`` warnings a computation raised elsewhere (read from an entry,
+    or recorded in another process)."""
     for message, category in caught:
-        warnings.warn(message, category, stacklevel=4)
+        warnings.warn(message, category, stacklevel=stacklevel)

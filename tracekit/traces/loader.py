@@ -15,6 +15,7 @@ import re
 import sys
 import warnings
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -307,7 +308,7 @@ class PendingLoad:
             self._pool = concurrent.futures.ProcessPoolExecutor(max_workers=min(n_workers, len(self._files)),
                                                                 mp_context=fork_context())
             try:
-                self._futures = [self._pool.submit(_guarded_decode, f, fd) for f, fd in
+                self._futures = [self._pool.submit(_worker_decode, f, fd) for f, fd in
                                  zip(self._files, self._fds())]
             except BaseException:
                 self._pool.shutdown(cancel_futures=True)
@@ -399,6 +400,12 @@ def _worker_result(fu: Future, path: Path, fd: int | None) -> Any:
     except BrokenProcessPool:
         raise TraceInputError(path, "the parse worker process died while reading this file "
                                     "(killed, e.g. out of memory); retry with --workers 1") from None
+    if isinstance(r, _InCache):  # mapped from the entry the worker stored (decoded here if it is gone since)
+        key, hit = cache.cached_columns(path)
+        if hit is None:
+            return _guarded_decode(path)
+        hit[0][decode.SOURCE_KEY] = key
+        return hit
     if isinstance(r, tuple):
         meta, cols = r
         return meta, shared.attach(cols, fd)
@@ -482,15 +489,37 @@ def load(
     return start_load(paths, skip_bad=skip_bad, workers=workers).result()
 
 
-def _guarded_decode(path: Path, fd: int | None = None) -> tuple[dict[str, Any], Any] | TraceInputError:
+def _guarded_decode(path: Path, fd: int | None = None, *,
+                    store: bool = True) -> tuple[dict[str, Any], Any] | TraceInputError:
     """Decode one file; input errors are returned (not raised) so one bad rank does not lose the others.
 
-    With ``fd`` (in a worker), the large arrays go into that shared buffer (:func:`shared.share`).
+    With ``fd`` (in a worker), the large arrays go into that shared buffer (:func:`shared.share`). ``store``:
+    see :func:`read_rank`.
     """
     try:
-        meta, cols, key = cache.decode_columns(path)  # read from the cache, or decoded and stored there
+        meta, cols, key = cache.decode_columns(path, store=store)  # read from the cache, or decoded (and stored)
     except TraceInputError as e:
         return e
+    if key is not None:
+        meta[decode.SOURCE_KEY] = key
+    return meta, (cols if fd is None else shared.share(cols, fd))
+
+
+@dataclass(frozen=True)
+class _InCache:
+    """A parse worker's answer for a file whose columns the cache holds (just stored there): the parent maps
+    them from the cache's entry (:func:`_worker_result`) rather than from a shared buffer the worker would
+    copy them into once more."""
+
+
+def _worker_decode(path: Path, fd: int | None) -> tuple[dict[str, Any], Any] | TraceInputError | _InCache:
+    """:func:`_guarded_decode` in a parse worker: :class:`_InCache` where the cache holds the file's columns."""
+    try:
+        meta, cols, key, held = cache.decode_columns_held(path)
+    except TraceInputError as e:
+        return e
+    if held:
+        return _InCache()
     if key is not None:
         meta[decode.SOURCE_KEY] = key
     return meta, (cols if fd is None else shared.share(cols, fd))
@@ -649,12 +678,13 @@ def _assemble(traces: list[RankTrace], skipped: list[tuple[str, str]]) -> TraceS
     return TraceSet(ranks=ranks, world_size=world, skipped=skipped, notes=notes)
 
 
-def read_rank(path: Path) -> RankTrace:
+def read_rank(path: Path, *, store: bool = True) -> RankTrace:
     """One rank file decoded into its :class:`RankTrace`, in this process (its ``rank`` still to be set:
-    :func:`rank_of`). Raises :class:`TraceInputError` for a file that cannot be read."""
+    :func:`rank_of`). Raises :class:`TraceInputError` for a file that cannot be read. ``store``: a file the
+    cache does not hold has its columns stored there (:func:`tracekit.traces.cache.decode_columns`)."""
     from tracekit.traces.traceset import RankTrace
 
-    r = _guarded_decode(path)
+    r = _guarded_decode(path, store=store)
     if isinstance(r, TraceInputError):
         raise r
     meta, cols = r

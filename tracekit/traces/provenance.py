@@ -319,7 +319,12 @@ def fused_ops_from_name(name: str) -> tuple[str, ...]:
 def module_of(entry: KernelOrigin) -> str | None:
     """The module a compiled kernel belongs to: the longest common dotted prefix of its modules (the nearest
     module enclosing every op it fused; ``""``, the whole model, when they share none); None without modules."""
-    mods = [m for m in entry.modules if isinstance(m, str)]
+    return common_module(entry.modules)
+
+
+def common_module(modules: list[str]) -> str | None:
+    """The longest common dotted prefix of ``modules`` (``""`` when they share none); None for no modules."""
+    mods = [m for m in modules if isinstance(m, str)]
     if not mods:
         return None
     parts = [m.split(".") if m else [] for m in mods]

@@ -43,13 +43,28 @@ if TYPE_CHECKING:
 GRAPH_REPLAY_NS = 20_000
 GRAPH_LAUNCH = "cudaGraphLaunch"
 _GRAPH_OPS = (WHATS.index("fwd"), WHATS.index("bwd"))
+_FXGRAPH = WHATS.index("fxgraph")
 
 
 def _graph_ops(rt: RankTrace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(start, end, tid) of the rank's compiled-graph executions in steps (forward and backward ops)."""
+    """(start, end, tid) of the rank's compiled-graph executions in steps: of each forward or backward op, the
+    inductor call inside it (``## Call CompiledFxGraph ##``: the generated code that launches the kernels, what
+    a CUDA graph replaces) where the trace has one, else the whole op. The AOT and autograd wrappers around the
+    call run in reduce-overhead mode too, so they stay."""
     c = compiled_arrays(rt)
-    keep = np.isin(c.what, _GRAPH_OPS)
-    return c.ts_ns[keep], c.end_ns[keep], c.tid[keep]
+    ops = np.flatnonzero(np.isin(c.what, _GRAPH_OPS))
+    calls = np.flatnonzero(c.what == _FXGRAPH)
+    s, e, tid = c.ts_ns[ops].copy(), c.end_ns[ops].copy(), c.tid[ops]
+    if calls.size:
+        # the first inductor call that starts inside the op on its thread (calls are sorted by start)
+        cs, ce, ct = c.ts_ns[calls], c.end_ns[calls], c.tid[calls]
+        for i in range(ops.size):
+            j = np.searchsorted(cs, s[i], "left")
+            while j < cs.size and cs[j] <= e[i] and ct[j] != tid[i]:
+                j += 1
+            if j < cs.size and cs[j] <= e[i] and ce[j] <= e[i]:
+                s[i], e[i] = cs[j], ce[j]
+    return s, e, tid
 
 
 def _graph_launched(rt: RankTrace) -> tuple[np.ndarray, np.ndarray]:
