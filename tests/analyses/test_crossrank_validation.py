@@ -22,7 +22,7 @@ except ImportError:  # tests/ not a package
 
 ROOT = Path(__file__).parents[2]
 COMMITTED = sorted({p.parent for base in ("sample_traces", "tests/data/reference")
-                    for p in (ROOT / base).rglob("*.json*") if p.name != "run.json"})
+                    for p in (ROOT / base).rglob("*.json*") if p.name not in ("run.json", "compiled_kernels.json")})
 
 
 def two_ranks(tmp_path, colls):  # noqa: ANN001, ANN201
