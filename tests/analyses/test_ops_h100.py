@@ -104,3 +104,16 @@ def test_ops_time_is_each_activity_once_which_can_exceed_busy_time(name: str) ->
     assert res.tables["steps"]["busy_us"].mean() == pytest.approx(union, rel=1e-3)
     if name.startswith("resnet"):
         assert total > union * 1.002  # the overlap is real: 0.24 % (eager), 2.5 % (inductor) of the busy time
+
+
+def test_the_committed_results_hold_this_checkouts_figures(run) -> None:
+    """benchmarks/results/bench_ops_h100.json's side of ours is what this checkout computes from the committed
+    run (``bench_ops.py --remeasure`` rewrites it after a change to the models): a stale file fails here."""
+    name, res = run
+    row = BENCH[tuple(name.split("-"))]
+    assert row["figures"] == f"recomputed from {RUNS.relative_to(ROOT) / name}"
+    ops = res.tables["ops"]
+    assert row["gemm_conv_flops"] == pytest.approx(
+        ops.loc[ops["category"].isin(["gemm", "conv"]), "flops_per_step"].sum(), rel=1e-12)
+    assert row["max_pct_of_roofline"] == pytest.approx(ops["pct_of_roofline"].max(), rel=1e-12)
+    assert row["ops_us_per_step"] == pytest.approx(ops["us_per_step"].sum(), rel=1e-12)
