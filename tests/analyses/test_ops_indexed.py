@@ -161,3 +161,18 @@ def test_backward_op_takes_the_module_of_the_op_that_created_its_node(tmp_path: 
     ops = _analyze(tmp_path, tb).tables["ops"].set_index("op")
     assert ops.loc["aten::embedding_dense_backward", "module"] == "transformer.wte"
     assert ops.loc["aten::add", "module"] == "transformer"
+
+
+def test_unaligned_gemm_dimensions() -> None:
+    """The first of N, K, M that is no multiple of the dtype's 16-byte tile (8 bf16/fp16 elements, 4 fp32)."""
+    from tracekit.analyses.ops_findings import unaligned_dim
+
+    assert unaligned_dim("aten::mm", "[[4096, 768], [768, 50257]]", "bfloat16") == ("N", 50257, 8)
+    assert unaligned_dim("aten::mm", "[[4096, 768], [768, 50304]]", "bfloat16") is None
+    assert unaligned_dim("aten::addmm", "[[50257], [4096, 770], [770, 64]]", "float16") == ("K", 770, 8)
+    assert unaligned_dim("aten::linear", "[[8, 100, 64], [30, 64], [30]]", "float32") == ("N", 30, 4)
+    assert unaligned_dim("aten::bmm", "[[12, 197, 64], [12, 64, 197]]", "bfloat16") == ("N", 197, 8)
+    assert unaligned_dim("aten::bmm", "[[12, 197, 64], [12, 64, 200]]", "bfloat16") == ("M", 197, 8)
+    assert unaligned_dim("aten::convolution", "[[8, 3, 224, 224], [64, 3, 7, 7]]", "float32") is None
+    assert unaligned_dim("aten::mm", None, "bfloat16") is None and unaligned_dim("aten::mm", "[[3, 5], [5, 7]]",
+                                                                                  "int8") is None

@@ -3,6 +3,7 @@ would fuse. (A compiled module slower than its eager twin needs two runs: ``trac
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar
 
 from tracekit.analyses import op_models
@@ -78,7 +79,37 @@ def _slow_rows(t: C.Cols, step_us: float) -> list[dict[str, Any]]:
                      "us_per_step": rounded(r["us_per_step"]), "achieved_tflops": rounded(r["achieved_tflops"]),
                      "peak_tflops": rounded(peak), "pct_of_roofline": rounded(r["pct_of_roofline"]),
                      "tf32_tflops": rounded(tf32), "cost_us": r["us_per_step"] - ideal_us})
+        bad = unaligned_dim(str(r["op"]), r["top_shape"], r["dtype"])
+        if bad is not None:
+            rows[-1] |= {"unaligned_dim": bad[0], "unaligned_size": bad[1], "align_to": bad[2]}
     return sorted(rows, key=lambda x: -x["cost_us"])
+
+
+#: the multiple of elements a GEMM dimension should be for aligned tensor-core tiles (16 bytes: NVIDIA's
+#: matrix-multiplication performance guide), per input dtype
+ALIGN_ELEMENTS = {"bfloat16": 8, "float16": 8, "float32": 4, "float8_e4m3fn": 16, "float8_e5m2": 16}
+#: where each GEMM op's (M, K) and (K, N) sit in its recorded inputs: (index of A, index of B, B transposed)
+_GEMM_ARGS = {"aten::mm": (0, 1, False), "aten::addmm": (1, 2, False), "aten::bmm": (0, 1, False),
+              "aten::baddbmm": (1, 2, False), "aten::linear": (0, 1, True), "aten::matmul": (0, 1, False)}
+
+
+def unaligned_dim(op: str, shape: str | None, dtype: str | None) -> tuple[str, int, int] | None:
+    """``(which of M/N/K, its size, the multiple it misses)`` for the first GEMM dimension (N, K, then M) that is no
+    multiple of :data:`ALIGN_ELEMENTS` for ``dtype``; None for an aligned GEMM, another op or unknown shapes."""
+    at, align = _GEMM_ARGS.get(op), ALIGN_ELEMENTS.get(dtype or "")
+    if at is None or align is None or not shape:
+        return None
+    try:
+        dims = json.loads(shape)
+        a, b = dims[at[0]], dims[at[1]]
+        m, k = int(a[-2]) if len(a) > 1 else 1, int(a[-1])
+        n = int(b[-2]) if at[2] else int(b[-1])
+    except (ValueError, TypeError, IndexError, KeyError):
+        return None
+    for which, size in (("N", n), ("K", k), ("M", m)):
+        if size % align:
+            return which, size, align
+    return None
 
 
 #: the torch switch of each category's TF32: cuDNN's for convolutions, cuBLAS's for matmuls
@@ -97,8 +128,11 @@ def _gemm_finding(rank: int, rows: list[dict[str, Any]], step_us: float) -> Gemm
                 f"({_TF32_FLAG['conv' if op_models.category(x['op']) == 'conv' else 'gemm']} = True)"
                 if x["tf32_tflops"] is not None else "")
         pct = f", {x['pct_of_roofline']:.0f}% of its roofline" if x["pct_of_roofline"] is not None else ""
+        align = (f"; its {x['unaligned_dim']} = {x['unaligned_size']} is no multiple of {x['align_to']}, which "
+                 f"tensor-core GEMMs in {x['dtype']} want: padding it (torch.compile's inductor does, "
+                 "config.shape_padding) lets cuBLAS pick its aligned kernels" if "unaligned_dim" in x else "")
         parts.append(f"{x['op']}{shape} ({x['dtype']}){where}: {x['us_per_step']:.0f} µs per step at "
-                     f"{x['achieved_tflops']:.1f} TFLOP/s{pct}{tf32}")
+                     f"{x['achieved_tflops']:.1f} TFLOP/s{pct}{tf32}{align}")
     cost = sum(x["cost_us"] for x in rows)
     more = f"; {len(rows) - SHOWN} more in table ops" if len(rows) > SHOWN else ""
     msg = (f"{len(rows)} large GEMM/convolution op(s) run far below the device's peak: " + "; ".join(parts) + more
