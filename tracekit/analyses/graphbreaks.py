@@ -230,9 +230,23 @@ def _host_sync_us(rt: RankTrace, tid: np.ndarray, lo: np.ndarray, hi: np.ndarray
         return out
     sel = np.flatnonzero(hits)
     ts, end, t = rt.column("ts_ns")[sel], rt.column("end_ns")[sel], rt.column("tid")[sel]
-    for i, (a, b, th) in enumerate(zip(lo.tolist(), hi.tolist(), tid.tolist())):
-        inside = (t == th) & (ts >= a) & (end <= b)
-        out[i] = float((end[inside] - ts[inside]).sum()) / NS_PER_US
+    for th in np.unique(tid).tolist():
+        mine = np.flatnonzero(t == th)
+        gaps = np.flatnonzero(tid == th)
+        if not mine.size:
+            continue
+        mine = mine[np.argsort(ts[mine], kind="stable")]
+        a, b = ts[mine], end[mine]
+        if (np.diff(b) < 0).any():  # calls nested on the thread (never seen): each gap scanned on its own
+            for i in gaps.tolist():
+                inside = (a >= lo[i]) & (b <= hi[i])
+                out[i] = float((b[inside] - a[inside]).sum()) / NS_PER_US
+            continue
+        # one thread's calls in order, ends in order too: those inside [lo, hi] are one run of them
+        csum = np.r_[0, np.cumsum(b - a)]
+        first = np.searchsorted(a, lo[gaps], "left")
+        last = np.searchsorted(b, hi[gaps], "right")
+        out[gaps] = np.where(last > first, csum[np.maximum(last, first)] - csum[first], 0) / NS_PER_US
     return out
 
 
