@@ -102,9 +102,10 @@ def roofline_figure(ops: pd.DataFrame | None, rank: int, label: Any = str, peaks
                                  + (f", {bw:.3g} TB/s)" if bw else ")"), line={"color": color[dt], "dash": "dash"},
                                  hoverinfo="skip"))
     fig.update_layout(height=460, margin={"l": 70, "r": 20, "t": 30, "b": 50},
-                      xaxis={"type": "log", "title": "arithmetic intensity (FLOP per byte; bytes: inputs + outputs "
-                                                     "once, a lower bound)"},
-                      yaxis={"type": "log", "title": "achieved TFLOP/s"},
+                      xaxis={"type": "log", "exponentformat": "power",  # (10^-4, not plotly's "100µ")
+                             "title": "arithmetic intensity (FLOP per byte; bytes: inputs + outputs once, a lower "
+                                      "bound)"},
+                      yaxis={"type": "log", "title": "achieved TFLOP/s", "exponentformat": "power"},
                       legend={"orientation": "h", "y": -0.2})
     return fig
 
