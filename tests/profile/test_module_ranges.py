@@ -32,12 +32,31 @@ def test_eager_ranges_per_call_and_removed_after() -> None:
     model = Net()
     with ModuleRanges(model) as r:
         got = _ranges(model)
-    assert r.installed == 4  # body, body.0, body.1, head; not the root
+    assert r.installed == 5  # the model (""), body, body.0, body.1, head
     names = sorted(e.name[len(MODULE_RANGE_PREFIX):] for e in got)
-    assert names == ["body", "body", "body.0", "body.0", "body.1", "body.1", "head"]
+    assert names == ["", "body", "body", "body.0", "body.0", "body.1", "body.1", "head"]
     assert _ranges(model) == []  # hooks removed with the scope
     with ModuleRanges(model, enabled=False) as off:
         assert _ranges(model) == [] and off.installed == 0
+
+
+def test_of_the_wrappers_around_the_model_only_the_model_gets_the_empty_path() -> None:
+    """A wrapper whose children's names start with ``module`` (DDP's shape) records no range of its own: the
+    model inside it is the empty path, once per call."""
+
+    class Wrapper(nn.Module):
+        def __init__(self, inner: nn.Module) -> None:
+            super().__init__()
+            self.module = inner
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.module(x)
+
+    model = Wrapper(Net())
+    with ModuleRanges(model) as r:
+        got = _ranges(model)
+    assert r.installed == 5
+    assert sorted(e.name[len(MODULE_RANGE_PREFIX):] for e in got).count("") == 1
 
 
 def test_hooks_traced_by_dynamo_do_nothing() -> None:

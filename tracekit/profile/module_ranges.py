@@ -2,7 +2,9 @@
 
 Forward pre-hooks open a range, forward hooks (``always_call``: also when the forward raises) close it, so
 ranges nest as the modules do; ``<path>`` is the module's name in ``model.named_modules()`` with wrapper
-prefixes (``module.``, ``_orig_mod.``) stripped. The root module gets no range (the step is its range).
+prefixes (``module.``, ``_orig_mod.``) stripped. The model itself gets one too, ``tracekit.module:`` (the empty
+path): work in its own forward (an HF model's loss, say) is the model's, not outside every module; of the
+wrappers whose names strip to the empty path (DDP, FSDP), only the innermost, the user's model, is recorded.
 
 Compiled code gets none: the hooks of a module that ``torch.compile`` traces would be traced into its graph
 (dynamo inlines module hooks), so :func:`forward_is_compiled` runs say so and install nothing; and a hook
@@ -48,9 +50,11 @@ class ModuleRanges:
     def __enter__(self) -> ModuleRanges:
         if not self.enabled:
             return self
-        for name, mod in self.model.named_modules():
+        named = list(self.model.named_modules())
+        root = max((n for n, _ in named if not strip_wrappers(n)), key=len, default=None)
+        for name, mod in named:
             path = strip_wrappers(name)
-            if not path:
+            if not path and name != root:  # a wrapper around the model (DDP's, FSDP's): the model's range is it
                 continue
             pre, post, stack = _hooks(MODULE_RANGE_PREFIX + path)
             self._open.append(stack)
