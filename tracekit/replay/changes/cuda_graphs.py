@@ -2,7 +2,9 @@
 
 Each execution of a compiled graph in the window (a ``CompiledFunction`` op, forward, or a
 ``CompiledFunctionBackward`` op, backward: :func:`tracekit.analyses.graphbreaks.compiled_arrays`) is one graph
-replay: its host work (the wrapper's Python, one launch call per kernel) becomes one graph launch of
+replay: the host work of the inductor call inside it (``## Call CompiledFxGraph ##``: the generated code's Python,
+one launch call per kernel; the whole op where the trace has no such call; the AOT and autograd wrappers around it
+run in reduce-overhead mode too and stay) becomes one graph launch of
 :data:`GRAPH_REPLAY_NS` (or the median host time of the run's own graph replays, where the trace has
 ``cudaGraphLaunch`` inside compiled graphs), and every GPU operation the graph launched is launched by that one
 launch, with its own launch latency, in its stream order: the kernels of a launch-bound graph run back to back.
@@ -39,7 +41,9 @@ if TYPE_CHECKING:
     from tracekit.traces.traceset import RankTrace
 
 #: host time of one graph replay when the trace has none to measure (cudagraph trees' Python checks and the
-#: ``cudaGraphLaunch`` call), ns: an assumption (docs/whatif.md, "CUDA graphs"), not measured on the run
+#: ``cudaGraphLaunch`` call), ns: an assumption, not measured on the run. The reduce-overhead traces of
+#: sample_traces/whatif/h100_cuda_graphs show 55-370 us per replay there; with this default the change was
+#: predicted within 8.3 points of the step (median over six models, docs/whatif.md "CUDA graphs")
 GRAPH_REPLAY_NS = 20_000
 GRAPH_LAUNCH = "cudaGraphLaunch"
 _GRAPH_OPS = (WHATS.index("fwd"), WHATS.index("bwd"))
