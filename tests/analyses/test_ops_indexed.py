@@ -170,7 +170,9 @@ def test_unaligned_gemm_dimensions() -> None:
     assert unaligned_dim("aten::mm", "[[4096, 768], [768, 50257]]", "bfloat16") == ("N", 50257, 8)
     assert unaligned_dim("aten::mm", "[[4096, 768], [768, 50304]]", "bfloat16") is None
     assert unaligned_dim("aten::addmm", "[[50257], [4096, 770], [770, 64]]", "float16") == ("K", 770, 8)
-    assert unaligned_dim("aten::linear", "[[8, 100, 64], [30, 64], [30]]", "float32") == ("N", 30, 4)
+    assert unaligned_dim("aten::addmm", "[[30], [800, 64], [64, 30]]", "float32") == ("N", 30, 4)
+    # the composites (linear, matmul) never own a GEMM row: the mm/addmm under them does
+    assert unaligned_dim("aten::linear", "[[8, 100, 64], [30, 64], [30]]", "float32") is None
     assert unaligned_dim("aten::bmm", "[[12, 197, 64], [12, 64, 197]]", "bfloat16") == ("N", 197, 8)
     assert unaligned_dim("aten::bmm", "[[12, 197, 64], [12, 64, 200]]", "bfloat16") == ("M", 197, 8)
     assert unaligned_dim("aten::convolution", "[[8, 3, 224, 224], [64, 3, 7, 7]]", "float32") is None

@@ -112,25 +112,41 @@ def _in_bytes(a: Args) -> int:
 
 # -- GEMM -------------------------------------------------------------------------------------------------
 
-def _gemm(a: Args, i: int, j: int, *, batched: bool, extra: tuple[int, ...] = ()) -> Cost | None:
+#: where each GEMM op's A and B sit in its recorded inputs, whether they are batched (3-d), and its added inputs
+GEMM_ARGS: dict[str, tuple[int, int, bool, tuple[int, ...]]] = {
+    "aten::mm": (0, 1, False, ()), "aten::addmm": (1, 2, False, (0,)), "aten::_addmm_activation": (1, 2, False, (0,)),
+    "aten::bmm": (0, 1, True, ()), "aten::baddbmm": (1, 2, True, (0,)), "aten::_scaled_mm": (0, 1, False, ()),
+}
+
+
+def _bmnk(xs: list[int], ws: list[int], batched: bool) -> tuple[int, int, int, int] | None:
+    """``(batch, M, N, K)`` of a GEMM of A ``xs`` and B ``ws`` (batch 1 unbatched); None for other ranks."""
+    if len(xs) != (3 if batched else 2) or len(ws) != len(xs):
+        return None
+    return (xs[0] if batched else 1), xs[-2], ws[-1], xs[-1]
+
+
+def gemm_dims(name: str, dims: list[list[int]]) -> tuple[int, int, int] | None:
+    """``(M, N, K)`` of a GEMM op (:data:`GEMM_ARGS`) from its recorded input shapes; None for another op or
+    shapes that are not a GEMM's."""
+    at = GEMM_ARGS.get(name)
+    if at is None or len(dims) <= max(at[0], at[1]):
+        return None
+    got = _bmnk(list(dims[at[0]]), list(dims[at[1]]), at[2])
+    return None if got is None else got[1:]
+
+
+def _gemm(a: Args, i: int, j: int, batched: bool, extra: tuple[int, ...] = ()) -> Cost | None:
     x, w = a.tensor(i), a.tensor(j)
     if x is None or w is None:
         return None
     (xs, size), (ws, _) = x, w
-    if batched:
-        if len(xs) != 3 or len(ws) != 3:
-            return None
-        (b, m, k), n = xs, ws[2]
-        flops = 2 * b * m * n * k
-        out = b * m * n * size
-    else:
-        if len(xs) != 2 or len(ws) != 2:
-            return None
-        (m, k), n = xs, ws[1]
-        flops = 2 * m * n * k
-        out = m * n * size
+    got = _bmnk(xs, ws, batched)
+    if got is None:
+        return None
+    b, m, n, k = got
     inputs = nbytes(x) + nbytes(w) + sum(nbytes(t) for t in (a.tensor(e) for e in extra) if t is not None)
-    return Cost(flops, inputs + out, a.dtype())
+    return Cost(2 * b * m * n * k, inputs + b * m * n * size, a.dtype())
 
 
 def _mv(a: Args) -> Cost | None:
@@ -517,12 +533,7 @@ Model = Any  # a function (Args) -> Cost | None
 
 def _table() -> dict[str, tuple[str, Model]]:
     t: dict[str, tuple[str, Model]] = {
-        "aten::mm": ("gemm", lambda a: _gemm(a, 0, 1, batched=False)),
-        "aten::addmm": ("gemm", lambda a: _gemm(a, 1, 2, batched=False, extra=(0,))),
-        "aten::_addmm_activation": ("gemm", lambda a: _gemm(a, 1, 2, batched=False, extra=(0,))),
-        "aten::bmm": ("gemm", lambda a: _gemm(a, 0, 1, batched=True)),
-        "aten::baddbmm": ("gemm", lambda a: _gemm(a, 1, 2, batched=True, extra=(0,))),
-        "aten::_scaled_mm": ("gemm", lambda a: _gemm(a, 0, 1, batched=False)),
+        **{name: ("gemm", functools.partial(lambda a, at: _gemm(a, *at), at=at)) for name, at in GEMM_ARGS.items()},
         "aten::mv": ("gemm", _mv), "aten::addmv": ("gemm", lambda a: _mv(Args(a.dims[1:], a.types[1:], []))),
         "aten::convolution": ("conv", _conv),
         "aten::convolution_backward": ("conv", _conv_backward),

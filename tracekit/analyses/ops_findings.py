@@ -88,24 +88,22 @@ def _slow_rows(t: C.Cols, step_us: float) -> list[dict[str, Any]]:
 #: the multiple of elements a GEMM dimension should be for aligned tensor-core tiles (16 bytes: NVIDIA's
 #: matrix-multiplication performance guide), per input dtype
 ALIGN_ELEMENTS = {"bfloat16": 8, "float16": 8, "float32": 4, "float8_e4m3fn": 16, "float8_e5m2": 16}
-#: where each GEMM op's (M, K) and (K, N) sit in its recorded inputs: (index of A, index of B, B transposed)
-_GEMM_ARGS = {"aten::mm": (0, 1, False), "aten::addmm": (1, 2, False), "aten::bmm": (0, 1, False),
-              "aten::baddbmm": (1, 2, False), "aten::linear": (0, 1, True), "aten::matmul": (0, 1, False)}
 
 
 def unaligned_dim(op: str, shape: str | None, dtype: str | None) -> tuple[str, int, int] | None:
     """``(which of M/N/K, its size, the multiple it misses)`` for the first GEMM dimension (N, K, then M) that is no
-    multiple of :data:`ALIGN_ELEMENTS` for ``dtype``; None for an aligned GEMM, another op or unknown shapes."""
-    at, align = _GEMM_ARGS.get(op), ALIGN_ELEMENTS.get(dtype or "")
-    if at is None or align is None or not shape:
+    multiple of :data:`ALIGN_ELEMENTS` for ``dtype``; None for an aligned GEMM, another op or unknown shapes (the
+    GEMM's dimensions: :func:`tracekit.analyses.op_models.gemm_dims`)."""
+    align = ALIGN_ELEMENTS.get(dtype or "")
+    if align is None or not shape:
         return None
     try:
-        dims = json.loads(shape)
-        a, b = dims[at[0]], dims[at[1]]
-        m, k = int(a[-2]) if len(a) > 1 else 1, int(a[-1])
-        n = int(b[-2]) if at[2] else int(b[-1])
-    except (ValueError, TypeError, IndexError, KeyError):
+        mnk = op_models.gemm_dims(op, json.loads(shape))
+    except (ValueError, TypeError):
         return None
+    if mnk is None:
+        return None
+    m, n, k = mnk
     for which, size in (("N", n), ("K", k), ("M", m)):
         if size % align:
             return which, size, align
