@@ -264,8 +264,8 @@ def _per_launch_modules(rt: Any, calls: Calls, names: list[str], compiled: Mappi
     codes, _ = calls.names()
     owned = calls.owner_row >= 0
     ts = np.where(owned, rt.column("ts_ns")[np.maximum(calls.owner_row, 0)], 0)
-    step = np.where(owned, assign_steps(rt.step_arrays(), ts), -1) if rt.step_arrays()["step"].size else \
-        np.where(owned, 0, -1)
+    steps = rt.step_arrays()  # (no ProfilerStep: the whole window is one step, as the table's per-step figures)
+    step = np.where(owned, assign_steps(steps, ts) if steps["step"].size else 0, -1)
     mismatch = 0
     by_name = np.argsort(codes, kind="stable")  # the calls of each name: one slice, not one scan per name
     bounds = np.searchsorted(codes[by_name], np.arange(len(names) + 1))
