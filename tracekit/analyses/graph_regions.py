@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from tracekit.analyses.graphbreaks import REGION_PREFIX, WHATS, compiled_arrays, _innermost_region, _kernel_edges
+from tracekit.analyses.graphbreaks import REGION_PREFIX, WHATS, compiled_arrays, innermost_region, _kernel_edges
 from tracekit.analyses.registry import Column, Table, View, ViewOptions
 from tracekit.analyses.timeline import cpu_ops
 from tracekit.traces import cols as C
@@ -55,7 +55,7 @@ def _op_rows(rt: Any) -> tuple[Any, np.ndarray, np.ndarray]:
     regions = np.flatnonzero(c.what == WHATS.index("region"))
     if fwd.size and regions.size:
         names = cpu_ops(rt).names
-        inner = _innermost_region(c, fwd, regions)
+        inner = innermost_region(c, fwd, regions)
         in_ca = np.array([i >= 0 and names[c.name[regions[i]]].startswith(_CA_MARK) for i in inner], dtype=bool)
         fwd = fwd[~in_ca]
     return c, fwd, bwd

@@ -135,9 +135,10 @@ def compiled_ops(rt: RankTrace) -> Any:
                          "step": c.step})
 
 
-def _innermost_region(c: Compiled, sub: np.ndarray, regions: np.ndarray) -> np.ndarray:
+def innermost_region(c: Compiled, sub: np.ndarray, regions: np.ndarray) -> np.ndarray:
     """Index (into ``regions``) of the innermost region (latest start) on the same thread and step
-    containing each subgraph of ``sub`` (rows of ``c``), -1 if none."""
+    containing each subgraph of ``sub`` (rows of ``c``), -1 if none. Any two kinds of compiled ops pair so: a
+    region and its subgraphs, a subgraph and the inductor call inside it."""
     out = np.full(sub.size, -1, dtype=np.int64)
     if not sub.size or not regions.size:
         return out
@@ -278,7 +279,7 @@ def boundary_table(rt: RankTrace) -> tuple[np.ndarray, Columnar]:
     if not c.what.size:  # an eager rank: nothing compiled, no boundaries (the common case, kept cheap)
         return region, NO_ROWS
     fwd = (c.what == _FWD).nonzero()[0]
-    region[fwd] = _innermost_region(c, fwd, (c.what == _REGION).nonzero()[0])
+    region[fwd] = innermost_region(c, fwd, (c.what == _REGION).nonzero()[0])
     fb = _boundaries(rt, c, fwd, region[fwd], None)
     bb = _boundaries(rt, c, (c.what == _BWD).nonzero()[0], None, fb)
     nf, nb = C.nrows(fb), C.nrows(bb)

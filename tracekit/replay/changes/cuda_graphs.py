@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tracekit.analyses.graphbreaks import WHATS, compiled_arrays
+from tracekit.analyses.graphbreaks import WHATS, compiled_arrays, innermost_region
 from tracekit.errors import ScenarioError
 from tracekit.replay.changes._launches import RankLaunches
 from tracekit.replay.family import Edits, Family, Option, Phase
@@ -59,15 +59,12 @@ def _graph_ops(rt: RankTrace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ops = np.flatnonzero(np.isin(c.what, _GRAPH_OPS))
     calls = np.flatnonzero(c.what == _FXGRAPH)
     s, e, tid = c.ts_ns[ops].copy(), c.end_ns[ops].copy(), c.tid[ops]
-    if calls.size:
-        # the first inductor call that starts inside the op on its thread (calls are sorted by start)
-        cs, ce, ct = c.ts_ns[calls], c.end_ns[calls], c.tid[calls]
-        for i in range(ops.size):
-            j = np.searchsorted(cs, s[i], "left")
-            while j < cs.size and cs[j] <= e[i] and ct[j] != tid[i]:
-                j += 1
-            if j < cs.size and cs[j] <= e[i] and ce[j] <= e[i]:
-                s[i], e[i] = cs[j], ce[j]
+    owner = innermost_region(c, calls, ops)  # per inductor call, the op (index into ops) it runs inside
+    inside = owner >= 0
+    # of each op's calls, the first (calls are sorted by start: np.unique's first index)
+    op, first = np.unique(owner[inside], return_index=True)
+    call = calls[inside][first]
+    s[op], e[op] = c.ts_ns[call], c.end_ns[call]
     return s, e, tid
 
 
