@@ -158,6 +158,14 @@ def check(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _judge(row: dict[str, Any], run: Path) -> None:
+    """Complete ``row`` (the truth, FlopCounterMode's counts, and our figures of ``run``): the attention formula
+    its trace's causality calls for, and the checks."""
+    row["attention_causal"] = trace_causal(run)
+    row["attention_formula"] = attention_formula(row["model"], row["batch"], row["attention_causal"])
+    row["check"] = check(row)
+
+
 def remeasure(results: Path, runs: Path) -> int:
     """Rewrite ``results``' measured figures from the runs under ``runs`` (no GPU, no profiling): the truth
     (FlopCounterMode, counted on the GPU) is kept, our side and the checks are recomputed."""
@@ -172,9 +180,7 @@ def remeasure(results: Path, runs: Path) -> int:
             continue
         row["figures"] = f"recomputed from {run}"
         row |= measure(run)
-        row["attention_causal"] = trace_causal(run)
-        row["attention_formula"] = attention_formula(row["model"], row["batch"], row["attention_causal"])
-        row["check"] = check(row)
+        _judge(row, run)
         print(json.dumps({k: row[k] for k in ("model", "mode", "check")}, default=str), flush=True)
     results.write_text(json.dumps(doc, indent=1, default=str) + "\n")
     return 0
@@ -215,9 +221,7 @@ def main() -> int:
                 continue
             row["gemm_conv_flops_counter"] = counted["gemm_conv_flops"]
             row["attention_flops_counter"] = counted["attention_flops_counter"]
-            row["attention_causal"] = trace_causal(a.work / f"{name}-{mode}")
-            row["attention_formula"] = attention_formula(name, batch, row["attention_causal"])
-            row["check"] = check(row)
+            _judge(row, a.work / f"{name}-{mode}")
             doc["runs"].append(row)
             a.json.write_text(json.dumps(doc, indent=1, default=str))  # partial results survive a timeout
             print(json.dumps({k: row[k] for k in ("model", "mode", "check")}, default=str), flush=True)
