@@ -20,6 +20,7 @@ from tracekit.replay.graph import GPU_OP, GROUP, SYNC_SEG, WAIT_SEG
 from tracekit.replay.builder import cpu_events as graph_cpu_events
 
 from tests import generators
+from tests.profile.test_run import _env
 from tests.tracebuilder import TraceBuilder
 
 US = 1000  # ns per µs
@@ -333,14 +334,11 @@ def test_replay_of_committed_gpu_samples_reproduces_the_window():
 def test_gloo_two_rank_run_is_replayed_and_checked(tmp_path):
     """A real 2-process gloo run: run.json carries the profiler cost, the replay reproduces the window
     (within 2 % per rank) and the prediction is checked against the run's unprofiled steps."""
-    import os
     import subprocess
     import sys
 
     repo = Path(__file__).resolve().parents[2]
-    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR",
-                                                              "MASTER_PORT", "SLURM_PROCID")}
-    env["PYTHONPATH"] = str(repo) + os.pathsep + env.get("PYTHONPATH", "")
+    env = _env()  # (no launcher variables of an outer job; this checkout on the path)
     out = tmp_path / "run"
     cmd = [sys.executable, "-m", "tracekit", "profile", "--nproc", "2", "--device", "cpu", "--out", str(out),
            "--width", "256", "--depth", "4", "--batch-size", "8", "--warmup", "2", "--steps", "3",

@@ -24,6 +24,7 @@ from tracekit.replay.api import whatif_traces
 from tracekit.replay.graph import COLL, GPU_OP
 
 from tests.replay.test_replay import _late_rank_run, _step_us
+from tests.profile.test_run import _env
 from tests.tracebuilder import TraceBuilder
 
 US = 1000
@@ -388,14 +389,11 @@ def test_ddp_default_caps_have_a_1_mib_first_bucket():
 def test_gloo_two_rank_sweep(tmp_path):
     """A real 2-process gloo run with 2 buckets (cap 0.5 MiB over 4 layers of 0.5 MiB), swept over caps: run.json
     records the per-parameter sizes, DDP's rule reproduces the recorded layout, and every cap is predicted."""
-    import os
     import subprocess
     import sys
 
     repo = Path(__file__).resolve().parents[2]
-    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR",
-                                                              "MASTER_PORT", "SLURM_PROCID")}
-    env["PYTHONPATH"] = str(repo) + os.pathsep + env.get("PYTHONPATH", "")
+    env = _env()  # (no launcher variables of an outer job; this checkout on the path)
     out = tmp_path / "run"
     cmd = [sys.executable, "-m", "tracekit", "profile", "--nproc", "2", "--device", "cpu", "--out", str(out),
            "--width", "256", "--depth", "4", "--batch-size", "8", "--warmup", "2", "--steps", "3",

@@ -280,7 +280,7 @@ def _per_launch_modules(rt: Any, calls: Calls, names: list[str], compiled: Mappi
         if not rows.size:
             continue
         rows = rows[np.lexsort((ts[rows], step[rows]))]
-        steps_of, first, counts = np.unique(step[rows], return_index=True, return_counts=True)
+        _, first, counts = np.unique(step[rows], return_index=True, return_counts=True)
         m = len(entry.calls)
         if (counts % m).any():
             mismatch += 1
