@@ -16,30 +16,10 @@ import pytest
 
 import tracekit
 
+from tests.independent import intersection, merge
+
 REF = Path(__file__).parents[1] / "data" / "reference"
 RUNS = ("eager", "inductor", "inductor_nosplit", "inductor_break_in_loop")
-
-
-def _merge(iv: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    out: list[list[int]] = []
-    for s, e in sorted(iv):
-        if out and s <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([s, e])
-    return [(s, e) for s, e in out]
-
-
-def _inter(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> int:
-    i = j = tot = 0
-    while i < len(a) and j < len(b):
-        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
-        tot += max(0, hi - lo)
-        if a[i][1] < b[j][1]:
-            i += 1
-        else:
-            j += 1
-    return tot
 
 
 def _independent(path: Path) -> dict[str, float]:
@@ -56,9 +36,9 @@ def _independent(path: Path) -> dict[str, float]:
         allg.append(iv)
         if e["cat"] == "kernel":
             (comm if e["name"].startswith("nccl") else comp).append(iv)
-    comm_m, comp_m, all_m = _merge(comm), _merge(comp), _merge(allg)
+    comm_m, comp_m, all_m = merge(comm), merge(comp), merge(allg)
     comm_ns = sum(e - s for s, e in comm_m)
-    ov = _inter(comm_m, comp_m)
+    ov = intersection(comm_m, comp_m)
     span = max(e for _, e in allg) - min(s for s, _ in allg)
     return {"comm_total_us": comm_ns / 1e3, "overlap_total_us": ov / 1e3, "overlap_pct": 100 * ov / comm_ns,
             "compute_total_us": sum(e - s for s, e in comp_m) / 1e3,

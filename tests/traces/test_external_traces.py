@@ -19,6 +19,8 @@ import pytest
 import tracekit
 from tracekit.traces import schema
 
+from tests.independent import intersection, merge
+
 EXT = Path(__file__).parents[1] / "data" / "external"
 #: folder -> (has GPU activity, has comm kernels)
 CORPUS = {
@@ -38,27 +40,6 @@ GPU_CATS = {"kernel": "kernel", "Kernel": "kernel", "gpu_memcpy": "mem", "Memcpy
             "gpu_memset": "mem", "Memset": "mem"}
 
 
-def _merge(iv):
-    out: list[list[int]] = []
-    for s, e in sorted(iv):
-        if out and s <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([s, e])
-    return out
-
-
-def _inter(a, b) -> int:
-    i = j = tot = 0
-    while i < len(a) and j < len(b):
-        tot += max(0, min(a[i][1], b[j][1]) - max(a[i][0], b[j][0]))
-        if a[i][1] < b[j][1]:
-            i += 1
-        else:
-            j += 1
-    return tot
-
-
 def independent(path: Path) -> dict[str, float]:
     ev = json.load(gzip.open(path), parse_float=Decimal)["traceEvents"]
 
@@ -69,9 +50,9 @@ def independent(path: Path) -> dict[str, float]:
         if e.get("ph") == "X" and GPU_CATS.get(e.get("cat")) == "kernel":
             iv = (ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]))
             (comm if e["name"].lower().startswith(("nccl", "rccl")) else comp).append(iv)
-    cm, cp = _merge(comm), _merge(comp)
+    cm, cp = merge(comm), merge(comp)
     comm_ns = sum(e - s for s, e in cm)
-    ov = _inter(cm, cp)
+    ov = intersection(cm, cp)
     return {"compute_us": sum(e - s for s, e in cp) / 1e3, "comm_us": comm_ns / 1e3,
             "overlap_pct": 100 * ov / comm_ns if comm_ns else float("nan")}
 
