@@ -156,7 +156,7 @@ class RunInfo(_S):
     #: the DDP kwargs as applied, or FSDP's (free-form: depends on the parallelism)
     parallel_applied: dict[str, Any] | None = None
     #: TF32 in effect on rank 0: ``{"matmul": torch.backends.cuda.matmul.allow_tf32, "cudnn":
-    #: torch.backends.cudnn.allow_tf32}`` (None in manifests that predate the field)
+    #: torch.backends.cudnn.allow_tf32}`` (None where run.json does not record it)
     tf32: dict[str, bool] | None = None
 
 
