@@ -108,16 +108,17 @@ def test_a_variants_solo_flag_is_0_or_1():
         mod._spec("world-size=1,solo=yes", 2)
 
 
-@pytest.mark.parametrize("model", ["mlp512x16", "resnet18"])
-def test_cuda_graph_rows_are_recomputed_from_the_committed_runs(model):
+@pytest.mark.parametrize(("folder", "model"), [("h100_cuda_graphs", "mlp512x16"), ("h100_cuda_graphs", "resnet18"),
+                                               ("h100_cuda_graphs_heldout", "tfm256x6")])
+def test_cuda_graph_rows_are_recomputed_from_the_committed_runs(folder, model):
     """bench_whatif --baseline M/default --variant M/reduce-overhead:cuda-graphs=1 on committed runs gives the
     committed result rows: the prediction from the default-mode trace, the truth from the reduce-overhead run."""
     import bench_whatif
 
-    base = ROOT / "sample_traces/whatif/h100_cuda_graphs" / model
+    base = ROOT / "sample_traces/whatif" / folder / model
     rows = bench_whatif.scenario_rows(base / "default", [f"{base / 'reduce-overhead'}:cuda-graphs=1"])
     committed = {tuple(r["variant"].split("/")[-2:]): r for r in map(json.loads, (
-        ROOT / "benchmarks/results/whatif_scenarios_h100_cuda_graphs.jsonl").read_text().splitlines())}
+        ROOT / f"benchmarks/results/whatif_scenarios_{folder}.jsonl").read_text().splitlines())}
     assert [r["changes"] for r in rows] == ["baseline", "cuda-graphs=1"]
     for r in rows:
         same = committed[tuple(r["variant"].split("/")[-2:])]

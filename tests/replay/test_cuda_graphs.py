@@ -10,12 +10,26 @@ import pytest
 import tracekit
 from tracekit.errors import ScenarioError
 from tracekit.replay import scenarios as sc
-from tracekit.replay.changes.cuda_graphs import GRAPH_REPLAY_NS
+from tracekit.replay.changes import cuda_graphs
 
 from tests.replay.test_scenarios import _kernel_end, _scenario, _step_us
 from tests.tracebuilder import TraceBuilder
 
-G_US = GRAPH_REPLAY_NS / 1000
+#: a replay's host time in these tests: 20 µs + 1 µs per GPU operation (the module's figures patched, so the
+#: arithmetic does not follow them); the graphs here launch ten kernels, so G = 30 µs
+G_US = 20 + 10 * 1
+
+
+@pytest.fixture(autouse=True)
+def _replay_cost(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cuda_graphs, "GRAPH_REPLAY_NS", 20_000)
+    monkeypatch.setattr(cuda_graphs, "GRAPH_REPLAY_PER_OP_NS", 1_000)
+
+
+def test_a_replay_costs_more_the_more_operations_its_graph_launches(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.undo()
+    # the shipped line: 80 µs + 2 µs per operation (two reduce-overhead traces, 2 to 132 operations per replay)
+    assert [cuda_graphs.replay_ns(k) for k in (0, 5, 132)] == [80_000, 90_000, 344_000]
 
 
 def _graph_run(tmp_path: Path, *, sync_inside: bool = False, eager: bool = False) -> Path:
@@ -66,7 +80,8 @@ def test_the_notes_say_what_was_replaced(tmp_path: Path) -> None:
     w = tracekit.whatif(_graph_run(tmp_path), cuda_graphs=True)
     (row,) = w.scenarios
     assert row["name"] == "cuda-graphs" and row["changes"] == {"cuda_graphs": True}
-    assert any("1 of 1 compiled-graph executions" in n and "not measured on this run" in n for n in w.notes)
+    assert any("1 of 1 compiled-graph executions" in n and "30 us of host time each (20 us + 1 us per GPU "
+               "operation" in n and "not on this run" in n for n in w.notes)
     w = tracekit.whatif(_graph_run(tmp_path / "sync", sync_inside=True), cuda_graphs=True)
     assert any("kept as launched: 1 with a blocking call inside" in n for n in w.notes)
 

@@ -16,7 +16,7 @@ from tracekit.runner.pipeline import load_and_analyze
 from tracekit.cli import main
 from tracekit.replay import costs as cost_model
 from tracekit.replay import simulate
-from tracekit.replay.graph import GPU_OP, GROUP, SYNC_SEG, WAIT_SEG
+from tracekit.replay.graph import GPU_OP, GROUP, ORIGIN, SYNC_SEG, WAIT_SEG
 from tracekit.replay.builder import cpu_events as graph_cpu_events
 
 from tests import generators
@@ -189,11 +189,26 @@ def test_wait_on_another_thread_follows_it(tmp_path):
     assert WAIT_SEG in g.kind
     assert _step_us(g, start, end) == [80.0]
     g, start, end = _graph([path], cost_model.ProfilerCosts(cpu_op_ns=2 * US, runtime_ns=0, source="test"))
-    # 1 µs shed per operator cut. Autograd thread (its first cut, 25, has no segment before it): [25, 35],
-    # [35, 45], [45, 55] shed 2 each (an end and a start), [55, 65] sheds 1: it ends at 25 + 8 + 8 + 8 + 9 = 58.
-    # Main thread: [0, 20] sheds 1 (backward's start) -> 19; the wait ends 5 µs after the autograd thread's
-    # last cut, less the 1 µs shed at backward's end: 58 + 4 = 62; [70, 80] sheds 1 (the step's end) -> 71.
-    assert _step_us(g, start, end) == [71.0]
+    # 1 µs shed per operator cut. Main thread: [0, 20] sheds 1 (backward's start) -> ends at 19. Autograd
+    # thread: woken by backward() (its first op starts 5 µs after the main thread's cut at 20), it starts at
+    # 19 + 5 = 24, not at its recorded 25; [25, 35], [35, 45], [45, 55] shed 2 each (an end and a start), [55, 65]
+    # sheds 1: it ends at 24 + 8 + 8 + 8 + 9 = 57. The wait ends 5 µs after the autograd thread's last cut, less the
+    # 1 µs shed at backward's end: 57 + 4 = 61; [70, 80] sheds 1 (the step's end) -> 70.
+    assert _step_us(g, start, end) == [70.0]
+
+
+def test_a_thread_first_seen_long_after_any_other_thread_keeps_its_recorded_start(tmp_path):
+    # tid 2's only op starts at 300 µs; the main thread's last cut before it is 20 (its op [10, 20]), 280 µs earlier:
+    # more than a wake-up (100 µs, or a quarter of the 300 µs since the origin), so nothing woke it that the trace
+    # shows, and it starts at 300 whatever the main thread sheds (1 µs per cut: its [10, 20] becomes 8 µs)
+    tb = TraceBuilder(rank=0, world_size=1, gpu=False, backend="gloo")
+    tb.step(1, 0, 400)
+    tb.cpu_op("main_op", 10, 10)
+    tb.cpu_op("late", 300, 10, tid=2)
+    path = tb.write(tmp_path / "rank0.trace.json.gz")
+    g, start, end = _graph([path], cost_model.ProfilerCosts(cpu_op_ns=2 * US, runtime_ns=0, source="test"))
+    th = g.ranks[0].threads[2]
+    assert g.sp[th.first_node][0][0] == ORIGIN and start[th.first_node] == 300 * US
 
 
 def test_cli_json_matches_library_and_bad_input(tmp_path):
@@ -299,14 +314,14 @@ def test_costs_from_manifest_carry_the_documented_weights_and_scale():
 
     m = Manifest(profiler_cost=ProfilerCost(cpu_op_ns=1200.0, runtime_ns=1200.0), run=RunInfo(device="cuda"))
     c = cost_model.ProfilerCosts.of(m)
-    assert c.weights == cost_model.WEIGHTS and c.scale == cost_model.CUDA_SCALE == 3.0
+    assert c.weights == cost_model.WEIGHTS and c.scale == cost_model.CUDA_SCALE == 2.5
     w = cost_model.WEIGHTS
-    assert c.per_kind().tolist() == pytest.approx([3 * 1200.0 * w[0], 3 * 1200.0 * w[1], 3 * 1200.0 * w[2],
-                                                   3 * 1200.0 * w[3]])
+    assert c.per_kind().tolist() == pytest.approx([2.5 * 1200.0 * w[0], 2.5 * 1200.0 * w[1], 2.5 * 1200.0 * w[2],
+                                                   2.5 * 1200.0 * w[3]])
     # traces without run.json: the defaults, scaled as a CUDA run's (the defaults are CUDA calibrations)
     assert cost_model.ProfilerCosts.of(None).per_kind().tolist() == pytest.approx(
-        [3 * cost_model.DEFAULT_CPU_OP_NS * w[0], 3 * cost_model.DEFAULT_CPU_OP_NS * w[1],
-         3 * cost_model.DEFAULT_RUNTIME_NS * w[2], 3 * cost_model.DEFAULT_RUNTIME_NS * w[3]])
+        [2.5 * cost_model.DEFAULT_CPU_OP_NS * w[0], 2.5 * cost_model.DEFAULT_CPU_OP_NS * w[1],
+         2.5 * cost_model.DEFAULT_RUNTIME_NS * w[2], 2.5 * cost_model.DEFAULT_RUNTIME_NS * w[3]])
     # a CPU run keeps its calibrated figure; an explicit scale overrides the default
     cpu = Manifest(profiler_cost=ProfilerCost(cpu_op_ns=1200.0), run=RunInfo(device="cpu"))
     assert cost_model.ProfilerCosts.of(cpu).per_kind().tolist()[:2] == pytest.approx([1200.0 * w[0], 1200.0 * w[1]])

@@ -513,7 +513,7 @@ def test_profiler_probe_option_picks_a_recorded_probe_or_fails_in_one_line():
     res = CliRunner().invoke(main, ["whatif", str(run), "--profiler-probe", "eager", "--format", "json"])
     assert res.exit_code == 0, res.output
     pc = json.loads(res.output)["profiler_cost"]
-    assert pc["source"] == "run.json (probe eager)" and pc["scale"] == 3.0
+    assert pc["source"] == "run.json (probe eager)" and pc["scale"] == 2.5
     assert pc["cpu_op_ns"] == pytest.approx(json.loads((run / "run.json").read_text())
                                             ["profiler_cost"]["probes"]["eager"]["cpu_op_ns"])
     res = CliRunner().invoke(main, ["whatif", str(run), "--profiler-probe", "nope"])

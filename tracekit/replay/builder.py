@@ -230,6 +230,7 @@ class RankBuilder:
         self._syncs()
         self._cpu_collectives(coll_ranges)
         self._waits()
+        self._first_wakes()
         self._durations()
         self._steps()
 
@@ -505,6 +506,25 @@ class RankBuilder:
                 self.g.kind[node] = WAIT_SEG
                 self.zero.add(node)
                 self.end_edges.setdefault(node, []).append((int(nodes[j[k]]), int(end[k] - a[k])))
+
+    def _first_wakes(self) -> None:
+        """A thread whose first event in the window comes after the origin starts, like a *wait*, a measured delay
+        after the cut on another worker thread that woke it, when one lies as close before it as a wait's would
+        (:data:`WAKE_MAX_NS` or :data:`WAKE_FRACTION` of the stretch since the origin): the autograd engine's
+        device thread starts its first backward when the main thread enters ``backward()``, not at the time it
+        was recorded to, which a faster main thread reaches earlier. Elsewhere its first segment keeps its start
+        at the recorded time (an edge from the origin)."""
+        for tid, th in self.threads.items():
+            if th.cuts.size < 2:
+                continue
+            c0 = int(th.cuts[0])
+            stretch = c0 - self.origin
+            t, nodes = self._signals(tid)
+            j = int(np.searchsorted(t, c0, side="right")) - 1
+            if stretch < WAIT_MIN_NS or j < 0 or t[j] <= self.origin:
+                continue
+            if c0 - t[j] <= max(WAKE_MAX_NS, WAKE_FRACTION * stretch):
+                self.g.sp[th.first_node] = [(int(nodes[j]), c0 - int(t[j]))]
 
     def _durations(self) -> None:
         g, cpu = self.g, self.cpu

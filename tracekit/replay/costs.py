@@ -60,13 +60,12 @@ TRITON_PREFIX = "triton_"
 WEIGHTS: tuple[float, float, float, float] = (1.0, 1.0, 1.0, 1.0)
 
 #: dimensionless factor on the calibrated (or default) figures of CUDA runs: an event of a real step costs the
-#: profiler more than an event of the calibration's small step. Fitted alone, as one free
-#: parameter, with benchmarks/fit_profiler_weights.py on the 42 H100 runs, held out on the 25 H200 runs; docs/whatif-evidence.md,
-#: "One factor on the calibrated cost"), it is 2.0; 3.0 is fitted together with :data:`CUT_QUANTILE` (which keeps
-#: it off the dense threads the larger factor used to empty) by mean |error| on the 46 single-H100 runs and held out on
-#: the 68 H200 runs (docs/whatif-evidence.md, "A thread sheds no more per cut than its pieces hold"). CPU runs keep 1.0: their
-#: calibration runs on the CPU, and the CPU runs with a measured step did not move with it.
-CUDA_SCALE = 3.0
+#: profiler more than an event of the calibration's small step. Chosen together with :data:`CUT_QUANTILE` (which keeps
+#: it off the dense threads a larger factor empties) by mean |error| on the 46 single-H100 runs, over quantiles 0.3 to
+#: 0.7 and none x factors 1 to 4, and held out on the H200 runs (docs/whatif-evidence.md, "A thread woken in the window
+#: starts when it is woken"): 0.6 and 2.5. CPU runs keep 1.0: their calibration runs on the CPU, and the CPU runs with
+#: a measured step did not move with it.
+CUDA_SCALE = 2.5
 
 #: the most a cut may shed, as a quantile of the lengths of its thread's work segments (module doc of
 #: :mod:`tracekit.replay.graph`, "Profiler cost"): the profiler's own work at an event boundary runs on that thread

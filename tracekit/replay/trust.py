@@ -22,9 +22,12 @@ The figures are data: ``tracekit/replay/evidence/regimes.json`` (:func:`tracekit
 names the result files under ``benchmarks/results/`` they summarise (``benchmarks/bench_whatif.py`` over every
 committed CUDA run with a measured step, single GPUs and 2 and 4 GPUs over NCCL, runs whose traces were not
 committed among them, and ``benchmarks/bench_unsynced.py`` over plain training loops that never synchronize);
-``tests/replay/test_trust.py`` recomputes every figure from them. The threshold lies in a gap of the runs'
-predicted idle shares (14.5 % to 15.4 %) and of the windows' idle shares of the GPU-bound predictions (14.9 % to
-17.7 %): it describes the runs, it was not tuned to a target.
+``tests/replay/test_trust.py`` recomputes every figure from them. The rows whose traces are committed hold the
+replay's predictions as it is (``benchmarks/regen_results.py``); the others (the files named ``_no_traces``, and the
+unsynchronized loops without traces) hold those of the replay that first predicted them, which held a thread's
+first event in the window at its recorded time and charged 3x the calibrated profiler cost. The threshold lies in a
+gap of the runs' predicted idle shares (14.7 % to 15.1 %) and of the windows' idle shares of the GPU-bound
+predictions (14.9 % to 17.5 %): it describes the runs, it was not tuned to a target.
 """
 
 from __future__ import annotations

@@ -4,10 +4,11 @@ Each execution of a compiled graph in the window (a ``CompiledFunction`` op, for
 ``CompiledFunctionBackward`` op, backward: :func:`tracekit.analyses.graphbreaks.compiled_arrays`) is one graph
 replay: the host work of the inductor call inside it (``## Call CompiledFxGraph ##``: the generated code's Python,
 one launch call per kernel; the whole op where the trace has no such call; the AOT and autograd wrappers around it
-run in reduce-overhead mode too and stay) becomes one graph launch of
-:data:`GRAPH_REPLAY_NS` (or the median host time of the run's own graph replays, where the trace has
-``cudaGraphLaunch`` inside compiled graphs), and every GPU operation the graph launched is launched by that one
-launch, with its own launch latency, in its stream order: the kernels of a launch-bound graph run back to back.
+run in reduce-overhead mode too and stay) becomes one graph replay of :data:`GRAPH_REPLAY_NS` plus
+:data:`GRAPH_REPLAY_PER_OP_NS` per GPU operation the graph launched (or the median host time of the run's own graph
+replays, where the trace has ``cudaGraphLaunch`` inside compiled graphs), and every GPU operation the graph launched
+is launched by that one launch, with its own launch latency, in its stream order: the kernels of a launch-bound graph
+run back to back.
 
 Kept as launched, and counted in the notes (cudagraph trees do not capture them, or the model cannot say):
 
@@ -18,9 +19,9 @@ Kept as launched, and counted in the notes (cudagraph trees do not capture them,
   no host work for a graph launch to replace;
 - a graph already replayed as a CUDA graph (``cudaGraphLaunch`` among its launches).
 
-What it does not model: the copies of non-static inputs into the graph's static buffers (a memcpy kernel per
-input), re-recordings (dynamic shapes), and graphs cudagraph trees skip for reasons the trace does not show
-(mutated inputs, CPU tensors): run.json's compile facts list those for a run made with the mode
+What it does not model: the GPU time of the copies of non-static inputs into the graph's static buffers (their host
+time is part of a replay's), re-recordings (dynamic shapes), and graphs cudagraph trees skip for reasons the trace
+does not show (mutated inputs, CPU tensors): run.json's compile facts list those for a run made with the mode
 (``compile.per_rank[].cudagraphs``). On an eager run it does not apply.
 """
 
@@ -40,11 +41,15 @@ if TYPE_CHECKING:
     from tracekit.replay.family import Context
     from tracekit.traces.traceset import RankTrace
 
-#: host time of one graph replay when the trace has none to measure (cudagraph trees' Python checks and the
-#: ``cudaGraphLaunch`` call), ns: an assumption, not measured on the run. The reduce-overhead traces of
-#: sample_traces/whatif/h100_cuda_graphs show 55-370 us per replay there; with this default the change was
-#: predicted within 8.3 points of the step (median over six models, docs/whatif.md "CUDA graphs")
-GRAPH_REPLAY_NS = 20_000
+#: host time of one graph replay when the trace has none to measure, ns: ``GRAPH_REPLAY_NS + GRAPH_REPLAY_PER_OP_NS x``
+#: the GPU operations the graph launched. cudagraph trees' replay checks each static input, copies the others into the
+#: graph's buffers and rebuilds each output tensor in Python before and after ``cudaGraphLaunch``, so it grows with the
+#: graph. The line is a least-squares fit of the 30 replays of the two reduce-overhead traces of
+#: sample_traces/whatif/h100_cuda_graphs (mlp512x16, resnet18: 55 to 366 us for 2 to 132 operations, rms residual
+#: 31 us; H100, torch 2.11), host time after the profiler's cost, against the operations each replay launched: a fit of
+#: what a replay costs in a trace, not of any step time
+GRAPH_REPLAY_NS = 80_000
+GRAPH_REPLAY_PER_OP_NS = 2_000
 GRAPH_LAUNCH = "cudaGraphLaunch"
 _GRAPH_OPS = (WHATS.index("fwd"), WHATS.index("bwd"))
 _FXGRAPH = WHATS.index("fxgraph")
@@ -126,9 +131,10 @@ def capture(ctx: Context, ed: Edits) -> None:
     # host time (predicted graph) of every execution that already launched a CUDA graph, before any is replayed
     measured = [sum(g.dur[v] for v in _segments(g, th, s, e)[0])
                 for _, th, s, e, _, graphed in runs if graphed]
-    cost = int(np.median(measured)) if measured else GRAPH_REPLAY_NS
+    cost = int(np.median(measured)) if measured else None
     kept = {"sync": 0, "collective": 0, "no GPU work": 0, "no host work": 0, "already a CUDA graph": 0}
     done = removed = 0
+    charged: list[int] = []
     for r, th, s, e, tid, graphed in runs:
         rows = r.launched(tid, s, e)
         segs, sync = _segments(g, th, s, e)
@@ -137,16 +143,31 @@ def capture(ctx: Context, ed: Edits) -> None:
         if why is not None:
             kept[why] += 1
             continue
-        removed += _replay(g, segs, r.nodes[rows].tolist(), cost)
+        one = cost if cost is not None else replay_ns(int(rows.size))
+        removed += _replay(g, segs, r.nodes[rows].tolist(), one)
+        charged.append(one)
         done += 1
-    ed.notes += _notes(ed.sc.name, done, len(runs), removed, cost, bool(measured), kept)
+    ed.notes += _notes(ed.sc.name, done, len(runs), removed, charged, cost, kept)
 
 
-def _notes(name: str, done: int, graphs: int, removed: int, cost: int, measured: bool, kept: dict[str, int]) -> list[str]:
-    where = "the median of the run's own graph replays" if measured else "the default, not measured on this run"
+def replay_ns(ops: int) -> int:
+    """Host time of one graph replay that launches ``ops`` GPU operations, ns (:data:`GRAPH_REPLAY_NS`)."""
+    return GRAPH_REPLAY_NS + GRAPH_REPLAY_PER_OP_NS * ops
+
+
+def _notes(name: str, done: int, graphs: int, removed: int, charged: list[int], measured: int | None,
+           kept: dict[str, int]) -> list[str]:
+    """``measured``: the median host time of the run's own graph replays, ns, where it has some."""
+    if measured is not None:
+        each = f"{measured / 1e3:.1f} us of host time each (the median of the run's own graph replays)"
+    else:
+        lo, hi = (min(charged), max(charged)) if charged else (GRAPH_REPLAY_NS, GRAPH_REPLAY_NS)
+        span = f"{lo / 1e3:.0f}" if lo == hi else f"{lo / 1e3:.0f} to {hi / 1e3:.0f}"
+        each = (f"{span} us of host time each ({GRAPH_REPLAY_NS / 1e3:.0f} us + "
+                f"{GRAPH_REPLAY_PER_OP_NS / 1e3:.0f} us per GPU operation of the graph: measured on two H100 "
+                "reduce-overhead traces, not on this run)")
     notes = [f"{name}: {done} of {graphs} compiled-graph executions (all ranks and steps) replayed as one CUDA "
-             f"graph launch each, {cost / 1e3:.1f} us of host time ({where}): {removed / 1e3:.0f} us of host work "
-             "removed in all; the copies of non-static inputs into the graphs' buffers are not modelled"]
+             f"graph launch each, {each}: {removed / 1e3:.0f} us of host work removed in all"]
     why = {"sync": "with a blocking call inside", "collective": "with a collective launched inside",
            "no GPU work": "without GPU work", "no host work": "without host work to replace (only waits inside)",
            "already a CUDA graph": "already replayed as a CUDA graph"}
