@@ -210,6 +210,8 @@ class RankBuilder:
         self.speed: dict[int, float] | None = None
         self.end_edges: dict[int, list[tuple[int, int]]] = {}
         self.zero: set[int] = set()
+        #: tid -> :meth:`_signals` of that thread
+        self.signals: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def build(self, coll_ranges: dict[str, Any]) -> None:
         """``coll_ranges``: this rank's matched collective instances (``start_ns``, ``end_ns`` arrays)."""
@@ -465,7 +467,14 @@ class RankBuilder:
             self.coll_nodes[(s, e)] = (self._split_arrive(node), node)
 
     def _signals(self, tid: int) -> tuple[np.ndarray, np.ndarray]:
-        """(cut times, node of the segment ending there) on the other worker threads, by time."""
+        """(cut times, node of the segment ending there) on the other worker threads, by time (computed once per
+        thread: the waits and the first wake-ups both read them)."""
+        have = self.signals.get(tid)
+        if have is None:
+            have = self.signals[tid] = self._signals_of(tid)
+        return have
+
+    def _signals_of(self, tid: int) -> tuple[np.ndarray, np.ndarray]:
         times, nodes = [], []
         for other in self.threads.values():
             if other.tid == tid or not other.worker or other.cuts.size < 2:
@@ -519,9 +528,11 @@ class RankBuilder:
                 continue
             c0 = int(th.cuts[0])
             stretch = c0 - self.origin
+            if stretch < WAIT_MIN_NS:
+                continue
             t, nodes = self._signals(tid)
             j = int(np.searchsorted(t, c0, side="right")) - 1
-            if stretch < WAIT_MIN_NS or j < 0 or t[j] <= self.origin:
+            if j < 0 or t[j] <= self.origin:
                 continue
             if c0 - t[j] <= max(WAKE_MAX_NS, WAKE_FRACTION * stretch):
                 self.g.sp[th.first_node] = [(int(nodes[j]), c0 - int(t[j]))]
