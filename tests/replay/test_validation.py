@@ -153,6 +153,22 @@ def test_checks_and_rankings_render_as_tables_in_text_and_markdown() -> None:
 
 
 
+def test_a_change_checked_in_one_setting_is_quoted_its_figures_in_the_singular() -> None:
+    """--cuda-graphs has one setting of checks (one H100): its line says "1 setting" and its one median."""
+    import warnings
+
+    import tracekit
+    from tracekit.report.whatif_render import render_text
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = tracekit.whatif(RESULTS.parent.parent / "sample_traces" / "whatif/h100_cuda_graphs" / "mlp512x16" / "default",
+                            cuda_graphs=True)
+    (c,) = [c for c in r.scenario_checks if c["change"] == "cuda_graphs"]
+    assert (f"cuda-graphs: checked on 1 setting, {c['runs']} runs: median error {c['delta_error_pp_median']:.1f} "
+            f"points of the step, at most {c['delta_error_pp_max']:.1f}") in render_text(r, "table")
+
+
 def test_default_output_is_a_screen_with_the_evidence_summed() -> None:
     """Without --evidence: one line per change (settings, runs, the error range) and one for the rankings, figures
     summed from the same records the tables list; no date or work-log label reaches the page."""

@@ -252,10 +252,15 @@ def _check_summary(checks: list[dict[str, Any]]) -> list[str]:
             continue
         med = [c["delta_error_pp_median"] for c in done if c["delta_error_pp_median"] is not None]
         top = [c["delta_error_pp_max"] for c in done if c["delta_error_pp_max"] is not None]
-        spread = (f": median error {min(med):.1f}-{max(med):.1f} points of the step per setting, at most "
-                  f"{max(top):.1f}") if med and top else ""
-        out.append(f"  {change.replace('_', '-')}: checked on {len(done)} settings, {sum(c['runs'] for c in done)} "
-                   f"runs{spread}")
+        if med and top and len(med) == 1:
+            spread = f": median error {med[0]:.1f} points of the step, at most {max(top):.1f}"
+        elif med and top:
+            spread = (f": median error {min(med):.1f}-{max(med):.1f} points of the step per setting, at most "
+                      f"{max(top):.1f}")
+        else:
+            spread = ""
+        where = "1 setting" if len(done) == 1 else f"{len(done)} settings"
+        out.append(f"  {change.replace('_', '-')}: checked on {where}, {sum(c['runs'] for c in done)} runs{spread}")
     return out
 
 
