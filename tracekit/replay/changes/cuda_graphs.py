@@ -47,7 +47,8 @@ if TYPE_CHECKING:
 #: graph. The line is a least-squares fit of the 30 replays of the two reduce-overhead traces of
 #: sample_traces/whatif/h100_cuda_graphs (mlp512x16, resnet18: 55 to 366 us for 2 to 132 operations, rms residual
 #: 31 us; H100, torch 2.11), host time after the profiler's cost, against the operations each replay launched: a fit of
-#: what a replay costs in a trace, not of any step time
+#: what a replay costs in a trace, not of any step time. Graphs beyond 132 operations extrapolate it (MobileNetV2's reach
+#: 411 in sample_traces/whatif/h100_cuda_graphs_heldout, whose check covers them)
 GRAPH_REPLAY_NS = 80_000
 GRAPH_REPLAY_PER_OP_NS = 2_000
 GRAPH_LAUNCH = "cudaGraphLaunch"
