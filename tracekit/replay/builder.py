@@ -185,6 +185,18 @@ def _shed(lengths: np.ndarray, cost: np.ndarray, work: np.ndarray) -> np.ndarray
     return np.maximum(out, 0.0)
 
 
+def _woken(t: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each stretch ``[start, end]`` of a thread, given ``t``, the sorted cut times of the other worker threads:
+    ``(j, a, woken)``: the index in ``t`` of the latest cut at or before ``end`` (-1: none), its time, and whether
+    the stretch is a wait that cut ended (module doc: at least :data:`WAIT_MIN_NS` long, the cut inside it, and
+    the stretch ending within :data:`WAKE_MAX_NS` or :data:`WAKE_FRACTION` of its length after it)."""
+    j = np.searchsorted(t, end, side="right") - 1
+    a = np.where(j >= 0, t[np.maximum(j, 0)], -1) if t.size else np.full(end.shape, -1)
+    woken = ((end - start >= WAIT_MIN_NS) & (j >= 0) & (a > start)
+             & (end - a <= np.maximum(WAKE_MAX_NS, WAKE_FRACTION * (end - start))))
+    return j, a, woken
+
+
 def _segments_ending_at(th: Thread, t: np.ndarray) -> np.ndarray:
     """Node of the segment of ``th`` that ends at each cut time of ``t``, -1 where ``t`` is not a cut or is the
     thread's first (vectorised :meth:`Thread.seg_ending_at`)."""
@@ -505,10 +517,8 @@ class RankBuilder:
             if t.size == 0:
                 continue
             start, end = th.cuts[:-1], th.cuts[1:]
-            j = np.searchsorted(t, end, side="right") - 1
-            a = np.where(j >= 0, t[np.maximum(j, 0)], -1)
-            hit = ((kind == CPU_SEG) & ~in_call & (end - start >= WAIT_MIN_NS) & (j >= 0) & (a > start)
-                   & (end - a <= np.maximum(WAKE_MAX_NS, WAKE_FRACTION * (end - start))))
+            j, a, woken = _woken(t, start, end)
+            hit = (kind == CPU_SEG) & ~in_call & woken
             for k in np.flatnonzero(hit).tolist():
                 node = th.first_node + k
                 kind[k] = WAIT_SEG
@@ -524,18 +534,12 @@ class RankBuilder:
         was recorded to, which a faster main thread reaches earlier. Elsewhere its first segment keeps its start
         at the recorded time (an edge from the origin)."""
         for tid, th in self.threads.items():
-            if th.cuts.size < 2:
-                continue
-            c0 = int(th.cuts[0])
-            stretch = c0 - self.origin
-            if stretch < WAIT_MIN_NS:
+            if th.cuts.size < 2 or th.cuts[0] - self.origin < WAIT_MIN_NS:  # no stretch to wait through
                 continue
             t, nodes = self._signals(tid)
-            j = int(np.searchsorted(t, c0, side="right")) - 1
-            if j < 0 or t[j] <= self.origin:
-                continue
-            if c0 - t[j] <= max(WAKE_MAX_NS, WAKE_FRACTION * stretch):
-                self.g.sp[th.first_node] = [(int(nodes[j]), c0 - int(t[j]))]
+            j, a, woken = _woken(t, np.array([self.origin]), th.cuts[:1])
+            if woken[0]:
+                self.g.sp[th.first_node] = [(int(nodes[j[0]]), int(th.cuts[0] - a[0]))]
 
     def _durations(self) -> None:
         g, cpu = self.g, self.cpu
